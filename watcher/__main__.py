@@ -1,0 +1,3 @@
+from watcher.cli import main
+
+main()

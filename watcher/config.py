@@ -1,0 +1,432 @@
+"""config.toml -> frozen dataclasses, validated against declared rules (SPEC §4).
+
+Every section kind declares its keys in a table of ``key: (type, default)``; a key that is not
+declared, a value of the wrong type, a missing required key, a digest naming a profile or channel
+nobody defined, an unparseable schedule or query all raise :class:`ConfigError` naming the file,
+the key and the problem. Relative paths resolve against the config file's folder. Secrets are
+never read here: ``password_env`` and friends name environment variables read at delivery time.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from .errors import ConfigError, QuerySyntaxError
+
+REQUIRED = object()  # marks a key without default
+
+SOURCE_TYPES = ("arxiv", "arxiv-rss", "arxiv-oai", "hf-daily", "listing")
+CHANNEL_TYPES = ("email", "slack", "file", "webhook", "stdout")
+FORMATS = ("text", "markdown", "html", "slack", "json")
+
+_DURATION_RE = re.compile(r"(\d+)\s*([wdhms])")
+_UNITS = {"w": "weeks", "d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+
+
+def parse_duration(text: str) -> timedelta:
+    """``"3d"``, ``"6h"``, ``"1h30m"``, ``"10s"`` -> timedelta; ValueError otherwise."""
+    compact = text.replace(" ", "")
+    if not compact or _DURATION_RE.sub("", compact):
+        raise ValueError(f"not a duration like '3d', '6h', '30m' or '10s': {text!r}")
+    total = timedelta()
+    for amount, unit in _DURATION_RE.findall(compact):
+        total += timedelta(**{_UNITS[unit]: int(amount)})
+    if total <= timedelta(0):
+        raise ValueError(f"duration must be positive: {text!r}")
+    return total
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The ``[watcher]`` table."""
+
+    database: Path
+    timezone: ZoneInfo
+    user_agent: str
+    templates_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    """A ``[source.NAME]`` table. ``url`` overrides the endpoint of any source type."""
+
+    name: str
+    type: str
+    url: str | None = None
+    query: str | None = None
+    categories: tuple[str, ...] = ()
+    set: str | None = None
+    path: Path | None = None
+    page_size: int = 200
+    timeout: float = 30.0
+    first_fetch: timedelta = timedelta(days=3)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A ``[profile.NAME]`` table: what one topic matches (see :mod:`watcher.match`)."""
+
+    name: str
+    title: str
+    query: str | None = None
+    authors: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    exclude: str | None = None
+    examples: tuple[str, ...] = ()
+    min_score: float = 0.0
+    max_papers: int = 30
+    base_dir: Path = Path(".")
+
+
+@dataclass(frozen=True)
+class DigestConfig:
+    """A ``[digest.NAME]`` table. Exactly one of ``schedule`` (cron or ``"arxiv"``) or ``every``."""
+
+    name: str
+    profiles: tuple[str, ...]
+    channels: tuple[str, ...]
+    schedule: str | None = None
+    every: timedelta | None = None
+    formats: tuple[str, ...] = ("text",)
+    send_empty: bool = False
+    lookback: timedelta = timedelta(days=3)
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class ChannelConfig:
+    """A ``[channel.NAME]`` table. Secrets are named by ``*_env`` keys, read when sending."""
+
+    name: str
+    type: str
+    host: str | None = None
+    port: int | None = None
+    security: str = "starttls"
+    username: str | None = None
+    password_env: str | None = None
+    sender: str | None = None
+    to: tuple[str, ...] = ()
+    webhook_url_env: str | None = None
+    path: str | None = None
+    url: str | None = None
+    url_env: str | None = None
+    timeout: float = 30.0
+    max_bytes: int = 100_000
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole config file."""
+
+    path: Path
+    settings: Settings
+    sources: dict[str, SourceConfig] = field(default_factory=dict)
+    profiles: dict[str, Profile] = field(default_factory=dict)
+    digests: dict[str, DigestConfig] = field(default_factory=dict)
+    channels: dict[str, ChannelConfig] = field(default_factory=dict)
+
+    @property
+    def base_dir(self) -> Path:
+        """The folder that relative paths in the config resolve against."""
+        return self.path.parent
+
+
+# --- declared rules: key -> (python type, default or REQUIRED) ----------------------------
+
+_WATCHER_KEYS = {
+    "database": (str, "watcher.db"),
+    "timezone": (str, "UTC"),
+    "user_agent": (str, "watcher (+https://github.com/watcher-papers/watcher)"),
+    "templates_dir": (str, None),
+}
+_SOURCE_COMMON = {"type": (str, REQUIRED), "url": (str, None), "timeout": (float, 30.0)}
+_SOURCE_KEYS = {
+    "arxiv": {"query": (str, REQUIRED), "page_size": (int, 200), "first_fetch": (str, "3d")},
+    "arxiv-rss": {"categories": (list, REQUIRED)},
+    "arxiv-oai": {"set": (str, None), "first_fetch": (str, "3d")},
+    "hf-daily": {"first_fetch": (str, "3d")},
+    "listing": {"path": (str, None)},
+}
+_PROFILE_KEYS = {
+    "title": (str, None),
+    "query": (str, None),
+    "authors": (list, []),
+    "categories": (list, []),
+    "exclude": (str, None),
+    "examples": (list, []),
+    "min_score": (float, 0.0),
+    "max_papers": (int, 30),
+}
+_DIGEST_KEYS = {
+    "profiles": (list, REQUIRED),
+    "channels": (list, REQUIRED),
+    "schedule": (str, None),
+    "every": (str, None),
+    "formats": (list, ["text"]),
+    "send_empty": (bool, False),
+    "lookback": (str, "3d"),
+    "title": (str, None),
+}
+_CHANNEL_COMMON = {"type": (str, REQUIRED), "timeout": (float, 30.0)}
+_CHANNEL_KEYS = {
+    "email": {
+        "host": (str, REQUIRED), "port": (int, None), "security": (str, "starttls"),
+        "username": (str, None), "password_env": (str, None), "from": (str, REQUIRED),
+        "to": (list, REQUIRED), "max_bytes": (int, 100_000),
+    },
+    "slack": {"webhook_url_env": (str, REQUIRED)},
+    "file": {"path": (str, REQUIRED)},
+    "webhook": {"url": (str, None), "url_env": (str, None)},
+    "stdout": {},
+}
+_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
+               list: "a list", dict: "a table"}
+
+
+class _Reader:
+    """Checks one table against its declared keys, raising ConfigError with file and key."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def fail(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(problem, path=str(self.path), key=key)
+
+    def table(self, where: str, data: object, rules: dict) -> dict:
+        if not isinstance(data, dict):
+            raise self.fail(where, f"expected a table, got {_kind(data)}")
+        for key in data:
+            if key not in rules:
+                known = ", ".join(sorted(rules)) or "none"
+                raise self.fail(f"{where}.{key}", f"unknown key (known keys: {known})")
+        out = {}
+        for key, (typ, default) in rules.items():
+            if key not in data:
+                if default is REQUIRED:
+                    raise self.fail(f"{where}.{key}", "required key is missing")
+                out[key] = default
+                continue
+            out[key] = self.value(f"{where}.{key}", data[key], typ)
+        return out
+
+    def value(self, key: str, value: object, typ: type) -> object:
+        ok = isinstance(value, typ) and not (typ is int and isinstance(value, bool))
+        if typ is float and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        if not ok:
+            raise self.fail(key, f"expected {_TYPE_NAMES[typ]}, got {_kind(value)}")
+        if typ is list:
+            for item in value:
+                if not isinstance(item, str):
+                    raise self.fail(key, f"expected a list of strings, got an item {_kind(item)}")
+            return tuple(value)
+        return value
+
+    def duration(self, key: str, text: str) -> timedelta:
+        try:
+            return parse_duration(text)
+        except ValueError as e:
+            raise self.fail(key, str(e)) from None
+
+    def choice(self, key: str, value: str, choices: tuple[str, ...]) -> str:
+        if value not in choices:
+            raise self.fail(key, f"{value!r} is not one of {', '.join(choices)}")
+        return value
+
+
+def _kind(value: object) -> str:
+    for typ, name in _TYPE_NAMES.items():
+        if isinstance(value, typ) and not (typ is int and isinstance(value, bool)):
+            return name
+    return type(value).__name__
+
+
+def find_config(explicit: str | os.PathLike | None = None) -> Path:
+    """The config path by SPEC §3: ``--config``, ``$WATCHER_CONFIG``, ``./config.toml``,
+    ``~/.config/watcher/config.toml``. Raises ConfigError when none exists."""
+    if explicit:
+        return Path(explicit)
+    if os.environ.get("WATCHER_CONFIG"):
+        return Path(os.environ["WATCHER_CONFIG"])
+    candidates = [Path("config.toml"), Path.home() / ".config" / "watcher" / "config.toml"]
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    looked = ", ".join(str(c) for c in candidates)
+    raise ConfigError(f"no config file found (looked at {looked}); pass --config PATH")
+
+
+def load_config(path: str | os.PathLike) -> Config:
+    """Read and validate a config file. Raises ConfigError (one line) on any problem."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError("file not found", path=str(path)) from None
+    except OSError as e:
+        raise ConfigError(f"cannot read: {e.strerror}", path=str(path)) from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError("not UTF-8 text", path=str(path)) from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"invalid TOML: {e}", path=str(path)) from None
+    return parse_config(data, path)
+
+
+def parse_config(data: dict, path: Path) -> Config:
+    """Validate the parsed TOML ``data`` of the file at ``path`` into a :class:`Config`."""
+    r = _Reader(path)
+    base = path.parent
+    sections = {"watcher", "source", "profile", "digest", "channel"}
+    for key in data:
+        if key not in sections:
+            raise r.fail(key, f"unknown section (known: {', '.join(sorted(sections))})")
+    w = r.table("watcher", data.get("watcher", {}), _WATCHER_KEYS)
+    try:
+        tz = ZoneInfo(w["timezone"])
+    except (ZoneInfoNotFoundError, ValueError):
+        raise r.fail("watcher.timezone", f"unknown time zone {w['timezone']!r}") from None
+    settings = Settings(
+        database=_resolve(base, w["database"]),
+        timezone=tz,
+        user_agent=w["user_agent"],
+        templates_dir=_resolve(base, w["templates_dir"]) if w["templates_dir"] else None,
+    )
+    sources = {name: _source(r, name, t, base) for name, t in _named(r, data, "source")}
+    profiles = {name: _profile(r, name, t, base) for name, t in _named(r, data, "profile")}
+    channels = {name: _channel(r, name, t) for name, t in _named(r, data, "channel")}
+    digests = {
+        name: _digest(r, name, t, profiles, channels, tz) for name, t in _named(r, data, "digest")
+    }
+    return Config(path, settings, sources, profiles, digests, channels)
+
+
+def _named(r: _Reader, data: dict, section: str):
+    tables = data.get(section, {})
+    if not isinstance(tables, dict):
+        raise r.fail(section, f"expected tables like [{section}.NAME], got {_kind(tables)}")
+    for name, table in tables.items():
+        if not isinstance(table, dict):
+            raise r.fail(f"{section}.{name}", f"expected a table, got {_kind(table)}")
+        yield name, table
+
+
+def _resolve(base: Path, value: str) -> Path:
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else base / p
+
+
+def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
+    where = f"source.{name}"
+    typ = r.value(f"{where}.type", t.get("type", ""), str) if "type" in t else None
+    if typ is None:
+        raise r.fail(f"{where}.type", "required key is missing")
+    r.choice(f"{where}.type", typ, SOURCE_TYPES)
+    v = r.table(where, t, _SOURCE_COMMON | _SOURCE_KEYS[typ])
+    if typ == "listing" and not (v.get("url") or v.get("path")):
+        raise r.fail(f"{where}.url", "a listing source needs url or path")
+    if typ == "arxiv-rss" and not v["categories"]:
+        raise r.fail(f"{where}.categories", "needs at least one category")
+    if typ == "arxiv" and not 1 <= v["page_size"] <= 2000:
+        raise r.fail(f"{where}.page_size", "must be between 1 and 2000")
+    url = v.get("url")
+    if url and not url.startswith(("http://", "https://", "file://")):
+        url = _resolve(base, url).as_uri() if typ == "listing" else url
+    return SourceConfig(
+        name=name, type=typ, url=url, query=v.get("query"),
+        categories=v.get("categories") or (), set=v.get("set"),
+        path=_resolve(base, v["path"]) if v.get("path") else None,
+        page_size=v.get("page_size", 200), timeout=v["timeout"],
+        first_fetch=r.duration(f"{where}.first_fetch", v["first_fetch"])
+        if v.get("first_fetch") else timedelta(days=3),
+    )
+
+
+def _profile(r: _Reader, name: str, t: dict, base: Path) -> Profile:
+    where = f"profile.{name}"
+    v = r.table(where, t, _PROFILE_KEYS)
+    if not (v["query"] or v["authors"] or v["examples"]):
+        raise r.fail(where, "a profile needs at least one of query, authors or examples")
+    if v["max_papers"] < 1:
+        raise r.fail(f"{where}.max_papers", "must be at least 1")
+    for key in ("query", "exclude"):
+        if v[key]:
+            _check_query(r, f"{where}.{key}", v[key])
+    return Profile(
+        name=name, title=v["title"] or name, query=v["query"], authors=v["authors"],
+        categories=v["categories"], exclude=v["exclude"], examples=v["examples"],
+        min_score=v["min_score"], max_papers=v["max_papers"], base_dir=base,
+    )
+
+
+def _check_query(r: _Reader, key: str, text: str) -> None:
+    from .query import parse_query  # the matcher's parser is the one authority on syntax
+
+    try:
+        parse_query(text)
+    except QuerySyntaxError as e:
+        raise QuerySyntaxError(e.problem, e.query, e.position, path=str(r.path), key=key) from None
+
+
+def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
+    where = f"digest.{name}"
+    v = r.table(where, t, _DIGEST_KEYS)
+    if not v["profiles"]:
+        raise r.fail(f"{where}.profiles", "needs at least one profile")
+    for p in v["profiles"]:
+        if p not in profiles:
+            raise r.fail(f"{where}.profiles", f"no [profile.{p}] is defined")
+    for c in v["channels"]:
+        if c not in channels:
+            raise r.fail(f"{where}.channels", f"no [channel.{c}] is defined")
+    for f in v["formats"]:
+        r.choice(f"{where}.formats", f, FORMATS)
+    if v["schedule"] and v["every"]:
+        raise r.fail(f"{where}.every", "give either schedule or every, not both")
+    if not (v["schedule"] or v["every"]):
+        raise r.fail(f"{where}.schedule", "required: a cron expression, \"arxiv\", or every = \"6h\"")
+    if v["schedule"] and v["schedule"] != "arxiv":
+        from apscheduler.triggers.cron import CronTrigger
+
+        try:
+            CronTrigger.from_crontab(v["schedule"], timezone=tz)
+        except ValueError as e:
+            raise r.fail(f"{where}.schedule", f"not a cron expression ({e})") from None
+    return DigestConfig(
+        name=name, profiles=v["profiles"], channels=v["channels"], schedule=v["schedule"],
+        every=r.duration(f"{where}.every", v["every"]) if v["every"] else None,
+        formats=v["formats"], send_empty=v["send_empty"],
+        lookback=r.duration(f"{where}.lookback", v["lookback"]), title=v["title"],
+    )
+
+
+def _channel(r: _Reader, name: str, t: dict) -> ChannelConfig:
+    where = f"channel.{name}"
+    if "type" not in t:
+        raise r.fail(f"{where}.type", "required key is missing")
+    typ = r.value(f"{where}.type", t["type"], str)
+    r.choice(f"{where}.type", typ, CHANNEL_TYPES)
+    v = r.table(where, t, _CHANNEL_COMMON | _CHANNEL_KEYS[typ])
+    if typ == "email":
+        r.choice(f"{where}.security", v["security"], ("starttls", "tls", "none"))
+        if not v["to"]:
+            raise r.fail(f"{where}.to", "needs at least one recipient")
+        if v["username"] and not v["password_env"]:
+            raise r.fail(f"{where}.password_env", "a username needs password_env (never a password in the file)")
+    if typ == "webhook" and bool(v["url"]) == bool(v["url_env"]):
+        raise r.fail(f"{where}.url", "give exactly one of url or url_env")
+    port = v.get("port") or {"starttls": 587, "tls": 465, "none": 25}.get(v.get("security", ""))
+    return ChannelConfig(
+        name=name, type=typ, host=v.get("host"), port=port,
+        security=v.get("security", "starttls"), username=v.get("username"),
+        password_env=v.get("password_env"), sender=v.get("from"), to=v.get("to") or (),
+        webhook_url_env=v.get("webhook_url_env"), path=v.get("path"), url=v.get("url"),
+        url_env=v.get("url_env"), timeout=v["timeout"], max_bytes=v.get("max_bytes", 100_000),
+    )

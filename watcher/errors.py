@@ -1,0 +1,63 @@
+"""The exception tree of watcher, written down in one place.
+
+    WatcherError                 anything watcher reports to a user in one line
+    ├── ConfigError              bad config file or bad usage (exit 2)
+    │   └── QuerySyntaxError     a profile query that does not parse
+    ├── InputError               an input listing that cannot be read (exit 2 for convert)
+    ├── SourceError              a source failed to fetch or parse (stored, exit 1)
+    ├── DeliveryError            a channel refused or failed a delivery (stored, exit 1)
+    └── StoreError               the database cannot be opened or written
+
+Every message is meant for a person: it says what failed and, where it can, what to check.
+Secrets never go into messages.
+"""
+
+from __future__ import annotations
+
+
+class WatcherError(Exception):
+    """Base class: a failure watcher can explain in one line."""
+
+
+class ConfigError(WatcherError):
+    """A config file or command line that watcher cannot accept.
+
+    ``path`` and ``key`` name where the problem is; ``str()`` gives the one-line message
+    ``config.toml: digest.daily.schedule: not a cron expression ...``.
+    """
+
+    def __init__(self, problem: str, *, path: str | None = None, key: str | None = None):
+        self.problem = problem
+        self.path = path
+        self.key = key
+        parts = [p for p in (path, key) if p]
+        super().__init__(": ".join(parts + [problem]))
+
+
+class QuerySyntaxError(ConfigError):
+    """A profile query that does not parse; ``position`` is the offending character offset."""
+
+    def __init__(self, problem: str, query: str, position: int, **kw):
+        self.query = query
+        self.position = position
+        super().__init__(problem, **kw)
+
+    def caret(self) -> str:
+        """The query and a caret under the problem, for multi-line display."""
+        return f"{self.query}\n{' ' * self.position}^"
+
+
+class InputError(WatcherError):
+    """An input listing (file, URL, stdin) that is empty, binary, malformed or of unknown format."""
+
+
+class SourceError(WatcherError):
+    """A source could not be fetched or its response could not be parsed."""
+
+
+class DeliveryError(WatcherError):
+    """A channel could not deliver a digest."""
+
+
+class StoreError(WatcherError):
+    """The SQLite database could not be opened, read or written."""

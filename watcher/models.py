@@ -1,0 +1,182 @@
+"""The objects that pass between stages: Paper, Match and Digest.
+
+A :class:`Paper` is one paper as one listing saw it. Its identity (:attr:`Paper.key`) is the
+arXiv id without version when known, else a fingerprint of its normalised title, so that the
+same paper from an id-less text listing and from arXiv merge into one row of the store.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field, fields
+from datetime import date, datetime, timezone
+
+# New-style ids (0704.0001 .. 2504.07615, 5-digit since 2015) and old-style (astro-ph/0601001,
+# math.GT/0309136), each optionally followed by a version.
+_NEW_ID = r"\d{4}\.\d{4,5}"
+_OLD_ID = r"[a-z][a-z\-]+(?:\.[A-Z]{2})?/\d{7}"
+ARXIV_ID_RE = re.compile(rf"(?<![\w./-])(?P<id>{_NEW_ID}|{_OLD_ID})(?:v(?P<v>\d+))?(?![\w.])")
+
+
+def parse_arxiv_id(text: str | None) -> tuple[str, int | None] | None:
+    """Find an arXiv id in ``text`` (a bare id, ``arXiv:…``, an abs/pdf URL or an OAI identifier).
+
+    Returns ``(id_without_version, version_or_None)`` or None when there is no id.
+
+    >>> parse_arxiv_id("http://arxiv.org/abs/2104.12255v1")
+    ('2104.12255', 1)
+    >>> parse_arxiv_id("oai:arXiv.org:astro-ph/0601001")
+    ('astro-ph/0601001', None)
+    """
+    if not text:
+        return None
+    text = text.strip()
+    for prefix in ("oai:arXiv.org:", "arXiv:", "arxiv:"):
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+    m = ARXIV_ID_RE.search(text)
+    if not m:
+        return None
+    return m.group("id"), int(m.group("v")) if m.group("v") else None
+
+
+_TITLE_DROP = re.compile(r"\\[a-zA-Z]+|[^\w\s]|_")
+
+
+def title_fingerprint(title: str) -> str:
+    """A title reduced to lower-case ASCII words: accents, LaTeX commands, punctuation and
+    spacing differences between listings of the same paper vanish."""
+    text = unicodedata.normalize("NFKD", title)
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    text = _TITLE_DROP.sub(" ", text.lower())
+    return " ".join(text.split())
+
+
+def utc(dt: datetime | None) -> datetime | None:
+    """``dt`` as an aware UTC datetime (naive values are taken to be UTC already)."""
+    if dt is None:
+        return None
+    if dt.tzinfo is None:
+        return dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc)
+
+
+@dataclass(slots=True, kw_only=True)
+class Paper:
+    """One paper as a listing reports it. Unknown values are None (or empty lists).
+
+    ``published`` is the first-version submission time and ``updated`` the latest version's,
+    both aware UTC datetimes; ``announced`` is the day a listing (RSS, HF Daily Papers, a digest)
+    put it out, which can be later than ``published``.
+    """
+
+    title: str
+    arxiv_id: str | None = None
+    version: int | None = None
+    authors: list[str] = field(default_factory=list)
+    abstract: str = ""
+    published: datetime | None = None
+    updated: datetime | None = None
+    categories: list[str] = field(default_factory=list)
+    primary_category: str | None = None
+    comment: str | None = None
+    journal_ref: str | None = None
+    doi: str | None = None
+    url: str | None = None
+    announce_type: str | None = None
+    upvotes: int | None = None
+    source: str | None = None
+    announced: date | None = None
+    author_count: int | None = None
+    organization: str | None = None
+    github_repo: str | None = None
+    ai_keywords: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """The paper's identity across sources and versions."""
+        if self.arxiv_id:
+            return self.arxiv_id
+        return "title:" + title_fingerprint(self.title)
+
+    @property
+    def fingerprint(self) -> str:
+        """The normalised title (see :func:`title_fingerprint`)."""
+        return title_fingerprint(self.title)
+
+    @property
+    def abs_url(self) -> str | None:
+        """The arXiv abstract page, else whatever link the listing gave."""
+        if self.arxiv_id:
+            return f"https://arxiv.org/abs/{self.arxiv_id}"
+        return self.url
+
+    @property
+    def pdf_url(self) -> str | None:
+        """The arXiv PDF link when the arXiv id is known."""
+        return f"https://arxiv.org/pdf/{self.arxiv_id}" if self.arxiv_id else None
+
+    @property
+    def day(self) -> date | None:
+        """The date a digest files this paper under: when it was announced, else submitted."""
+        if self.announced:
+            return self.announced
+        return self.published.date() if self.published else None
+
+    def to_json(self) -> dict:
+        """The JSON object of ``--to json`` (SPEC §5): datetimes in ISO 8601 UTC."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, (datetime, date)):
+                value = value.isoformat().replace("+00:00", "Z")
+            out[f.name] = value
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Paper":
+        """The inverse of :meth:`to_json` (unknown keys are ignored)."""
+        kwargs = {}
+        names = {f.name for f in fields(cls)}
+        for name, value in data.items():
+            if name not in names:
+                continue
+            if name in ("published", "updated") and value:
+                value = utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
+            elif name == "announced" and value:
+                value = date.fromisoformat(value[:10])
+            kwargs[name] = value
+        return cls(**kwargs)
+
+
+@dataclass(slots=True)
+class Match:
+    """A paper that a profile selected, with its score and the human-readable reasons."""
+
+    paper: Paper
+    score: float
+    reasons: list[str]
+    profile: str
+
+
+@dataclass(slots=True)
+class Digest:
+    """What a renderer needs: the header, the papers in order, and why it may be empty.
+
+    ``matches`` are new papers, best profile first then newest first; ``updated`` are revised
+    versions of papers already delivered (rich formats may list them); ``overflow`` are papers
+    a size limit pushed out of the full listing (rendered as titles with links).
+    """
+
+    name: str
+    title: str
+    date: date
+    matches: list[Match] = field(default_factory=list)
+    updated: list[Match] = field(default_factory=list)
+    empty_reason: str | None = None
+
+    @property
+    def papers(self) -> list[Paper]:
+        """The new papers, in digest order."""
+        return [m.paper for m in self.matches]
