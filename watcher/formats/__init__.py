@@ -1,0 +1,76 @@
+"""Readers and writers of listing formats, detected from content (SPEC §5).
+
+Each reader module has ``sniff(head: str) -> bool`` (does this text look like mine?) and
+``parse(data: bytes, origin: str, today: date | None) -> Listing``. ``READERS`` lists them in
+the order :func:`detect` tries them: the most specific first. Parsing never touches the network;
+sources fetch bytes and hand them here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from datetime import date
+
+from ..errors import InputError
+from ..models import Paper
+
+# name -> module; order matters for detection.
+READERS: dict[str, str] = {
+    "text": "watcher.formats.text",
+    "papers-json": "watcher.formats.papers_json",
+    "hf-page": "watcher.formats.hf_page",
+}
+
+
+@dataclass
+class Listing:
+    """Papers read from one input, with the listing's own title and date when it has them."""
+
+    papers: list[Paper] = field(default_factory=list)
+    format: str = ""
+    title: str | None = None
+    date: date | None = None
+
+
+def _head(data: bytes, origin: str) -> str:
+    if not data.strip():
+        raise InputError(f"{origin}: empty input")
+    if b"\x00" in data[:8192]:
+        raise InputError(f"{origin}: binary data, not a listing")
+    try:
+        return data[:65536].decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < 65536 - 4:
+            raise InputError(f"{origin}: not UTF-8 text (byte {e.start})") from None
+        return data[: e.start].decode("utf-8")
+
+
+def detect(data: bytes, origin: str = "input") -> str:
+    """The name of the format of ``data``; InputError when it is empty, binary or unknown."""
+    head = _head(data, origin).lstrip("\ufeff")
+    for name, module in READERS.items():
+        if importlib.import_module(module).sniff(head):
+            return name
+    raise InputError(
+        f"{origin}: unknown format (expected a text digest, an HF Daily Papers page, arXiv "
+        "Atom/RSS/OAI-PMH XML or Hugging Face / watcher JSON)"
+    )
+
+
+def read(data: bytes, origin: str = "input", *, today: date | None = None,
+         format: str | None = None) -> Listing:
+    """Detect the format of ``data`` (unless given) and parse it into a :class:`Listing`."""
+    name = format or detect(data, origin)
+    listing = importlib.import_module(READERS[name]).parse(data, origin, today)
+    listing.format = name
+    return listing
+
+
+def decode_text(data: bytes, origin: str) -> str:
+    """``data`` as UTF-8 text, or an InputError naming the input."""
+    _head(data, origin)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{origin}: not UTF-8 text (byte {e.start})") from None

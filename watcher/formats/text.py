@@ -1,0 +1,103 @@
+"""The plain-text digest format of ``seeds/llm-rl-2025-04-12.txt`` (read and written).
+
+::
+
+    {profile title} - {YYYY-MM-DD}
+
+    {title}
+
+    Authors:{name}, {name}, ...
+    Date:{YYYY-MM-DD HH:MM:SS}
+
+    {abstract, one line}
+
+Papers are separated by one blank line, newest first; no newline after the last abstract.
+Reading and writing back gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timezone
+
+from ..errors import InputError
+from ..models import Paper
+from . import Listing, decode_text
+
+HEADER_RE = re.compile(r"^(?P<title>.*\S) - (?P<date>\d{4}-\d{2}-\d{2})$")
+DATE_FMT = "%Y-%m-%d %H:%M:%S"
+
+
+def sniff(head: str) -> bool:
+    """A header line ``Title - YYYY-MM-DD`` followed by a blank line."""
+    first, _, rest = head.partition("\n")
+    return bool(HEADER_RE.match(first)) and (rest == "" or rest.startswith("\n"))
+
+
+def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
+    """Parse a text digest; InputError naming the line on any deviation from the format."""
+    text = decode_text(data, origin)
+    header, sep, body = text.partition("\n\n")
+    m = HEADER_RE.match(header)
+    if not m or "\n" in header:
+        raise InputError(f"{origin}: line 1: expected a header 'Title - YYYY-MM-DD' then a blank line")
+    try:
+        listing_date = date.fromisoformat(m["date"])
+    except ValueError:
+        raise InputError(f"{origin}: line 1: {m['date']!r} is not a date") from None
+    listing = Listing(title=m["title"], date=listing_date)
+    if not body:
+        return listing
+    blocks = body.split("\n\n")
+    line = 3
+    if len(blocks) % 3:
+        raise InputError(f"{origin}: expected entries of title, Authors:/Date: lines and abstract "
+                         f"separated by blank lines; found {len(blocks)} blocks, not a multiple of 3")
+    for i in range(0, len(blocks), 3):
+        title, meta, abstract = blocks[i:i + 3]
+        listing.papers.append(_entry(title, meta, abstract, origin, line))
+        line += title.count("\n") + meta.count("\n") + abstract.count("\n") + 6
+    return listing
+
+
+def _entry(title: str, meta: str, abstract: str, origin: str, line: int) -> Paper:
+    if not title.strip() or "\n" in title:
+        raise InputError(f"{origin}: line {line}: expected a one-line title")
+    lines = meta.split("\n")
+    if len(lines) != 2 or not lines[0].startswith("Authors:") or not lines[1].startswith("Date:"):
+        raise InputError(f"{origin}: line {line + 2}: expected 'Authors:…' and 'Date:…' lines")
+    if "\n" in abstract:
+        raise InputError(f"{origin}: line {line + 5}: expected a one-line abstract")
+    authors = lines[0][len("Authors:"):]
+    stamp = lines[1][len("Date:"):]
+    published = None
+    if stamp:
+        try:
+            published = datetime.strptime(stamp, DATE_FMT).replace(tzinfo=timezone.utc)
+        except ValueError:
+            raise InputError(f"{origin}: line {line + 3}: {stamp!r} is not 'YYYY-MM-DD HH:MM:SS'") from None
+    return Paper(
+        title=title,
+        authors=authors.split(", ") if authors else [],
+        published=published,
+        abstract=abstract,
+        source="text",
+    )
+
+
+def write(title: str, day: date, papers: list[Paper]) -> str:
+    """Render ``papers`` (already in digest order) as a text digest."""
+    parts = [f"{title} - {day.isoformat()}"]
+    for p in papers:
+        stamp = p.published.astimezone(timezone.utc).strftime(DATE_FMT) if p.published else ""
+        parts.append(f"{one_line(p.title)}\n\nAuthors:{', '.join(one_line(a) for a in p.authors)}"
+                     f"\nDate:{stamp}\n\n{one_line(p.abstract)}")
+    return "\n\n".join(parts)
+
+
+def one_line(text: str) -> str:
+    """Collapse line breaks (arXiv hard-wraps, CRLF) and the spaces around them to one space;
+    text already on one line is kept byte for byte."""
+    if "\n" not in text and "\r" not in text:
+        return text
+    return " ".join(text.split())

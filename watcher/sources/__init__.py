@@ -1,0 +1,24 @@
+"""Sources: one module per kind of listing, each turning a SourceConfig into fetched papers.
+
+Fetching is separate from parsing: a source asks :mod:`watcher.http` for bytes and hands them to
+a parser in :mod:`watcher.formats`. ``SOURCES`` maps the config's ``type`` to the class.
+"""
+
+from __future__ import annotations
+
+from .base import FetchResult, Source, SourceContext
+
+SOURCES: dict[str, str] = {
+    "listing": "watcher.sources.listing:ListingSource",
+}
+
+
+def make_source(cfg, ctx: SourceContext) -> Source:
+    """The Source object for one ``[source.NAME]`` config table."""
+    import importlib
+
+    module, _, cls = SOURCES[cfg.type].partition(":")
+    return getattr(importlib.import_module(module), cls)(cfg, ctx)
+
+
+__all__ = ["FetchResult", "Source", "SourceContext", "SOURCES", "make_source"]
