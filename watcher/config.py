@@ -393,10 +393,10 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
     if not (v["schedule"] or v["every"]):
         raise r.fail(f"{where}.schedule", "required: a cron expression, \"arxiv\", or every = \"6h\"")
     if v["schedule"] and v["schedule"] != "arxiv":
-        from apscheduler.triggers.cron import CronTrigger
+        from .schedule import crontab_trigger
 
         try:
-            CronTrigger.from_crontab(v["schedule"], timezone=tz)
+            crontab_trigger(v["schedule"], tz)
         except ValueError as e:
             raise r.fail(f"{where}.schedule", f"not a cron expression ({e})") from None
     return DigestConfig(

@@ -1,0 +1,53 @@
+"""What goes into one digest for one channel: pure decisions, no I/O, no clock.
+
+The pipeline hands in the candidate papers (stored, listed as new, in the window, not yet
+delivered through this channel) and the profile matchers; :func:`assemble` returns the
+:class:`~watcher.models.Digest` to render: the selected papers newest first, revised papers
+already delivered, and the reason when it is empty.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from .match import select
+from .models import Digest, Match, Paper
+
+NOTHING_ANNOUNCED = "nothing new was announced"
+NOTHING_MATCHED = "nothing matched your profiles"
+_EPOCH = datetime.min
+
+
+def digest_title(cfg, profiles: dict) -> str:
+    """The header title: the digest's ``title``, else its profiles' titles joined."""
+    return cfg.title or ", ".join(profiles[name].title for name in cfg.profiles)
+
+
+def window_start(now: datetime, watermark: datetime | None, lookback: timedelta, tz: ZoneInfo) -> date:
+    """The first day a candidate may be filed under: ``lookback`` before the last successful
+    delivery (or before now, on a channel's first run), as a local date."""
+    anchor = watermark or now
+    return (anchor - lookback).astimezone(tz).date()
+
+
+def newest_first(m: Match) -> tuple:
+    """Sort key for digest order: newest first-version date first, then title."""
+    p = m.paper
+    stamp = p.published.replace(tzinfo=None) if p.published else _EPOCH
+    return (-(stamp - _EPOCH).total_seconds(), p.title)
+
+
+def assemble(name: str, title: str, day: date, candidates: list[Paper], matchers: list,
+             now: datetime, revised: list[Paper] = ()) -> Digest:
+    """The digest of ``candidates`` for ``matchers``: best papers per profile (``max_papers``),
+    shown newest first; ``revised`` papers that still match are listed as updated."""
+    matches = select(candidates, matchers, now)
+    matches.sort(key=newest_first)
+    updated = [m for m in select(list(revised), matchers, now)] if revised else []
+    updated.sort(key=newest_first)
+    empty = None
+    if not matches:
+        empty = NOTHING_MATCHED if candidates else NOTHING_ANNOUNCED
+    return Digest(name=name, title=title, date=day, matches=matches, updated=updated,
+                  empty_reason=empty)

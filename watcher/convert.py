@@ -1,0 +1,107 @@
+"""``watcher convert``: read listings in any supported format and print them as one listing."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, timezone
+from typing import BinaryIO
+
+from . import formats
+from .errors import InputError
+from .models import Digest, Match, Paper
+from .render import render
+
+
+def read_input(spec: str, stdin: BinaryIO | None, today: date | None) -> formats.Listing:
+    """One input: ``-`` (stdin), an http(s)/file URL, or a path."""
+    if spec == "-":
+        data, origin = (stdin.read() if stdin else b""), "<stdin>"
+    elif spec.startswith(("http://", "https://", "file://")):
+        from .http import fetch_url
+
+        data, origin = fetch_url(spec), spec
+    else:
+        try:
+            with open(spec, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            raise InputError(f"{spec}: no such file") from None
+        except IsADirectoryError:
+            raise InputError(f"{spec}: is a folder, not a listing") from None
+        except OSError as e:
+            raise InputError(f"{spec}: cannot read: {e.strerror}") from None
+        origin = spec
+        if data[:2] == b"\x1f\x8b":
+            import gzip
+
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError) as e:
+                raise InputError(f"{spec}: broken gzip data ({e})") from None
+    return formats.read(data, origin, today=today)
+
+
+def dedupe(papers: list[Paper]) -> list[Paper]:
+    """Each paper once (by identity), first occurrence kept, order kept."""
+    seen, out = set(), []
+    for p in papers:
+        if p.key not in seen:
+            seen.add(p.key)
+            out.append(p)
+    return out
+
+
+def convert_inputs(inputs, *, config=None, profile=None, limit=None, fmt="text", title=None,
+                   day: date | None = None, stdin=None, now: datetime | None = None) -> str:
+    """Parse every input, optionally keep only a profile's matches, render as ``fmt``."""
+    listings = [read_input(spec, stdin, day) for spec in inputs]
+    papers = dedupe([p for listing in listings for p in listing.papers])
+    first = listings[0]
+    now = now or datetime.now(timezone.utc)
+    header_title = title or first.title
+    header_date = day or first.date or now.date()
+    if profile:
+        matches = _select(config, profile, papers, limit, now)
+        header_title = title or config.profiles[profile].title
+    else:
+        matches = [Match(p, 0.0, [], "") for p in papers]
+    if fmt == "json":
+        return json.dumps([_json(m, bool(profile)) for m in matches], ensure_ascii=False, indent=2) + "\n"
+    digest = Digest(name=profile or "convert", title=header_title or "Papers", date=header_date,
+                    matches=matches)
+    return render(digest, fmt, config.settings.templates_dir if config else None)
+
+
+def _select(config, profile: str, papers: list[Paper], limit: int | None, now: datetime) -> list[Match]:
+    from dataclasses import replace
+
+    from .errors import ConfigError
+    from .match import ProfileMatcher, select
+    from .pipeline import load_example_papers
+
+    if profile not in config.profiles:
+        raise ConfigError(f"no profile named {profile!r} (defined: {', '.join(config.profiles) or 'none'})",
+                          path=str(config.path))
+    prof = config.profiles[profile]
+    if limit:
+        prof = replace(prof, max_papers=limit)
+    by_key = {p.key: p for p in papers}
+    examples = []
+    for ex in load_example_papers(replace(prof, examples=tuple(
+            e for e in prof.examples if (prof.base_dir / e).exists())), None):
+        examples.append(ex)
+    from .models import parse_arxiv_id
+
+    for e in prof.examples:
+        ident = parse_arxiv_id(e)
+        if ident and not (prof.base_dir / e).exists() and ident[0] in by_key:
+            examples.append(by_key[ident[0]])
+    return select(papers, [ProfileMatcher(prof, examples)], now)
+
+
+def _json(m: Match, scored: bool) -> dict:
+    out = m.paper.to_json()
+    if scored:
+        out["score"] = round(m.score, 4)
+        out["reasons"] = list(m.reasons)
+    return out

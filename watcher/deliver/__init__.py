@@ -1,0 +1,28 @@
+"""Channels: one module per way of delivering a digest. ``CHANNELS`` maps the config's
+``type`` to the class; every channel raises :class:`~watcher.errors.DeliveryError` on failure
+and returns only once the other side accepted the digest."""
+
+from __future__ import annotations
+
+import importlib
+
+from .base import Channel, DeliveryContext
+
+CHANNELS: dict[str, str] = {
+    "file": "watcher.deliver.file:FileChannel",
+    "stdout": "watcher.deliver.stdout:StdoutChannel",
+}
+
+
+def make_channel(cfg, ctx: DeliveryContext) -> Channel:
+    """The Channel object for one ``[channel.NAME]`` config table."""
+    if cfg.type not in CHANNELS:
+        from ..errors import ConfigError
+
+        raise ConfigError(f"channel type {cfg.type!r} is not available in this version",
+                          key=f"channel.{cfg.name}.type")
+    module, _, cls = CHANNELS[cfg.type].partition(":")
+    return getattr(importlib.import_module(module), cls)(cfg, ctx)
+
+
+__all__ = ["CHANNELS", "Channel", "DeliveryContext", "make_channel"]

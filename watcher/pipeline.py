@@ -1,0 +1,264 @@
+"""One cycle, shared by ``watcher once``, ``watcher run``, ``fetch`` and ``digest``.
+
+The flow, written down once::
+
+    run_once(config, digests, now):
+        store = open the database
+        for each source:                                  # isolated: one failing does not stop others
+            state = store.source_state(source)
+            result = source.fetch(state)                  # HTTP + parse; SourceError on failure
+            counts = store.upsert(result.papers, now)     # identity + merge; new / updated / unchanged
+            store.source_ok(source, result.state, counts) # or store.source_failed(source, error)
+        for each digest (all, the named ones, or the due ones):
+            matchers = the digest's profiles, compiled once
+            for each channel of the digest:               # isolated too
+                watermark = last successful delivery through (digest, channel)
+                candidates = stored papers listed as new, in the window, not in the ledger
+                digest = assemble(candidates, matchers)   # pure: what goes in, in which order
+                if empty and not send_empty: move the watermark, send nothing
+                channel.send(render(digest, each format)) # DeliveryError on failure
+                store.record_delivery(...)                # ledger + watermark, only after acceptance
+
+Nothing is recorded as delivered before a channel accepted it, so a failed or killed run leaves
+the papers for the next run, and a delivered paper is never delivered again through that channel.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timezone
+from pathlib import Path
+from typing import TextIO
+
+from .assemble import assemble, digest_title, window_start
+from .config import Config, DigestConfig
+from .deliver import DeliveryContext, make_channel
+from .errors import DeliveryError, InputError, SourceError, StoreError, WatcherError
+from .match import ProfileMatcher
+from .models import Digest
+from .render import render
+from .sources import SourceContext, make_source
+from .store import Store, parse_time
+
+log = logging.getLogger("watcher")
+
+
+@dataclass
+class SourceReport:
+    """The outcome of fetching one source."""
+
+    name: str
+    new: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    error: str | None = None
+
+
+@dataclass
+class ChannelReport:
+    """The outcome of one digest through one channel."""
+
+    digest: str
+    channel: str
+    papers: int = 0
+    sent: bool = False
+    error: str | None = None
+    rendered: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class CycleReport:
+    """Everything one cycle did; ``ok`` is False when any source or channel failed."""
+
+    sources: list[SourceReport] = field(default_factory=list)
+    channels: list[ChannelReport] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when no source and no channel failed."""
+        return not any(s.error for s in self.sources) and not any(c.error for c in self.channels)
+
+
+@dataclass
+class Cycle:
+    """Options of one cycle. ``now`` is an aware datetime (the clock is read by the caller)."""
+
+    now: datetime
+    digests: list[str] | None = None
+    sources: list[str] | None = None
+    dry_run: bool = False
+    sample: bool = False
+    since: datetime | None = None
+    since_day: date | None = None
+    print_format: str | None = None
+    stdout: TextIO = field(default_factory=lambda: sys.stdout)
+
+
+def sample_database(config: Config) -> Path:
+    """Where ``--sample`` keeps its own database, so samples never mix with real history."""
+    db = config.settings.database
+    return db.with_name(db.stem + "-sample" + db.suffix)
+
+
+def sample_now(config: Config) -> datetime:
+    """The end of the sample's newest day in the configured time zone (``--sample``'s today)."""
+    from .sources.sample import read_samples, sample_today
+
+    day = sample_today(read_samples())
+    return datetime.combine(day, time(23, 59), tzinfo=config.settings.timezone).astimezone(timezone.utc)
+
+
+def open_store(config: Config, sample: bool = False) -> Store:
+    """The database of this config (or its sample database)."""
+    return Store.open(sample_database(config) if sample else config.settings.database)
+
+
+def fetch_sources(config: Config, store: Store, cycle: Cycle, http=None) -> list[SourceReport]:
+    """Fetch and store every (selected) source, each in isolation."""
+    ctx = SourceContext(now=cycle.now, http=http, user_agent=config.settings.user_agent,
+                        since=cycle.since)
+    if cycle.sample:
+        from .config import SourceConfig
+        from .sources.sample import SampleSource
+
+        sources = [SampleSource(SourceConfig(name="sample", type="sample"), ctx)]
+    else:
+        names = cycle.sources or list(config.sources)
+        sources = [make_source(config.sources[n], ctx) for n in names]
+    reports = []
+    for source in sources:
+        report = SourceReport(source.name)
+        try:
+            result = source.fetch(store.source_state(source.name))
+            for paper in result.papers:
+                paper.source = source.name
+            counts = store.upsert(result.papers, cycle.now)
+            store.source_ok(source.name, result.state, counts.summary(), cycle.now)
+            report.new, report.updated = len(counts.new), len(counts.updated)
+            report.unchanged = counts.unchanged
+            log.info("source %s: %d new, %d updated, %d unchanged", source.name,
+                     report.new, report.updated, report.unchanged)
+        except (SourceError, InputError) as e:
+            report.error = str(e)
+            store.source_failed(source.name, report.error, cycle.now)
+            log.error("source %s failed: %s", source.name, e)
+        reports.append(report)
+    return reports
+
+
+def load_example_papers(profile, store: Store | None) -> list:
+    """Resolve a profile's ``examples`` (arXiv ids or digest files) to papers."""
+    from . import formats
+    from .models import parse_arxiv_id
+
+    papers = []
+    for example in profile.examples:
+        ident = parse_arxiv_id(example)
+        path = profile.base_dir / example
+        if ident and not path.exists():
+            found = store.get(ident[0]) if store else None
+            if found:
+                papers.append(found)
+            else:
+                log.warning("profile %s: example %s is not in the database yet", profile.name, example)
+            continue
+        try:
+            papers.extend(formats.read(path.read_bytes(), str(path)).papers)
+        except OSError as e:
+            raise InputError(f"profile {profile.name}: example file {path}: {e.strerror}") from None
+    return papers
+
+
+def matchers_for(config: Config, profile_names, store: Store | None) -> list[ProfileMatcher]:
+    """Compiled matchers for the named profiles."""
+    return [ProfileMatcher(config.profiles[n], load_example_papers(config.profiles[n], store))
+            for n in profile_names]
+
+
+def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycle) -> list[ChannelReport]:
+    """Build the digest for each channel of ``dcfg`` and deliver it (see module docstring)."""
+    tz = config.settings.timezone
+    day = cycle.now.astimezone(tz).date()
+    title = digest_title(dcfg, config.profiles)
+    matchers = matchers_for(config, dcfg.profiles, store)
+    reports = []
+    for name in dcfg.channels:
+        report = ChannelReport(dcfg.name, name)
+        reports.append(report)
+        try:
+            channel = make_channel(config.channels[name], DeliveryContext(
+                base_dir=config.base_dir, stdout=cycle.stdout, user_agent=config.settings.user_agent,
+                formats=dcfg.formats))
+            watermark = parse_time(store.channel_state(dcfg.name, name).get("watermark"))
+            since = window_start(cycle.now, watermark, dcfg.lookback, tz)
+            if cycle.since_day:
+                since, watermark = cycle.since_day, None
+            candidates = store.candidates(dcfg.name, name, since_day=since, stored_after=watermark)
+            revised = store.revised(dcfg.name, name, after=watermark) if watermark else []
+            digest = assemble(dcfg.name, title, day, candidates, matchers, cycle.now, revised)
+            report.papers = len(digest.matches)
+            if not digest.matches and not dcfg.send_empty:
+                log.info("digest %s -> %s: %s; nothing sent", dcfg.name, name, digest.empty_reason)
+                if not cycle.dry_run:
+                    store.record_delivery(dcfg.name, name, [], cycle.now)
+                continue
+            formats = (cycle.print_format,) if cycle.dry_run and cycle.print_format else channel.formats()
+            report.rendered = {fmt: render(digest, fmt, config.settings.templates_dir) for fmt in formats}
+            if cycle.dry_run:
+                _print_dry_run(cycle.stdout, dcfg.name, name, report.rendered)
+                continue
+            channel.send(digest, report.rendered)
+            store.record_delivery(dcfg.name, name, digest.papers, cycle.now)
+            report.sent = True
+            log.info("digest %s -> %s: delivered %d papers", dcfg.name, name, report.papers)
+        except (DeliveryError, InputError) as e:
+            report.error = str(e)
+            store.delivery_failed(dcfg.name, name, report.error, cycle.now)
+            log.error("digest %s -> %s failed: %s", dcfg.name, name, e)
+    return reports
+
+
+def _print_dry_run(out: TextIO, digest: str, channel: str, rendered: dict[str, str]) -> None:
+    for fmt, body in rendered.items():
+        out.write(f"==> digest {digest}, channel {channel}, format {fmt} (dry run, not sent)\n")
+        out.write(body + "\n")
+
+
+def run_once(config: Config, cycle: Cycle, *, fetch: bool = True, http=None) -> CycleReport:
+    """One cycle: fetch every source, then build and deliver the selected digests."""
+    report = CycleReport()
+    with open_store(config, cycle.sample) as store:
+        run_id = store.start_run("once", cycle.now)
+        try:
+            if fetch:
+                report.sources = fetch_sources(config, store, cycle, http)
+            names = cycle.digests if cycle.digests is not None else list(config.digests)
+            for name in names:
+                reports = deliver_digest(config, store, config.digests[name], cycle)
+                report.channels.extend(reports)
+                if not cycle.dry_run:
+                    errors = [r.error for r in reports if r.error]
+                    store.digest_ran(name, cycle.now, not errors, "; ".join(errors) or None)
+        finally:
+            store.finish_run(run_id, "ok" if report.ok else "failed", {
+                "sources": [s.__dict__ for s in report.sources],
+                "channels": [{k: v for k, v in c.__dict__.items() if k != "rendered"}
+                             for c in report.channels]}, cycle.now)
+    return report
+
+
+def build_digest(config: Config, store: Store, dcfg: DigestConfig, now: datetime,
+                 channel: str | None = None, since: date | None = None) -> Digest:
+    """A digest from the database without the ledger's effect on ``since`` (for
+    ``watcher digest --since`` and ``test-deliver``)."""
+    tz = config.settings.timezone
+    start = since or window_start(now, None, dcfg.lookback, tz)
+    candidates = store.candidates(dcfg.name, channel or "", since_day=start, stored_after=None)
+    return assemble(dcfg.name, digest_title(dcfg, config.profiles), now.astimezone(tz).date(),
+                    candidates, matchers_for(config, dcfg.profiles, store), now)
+
+
+__all__ = ["Cycle", "CycleReport", "run_once", "fetch_sources", "deliver_digest", "build_digest",
+           "open_store", "sample_now", "StoreError", "WatcherError"]

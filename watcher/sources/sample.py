@@ -1,0 +1,52 @@
+"""The shipped sample listings (``watcher/samples/``), read instead of the network by
+``watcher once --sample``. Each file is a real captured listing in a supported format; a file
+named with a date (``corpus-2025-04-11.jsonl.gz``) files its papers under that date."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from datetime import date
+from pathlib import Path
+
+from .. import formats
+from ..models import Paper
+from .base import FetchResult, Source
+
+SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
+_DATE_IN_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})")
+
+
+def sample_files() -> list[Path]:
+    """The sample listing files, in name order."""
+    return sorted(p for p in SAMPLES_DIR.iterdir() if p.is_file() and p.name != "README.md")
+
+
+def read_samples() -> list[Paper]:
+    """Every paper of every sample file, ``announced`` filled from the listing or file date."""
+    papers: list[Paper] = []
+    for path in sample_files():
+        data = path.read_bytes()
+        if path.suffix == ".gz":
+            data = gzip.decompress(data)
+        listing = formats.read(data, path.name)
+        m = _DATE_IN_NAME.search(path.name)
+        day = listing.date or (date.fromisoformat(m.group(1)) if m else None)
+        for p in listing.papers:
+            p.announced = p.announced or day
+            p.source = "sample"
+        papers.extend(listing.papers)
+    return papers
+
+
+def sample_today(papers: list[Paper]) -> date:
+    """The newest date in the sample: what ``--sample`` takes as today."""
+    return max(p.day for p in papers if p.day)
+
+
+class SampleSource(Source):
+    """A source that returns the shipped samples."""
+
+    def fetch(self, state: dict) -> FetchResult:
+        """All sample papers (the store reports them unchanged after the first run)."""
+        return FetchResult(papers=read_samples(), state=state)

@@ -1,0 +1,393 @@
+"""The SQLite store (sqlite-utils): papers, source state, runs and the delivery ledger.
+
+Schema changes are sqlite-utils migrations, applied in order when the database is opened.
+
+Identity (SPEC §6): a paper's row key is its arXiv id without version, else ``title:`` plus its
+title fingerprint. An id-less paper later seen with an id is re-keyed to the id; an id-less
+listing of a paper stored with its id merges into that row. A higher version updates the row
+(``revised_at`` is set) and never counts as a new paper.
+
+Every write that belongs together happens in one transaction; the ledger row for a delivery is
+written only after the channel accepted it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field, fields
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+import sqlite_utils
+from sqlite_utils.migrations import Migrations
+
+from .errors import StoreError
+from .models import Paper, title_fingerprint, utc
+
+migrations = Migrations("watcher")
+
+
+@migrations()
+def m001_initial(db: sqlite_utils.Database) -> None:
+    """Papers, per-source state, runs, digest state and the delivery ledger."""
+    db.execute("""
+        CREATE TABLE papers (
+            key TEXT PRIMARY KEY, arxiv_id TEXT, version INTEGER, title TEXT NOT NULL,
+            authors TEXT, abstract TEXT, published TEXT, updated TEXT, categories TEXT,
+            primary_category TEXT, comment TEXT, journal_ref TEXT, doi TEXT, url TEXT,
+            announce_type TEXT, upvotes INTEGER, source TEXT, announced TEXT,
+            author_count INTEGER, organization TEXT, github_repo TEXT, ai_keywords TEXT,
+            fingerprint TEXT NOT NULL, day TEXT, first_seen TEXT NOT NULL,
+            last_changed TEXT NOT NULL, revised_at TEXT, listed_as_new INTEGER NOT NULL DEFAULT 1
+        )""")
+    db.execute("CREATE INDEX papers_fingerprint ON papers(fingerprint)")
+    db.execute("CREATE INDEX papers_first_seen ON papers(first_seen)")
+    db.execute("""
+        CREATE TABLE sources (
+            name TEXT PRIMARY KEY, state TEXT NOT NULL DEFAULT '{}', last_attempt TEXT,
+            last_success TEXT, last_error TEXT, last_error_at TEXT,
+            failures INTEGER NOT NULL DEFAULT 0, last_counts TEXT
+        )""")
+    db.execute("""
+        CREATE TABLE runs (
+            id INTEGER PRIMARY KEY, kind TEXT NOT NULL, started TEXT NOT NULL, finished TEXT,
+            status TEXT, detail TEXT
+        )""")
+    db.execute("""
+        CREATE TABLE digests (
+            name TEXT PRIMARY KEY, last_run TEXT, last_success TEXT, last_status TEXT,
+            last_error TEXT
+        )""")
+    db.execute("""
+        CREATE TABLE channels (
+            digest TEXT NOT NULL, channel TEXT NOT NULL, watermark TEXT, last_attempt TEXT,
+            last_success TEXT, last_error TEXT, last_error_at TEXT, last_count INTEGER,
+            PRIMARY KEY (digest, channel)
+        )""")
+    db.execute("""
+        CREATE TABLE deliveries (
+            digest TEXT NOT NULL, channel TEXT NOT NULL, paper TEXT NOT NULL,
+            version INTEGER, delivered_at TEXT NOT NULL,
+            PRIMARY KEY (digest, channel, paper)
+        )""")
+
+
+_PAPER_FIELDS = [f.name for f in fields(Paper)]
+_JSON_FIELDS = {"authors", "categories", "ai_keywords"}
+_REPLACE_TYPES = ("replace", "replace-cross")
+
+
+def iso(dt: datetime | date | None) -> str | None:
+    """A datetime as ISO 8601 UTC text (sortable), a date as YYYY-MM-DD."""
+    if dt is None:
+        return None
+    if isinstance(dt, datetime):
+        return utc(dt).isoformat(timespec="seconds")
+    return dt.isoformat()
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """The inverse of :func:`iso` for datetimes."""
+    return datetime.fromisoformat(text) if text else None
+
+
+@dataclass
+class UpsertCounts:
+    """What storing one batch did: keys of new and updated papers, and the unchanged count."""
+
+    new: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: int = 0
+
+    def summary(self) -> dict:
+        """Counts as a dict for printing and for the sources table."""
+        return {"new": len(self.new), "updated": len(self.updated), "unchanged": self.unchanged}
+
+
+def row_to_paper(row: dict) -> Paper:
+    """A ``papers`` row as a Paper."""
+    kwargs = {}
+    for name in _PAPER_FIELDS:
+        value = row.get(name)
+        if name in _JSON_FIELDS:
+            value = json.loads(value) if value else []
+        elif name in ("published", "updated"):
+            value = parse_time(value)
+        elif name == "announced" and value:
+            value = date.fromisoformat(value)
+        kwargs[name] = value
+    return Paper(**kwargs)
+
+
+def _paper_row(p: Paper) -> dict:
+    row = {}
+    for name in _PAPER_FIELDS:
+        value = getattr(p, name)
+        if name in _JSON_FIELDS:
+            value = json.dumps(value, ensure_ascii=False)
+        elif isinstance(value, (datetime, date)):
+            value = iso(value)
+        row[name] = value
+    row["key"] = p.key
+    row["fingerprint"] = title_fingerprint(p.title)
+    row["day"] = iso(p.day)
+    return row
+
+
+def merge(old: Paper, new: Paper) -> Paper:
+    """The stored paper after seeing ``new``: a newer or equal version's text wins, known values
+    are never replaced by unknown ones, the first-version date stays, upvotes refresh."""
+    merged = Paper(**{n: getattr(old, n) for n in _PAPER_FIELDS})
+    newer = (new.version or 0) >= (old.version or 0)
+    for name in _PAPER_FIELDS:
+        value = getattr(new, name)
+        if value is None or value == [] or value == "":
+            continue
+        if name == "published":
+            old_pub = old.published
+            vague = old_pub is not None and old_pub.time() == datetime.min.time() and (
+                old_pub.date() == value.date())
+            if old_pub is None or vague:
+                merged.published = value
+        elif name == "version":
+            merged.version = max(value, old.version or 0)
+        elif name == "announced":
+            merged.announced = max(value, old.announced) if old.announced else value
+        elif name in ("source", "announce_type"):
+            if getattr(old, name) is None:
+                setattr(merged, name, value)
+        elif name in ("title", "abstract", "authors", "updated") and not newer:
+            if not getattr(old, name):
+                setattr(merged, name, value)
+        elif name == "arxiv_id":
+            merged.arxiv_id = value
+        else:
+            setattr(merged, name, value)
+    return merged
+
+
+class Store:
+    """A watcher database. Open with :meth:`open`; use as a context manager to close it."""
+
+    def __init__(self, db: sqlite_utils.Database, path: Path | None):
+        self.db = db
+        self.path = path
+
+    @classmethod
+    def open(cls, path: str | Path | None, *, readonly: bool = False) -> "Store":
+        """Open (creating and migrating) the database at ``path``; None means in memory."""
+        try:
+            if path is None:
+                db = sqlite_utils.Database(memory=True)
+            else:
+                path = Path(path)
+                if readonly and not path.exists():
+                    raise StoreError(f"{path}: no database yet (run 'watcher fetch' or 'watcher once')")
+                path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+                db = sqlite_utils.Database(conn)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+            if not readonly:
+                migrations.apply(db)
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"{path}: cannot open the database ({e}); it may be corrupt or "
+                             "not a watcher database — nothing was changed") from None
+        except OSError as e:
+            raise StoreError(f"{path}: cannot create the database ({e.strerror})") from None
+        return cls(db, path)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- papers -----------------------------------------------------------------------------
+
+    def upsert(self, papers: list[Paper], now: datetime) -> UpsertCounts:
+        """Store a batch of papers by the identity rules, in one transaction."""
+        counts = UpsertCounts()
+        stamp = iso(now)
+        conn = self.db.conn
+        try:
+            with self.db.atomic():
+                for paper in papers:
+                    self._upsert_one(conn, paper, stamp, counts)
+        except sqlite3.Error as e:
+            raise StoreError(f"{self.path}: cannot write papers ({e})") from None
+        return counts
+
+    def _find(self, conn, paper: Paper) -> dict | None:
+        conn.row_factory = sqlite3.Row
+        try:
+            row = conn.execute("SELECT * FROM papers WHERE key = ?", (paper.key,)).fetchone()
+            if row is None:
+                fp = title_fingerprint(paper.title)
+                if paper.arxiv_id:  # an id-less listing of the same paper stored earlier
+                    row = conn.execute("SELECT * FROM papers WHERE fingerprint = ? AND arxiv_id IS NULL",
+                                       (fp,)).fetchone()
+                else:  # the same paper stored with its id
+                    row = conn.execute("SELECT * FROM papers WHERE fingerprint = ? ORDER BY arxiv_id IS NULL",
+                                       (fp,)).fetchone()
+        finally:
+            conn.row_factory = None
+        return dict(row) if row is not None else None
+
+    def _upsert_one(self, conn, paper: Paper, stamp: str, counts: UpsertCounts) -> None:
+        found = self._find(conn, paper)
+        if found is None:
+            row = _paper_row(paper)
+            row["day"] = row["day"] or stamp[:10]
+            row.update(first_seen=stamp, last_changed=stamp, revised_at=None,
+                       listed_as_new=0 if paper.announce_type in _REPLACE_TYPES else 1)
+            cols = ", ".join(row)
+            conn.execute(f"INSERT INTO papers ({cols}) VALUES ({', '.join('?' * len(row))})",
+                         list(row.values()))
+            counts.new.append(row["key"])
+            return
+        old = row_to_paper(found)
+        merged = merge(old, paper)
+        row = _paper_row(merged)
+        old_row = _paper_row(old)
+        row["day"] = row["day"] or found["day"]
+        old_row["day"] = old_row["day"] or found["day"]
+        if row == old_row and found["key"] == row["key"]:
+            counts.unchanged += 1
+            return
+        revised = (merged.version or 0) > (old.version or 0) and old.version is not None
+        row.update(last_changed=stamp, revised_at=stamp if revised else found["revised_at"])
+        sets = ", ".join(f"{c} = ?" for c in row)
+        conn.execute(f"UPDATE papers SET {sets} WHERE key = ?", [*row.values(), found["key"]])
+        if found["key"] != row["key"]:
+            conn.execute("UPDATE deliveries SET paper = ? WHERE paper = ?", (row["key"], found["key"]))
+        counts.updated.append(row["key"])
+
+    def get(self, key: str) -> Paper | None:
+        """The stored paper with this key (arXiv id without version, or ``title:…``)."""
+        rows = list(self.db["papers"].rows_where("key = ?", [key], limit=1))
+        return row_to_paper(rows[0]) if rows else None
+
+    def find(self, text: str) -> Paper | None:
+        """A stored paper by arXiv id (any version suffix) or by title."""
+        from .models import parse_arxiv_id
+
+        ident = parse_arxiv_id(text)
+        if ident and (p := self.get(ident[0])):
+            return p
+        rows = list(self.db["papers"].rows_where("fingerprint = ?", [title_fingerprint(text)], limit=1))
+        return row_to_paper(rows[0]) if rows else None
+
+    def count_papers(self) -> int:
+        """How many papers are stored."""
+        return self.db["papers"].count
+
+    def candidates(self, digest: str, channel: str, *, since_day: date,
+                   stored_after: datetime | None) -> list[Paper]:
+        """Papers listed as new, filed on or after ``since_day``, stored after ``stored_after``
+        (when given), and not yet delivered through (digest, channel)."""
+        sql = """SELECT p.* FROM papers p WHERE p.listed_as_new = 1 AND p.day >= ?
+                 AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.digest = ? AND d.channel = ?
+                                 AND d.paper = p.key)"""
+        args: list = [iso(since_day), digest, channel]
+        if stored_after is not None:
+            sql += " AND p.first_seen > ?"
+            args.append(iso(stored_after))
+        return [row_to_paper(r) for r in self.db.query(sql, args)]
+
+    def revised(self, digest: str, channel: str, *, after: datetime | None) -> list[Paper]:
+        """Papers delivered through (digest, channel) whose newer version was stored after
+        ``after`` — what rich formats list under "updated"."""
+        sql = """SELECT p.* FROM papers p JOIN deliveries d ON d.paper = p.key
+                 WHERE d.digest = ? AND d.channel = ? AND p.version > COALESCE(d.version, 0)
+                 AND p.revised_at IS NOT NULL"""
+        args: list = [digest, channel]
+        if after is not None:
+            sql += " AND p.revised_at > ?"
+            args.append(iso(after))
+        return [row_to_paper(r) for r in self.db.query(sql, args)]
+
+    # --- sources ----------------------------------------------------------------------------
+
+    def source_state(self, name: str) -> dict:
+        """The saved state dict of a source (ETag, cursors, ...)."""
+        rows = list(self.db["sources"].rows_where("name = ?", [name]))
+        return json.loads(rows[0]["state"]) if rows else {}
+
+    def source_ok(self, name: str, state: dict, counts: dict, now: datetime) -> None:
+        """Record a successful fetch: new state, counts, failures reset."""
+        self.db["sources"].upsert({
+            "name": name, "state": json.dumps(state), "last_attempt": iso(now),
+            "last_success": iso(now), "failures": 0, "last_counts": json.dumps(counts),
+        }, pk="name")
+
+    def source_failed(self, name: str, error: str, now: datetime) -> None:
+        """Record a failed fetch; the state stays as it was."""
+        rows = list(self.db["sources"].rows_where("name = ?", [name]))
+        failures = (rows[0]["failures"] if rows else 0) + 1
+        self.db["sources"].upsert({"name": name, "last_attempt": iso(now), "last_error": error,
+                                   "last_error_at": iso(now), "failures": failures}, pk="name")
+
+    def sources(self) -> list[dict]:
+        """All rows of the sources table, with the number of papers each source stored first."""
+        counts = {r["source"]: r["n"] for r in self.db.query(
+            "SELECT source, count(*) AS n FROM papers GROUP BY source")}
+        return [dict(r, papers=counts.get(r["name"], 0)) for r in self.db["sources"].rows]
+
+    # --- digests, channels, ledger ----------------------------------------------------------
+
+    def channel_state(self, digest: str, channel: str) -> dict:
+        """The (digest, channel) row, or {} before the first run."""
+        rows = list(self.db["channels"].rows_where("digest = ? AND channel = ?", [digest, channel]))
+        return rows[0] if rows else {}
+
+    def record_delivery(self, digest: str, channel: str, papers: list[Paper], now: datetime) -> None:
+        """After the channel accepted: ledger rows for ``papers`` and the watermark moved to now,
+        in one transaction."""
+        with self.db.atomic():
+            self.db["deliveries"].upsert_all(
+                [{"digest": digest, "channel": channel, "paper": p.key, "version": p.version,
+                  "delivered_at": iso(now)} for p in papers],
+                pk=("digest", "channel", "paper"))
+            self.db["channels"].upsert({
+                "digest": digest, "channel": channel, "watermark": iso(now), "last_attempt": iso(now),
+                "last_success": iso(now), "last_error": None, "last_count": len(papers),
+            }, pk=("digest", "channel"))
+
+    def delivery_failed(self, digest: str, channel: str, error: str, now: datetime) -> None:
+        """Record a failed delivery; nothing enters the ledger and the watermark stays."""
+        self.db["channels"].upsert({"digest": digest, "channel": channel, "last_attempt": iso(now),
+                                    "last_error": error, "last_error_at": iso(now)},
+                                   pk=("digest", "channel"))
+
+    def digest_ran(self, name: str, now: datetime, ok: bool, error: str | None = None) -> None:
+        """Record a digest run (the daemon's catch-up and ``--due`` read it)."""
+        row = {"name": name, "last_run": iso(now), "last_status": "ok" if ok else "failed",
+               "last_error": error}
+        if ok:
+            row["last_success"] = iso(now)
+        self.db["digests"].upsert(row, pk="name")
+
+    def digest_state(self, name: str) -> dict:
+        """The digests row, or {} before the first run."""
+        rows = list(self.db["digests"].rows_where("name = ?", [name]))
+        return rows[0] if rows else {}
+
+    def start_run(self, kind: str, now: datetime) -> int:
+        """A new row in runs; returns its id."""
+        return self.db["runs"].insert({"kind": kind, "started": iso(now), "status": "running"}).last_pk
+
+    def finish_run(self, run_id: int, status: str, detail: dict, now: datetime) -> None:
+        """Close a run with its status and a JSON detail."""
+        self.db["runs"].update(run_id, {"finished": iso(now), "status": status,
+                                        "detail": json.dumps(detail)})
+
+
+def now_utc() -> datetime:
+    """The current time, aware UTC (the one place that reads the clock for the store's users)."""
+    return datetime.now(timezone.utc)
