@@ -104,11 +104,6 @@ def _report_cycle(report, sample_stdout: bool) -> int:
             if c.sent and c.digest not in shown and c.rendered:
                 shown.add(c.digest)
                 click.echo(c.rendered.get("text") or next(iter(c.rendered.values())))
-    for c in report.channels:
-        if c.sent:
-            log.info("digest %s -> %s: %d papers delivered", c.digest, c.channel, c.papers)
-        elif not c.error and not c.rendered:
-            log.info("digest %s -> %s: no new papers; nothing sent", c.digest, c.channel)
     return 0 if report.ok else 1
 
 
