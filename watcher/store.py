@@ -43,6 +43,7 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         )""")
     db.execute("CREATE INDEX papers_fingerprint ON papers(fingerprint)")
     db.execute("CREATE INDEX papers_first_seen ON papers(first_seen)")
+    db.execute("CREATE INDEX papers_day ON papers(day)")
     db.execute("""
         CREATE TABLE sources (
             name TEXT PRIMARY KEY, state TEXT NOT NULL DEFAULT '{}', last_attempt TEXT,
