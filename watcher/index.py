@@ -86,11 +86,15 @@ class Batch:
     def norms(self, weight) -> list[float]:
         """Per paper, the length of its word vector under ``weight`` (cached per function)."""
         if self._norms[0] != weight:
-            out = []
-            for doc in self.docs:
-                bag = set(doc.title.split()) | set(doc.abstract.split())
-                out.append(math.sqrt(sum(weight(w) ** 2 for w in bag)))
-            self._norms = (weight, out)
+            squares = [0.0] * len(self.docs)
+            title, abstract = self.index("title"), self.index("abstract")
+            for word in title.keys() | abstract.keys():
+                w = weight(word)
+                if w:  # common words weigh 0: their long postings are skipped
+                    w *= w
+                    for i in title.get(word, set()) | abstract.get(word, set()):
+                        squares[i] += w
+            self._norms = (weight, [math.sqrt(x) for x in squares])
         return self._norms[1]
 
     def postings(self, field: str, word: str) -> set[int]:

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 
 _LATEX_ACCENT = re.compile(r"\\(?:[`'^\"~=.]\{?\s*|[uvHcdbk](?:\{\s*|\s+))([a-zA-Z])\}?")
 _LATEX_CMD = re.compile(r"\\[a-zA-Z]+\*?")
-_APOSTROPHE = re.compile(r"(?<=\w)['\u2019](?=\w)")
 _WORD = re.compile(r"[a-z0-9]+")
 # Words ending in s that are not plurals (or whose plural would collide).
 _NOT_PLURAL = frozenset(
@@ -34,15 +32,15 @@ _NOT_PLURAL = frozenset(
 
 def fold(text: str) -> str:
     """Lower-case ASCII-ish text: LaTeX markup dropped, accents folded, apostrophes removed."""
-    text = _LATEX_ACCENT.sub(r"\1", text)
-    text = _LATEX_CMD.sub(" ", text)
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(c for c in text if not unicodedata.combining(c))
-    text = _APOSTROPHE.sub("", text)
-    return text.casefold()
+    if "\\" in text:
+        text = _LATEX_ACCENT.sub(r"\1", text)
+        text = _LATEX_CMD.sub(" ", text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in text if not unicodedata.combining(c)).replace("\u2019", "")
+    return text.replace("'", "").casefold()
 
 
-@lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
     """Reduce a simple plural: ``llms`` -> ``llm``, ``policies`` -> ``policy``, ``boxes``
     stays ``boxe`` (both sides of a comparison are stemmed alike, so that is harmless)."""
@@ -55,9 +53,21 @@ def stem(word: str) -> str:
     return word[:-1]
 
 
+_STEMS: dict[str, str] = {}
+
+
 def words(text: str) -> list[str]:
     """The normalised (folded, split, singular) words of ``text``."""
-    return [stem(w) for w in _WORD.findall(fold(text))]
+    cache = _STEMS
+    out = []
+    for w in _WORD.findall(fold(text)):
+        s = cache.get(w)
+        if s is None:
+            if len(cache) > 500_000:  # bound the memory of long-running daemons
+                cache.clear()
+            s = cache[w] = stem(w)
+        out.append(s)
+    return out
 
 
 def field_text(text: str) -> str:
