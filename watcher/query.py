@@ -168,7 +168,8 @@ class _Parser:
         items = [self.and_expr(field)]
         while (tok := self.peek()) and tok[:2] == ("op", "OR"):
             self.i += 1
-            items.append(self.operand(field, tok))
+            self.operand(field, tok, check_only=True)
+            items.append(self.and_expr(field))
         return items[0] if len(items) == 1 else Or(tuple(items))
 
     def and_expr(self, field: str):
@@ -184,11 +185,12 @@ class _Parser:
                 items.append(self.unary(field))
         return items[0] if len(items) == 1 else And(tuple(items))
 
-    def operand(self, field: str, op: tuple[str, str, int]):
+    def operand(self, field: str, op: tuple[str, str, int], check_only: bool = False):
+        """The term after operator ``op`` (or only check that there is one)."""
         tok = self.peek()
         if tok is None or tok[0] == ")" or tok[:2] in (("op", "OR"), ("op", "AND"), ("op", "ANDNOT")):
             raise self.fail(f"{op[1]} needs a term after it", op[2])
-        return self.unary(field)
+        return None if check_only else self.unary(field)
 
     def unary(self, field: str):
         tok = self.peek()
