@@ -108,3 +108,16 @@ def test_convert_merges_inputs_into_one_listing_without_duplicates(tmp_path):
                     "2025-05-01", cwd=tmp_path)
     assert r.returncode == 0
     assert r.stdout.decode().startswith("# Mine - 2025-05-01")
+
+
+def test_convert_merges_an_id_less_listing_with_the_arxiv_entry_of_the_same_paper(tmp_path):
+    corpus = tmp_path / "day.jsonl"
+    corpus.write_text('{"id": "2504.07615", "categories": ["cs.CV"], "authors": ["Haozhan Shen"], '
+                      '"title": "VLM-R1: A Stable and Generalizable R1-style Large\\n Vision-Language Model", '
+                      '"summary": "Recently DeepSeek R1 ..."}\n')
+    r = run_watcher("convert", str(corpus), str(SEED_DIGEST), "--to", "json", cwd=tmp_path)
+    papers = json.loads(r.stdout)
+    assert len(papers) == 30
+    vlm = papers[0]
+    assert vlm["arxiv_id"] == "2504.07615" and vlm["categories"] == ["cs.CV"]
+    assert vlm["published"] == "2025-04-10T10:05:15Z"  # the date came from the text digest

@@ -42,12 +42,20 @@ def read_input(spec: str, stdin: BinaryIO | None, today: date | None) -> formats
 
 
 def dedupe(papers: list[Paper]) -> list[Paper]:
-    """Each paper once (by identity), first occurrence kept, order kept."""
-    seen, out = set(), []
+    """Each paper once, by the store's identity rules (arXiv id, else title fingerprint, and an
+    id-less listing merges with the entry that has the id); first occurrence's place is kept."""
+    from .store import merge
+
+    out: list[Paper] = []
+    where: dict[str, int] = {}
     for p in papers:
-        if p.key not in seen:
-            seen.add(p.key)
+        i = where.get(p.key, where.get("title:" + p.fingerprint))
+        if i is None:
+            i = len(out)
             out.append(p)
+        else:
+            out[i] = merge(out[i], p)
+        where[out[i].key] = where["title:" + out[i].fingerprint] = i
     return out
 
 
