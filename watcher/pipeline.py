@@ -34,7 +34,7 @@ from typing import TextIO
 
 from .assemble import assemble, digest_title, window_start
 from .config import Config, DigestConfig
-from .deliver import DeliveryContext, make_channel
+from .deliver import DeliveryContext, make_channel, redact
 from .errors import DeliveryError, InputError, SourceError, StoreError, WatcherError
 from .match import ProfileMatcher
 from .models import Digest
@@ -190,7 +190,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
         try:
             channel = make_channel(config.channels[name], DeliveryContext(
                 base_dir=config.base_dir, stdout=cycle.stdout, user_agent=config.settings.user_agent,
-                formats=dcfg.formats))
+                formats=dcfg.formats, templates_dir=config.settings.templates_dir))
             watermark = parse_time(store.channel_state(dcfg.name, name).get("watermark"))
             since = window_start(cycle.now, watermark, dcfg.lookback, tz)
             if cycle.since_day:
@@ -214,9 +214,16 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             report.sent = True
             log.info("digest %s -> %s: delivered %d papers", dcfg.name, name, report.papers)
         except (DeliveryError, InputError) as e:
-            report.error = str(e)
+            report.error = redact(str(e))
             store.delivery_failed(dcfg.name, name, report.error, cycle.now)
-            log.error("digest %s -> %s failed: %s", dcfg.name, name, e)
+            log.error("digest %s -> %s failed: %s", dcfg.name, name, report.error)
+        except StoreError:
+            raise
+        except Exception as e:  # a bug in one channel must not stop the others (isolation)
+            report.error = redact(f"internal error: {type(e).__name__}: {e}")
+            store.delivery_failed(dcfg.name, name, report.error, cycle.now)
+            log.error("digest %s -> %s failed: %s", dcfg.name, name, report.error,
+                      exc_info=log.isEnabledFor(logging.DEBUG))
     return reports
 
 
