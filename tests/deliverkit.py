@@ -150,7 +150,7 @@ class MailServer:
             def authenticator(server, session, envelope, mechanism, auth_data):
                 ok = isinstance(auth_data, LoginPassword) and (
                     auth_data.login.decode(), auth_data.password.decode()) == self.login
-                return AuthResult(success=ok)
+                return AuthResult(success=ok, handled=False)  # handled=False: answer 535
 
             kwargs.update(authenticator=authenticator, auth_required=True,
                           auth_require_tls=self.mode != "none")
@@ -225,7 +225,7 @@ class HookServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
         return self
 

@@ -106,6 +106,7 @@ class SlackChannel(Channel):
                     httppost.post_json(http, url, message, who=who)
                 except DeliveryError as e:
                     if i > 1:
-                        raise DeliveryError(f"{e}; parts 1-{i - 1} were posted and will be posted "
-                                            "again with the whole digest on the next run") from None
+                        done = "part 1 was" if i == 2 else f"parts 1-{i - 1} were"
+                        raise DeliveryError(f"{e}; {done} posted and will be posted again with "
+                                            "the whole digest on the next run") from None
                     raise
