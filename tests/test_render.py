@@ -161,3 +161,23 @@ def test_json_format_is_the_paper_array():
     data = json.loads(render(sample_digest(3), "json"))
     assert [p["arxiv_id"] for p in data] == ["2504.07600", "2504.07601", "2504.07602"]
     assert {"score", "reasons", "profile", "title", "published", "upvotes"} <= set(data[0])
+
+
+def test_check_renders_every_template(tmp_path):
+    from deliverkit import run_watcher
+
+    (tmp_path / "tpl").mkdir()
+    (tmp_path / "tpl" / "digest.slack.json").write_text('{"blocks": [ {{ digest.title }} ]}')
+    (tmp_path / "tpl" / "digest.md").write_text("{{ digest.nosuch }}")
+    (tmp_path / "config.toml").write_text(
+        '[watcher]\ntemplates_dir = "tpl"\n[profile.p]\nquery = "rl"\n'
+        '[digest.d]\nprofiles = ["p"]\nchannels = ["f"]\nevery = "1d"\n'
+        '[channel.f]\ntype = "file"\npath = "out/{digest}.{ext}"\n')
+    r = run_watcher("--config", str(tmp_path / "config.toml"), "check", cwd=tmp_path)
+    assert r.returncode == 2
+    assert "digest.slack.json: output is not valid slack JSON" in r.stderr
+    assert "template digest.md:" in r.stderr and "nosuch" in r.stderr
+    (tmp_path / "tpl" / "digest.slack.json").unlink()
+    (tmp_path / "tpl" / "digest.md").unlink()
+    r = run_watcher("--config", str(tmp_path / "config.toml"), "check", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
