@@ -53,8 +53,8 @@ def setup(tmp_path, smtp, hook):
     return path, {"TEST_E2E_SLACK": hook.url}
 
 
-def once(path, env):
-    return run_watcher("--config", str(path), "once", "--sample", cwd=path.parent, env=env)
+def once(path, env, *opts):
+    return run_watcher("--config", str(path), *opts, "once", "--sample", cwd=path.parent, env=env)
 
 
 def mailed_ids(smtp) -> set[str]:
@@ -93,10 +93,11 @@ def test_once_delivers_everywhere_then_nothing_twice(tmp_path):
 def test_slack_failing_does_not_stop_email_and_loses_nothing(tmp_path):
     with MailServer() as smtp, HookServer(default=Reply(500, "internal_error", {"Retry-After": "0"})) as hook:
         path, env = setup(tmp_path, smtp, hook)
-        failed = once(path, env)
+        failed = once(path, env, "--log-level", "debug")  # httpx logs every request URL
         assert failed.returncode == 1
         assert "channel lab failed" in failed.stderr and "HTTP 500: internal_error" in failed.stderr
         assert "SECRETTOKEN" not in failed.stderr + failed.stdout
+        assert "HTTP Request: POST ***" in failed.stderr
         assert len(smtp.received) == 1  # e-mail went out regardless
         mailed = mailed_ids(smtp)
         n = re.search(r"(\d+) new papers", str(smtp.received[0].message["Subject"])).group(1)
