@@ -50,7 +50,7 @@ def test_digest_dry_run_prints_the_chosen_format(filled, tmp_path):
     r = run_watcher("--config", str(filled), "digest", "daily", "--since", "2025-04-01", "--dry-run",
                     "--to", "markdown", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert b"# LLM-RL - " in r.stdout
+    assert "# LLM-RL — ".encode() in r.stdout
     assert not (tmp_path / "digests").exists()
 
 

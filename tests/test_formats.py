@@ -107,7 +107,7 @@ def test_convert_merges_inputs_into_one_listing_without_duplicates(tmp_path):
     r = run_watcher("convert", str(SEED_DIGEST), "--to", "markdown", "--title", "Mine", "--date",
                     "2025-05-01", cwd=tmp_path)
     assert r.returncode == 0
-    assert r.stdout.decode().startswith("# Mine - 2025-05-01")
+    assert r.stdout.decode().startswith("# Mine — 2025-05-01")
 
 
 def test_convert_merges_an_id_less_listing_with_the_arxiv_entry_of_the_same_paper(tmp_path):

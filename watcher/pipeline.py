@@ -34,7 +34,7 @@ from typing import TextIO
 
 from .assemble import assemble, digest_title, window_start
 from .config import Config, DigestConfig
-from .deliver import DeliveryContext, make_channel
+from .deliver import DeliveryContext, make_channel, redact
 from .errors import DeliveryError, InputError, SourceError, StoreError, WatcherError
 from .match import ProfileMatcher
 from .models import Digest
@@ -188,12 +188,17 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
     for name in dcfg.channels:
         report = ChannelReport(dcfg.name, name)
         reports.append(report)
+        first_window = None
         try:
             channel = make_channel(config.channels[name], DeliveryContext(
                 base_dir=config.base_dir, stdout=cycle.stdout, user_agent=config.settings.user_agent,
-                formats=dcfg.formats))
-            watermark = parse_time(store.channel_state(dcfg.name, name).get("watermark"))
+                formats=dcfg.formats, templates_dir=config.settings.templates_dir))
+            state = store.channel_state(dcfg.name, name)
+            watermark = parse_time(state.get("watermark"))
             since = window_start(cycle.now, watermark, dcfg.lookback, tz)
+            if watermark is None:  # a first run that failed keeps its window for the retries
+                since = date.fromisoformat(state["first_window"]) if state.get("first_window") else since
+                first_window = since
             if cycle.since_day:
                 since, watermark = cycle.since_day, None
             candidates = store.candidates(dcfg.name, name, since_day=since, stored_after=watermark)
@@ -215,9 +220,16 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             report.sent = True
             log.info("digest %s -> %s: delivered %d papers", dcfg.name, name, report.papers)
         except (DeliveryError, InputError) as e:
-            report.error = str(e)
-            store.delivery_failed(dcfg.name, name, report.error, cycle.now)
-            log.error("digest %s -> %s failed: %s", dcfg.name, name, e)
+            report.error = redact(str(e))
+            store.delivery_failed(dcfg.name, name, report.error, cycle.now, first_window)
+            log.error("digest %s -> %s failed: %s", dcfg.name, name, report.error)
+        except StoreError:
+            raise
+        except Exception as e:  # a bug in one channel must not stop the others (isolation)
+            report.error = redact(f"internal error: {type(e).__name__}: {e}")
+            store.delivery_failed(dcfg.name, name, report.error, cycle.now, first_window)
+            log.error("digest %s -> %s failed: %s", dcfg.name, name, report.error,
+                      exc_info=log.isEnabledFor(logging.DEBUG))
     return reports
 
 

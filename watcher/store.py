@@ -62,7 +62,8 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         )""")
     db.execute("""
         CREATE TABLE channels (
-            digest TEXT NOT NULL, channel TEXT NOT NULL, watermark TEXT, last_attempt TEXT,
+            digest TEXT NOT NULL, channel TEXT NOT NULL, watermark TEXT, first_window TEXT,
+            last_attempt TEXT,
             last_success TEXT, last_error TEXT, last_error_at TEXT, last_count INTEGER,
             PRIMARY KEY (digest, channel)
         )""")
@@ -361,11 +362,16 @@ class Store:
                 row.update(last_success=iso(now), last_count=len(papers))
             self.db["channels"].upsert(row, pk=("digest", "channel"))
 
-    def delivery_failed(self, digest: str, channel: str, error: str, now: datetime) -> None:
-        """Record a failed delivery; nothing enters the ledger and the watermark stays."""
-        self.db["channels"].upsert({"digest": digest, "channel": channel, "last_attempt": iso(now),
-                                    "last_error": error, "last_error_at": iso(now)},
-                                   pk=("digest", "channel"))
+    def delivery_failed(self, digest: str, channel: str, error: str, now: datetime,
+                        first_window: date | None = None) -> None:
+        """Record a failed delivery; nothing enters the ledger and the watermark stays. A first
+        run's window start is kept (``first_window``) so that retries after a long outage still
+        reach back to it."""
+        row = {"digest": digest, "channel": channel, "last_attempt": iso(now),
+               "last_error": error, "last_error_at": iso(now)}
+        if first_window and not self.channel_state(digest, channel).get("first_window"):
+            row["first_window"] = iso(first_window)
+        self.db["channels"].upsert(row, pk=("digest", "channel"))
 
     def digest_ran(self, name: str, now: datetime, ok: bool, error: str | None = None) -> None:
         """Record a digest run (the daemon's catch-up and ``--due`` read it)."""
