@@ -22,7 +22,7 @@ from datetime import date, datetime
 from ..errors import InputError
 from ..models import Paper, parse_arxiv_id
 from . import Listing
-from .xmlsafe import check_prolog, not_xml_error
+from .xmlsafe import check_prolog, looks_like_html, not_xml_error
 
 ANNOUNCE_TYPES = ("new", "cross", "replace", "replace-cross")
 _DESC_RE = re.compile(r"^\s*arXiv:\S+\s+Announce Type:\s*(?P<type>[\w-]+)\s*(?:Abstract:\s*)?", re.S)
@@ -114,6 +114,8 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     """Parse an arXiv RSS/Atom/RDF feed; InputError when ``data`` is not a feed."""
     import feedparser
 
+    if looks_like_html(data) or not data.strip():
+        raise not_xml_error(data, origin, "an arXiv RSS/Atom feed")
     check_prolog(data, origin)
     parsed = feedparser.parse(data)
     if not parsed.get("version"):

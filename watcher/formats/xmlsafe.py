@@ -70,7 +70,7 @@ def iter_ends(data: bytes, origin: str, expected: str, roots: tuple[str, ...],
     """Yield each element whose (namespaced) tag is in ``tags`` when it ends, and clear it once
     the consumer is done with it. InputError for a DTD, an HTML page, a root element not in
     ``roots`` (names as written, e.g. ``feed``) or malformed / truncated XML."""
-    if looks_like_html(data):
+    if looks_like_html(data) or not data.strip():
         raise not_xml_error(data, origin, expected)
     root = check_prolog(data, origin)
     if root.rpartition(":")[2] not in {r.rpartition(":")[2] for r in roots}:
