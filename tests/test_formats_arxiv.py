@@ -217,3 +217,10 @@ def test_oai_resumption_token_and_errors():
     deleted = data("oai_ListRecords_arxiv-physics-hep-ex.xml").replace(
         b"<header>", b'<header status="deleted">', 1)
     assert len(arxiv_oai.parse(deleted, "x").papers) == 2
+
+
+def test_rss_cut_off_feed_is_an_error_not_a_short_feed():
+    raw = data(RSS2)
+    cut = raw[: raw.index(b"<item>", raw.index(b"<item>") + 1) + 200]  # mid second item
+    with pytest.raises(InputError, match="not well-formed"):
+        arxiv_rss.parse(cut, "x")

@@ -154,8 +154,11 @@ class HttpClient:
             headers["If-None-Match"] = etag
         if last_modified:
             headers["If-Modified-Since"] = last_modified
-        request = self._client.build_request("GET", url, params=params, headers=headers,
-                                             timeout=timeout or self.timeout)
+        try:
+            request = self._client.build_request("GET", url, params=params, headers=headers,
+                                                 timeout=timeout or self.timeout)
+        except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError) as e:
+            raise SourceError(f"{safe_url(url)}: not a usable URL ({e}); check the source's url") from None
         shown = safe_url(str(request.url))
         host = request.url.host
         limit = max_bytes or self.max_bytes
@@ -164,6 +167,8 @@ class HttpClient:
             self._wait_turn(host)
             try:
                 status, resp_headers, body = self._send(request, limit, shown)
+            except httpx.UnsupportedProtocol as e:
+                raise SourceError(f"GET {shown}: {e}; check the source's url") from None
             except (httpx.TransportError, httpx.DecodingError) as e:
                 problem = _describe(e)
                 if attempt >= self.retries:
@@ -172,6 +177,8 @@ class HttpClient:
                 self.sleep(self._delay(attempt))
                 attempt += 1
                 continue
+            except httpx.HTTPError as e:  # too many redirects, invalid headers, ...
+                raise SourceError(f"GET {shown}: {_describe(e)}; check the source's url") from None
             if status == 304:
                 return Response(shown, status, b"", etag, last_modified, not_modified=True)
             if status in RETRY_STATUSES:

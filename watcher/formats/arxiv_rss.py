@@ -17,6 +17,7 @@ from __future__ import annotations
 import email.utils
 import html
 import re
+import xml.sax
 from datetime import date, datetime
 
 from ..errors import InputError
@@ -121,8 +122,10 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     if not parsed.get("version"):
         raise not_xml_error(data, origin, "an arXiv RSS/Atom feed",
                             parsed.get("bozo_exception"))
-    if parsed.get("bozo") and not parsed.entries:
-        raise not_xml_error(data, origin, "an arXiv RSS/Atom feed", parsed.get("bozo_exception"))
+    problem = parsed.get("bozo_exception")
+    if isinstance(problem, xml.sax.SAXParseException) or (parsed.get("bozo") and not parsed.entries):
+        # not well-formed: a cut-off feed must not pass for a short one
+        raise not_xml_error(data, origin, "an arXiv RSS/Atom feed", problem)
     feed = parsed.feed
     feed_day = local_date(feed.get("published") or feed.get("updated"))
     papers = []

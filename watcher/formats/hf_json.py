@@ -62,11 +62,13 @@ def item_to_paper(item: object, where: str) -> Paper:
         raise InputError(f"{where}: item has no title")
     raw_id = str(paper.get("id") or "")
     ident = parse_arxiv_id(raw_id)
-    authors = [" ".join(str(a.get("name", "")).split()) for a in paper.get("authors") or []
+    people = paper.get("authors") if isinstance(paper.get("authors"), list) else []
+    authors = [" ".join(str(a.get("name", "")).split()) for a in people
                if isinstance(a, dict) and not a.get("hidden")]
     daily = _time(paper.get("submittedOnDailyAt")) or _time(item.get("publishedAt"))
     upvotes = paper.get("upvotes")
-    keywords = paper.get("ai_keywords") or []
+    keywords = paper.get("ai_keywords") if isinstance(paper.get("ai_keywords"), list) else []
+    repo = paper.get("githubRepo") if isinstance(paper.get("githubRepo"), str) else None
     return Paper(
         title=" ".join(raw_title.split()),
         arxiv_id=ident[0] if ident else None,
@@ -77,9 +79,9 @@ def item_to_paper(item: object, where: str) -> Paper:
         url=f"https://huggingface.co/papers/{raw_id}" if raw_id else None,
         upvotes=upvotes if isinstance(upvotes, int) and not isinstance(upvotes, bool) else None,
         announced=daily.date() if daily else None,
-        author_count=len(paper.get("authors") or []) or None,
+        author_count=len(people) or None,
         organization=_org(item.get("organization"), paper.get("organization")),
-        github_repo=paper.get("githubRepo") or None,
+        github_repo=repo or None,
         ai_keywords=[str(k) for k in keywords if isinstance(k, str)],
         source="hf-daily",
     )
