@@ -10,6 +10,19 @@ from .config import Config
 from .render import TEMPLATE_NAMES, environment
 
 
+CHANNEL_FORMATS = {"email": ("text", "html"), "slack": ("slack",), "webhook": ("json",)}
+
+
+def formats_in_use(config: Config) -> set[str]:
+    """Every format some digest or channel of ``config`` renders."""
+    used = set()
+    for d in config.digests.values():
+        used.update(d.formats)
+        for ch in d.channels:
+            used.update(CHANNEL_FORMATS.get(config.channels[ch].type, ()))
+    return used
+
+
 def check_config(config: Config) -> tuple[list[str], str]:
     """Problems found (each one line, naming file and key) and a summary when there are none.
 
@@ -23,7 +36,8 @@ def check_config(config: Config) -> tuple[list[str], str]:
     if templates_dir and not templates_dir.is_dir():
         problems.append(f"{where}: watcher.templates_dir: {templates_dir} is not a folder")
     env = environment(str(templates_dir) if templates_dir else None)
-    for fmt, name in TEMPLATE_NAMES.items():
+    for fmt in sorted(formats_in_use(config)):
+        name = TEMPLATE_NAMES[fmt]
         try:
             env.get_template(name)
         except jinja2.TemplateNotFound:

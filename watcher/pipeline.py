@@ -148,21 +148,22 @@ def fetch_sources(config: Config, store: Store, cycle: Cycle, http=None) -> list
     return reports
 
 
-def load_example_papers(profile, store: Store | None) -> list:
-    """Resolve a profile's ``examples`` (arXiv ids or digest files) to papers."""
+def load_example_papers(profile, lookup) -> list:
+    """Resolve a profile's ``examples`` to papers: a path (relative to the config) is read as a
+    listing; anything else is an arXiv id looked up with ``lookup(id) -> Paper | None``."""
     from . import formats
     from .models import parse_arxiv_id
 
     papers = []
     for example in profile.examples:
-        ident = parse_arxiv_id(example)
         path = profile.base_dir / example
+        ident = parse_arxiv_id(example)
         if ident and not path.exists():
-            found = store.get(ident[0]) if store else None
+            found = lookup(ident[0])
             if found:
                 papers.append(found)
             else:
-                log.warning("profile %s: example %s is not in the database yet", profile.name, example)
+                log.warning("profile %s: example %s is not known yet", profile.name, example)
             continue
         try:
             papers.extend(formats.read(path.read_bytes(), str(path)).papers)
@@ -171,9 +172,9 @@ def load_example_papers(profile, store: Store | None) -> list:
     return papers
 
 
-def matchers_for(config: Config, profile_names, store: Store | None) -> list[ProfileMatcher]:
-    """Compiled matchers for the named profiles."""
-    return [ProfileMatcher(config.profiles[n], load_example_papers(config.profiles[n], store))
+def matchers_for(config: Config, profile_names, lookup) -> list[ProfileMatcher]:
+    """Compiled matchers for the named profiles; ``lookup`` resolves example ids."""
+    return [ProfileMatcher(config.profiles[n], load_example_papers(config.profiles[n], lookup))
             for n in profile_names]
 
 
@@ -182,7 +183,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
     tz = config.settings.timezone
     day = cycle.now.astimezone(tz).date()
     title = digest_title(dcfg, config.profiles)
-    matchers = matchers_for(config, dcfg.profiles, store)
+    matchers = matchers_for(config, dcfg.profiles, store.get)
     reports = []
     for name in dcfg.channels:
         report = ChannelReport(dcfg.name, name)
@@ -257,7 +258,7 @@ def build_digest(config: Config, store: Store, dcfg: DigestConfig, now: datetime
     start = since or window_start(now, None, dcfg.lookback, tz)
     candidates = store.candidates(dcfg.name, channel or "", since_day=start, stored_after=None)
     return assemble(dcfg.name, digest_title(dcfg, config.profiles), now.astimezone(tz).date(),
-                    candidates, matchers_for(config, dcfg.profiles, store), now)
+                    candidates, matchers_for(config, dcfg.profiles, store.get), now)
 
 
 __all__ = ["Cycle", "CycleReport", "run_once", "fetch_sources", "deliver_digest", "build_digest",
