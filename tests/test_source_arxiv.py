@@ -141,3 +141,10 @@ def test_30000_result_cap(server, monkeypatch):
     assert len(result.papers) == 50
     assert [int(r.query["start"]) for r in server.hits("/api/query")] == [0, 30]
     assert server.hits("/api/query")[1].query["max_results"] == "20"
+
+
+def test_server_ignoring_start_does_not_loop(server):
+    server.route("/api/query", Reply(body=data(PAGE)))  # always the same page, total 214881
+    result = source(server, page_size=100).fetch({})
+    assert len(result.papers) == 100
+    assert len(server.hits("/api/query")) == 2

@@ -56,7 +56,7 @@ class ArxivSource(Source):
                             min(p.published for p in papers.values() if p.published))
                 break
             listing = self._page(search, start, min(page_size, MAX_START - start))
-            reached_older = False
+            reached_older, before = False, len(papers)
             for paper in listing.papers:
                 if paper.published is not None and paper.published < since:
                     reached_older = True
@@ -64,6 +64,10 @@ class ArxivSource(Source):
                 papers.setdefault(paper.key, paper)  # pages shift when papers arrive meanwhile
             start += len(listing.papers)
             if not listing.papers or reached_older:
+                break
+            if len(papers) == before:  # a server that ignores start: stop instead of looping
+                log.warning("source %s: page at start=%d repeated earlier papers; stopping",
+                            self.name, start - len(listing.papers))
                 break
             if listing.total is not None and start >= listing.total:
                 break
