@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from httpserver import Reply, server  # noqa: F401  (the fixture)
-from helpers import UA, fast_client
+from helpers import UA, Sleeps, fast_client
 
 from watcher.errors import InputError, SourceError
 from watcher.http import HttpClient, HttpStatusError, parse_retry_after, safe_url
@@ -189,3 +189,11 @@ def test_fetch_url_raises_input_error():
 
 def test_secrets_in_urls_are_masked():
     assert safe_url("https://user:secret@example.org/x?y=1") == "https://example.org/x?y=1"
+
+
+def test_all_arxiv_hosts_share_one_rate_limit():
+    client = HttpClient(UA, min_interval=3.0, sleep=Sleeps())
+    client._wait_turn("export.arxiv.org")
+    client._wait_turn("rss.arxiv.org")
+    client._wait_turn("huggingface.co")
+    assert len(client.sleep) == 1 and 2.5 < client.sleep[0] <= 3.0

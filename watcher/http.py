@@ -3,7 +3,7 @@
 :class:`HttpClient` wraps one ``httpx.Client`` and adds what the sources need, in one place:
 
 * a timeout on every request and the configured User-Agent;
-* at most one request every ``min_interval`` seconds (3 s) to each arXiv host;
+* at most one request every ``min_interval`` seconds (3 s) to arXiv (all its hosts together);
 * retries with exponential backoff and jitter on connection errors, timeouts, broken bodies and
   HTTP 429/500/502/503/504, honouring ``Retry-After`` (seconds or an HTTP date) up to a cap;
 * a maximum response size, enforced while streaming (a larger body is an error, never an
@@ -123,19 +123,25 @@ class HttpClient:
 
     # --- politeness ---------------------------------------------------------------------
 
-    def _polite(self, host: str) -> bool:
-        return any(host == h or host.endswith("." + h) or h == "*" for h in self.polite_hosts)
+    def _polite(self, host: str) -> str | None:
+        """The polite domain ``host`` belongs to (all of arXiv shares one), else None."""
+        for domain in self.polite_hosts:
+            if host == domain or host.endswith("." + domain) or domain == "*":
+                return domain
+        return None
 
     def _wait_turn(self, host: str) -> None:
-        """Sleep until ``min_interval`` has passed since the last request to a polite host."""
-        if not self._polite(host):
+        """Sleep until ``min_interval`` has passed since the last request to the same polite
+        domain (export.arxiv.org and rss.arxiv.org count as one: arXiv)."""
+        domain = self._polite(host)
+        if domain is None:
             return
         with self._lock:
-            last = self._last.get(host)
+            last = self._last.get(domain)
             now = time.monotonic()
             if last is not None and now - last < self.min_interval:
                 self.sleep(self.min_interval - (now - last))
-            self._last[host] = time.monotonic()
+            self._last[domain] = time.monotonic()
 
     def _delay(self, attempt: int) -> float:
         base = min(self.max_backoff, self.backoff * (2 ** attempt))
