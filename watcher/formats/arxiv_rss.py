@@ -118,7 +118,10 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     if looks_like_html(data) or not data.strip():
         raise not_xml_error(data, origin, "an arXiv RSS/Atom feed")
     check_prolog(data, origin)
-    parsed = feedparser.parse(data)
+    try:
+        parsed = feedparser.parse(data)
+    except Exception as e:  # a third-party parser on untrusted bytes: any crash means "not a feed"
+        raise not_xml_error(data, origin, "an arXiv RSS/Atom feed", e) from None
     if not parsed.get("version"):
         raise not_xml_error(data, origin, "an arXiv RSS/Atom feed",
                             parsed.get("bozo_exception"))
