@@ -250,7 +250,7 @@ def check(ctx: Context) -> None:
 @pass_ctx
 @handle_errors
 def status(ctx: Context) -> None:
-    """Sources: last fetch, last error, counts. Digests: last run, deliveries, next fire time."""
+    """Show sources (last fetch, errors, counts) and digests (last run, next fire, deliveries)."""
     from .status import status_text
 
     click.echo(status_text(ctx.config, now_utc()))
