@@ -43,6 +43,17 @@ def parse_arxiv_id(text: str | None) -> tuple[str, int | None] | None:
     return m.group("id"), int(m.group("v")) if m.group("v") else None
 
 
+# C0 controls except tab and line breaks (the formats fold those), DEL and the C1 controls
+# (mis-decoded cp1252 at best; Python counts some of them as line breaks or spaces).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def clean_text(text: str) -> str:
+    """``text`` without control characters (tab and line breaks stay); readers test a title
+    for emptiness after this, since a Paper cleans its title, abstract and authors with it."""
+    return _CONTROL.sub("", text) if _CONTROL.search(text) else text
+
+
 _TITLE_DROP = re.compile(r"\\[a-zA-Z]+|[^\w\s]|_")
 
 
@@ -94,6 +105,16 @@ class Paper:
     organization: str | None = None
     github_repo: str | None = None
     ai_keywords: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Untrusted text: control characters (NUL, ESC, ...) carry no meaning in a title, an
+        # abstract or a name, and a NUL would make a written text digest unreadable ("binary").
+        if isinstance(self.title, str):
+            self.title = clean_text(self.title)
+        if isinstance(self.abstract, str):
+            self.abstract = clean_text(self.abstract)
+        if any(_CONTROL.search(a) for a in self.authors if isinstance(a, str)):
+            self.authors = [clean_text(a) if isinstance(a, str) else a for a in self.authors]
 
     @property
     def key(self) -> str:

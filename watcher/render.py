@@ -25,7 +25,8 @@ from pathlib import Path
 import jinja2
 
 from .errors import RenderError
-from .formats.text import DATE_FMT, one_line
+from .formats.text import one_line
+from .formats.text import utc_stamp as _utc_stamp
 from .models import Digest, Match
 
 TEMPLATE_NAMES = {"text": "digest.txt", "markdown": "digest.md", "html": "digest.html",
@@ -98,12 +99,12 @@ def slack_link(url: str | None, label: str) -> str:
 
 def utc_stamp(dt: datetime | None) -> str:
     """``YYYY-MM-DD HH:MM:SS`` in UTC, or "" (the text format's Date: line)."""
-    return dt.astimezone(timezone.utc).strftime(DATE_FMT) if dt else ""
+    return _utc_stamp(dt)
 
 
 def day(dt: datetime | None) -> str:
     """``YYYY-MM-DD`` in UTC, or ""."""
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%d") if dt else ""
+    return _utc_stamp(dt)[:10]
 
 
 def match_json(m: Match) -> dict:

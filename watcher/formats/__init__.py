@@ -80,9 +80,12 @@ def read(data: bytes, origin: str = "input", *, today: date | None = None,
 
 
 def decode_text(data: bytes, origin: str) -> str:
-    """``data`` as UTF-8 text, or an InputError naming the input."""
+    """``data`` as UTF-8 text without control characters (tab and line breaks stay), or an
+    InputError naming the input."""
+    from ..models import clean_text
+
     _head(data, origin)
     try:
-        return data.decode("utf-8-sig")
+        return clean_text(data.decode("utf-8-sig"))
     except UnicodeDecodeError as e:
         raise InputError(f"{origin}: not UTF-8 text (byte {e.start})") from None

@@ -89,10 +89,18 @@ def write(title: str, day: date, papers: list[Paper]) -> str:
     """Render ``papers`` (already in digest order) as a text digest."""
     parts = [f"{title} - {day.isoformat()}"]
     for p in papers:
-        stamp = p.published.astimezone(timezone.utc).strftime(DATE_FMT) if p.published else ""
+        stamp = utc_stamp(p.published)
         parts.append(f"{one_line(p.title)}\n\nAuthors:{', '.join(one_line(a) for a in p.authors)}"
                      f"\nDate:{stamp}\n\n{one_line(p.abstract)}")
     return "\n\n".join(parts)
+
+
+def utc_stamp(dt: datetime | None) -> str:
+    """``YYYY-MM-DD HH:MM:SS`` in UTC with a four-digit year (``strftime("%Y")`` writes ``604``
+    for the year 604 on glibc, which the reader rightly refuses), or "" for no date."""
+    if dt is None:
+        return ""
+    return dt.astimezone(timezone.utc).isoformat(sep=" ", timespec="seconds")[:19]
 
 
 def one_line(text: str) -> str:
