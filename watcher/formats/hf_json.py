@@ -18,19 +18,24 @@ without papers) is an empty listing; anything else that is not such JSON is an I
 from __future__ import annotations
 
 import json
+import re
 from datetime import date, datetime, timezone
 
 from ..errors import InputError
-from ..models import Paper, parse_arxiv_id
+from ..models import Paper, clean_text, parse_arxiv_id
 from . import Listing, decode_text
+
+
+# the key "paper": (a value "paper", say a keyword or a comment, is not the API's layout)
+PAPER_KEY = re.compile(r'"paper"\s*:')
 
 
 def sniff(head: str) -> bool:
     """A JSON array (or ``{"data": [...]}``) whose items have a ``"paper"`` object."""
     stripped = head.lstrip()
     if stripped.startswith("["):
-        return '"paper"' in stripped[:2000] and stripped[1:].lstrip().startswith("{")
-    return stripped.startswith("{") and '"data"' in stripped[:400] and '"paper"' in stripped[:4000]
+        return bool(PAPER_KEY.search(stripped[:2000])) and stripped[1:].lstrip().startswith("{")
+    return stripped.startswith("{") and '"data"' in stripped[:400] and bool(PAPER_KEY.search(stripped[:4000]))
 
 
 def _time(value) -> datetime | None:
@@ -58,7 +63,7 @@ def item_to_paper(item: object, where: str) -> Paper:
         raise InputError(f"{where}: not an object")
     paper = item.get("paper") if isinstance(item.get("paper"), dict) else item
     raw_title = paper.get("title") or item.get("title")
-    if not isinstance(raw_title, str) or not raw_title.strip():
+    if not isinstance(raw_title, str) or not clean_text(raw_title).strip():
         raise InputError(f"{where}: item has no title")
     raw_id = str(paper.get("id") or "")
     ident = parse_arxiv_id(raw_id)
@@ -92,7 +97,7 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     text = decode_text(data, origin)
     try:
         doc = json.loads(text)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:  # RecursionError: [[[[… nested past the stack
         raise InputError(f"{origin}: invalid JSON ({e}); the response may be truncated or an "
                          "error page") from None
     if isinstance(doc, dict) and isinstance(doc.get("data"), list):

@@ -12,8 +12,9 @@ import json
 from datetime import date, datetime, timezone
 
 from ..errors import InputError
-from ..models import Paper, parse_arxiv_id
+from ..models import Paper, clean_text, parse_arxiv_id
 from . import Listing, decode_text
+from .hf_json import PAPER_KEY
 
 _TITLE_KEYS = ('"title"',)
 
@@ -27,10 +28,10 @@ def sniff(head: str) -> bool:
     if stripped.startswith("{"):
         try:
             obj = json.loads(first)
-        except ValueError:
+        except (ValueError, RecursionError):
             return False
         return isinstance(obj, dict) and "title" in obj and "paper" not in obj
-    return '"title"' in stripped[:4000] and '"paper"' not in stripped[:4000]
+    return '"title"' in stripped[:4000] and not PAPER_KEY.search(stripped[:4000])
 
 
 def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
@@ -39,18 +40,20 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     if text.startswith("["):
         try:
             records = json.loads(text)
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:  # RecursionError: [[[[… nested past the stack
             raise InputError(f"{origin}: invalid JSON: {e}") from None
         numbered = list(enumerate(records, start=1))
         what = "item"
     else:
         numbered = []
-        for number, line in enumerate(text.splitlines(), start=1):
+        # split at "\n" only: str.splitlines() would also cut at U+2028 and friends, which JSON
+        # allows unescaped inside strings
+        for number, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
             try:
                 numbered.append((number, json.loads(line)))
-            except ValueError as e:
+            except (ValueError, RecursionError) as e:
                 raise InputError(f"{origin}: line {number}: invalid JSON: {e}") from None
         what = "line"
     papers = [record_to_paper(rec, f"{origin}: {what} {n}") for n, rec in numbered]
@@ -58,42 +61,105 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
 
 
 def _time(value) -> datetime | None:
-    if not value:
+    if not isinstance(value, str) or not value:
         return None
     try:
-        dt = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
     return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
 
 
+def _day(value) -> date | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return date.fromisoformat(value[:10])
+    except ValueError:
+        return None
+
+
+def _str(value) -> str | None:
+    """A string field: strings kept, numbers written out, anything else (lists, objects) None."""
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _int(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _strings(value) -> list[str]:
+    """A list of strings (author objects give their ``name``); other items are skipped."""
+    if not isinstance(value, list):
+        return []
+    out = []
+    for item in value:
+        if isinstance(item, dict):
+            item = item.get("name")
+        text = _str(item)
+        if text and text.strip():
+            out.append(" ".join(text.split()))
+    return out
+
+
+# watcher's own layout (``--to json``): the type each field must have.
+_OWN_TYPES = {"arxiv_id": str, "version": int, "abstract": str, "published": str, "updated": str,
+              "primary_category": str, "comment": str, "journal_ref": str, "doi": str, "url": str,
+              "announce_type": str, "upvotes": int, "source": str, "announced": str,
+              "author_count": int, "organization": str, "github_repo": str}
+_OWN_LISTS = ("authors", "categories", "ai_keywords")
+
+
+def _own_layout(rec: dict, where: str) -> Paper:
+    for key, kind in _OWN_TYPES.items():
+        value = rec.get(key)
+        if value is not None and (not isinstance(value, kind) or isinstance(value, bool)):
+            raise InputError(f"{where}: {key} must be a {kind.__name__} or null, not {type(value).__name__}")
+    for key in _OWN_LISTS:
+        value = rec.get(key)
+        if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+            raise InputError(f"{where}: {key} must be a list of strings")
+    clean = {k: v for k, v in rec.items() if v is not None}
+    if clean.get("arxiv_id"):
+        ident = parse_arxiv_id(clean["arxiv_id"])
+        if not ident:
+            raise InputError(f"{where}: arxiv_id {clean['arxiv_id']!r} is not an arXiv id")
+        clean["arxiv_id"] = ident[0]
+        clean.setdefault("version", ident[1])
+    try:
+        return Paper.from_json(clean)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"{where}: {e}") from None
+
+
 def record_to_paper(rec: object, where: str) -> Paper:
-    """One JSON record (any of the layouts above) as a Paper; InputError when it has no title."""
-    if not isinstance(rec, dict) or not isinstance(rec.get("title"), str) or not rec["title"].strip():
+    """One JSON record (any of the layouts above) as a Paper; InputError when it has no title
+    or (in watcher's own layout) a field of the wrong type. Fields of other layouts that have
+    an unexpected type are left unknown."""
+    if not isinstance(rec, dict) or not isinstance(rec.get("title"), str) or not clean_text(rec["title"]).strip():
         raise InputError(f"{where}: not a paper record (needs a \"title\" string)")
     if "arxiv_id" in rec or "announce_type" in rec:  # watcher's own layout
-        try:
-            return Paper.from_json(rec)
-        except (TypeError, ValueError) as e:
-            raise InputError(f"{where}: {e}") from None
-    ident = parse_arxiv_id(str(rec.get("id") or rec.get("abs") or ""))
-    authors = [a["name"] if isinstance(a, dict) else str(a) for a in rec.get("authors") or []]
-    categories = [str(c) for c in rec.get("categories") or []]
-    file_date = rec.get("file_date")
+        return _own_layout(rec, where)
+    ident = parse_arxiv_id(_str(rec.get("id")) or _str(rec.get("abs")) or "")
+    categories = _strings(rec.get("categories"))
     return Paper(
         title=" ".join(rec["title"].split()),
         arxiv_id=ident[0] if ident else None,
         version=ident[1] if ident else None,
-        authors=authors,
-        abstract=" ".join(str(rec.get("summary") or rec.get("abstract") or "").split()),
-        published=_time(rec.get("published") or rec.get("paper_publishedAt")),
+        authors=_strings(rec.get("authors")),
+        abstract=" ".join((_str(rec.get("summary")) or _str(rec.get("abstract")) or "").split()),
+        published=_time(rec.get("published")) or _time(rec.get("paper_publishedAt")),
         categories=categories,
         primary_category=categories[0] if categories else None,
-        comment=rec.get("comment") or None,
-        url=rec.get("abs") or None,
-        upvotes=rec.get("upvotes"),
-        ai_keywords=list(rec.get("ai_keywords") or []),
-        github_repo=rec.get("githubRepo") or None,
-        announced=date.fromisoformat(file_date[:10]) if isinstance(file_date, str) else None,
+        comment=_str(rec.get("comment")),
+        url=_str(rec.get("abs")),
+        upvotes=_int(rec.get("upvotes")),
+        ai_keywords=_strings(rec.get("ai_keywords")),
+        github_repo=_str(rec.get("githubRepo")),
+        announced=_day(rec.get("file_date")),
         source="json",
     )
