@@ -16,7 +16,7 @@ from datetime import date, datetime
 from ..errors import InputError
 from ..models import Paper, parse_arxiv_id
 from . import Listing
-from .xmlsafe import gc_paused, iter_ends
+from .xmlsafe import gc_paused, is_xml, iter_ends
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 ARXIV = "{http://arxiv.org/schemas/atom}"
@@ -38,7 +38,7 @@ class ArxivApiError(InputError):
 
 def sniff(head: str) -> bool:
     """An Atom feed from the arXiv API (OpenSearch counters or an api/query link)."""
-    return "<feed" in head and ("opensearch" in head or "arxiv.org/api" in head)
+    return is_xml(head) and "<feed" in head and ("opensearch" in head or "arxiv.org/api" in head)
 
 
 def _time(value: str | None) -> datetime | None:

@@ -15,7 +15,7 @@ from datetime import date, datetime, timezone
 from ..errors import InputError
 from ..models import Paper, parse_arxiv_id
 from . import Listing
-from .xmlsafe import gc_paused, iter_ends, text
+from .xmlsafe import gc_paused, is_xml, iter_ends, text
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
 AX = "{http://arxiv.org/OAI/arXiv/}"
@@ -34,7 +34,7 @@ class OaiError(InputError):
 
 def sniff(head: str) -> bool:
     """An OAI-PMH response."""
-    return "<OAI-PMH" in head
+    return is_xml(head) and "<OAI-PMH" in head
 
 
 def _day(value: str) -> datetime | None:

@@ -23,7 +23,7 @@ from datetime import date, datetime
 from ..errors import InputError
 from ..models import Paper, parse_arxiv_id
 from . import Listing
-from .xmlsafe import check_prolog, looks_like_html, not_xml_error
+from .xmlsafe import check_prolog, is_xml, looks_like_html, not_xml_error
 
 ANNOUNCE_TYPES = ("new", "cross", "replace", "replace-cross")
 _DESC_RE = re.compile(r"^\s*arXiv:\S+\s+Announce Type:\s*(?P<type>[\w-]+)\s*(?:Abstract:\s*)?", re.S)
@@ -37,7 +37,7 @@ _NOT_AUTHORS = re.compile(r"^(et al\.?|\(?\d+ additional authors? not shown\)?)$
 
 def sniff(head: str) -> bool:
     """RSS 2.0, RDF, or an Atom feed from rss.arxiv.org (the API's Atom is arxiv_atom's)."""
-    return ("<rss" in head or "<rdf:RDF" in head
+    return is_xml(head) and ("<rss" in head or "<rdf:RDF" in head
             or ("<feed" in head and ("rss.arxiv.org" in head or "announce_type" in head)))
 
 

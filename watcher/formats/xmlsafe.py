@@ -47,6 +47,13 @@ def check_prolog(data: bytes, origin: str) -> str:
         i = end + skip
 
 
+def is_xml(head: str) -> bool:
+    """True when the text starts like markup (``<``, after a BOM and white space): the XML
+    readers' sniffs look for their root names only in such text, so that a text digest or a
+    JSON listing quoting ``<rss`` or ``<OAI-PMH`` in an abstract is not taken for XML."""
+    return head.lstrip("\ufeff \t\r\n").startswith("<")
+
+
 def looks_like_html(data: bytes) -> bool:
     """True when ``data`` starts like an HTML page (a proxy or server error page)."""
     head = data[:512].lstrip().lower()
