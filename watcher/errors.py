@@ -44,8 +44,13 @@ class QuerySyntaxError(ConfigError):
         super().__init__(problem, **kw)
 
     def caret(self) -> str:
-        """The query and a caret under the problem, for multi-line display."""
-        return f"{self.query}\n{' ' * self.position}^"
+        """The query's line that holds the problem and a caret under it, for display (a query
+        from a multi-line TOML string shows only its offending line, tabs as spaces)."""
+        start = self.query.rfind("\n", 0, self.position) + 1
+        end = self.query.find("\n", self.position)
+        line = self.query[start:end if end >= 0 else len(self.query)]
+        line = "".join(" " if c.isspace() else c for c in line)
+        return f"{line}\n{' ' * (self.position - start)}^"
 
 
 class InputError(WatcherError):
