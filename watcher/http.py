@@ -143,6 +143,14 @@ class HttpClient:
                 self.sleep(self.min_interval - (now - last))
             self._last[domain] = time.monotonic()
 
+    def _done(self, host: str) -> None:
+        """Count the interval from the end of a request too: a slow connect or body must not
+        let the next request reach the server sooner than ``min_interval`` after this one."""
+        domain = self._polite(host)
+        if domain is not None:
+            with self._lock:
+                self._last[domain] = time.monotonic()
+
     def _delay(self, attempt: int) -> float:
         base = min(self.max_backoff, self.backoff * (2 ** attempt))
         return base * random.uniform(0.5, 1.5)
@@ -172,7 +180,10 @@ class HttpClient:
         while True:
             self._wait_turn(host)
             try:
-                status, resp_headers, body = self._send(request, limit, shown)
+                try:
+                    status, resp_headers, body = self._send(request, limit, shown)
+                finally:
+                    self._done(host)
             except httpx.UnsupportedProtocol as e:
                 raise SourceError(f"GET {shown}: {e}; check the source's url") from None
             except (httpx.TransportError, httpx.DecodingError) as e:
