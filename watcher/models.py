@@ -44,8 +44,10 @@ def parse_arxiv_id(text: str | None) -> tuple[str, int | None] | None:
 
 
 # C0 controls except tab and line breaks (the formats fold those), DEL and the C1 controls
-# (mis-decoded cp1252 at best; Python counts some of them as line breaks or spaces).
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# (mis-decoded cp1252 at best; Python counts some of them as line breaks or spaces), and the
+# bidirectional embedding / override / isolate controls, with which a title could reverse
+# how the text after it is displayed ("Trojan Source" spoofing).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def clean_text(text: str) -> str:
