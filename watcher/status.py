@@ -7,17 +7,18 @@ from datetime import datetime
 
 from .config import Config
 from .errors import StoreError
-from .schedule import trigger_for
-from .store import Store
+from .schedule import missed_since, next_fire as _next_fire
+from .store import Store, parse_time
 
 
 def _ago(text: str | None) -> str:
     return text or "never"
 
 
-def next_fire(dcfg, tz, now: datetime) -> datetime | None:
-    """The digest's next scheduled time after ``now``."""
-    return trigger_for(dcfg, tz).get_next_fire_time(None, now)
+def next_fire(dcfg, tz, now: datetime, last_success: datetime | None = None) -> datetime:
+    """The digest's next scheduled time after ``now`` (an ``every`` schedule counts from its
+    last successful run)."""
+    return _next_fire(dcfg, tz, now, anchor=last_success)
 
 
 def status_text(config: Config, now: datetime) -> str:
