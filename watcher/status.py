@@ -72,8 +72,8 @@ def status_text(config: Config, now: datetime) -> str:
             else:
                 when = _local(next_fire(d, tz, now, last_ok), tz)
             sched = f"every {st_every(d)}" if d.every else f"schedule {d.schedule!r}"
-            lines.append(f"  {name} ({sched}): last run {_ago(st.get('last_run'), tz)} "
-                         f"({st.get('last_status') or '-'}); next {when}")
+            lines.append(f"  {name}: last run {_ago(st.get('last_run'), tz)} "
+                         f"({st.get('last_status') or '-'}); next {when} [{sched}]")
             if st.get("last_status") == "failed" and st.get("last_error"):
                 lines.append(f"    last run failed: {st['last_error']}")
             if missed is not None:
