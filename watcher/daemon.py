@@ -141,10 +141,10 @@ class Daemon:
         self._runner.start()
         self.scheduler = BackgroundScheduler(timezone=self.config.settings.timezone)
         self.scheduler.add_job(lambda: None, "interval", seconds=WAKE_EVERY, id="__wake__")
-        self._schedule(self.config, catch_up=set(self.config.digests))
-        self.scheduler.start()
         log.info("watcher run: started (pid %d, config %s, database %s, %d digests)", os.getpid(),
                  self.config_path, self.config.settings.database, len(self.config.digests))
+        self._schedule(self.config, catch_up=set(self.config.digests))
+        self.scheduler.start()
         notify("READY=1")
         while True:
             try:
@@ -191,8 +191,14 @@ class Daemon:
         changed = {n for n, d in new.digests.items()
                    if n not in old.digests or _schedule_key(old.digests[n]) != _schedule_key(d)}
         self.config = new
+        try:
+            self._schedule(new, catch_up=changed)  # reads the database before changing any job
+        except WatcherError as e:
+            self.config = old
+            log.error("reload failed, still running the previous config: %s", e)
+            notify("READY=1")
+            return
         mask_secrets_of(new)
-        self._schedule(new, catch_up=changed)
         log.info("config reloaded from %s (%d digests)", self.config_path, len(new.digests))
         notify("READY=1")
 
@@ -203,7 +209,8 @@ class Daemon:
             return {n: parse_time(store.digest_state(n).get("last_success")) for n in config.digests}
 
     def _schedule(self, config: Config, catch_up: set[str]) -> None:
-        """(Re)create one job per digest; queue the digests of ``catch_up`` that missed a run."""
+        """(Re)create one job per digest; queue the digests of ``catch_up`` that missed a run.
+        Reads the database first: when that fails, no job has changed."""
         now = self.clock()
         last = self._last_success(config)
         due = catch_ups(config, last, now, only=catch_up)
