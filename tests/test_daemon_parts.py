@@ -88,7 +88,7 @@ def test_arxiv_digest_on_a_holiday_says_so(tmp_path):
     report = run_once(config, Cycle(now=thanksgiving, digests=["arxiv"]), fetch=False)
     assert report.ok
     body = (tmp_path / "digests" / "arxiv-2025-11-28.md").read_text()
-    assert "No new papers: no arXiv announcement on Thu 27 Nov 2025 (holiday: Thanksgiving)." in body
+    assert "no arXiv announcement on Thu 27 Nov 2025 (holiday: Thanksgiving)." in body
 
 
 def test_arxiv_digest_on_a_holiday_logs_it_when_not_sending(tmp_path, caplog):

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import os
-
-import jinja2
+from datetime import datetime, timezone
 
 from .config import Config
-from .render import TEMPLATE_NAMES, environment
+from .errors import DeliveryError
+from .render import TEMPLATE_NAMES, render
 
 
 def check_config(config: Config) -> tuple[list[str], str]:
     """Problems found (each one line, naming file and key) and a summary when there are none.
 
-    The config itself was validated when loaded; this adds the templates (they must compile),
+    The config itself was validated when loaded; this adds the templates (each must render the sample digest),
     the secrets (the named environment variables must be set), example files and the database
     folder. Secret values are never printed.
     """
@@ -22,15 +22,7 @@ def check_config(config: Config) -> tuple[list[str], str]:
     templates_dir = config.settings.templates_dir
     if templates_dir and not templates_dir.is_dir():
         problems.append(f"{where}: watcher.templates_dir: {templates_dir} is not a folder")
-    env = environment(str(templates_dir) if templates_dir else None)
-    for fmt, name in TEMPLATE_NAMES.items():
-        try:
-            env.get_template(name)
-        except jinja2.TemplateNotFound:
-            if fmt not in ("text", "json"):
-                problems.append(f"template {name}: not found")
-        except jinja2.TemplateSyntaxError as e:
-            problems.append(f"template {e.filename or name}: line {e.lineno}: {e.message}")
+    problems += check_templates(str(templates_dir) if templates_dir else None)
     for ch in config.channels.values():
         for key in ("password_env", "webhook_url_env", "url_env"):
             var = getattr(ch, key)
@@ -49,3 +41,27 @@ def check_config(config: Config) -> tuple[list[str], str]:
     summary = (f"{where}: OK — {len(config.sources)} sources, {len(config.profiles)} profiles, "
                f"{len(config.digests)} digests, {len(config.channels)} channels")
     return problems, summary
+
+
+def check_templates(templates_dir: str | None) -> list[str]:
+    """Render every format's template (the user's where present) with the test-deliver sample
+    digest; one problem line per template that fails, or whose Slack/JSON output does not parse."""
+    import json
+
+    from .deliver.slack import split_messages
+    from .testdeliver import sample_digest
+
+    digest = sample_digest(datetime.now(timezone.utc), timezone.utc)
+    problems = []
+    for fmt, name in TEMPLATE_NAMES.items():
+        try:
+            out = render(digest, fmt, templates_dir)
+            if fmt == "slack":
+                split_messages(json.loads(out))
+            elif fmt == "json":
+                json.loads(out)
+        except DeliveryError as e:
+            problems.append(str(e))
+        except ValueError as e:
+            problems.append(f"template {name}: output is not valid {fmt} JSON ({e})")
+    return problems

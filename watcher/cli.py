@@ -280,7 +280,7 @@ def check(ctx: Context) -> None:
 @pass_ctx
 @handle_errors
 def status(ctx: Context) -> None:
-    """Sources: last fetch, last error, counts. Digests: last run, deliveries, next fire time."""
+    """Show sources (last fetch, errors, counts) and digests (last run, next fire, deliveries)."""
     from .status import status_text
 
     click.echo(status_text(ctx.config, now_utc()))
@@ -303,7 +303,7 @@ def explain(ctx: Context, paper, profile) -> None:
         found = store.find(paper)
         if found is None:
             raise InputError(f"{paper}: no such paper in {config.settings.database}")
-        matcher = matchers_for(config, [profile], store)[0]
+        matcher = matchers_for(config, [profile], store.get)[0]
         m = matcher.explain(found)
         selected = matcher.score(found) is not None
     click.echo(f"{found.title}")

@@ -210,7 +210,7 @@ class _Reader:
             if key not in data:
                 if default is REQUIRED:
                     raise self.fail(f"{where}.{key}", "required key is missing")
-                out[key] = default
+                out[key] = tuple(default) if isinstance(default, list) else default
                 continue
             out[key] = self.value(f"{where}.{key}", data[key], typ)
         return out

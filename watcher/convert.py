@@ -42,12 +42,20 @@ def read_input(spec: str, stdin: BinaryIO | None, today: date | None) -> formats
 
 
 def dedupe(papers: list[Paper]) -> list[Paper]:
-    """Each paper once (by identity), first occurrence kept, order kept."""
-    seen, out = set(), []
+    """Each paper once, by the store's identity rules (arXiv id, else title fingerprint, and an
+    id-less listing merges with the entry that has the id); first occurrence's place is kept."""
+    from .store import merge
+
+    out: list[Paper] = []
+    where: dict[str, int] = {}
     for p in papers:
-        if p.key not in seen:
-            seen.add(p.key)
+        i = where.get(p.key, where.get("title:" + p.fingerprint))
+        if i is None:
+            i = len(out)
             out.append(p)
+        else:
+            out[i] = merge(out[i], p)
+        where[out[i].key] = where["title:" + out[i].fingerprint] = i
     return out
 
 
@@ -76,27 +84,17 @@ def _select(config, profile: str, papers: list[Paper], limit: int | None, now: d
     from dataclasses import replace
 
     from .errors import ConfigError
-    from .match import ProfileMatcher, select
-    from .pipeline import load_example_papers
+    from .match import select
+    from .pipeline import matchers_for
 
     if profile not in config.profiles:
         raise ConfigError(f"no profile named {profile!r} (defined: {', '.join(config.profiles) or 'none'})",
                           path=str(config.path))
-    prof = config.profiles[profile]
     if limit:
-        prof = replace(prof, max_papers=limit)
+        config = replace(config, profiles={**config.profiles,
+                                           profile: replace(config.profiles[profile], max_papers=limit)})
     by_key = {p.key: p for p in papers}
-    examples = []
-    for ex in load_example_papers(replace(prof, examples=tuple(
-            e for e in prof.examples if (prof.base_dir / e).exists())), None):
-        examples.append(ex)
-    from .models import parse_arxiv_id
-
-    for e in prof.examples:
-        ident = parse_arxiv_id(e)
-        if ident and not (prof.base_dir / e).exists() and ident[0] in by_key:
-            examples.append(by_key[ident[0]])
-    return select(papers, [ProfileMatcher(prof, examples)], now)
+    return select(papers, matchers_for(config, [profile], by_key.get), now)
 
 
 def _json(m: Match, scored: bool) -> dict:

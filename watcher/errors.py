@@ -6,6 +6,7 @@
     ├── InputError               an input listing that cannot be read (exit 2 for convert)
     ├── SourceError              a source failed to fetch or parse (stored, exit 1)
     ├── DeliveryError            a channel refused or failed a delivery (stored, exit 1)
+    │   └── RenderError          a template is missing or failed (fails that channel only)
     └── StoreError               the database cannot be opened or written
 
 Every message is meant for a person: it says what failed and, where it can, what to check.
@@ -57,6 +58,11 @@ class SourceError(WatcherError):
 
 class DeliveryError(WatcherError):
     """A channel could not deliver a digest."""
+
+
+class RenderError(DeliveryError):
+    """A template (shipped or the user's) is missing, does not compile or failed to render.
+    It fails the delivery it belongs to, so other channels still go out."""
 
 
 class StoreError(WatcherError):

@@ -1,26 +1,281 @@
-"""HTTP (interim: a plain fetch for convert; replaced by the shared polite client)."""
+"""The one HTTP client every source uses (SPEC §6 "Politeness").
+
+:class:`HttpClient` wraps one ``httpx.Client`` and adds what the sources need, in one place:
+
+* a timeout on every request and the configured User-Agent;
+* at most one request every ``min_interval`` seconds (3 s) to arXiv (all its hosts together);
+* retries with exponential backoff and jitter on connection errors, timeouts, broken bodies and
+  HTTP 429/500/502/503/504, honouring ``Retry-After`` (seconds or an HTTP date) up to a cap;
+* a maximum response size, enforced while streaming (a larger body is an error, never an
+  out-of-memory), gzip decoding by httpx, and ``file://`` URLs read from disk;
+* conditional GET: give the saved ETag / Last-Modified, get back ``not_modified`` on 304.
+
+Every failure is raised as :class:`watcher.errors.SourceError` (or :class:`HttpStatusError`, a
+SourceError that keeps the status and body) with a message that says what to check.
+"""
 
 from __future__ import annotations
 
+import email.utils
+import random
+import threading
+import time
+from dataclasses import dataclass
+from datetime import timezone
+from urllib.parse import urlsplit, urlunsplit
+
 import httpx
 
-from .errors import InputError
+from .errors import InputError, SourceError
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+ARXIV_HOSTS = ("arxiv.org",)  # the host and all its subdomains (export., rss., oaipmh.)
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 
 
-def fetch_url(url: str, timeout: float = 30.0) -> bytes:
-    """GET ``url`` and return the body; InputError on failure."""
-    if url.startswith("file://"):
-        from urllib.parse import urlparse
+@dataclass
+class Response:
+    """A finished GET: the body (empty when ``not_modified``) and the validators to save."""
+
+    url: str
+    status: int
+    content: bytes = b""
+    etag: str | None = None
+    last_modified: str | None = None
+    not_modified: bool = False
+
+
+class HttpStatusError(SourceError):
+    """The server answered with an error status; ``status`` and ``body`` are kept so a source
+    can read an error document (the arXiv API answers 400 with an Atom error feed)."""
+
+    def __init__(self, message: str, status: int, body: bytes):
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
+def safe_url(url: str) -> str:
+    """``url`` without user name or password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.username or parts.password:
+        host = parts.hostname or ""
+        if parts.port:
+            host += f":{parts.port}"
+        parts = parts._replace(netloc=host)
+    return urlunsplit(parts)
+
+
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date), else None."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    now = time.time() if now is None else now
+    return max(0.0, when.timestamp() - now)
+
+
+class HttpClient:
+    """A polite, bounded HTTP client; one instance is shared by all sources of a process.
+
+    All delays are parameters so tests can shrink them: ``min_interval`` (per polite host),
+    ``backoff`` (first retry delay, doubled each attempt, with ±50% jitter, capped at
+    ``max_backoff``), ``retry_after_cap`` (a longer ``Retry-After`` is an error, not a wait).
+    """
+
+    def __init__(self, user_agent: str = "watcher", *, timeout: float = 30.0,
+                 min_interval: float = 3.0, polite_hosts: tuple[str, ...] = ARXIV_HOSTS,
+                 retries: int = 4, backoff: float = 2.0, max_backoff: float = 60.0,
+                 retry_after_cap: float = 300.0, max_bytes: int = DEFAULT_MAX_BYTES,
+                 transport: httpx.BaseTransport | None = None, sleep=time.sleep):
+        self.user_agent = user_agent
+        self.timeout = timeout
+        self.min_interval = min_interval
+        self.polite_hosts = polite_hosts
+        self.retries = retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.retry_after_cap = retry_after_cap
+        self.max_bytes = max_bytes
+        self.sleep = sleep
+        self._last: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self._client = httpx.Client(headers={"User-Agent": user_agent}, follow_redirects=True,
+                                    transport=transport, timeout=timeout)
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        self._client.close()
+
+    def __enter__(self) -> "HttpClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- politeness ---------------------------------------------------------------------
+
+    def _polite(self, host: str) -> str | None:
+        """The polite domain ``host`` belongs to (all of arXiv shares one), else None."""
+        for domain in self.polite_hosts:
+            if host == domain or host.endswith("." + domain) or domain == "*":
+                return domain
+        return None
+
+    def _wait_turn(self, host: str) -> None:
+        """Sleep until ``min_interval`` has passed since the last request to the same polite
+        domain (export.arxiv.org and rss.arxiv.org count as one: arXiv)."""
+        domain = self._polite(host)
+        if domain is None:
+            return
+        with self._lock:
+            last = self._last.get(domain)
+            now = time.monotonic()
+            if last is not None and now - last < self.min_interval:
+                self.sleep(self.min_interval - (now - last))
+            self._last[domain] = time.monotonic()
+
+    def _delay(self, attempt: int) -> float:
+        base = min(self.max_backoff, self.backoff * (2 ** attempt))
+        return base * random.uniform(0.5, 1.5)
+
+    # --- requests -----------------------------------------------------------------------
+
+    def get(self, url: str, *, params: dict | None = None, etag: str | None = None,
+            last_modified: str | None = None, timeout: float | None = None,
+            max_bytes: int | None = None) -> Response:
+        """GET ``url`` politely; SourceError (HttpStatusError for error statuses) on failure."""
+        if url.startswith("file://"):
+            return self._file(url, max_bytes or self.max_bytes)
+        headers = {}
+        if etag:
+            headers["If-None-Match"] = etag
+        if last_modified:
+            headers["If-Modified-Since"] = last_modified
+        try:
+            request = self._client.build_request("GET", url, params=params, headers=headers,
+                                                 timeout=timeout or self.timeout)
+        except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError) as e:
+            raise SourceError(f"{safe_url(url)}: not a usable URL ({e}); check the source's url") from None
+        shown = safe_url(str(request.url))
+        host = request.url.host
+        limit = max_bytes or self.max_bytes
+        attempt = 0
+        while True:
+            self._wait_turn(host)
+            try:
+                status, resp_headers, body = self._send(request, limit, shown)
+            except httpx.UnsupportedProtocol as e:
+                raise SourceError(f"GET {shown}: {e}; check the source's url") from None
+            except (httpx.TransportError, httpx.DecodingError) as e:
+                problem = _describe(e)
+                if attempt >= self.retries:
+                    raise SourceError(f"GET {shown}: {problem} ({attempt + 1} tries); check the "
+                                      "network connection and the source's url") from None
+                self.sleep(self._delay(attempt))
+                attempt += 1
+                continue
+            except httpx.HTTPError as e:  # too many redirects, invalid headers, ...
+                raise SourceError(f"GET {shown}: {_describe(e)}; check the source's url") from None
+            if status == 304:
+                return Response(shown, status, b"", etag, last_modified, not_modified=True)
+            if status in RETRY_STATUSES:
+                wait = parse_retry_after(resp_headers.get("retry-after"))
+                if wait is not None and wait > self.retry_after_cap:
+                    raise HttpStatusError(
+                        f"GET {shown}: HTTP {status}, the server asks to wait {wait:.0f} s; "
+                        "it will be tried again on the next run", status, body)
+                if attempt >= self.retries:
+                    raise HttpStatusError(
+                        f"GET {shown}: HTTP {status} {_reason(status)} ({attempt + 1} tries); "
+                        "the server may be down or overloaded, try again later", status, body)
+                self.sleep(wait if wait is not None else self._delay(attempt))
+                attempt += 1
+                continue
+            if status >= 400:
+                raise HttpStatusError(f"GET {shown}: HTTP {status} {_reason(status)}; check the "
+                                      "source's url and query", status, body)
+            return Response(shown, status, body, resp_headers.get("etag"),
+                            resp_headers.get("last-modified"))
+
+    def _send(self, request: httpx.Request, limit: int, shown: str):
+        """Send once, streaming the body and stopping as soon as it exceeds ``limit``."""
+        response = self._client.send(request, stream=True)
+        try:
+            declared = response.headers.get("content-length")
+            if declared and declared.isdigit() and int(declared) > limit \
+                    and "content-encoding" not in response.headers:
+                raise SourceError(f"GET {shown}: response of {int(declared):,} bytes is larger "
+                                  f"than the limit of {limit:,} bytes")
+            chunks, size = [], 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > limit:
+                    raise SourceError(f"GET {shown}: response is larger than the limit of "
+                                      f"{limit:,} bytes")
+                chunks.append(chunk)
+            return response.status_code, response.headers, b"".join(chunks)
+        finally:
+            response.close()
+
+    def _file(self, url: str, limit: int) -> Response:
         from urllib.request import url2pathname
 
+        path = url2pathname(urlsplit(url).path)
         try:
-            with open(url2pathname(urlparse(url).path), "rb") as f:
-                return f.read()
+            with open(path, "rb") as f:
+                data = f.read(limit + 1)
         except OSError as e:
-            raise InputError(f"{url}: cannot read: {e.strerror}") from None
+            raise SourceError(f"{url}: cannot read: {e.strerror}; check the path") from None
+        if len(data) > limit:
+            raise SourceError(f"{url}: file is larger than the limit of {limit:,} bytes")
+        return Response(url, 200, data)
+
+
+def _reason(status: int) -> str:
+    return httpx.codes.get_reason_phrase(status)
+
+
+def _describe(e: Exception) -> str:
+    if isinstance(e, httpx.TimeoutException):
+        return "timed out"
+    if isinstance(e, httpx.ConnectError):
+        return f"cannot connect ({e})"
+    if isinstance(e, httpx.RemoteProtocolError):
+        return f"connection broken before the response was complete ({e})"
+    if isinstance(e, httpx.DecodingError):
+        return f"response body could not be decoded ({e})"
+    return f"network error ({e.__class__.__name__}: {e})"
+
+
+_shared: dict[str, HttpClient] = {}
+_shared_lock = threading.Lock()
+
+
+def shared_client(user_agent: str) -> HttpClient:
+    """The process-wide client for ``user_agent`` (one rate limit per host for all sources)."""
+    with _shared_lock:
+        if user_agent not in _shared:
+            _shared[user_agent] = HttpClient(user_agent)
+        return _shared[user_agent]
+
+
+def client_for(ctx) -> HttpClient:
+    """The client of a :class:`~watcher.sources.SourceContext`: its own, else the shared one."""
+    return ctx.http if ctx.http is not None else shared_client(ctx.user_agent)
+
+
+def fetch_url(url: str, timeout: float = 30.0, user_agent: str = "watcher") -> bytes:
+    """GET ``url`` (http, https or file) for ``watcher convert``; InputError on failure."""
     try:
-        r = httpx.get(url, timeout=timeout, follow_redirects=True, headers={"User-Agent": "watcher"})
-        r.raise_for_status()
-    except httpx.HTTPError as e:
-        raise InputError(f"{url}: {e}") from None
-    return r.content
+        return shared_client(user_agent).get(url, timeout=timeout).content
+    except SourceError as e:
+        raise InputError(str(e)) from None

@@ -1,48 +1,210 @@
-"""Matching papers against profiles (interim: plain terms and phrases; replaced by the full matcher)."""
+"""Matching papers against profiles: which papers a profile selects, with a score and reasons.
+
+Pure: no I/O, no clock. A paper enters a profile in any of three ways, and then must pass the
+cuts::
+
+    ways in:  the query matches | a followed author wrote it | it is similar to an example
+    cuts:     categories (when the paper's are known) | exclude query | min_score
+
+The score adds up, with reasons, best first:
+
+* each query term found: its idf (rare terms weigh more, see :mod:`watcher.docfreq`), times
+  TITLE_WEIGHT in the title, times 1 (+ a little for repeats) in the abstract;
+* each followed author: AUTHOR_BOOST;
+* similarity to the closest example: EXAMPLE_WEIGHT x cosine, counted from SIMILAR_MIN up;
+* Hugging Face upvotes: ln(1 + upvotes).
+
+:func:`select` merges profiles: each paper once, under its best profile, with the reasons of
+every profile that matched; per-profile ``max_papers``; best first, ties newest first.
+"""
 
 from __future__ import annotations
 
-import re
+import math
+from collections import defaultdict
+from typing import Iterable, Sequence
 
+from .docfreq import DocFreq, default_doc_freq
+from .index import Batch, prepare, similarity
 from .models import Match, Paper
-from .query import parse_query
+from .query import Term, parse_query
+from .text import name_key, same_person
+
+TITLE_WEIGHT = 2.0
+AUTHOR_TERM_WEIGHT = 2.0  # a query word found in the author list
+AUTHOR_BOOST = 5.0  # a followed author
+EXAMPLE_WEIGHT = 10.0
+SIMILAR_MIN = 0.25  # cosine from which a paper counts as similar to an example
+
+__all__ = ["ProfileMatcher", "select", "prepare", "Batch"]
 
 
 class ProfileMatcher:
-    """Scores papers for one profile."""
+    """Scores papers for one :class:`~watcher.config.Profile`; the queries are parsed once.
 
-    def __init__(self, profile, example_papers=()):
+    ``example_papers`` are the profile's examples, already resolved to papers by the caller.
+    ``doc_freq`` defaults to the shipped table.
+    """
+
+    def __init__(self, profile, example_papers: Sequence[Paper] = (), doc_freq: DocFreq | None = None):
         self.profile = profile
-        self.groups = parse_query(profile.query) if profile.query else []
+        self.doc_freq = doc_freq or default_doc_freq()
+        self.query = parse_query(profile.query) if profile.query else None
+        self.exclude = parse_query(profile.exclude) if profile.exclude else None
+        self.terms = self.query.positive_terms() if self.query else []
+        self.weights = {t: self.doc_freq.phrase_idf(t.words) for t in self.terms}
+        self.authors = [(a, k) for a in profile.authors if (k := name_key(a))]
+        self.categories = frozenset(c.lower().removesuffix(".*") for c in profile.categories)
+        self.examples = [(_label(p), self._vector(p)) for p in example_papers]
 
-    def explain(self, paper: Paper) -> Match:
-        """Score and reasons, also for a paper that does not match."""
-        text = f"{paper.title} {paper.abstract}".lower()
-        reasons, score = [], 0.0
-        for group in self.groups:
-            if all(re.search(rf"\b{re.escape(t)}\b", text) for t in group):
-                reasons += [f'all: "{t}"' for t in group]
-                score += len(group)
-        return Match(paper, score, reasons, self.profile.name)
+    def _vector(self, paper: Paper) -> dict[str, float]:
+        doc = prepare([paper]).docs[0]
+        bag = set(doc.title.split()) | set(doc.abstract.split())
+        return {w: v for w in bag if (v := self.doc_freq.vector_weight(w))}
 
     def score(self, paper: Paper) -> Match | None:
-        """The match, or None when the paper does not match."""
-        m = self.explain(paper)
-        return m if m.score > 0 and m.score >= self.profile.min_score else None
+        """The match of ``paper``, or None when the profile does not select it."""
+        return self.score_batch(prepare([paper])).get(0)
+
+    def explain(self, paper: Paper) -> Match:
+        """Score and reasons, also for a paper the profile does not select (then the reasons
+        say why not, e.g. ``excluded by ti:survey``)."""
+        return self._judge(prepare([paper]), [0], explain=True)[0]
+
+    def score_batch(self, batch: Batch) -> dict[int, Match]:
+        """The selected papers of a prepared batch, by position in the batch."""
+        return self._judge(batch, None, explain=False)
+
+    def _judge(self, batch: Batch, only: list[int] | None, explain: bool) -> dict[int, Match]:
+        matched = batch.evaluate(self.query.root) if self.query else set()
+        by_author = self._authors(batch)
+        similar = self._similar(batch)
+        candidates = only if only is not None else (
+            matched | by_author.keys() | {i for i, (s, _) in similar.items() if s >= SIMILAR_MIN})
+        excluded = batch.evaluate(self.exclude.root) if self.exclude else set()
+        out: dict[int, Match] = {}
+        for i in candidates:
+            doc = batch.docs[i]
+            scored: list[tuple[float, str]] = []
+            if i in matched:
+                scored += self._term_reasons(batch, i)
+            for name in by_author.get(i, ()):
+                scored.append((AUTHOR_BOOST, f"author: {name}"))
+            sim, label = similar.get(i, (0.0, ""))
+            if sim >= SIMILAR_MIN:
+                scored.append((EXAMPLE_WEIGHT * sim, f"similar to {label}"))
+            why_not = []
+            if not scored:
+                why_not.append(self._no_match(batch, i, sim, label))
+            elif doc.paper.upvotes:
+                scored.append((math.log1p(doc.paper.upvotes), f"{doc.paper.upvotes} upvotes"))
+            score = round(sum(s for s, _ in scored), 3)
+            if self.categories and doc.categories and not (self.categories & doc.categories):
+                why_not.append(f"category not in {', '.join(self.profile.categories)}")
+            if i in excluded:
+                hits = [t.syntax() for t in self.exclude.positive_terms() if i in batch.hits(t)]
+                why_not.append(f"excluded by {', '.join(hits) or self.profile.exclude}")
+            if scored and score < self.profile.min_score:
+                why_not.append(f"score {score:g} below min_score {self.profile.min_score:g}")
+            if why_not and not explain:
+                continue
+            scored.sort(key=lambda sr: -sr[0])
+            out[i] = Match(doc.paper, score, [r for _, r in scored] + why_not, self.profile.name)
+        return out
+
+    def _term_reasons(self, batch: Batch, i: int) -> list[tuple[float, str]]:
+        out = []
+        for term in self.terms:
+            hit = batch.hits(term).get(i)
+            if hit is None or term.field == "cat":
+                continue
+            idf = self.weights[term]
+            title = TITLE_WEIGHT * idf if hit.title else 0.0
+            abstract = idf * (1 + 0.5 * math.log(hit.abstract)) if hit.abstract else 0.0
+            author = AUTHOR_TERM_WEIGHT if hit.author else 0.0
+            field = "ti" if hit.title else "abs" if hit.abstract else "au"
+            out.append((title + abstract + author, term.display(field)))
+        return out
+
+    def _authors(self, batch: Batch) -> dict[int, list[str]]:
+        out: dict[int, list[str]] = defaultdict(list)
+        for name, key in self.authors:
+            for i in batch.postings("authors", key[0]):
+                for actual, paper_name in zip(batch.docs[i].names, _names(batch.docs[i].paper)):
+                    if same_person(key, actual) and paper_name not in out[i]:
+                        out[i].append(paper_name)
+        return {i: names for i, names in out.items() if names}
+
+    def _similar(self, batch: Batch) -> dict[int, tuple[float, str]]:
+        best: dict[int, tuple[float, str]] = {}
+        for label, vector in self.examples:
+            for i, sim in similarity(batch, vector, self.doc_freq.vector_weight).items():
+                if sim > best.get(i, (0.0, ""))[0]:
+                    best[i] = (sim, label)
+        return best
+
+    def _no_match(self, batch: Batch, i: int, sim: float, label: str) -> str:
+        ways = []
+        if self.query:
+            found = [t.display() for t in self.terms if i in batch.hits(t)]
+            ways.append(f"query not matched (found {', '.join(found)})" if found
+                        else "no query term found")
+        if self.authors:
+            ways.append("no followed author")
+        if self.examples:
+            ways.append(f"not similar to the examples (closest {label or 'none'}: {sim:.2f}, "
+                        f"needs {SIMILAR_MIN:g})")
+        return "; ".join(ways)
 
 
-def select(papers, matchers, now=None) -> list[Match]:
-    """Each paper once under its best profile, best first, ``max_papers`` per profile."""
-    best: dict[str, Match] = {}
-    for paper in papers:
-        for matcher in matchers:
-            m = matcher.score(paper)
-            if m and (paper.key not in best or m.score > best[paper.key].score):
-                best[paper.key] = m
-    out, per = [], {}
-    for m in sorted(best.values(), key=lambda m: -m.score):
-        limit = next(x.profile.max_papers for x in matchers if x.profile.name == m.profile)
-        if per.get(m.profile, 0) < limit:
-            per[m.profile] = per.get(m.profile, 0) + 1
-            out.append(m)
-    return out
+def _names(paper: Paper) -> list[str]:
+    return [a for a in paper.authors if name_key(a)]
+
+
+def _label(paper: Paper) -> str:
+    if paper.arxiv_id:
+        return paper.arxiv_id
+    title = paper.title if len(paper.title) <= 50 else paper.title[:47] + "..."
+    return f'"{title}"'
+
+
+def _newest(paper: Paper) -> float:
+    when = paper.published or paper.updated
+    if when is not None:
+        return when.timestamp()
+    if paper.announced is not None:
+        return float(paper.announced.toordinal() - 719163) * 86400.0  # days since 1970
+    return float("-inf")
+
+
+def rank_key(match: Match) -> tuple:
+    """Sort key: best score first, then newest first, then by paper identity (stable)."""
+    return (-match.score, -_newest(match.paper), match.paper.key)
+
+
+def select(papers: Iterable[Paper] | Batch, matchers: Sequence[ProfileMatcher], now=None) -> list[Match]:
+    """The papers the profiles select, each once under its best profile (ties: the earlier
+    matcher), with the other matching profiles' reasons appended as ``"name: reason"``.
+
+    ``min_score`` and then ``max_papers`` of each profile apply; the result is best first, ties
+    newest first. ``papers`` may be a prepared :class:`Batch`. ``now`` is accepted for the
+    pipeline's convenience; scores do not depend on the time.
+    """
+    batch = prepare(papers)
+    found: dict[str, list[Match]] = defaultdict(list)
+    for matcher in matchers:
+        for match in matcher.score_batch(batch).values():
+            found[match.paper.key].append(match)
+    limits = {m.profile.name: m.profile.max_papers for m in matchers}
+    per_profile: dict[str, list[Match]] = defaultdict(list)
+    for matches in found.values():
+        matches.sort(key=rank_key)  # stable: equal scores keep matcher order
+        best = matches[0]
+        others = [f"{m.profile}: {r}" for m in matches[1:] if m.profile != best.profile
+                  for r in m.reasons]
+        per_profile[best.profile].append(Match(best.paper, best.score, best.reasons + others,
+                                               best.profile))
+    out = []
+    for name, matches in per_profile.items():
+        out += sorted(matches, key=rank_key)[: limits[name]]
+    return sorted(out, key=rank_key)

@@ -18,6 +18,8 @@ _NEW_ID = r"\d{4}\.\d{4,5}"
 _OLD_ID = r"[a-z][a-z\-]+(?:\.[A-Z]{2})?/\d{7}"
 ARXIV_ID_RE = re.compile(rf"(?<![\w./-])(?P<id>{_NEW_ID}|{_OLD_ID})(?:v(?P<v>\d+))?(?![\w.])")
 
+_URL_PREFIX = re.compile(r"^(?:https?://)?(?:[a-z]+\.)?arxiv\.org/(?:abs|pdf)/", re.I)
+
 
 def parse_arxiv_id(text: str | None) -> tuple[str, int | None] | None:
     """Find an arXiv id in ``text`` (a bare id, ``arXiv:…``, an abs/pdf URL or an OAI identifier).
@@ -31,7 +33,7 @@ def parse_arxiv_id(text: str | None) -> tuple[str, int | None] | None:
     """
     if not text:
         return None
-    text = text.strip()
+    text = _URL_PREFIX.sub("", text.strip(), count=1)
     for prefix in ("oai:arXiv.org:", "arXiv:", "arxiv:"):
         if text.startswith(prefix):
             text = text[len(prefix):]

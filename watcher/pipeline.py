@@ -36,7 +36,7 @@ from typing import Callable, TextIO
 
 from .assemble import assemble, digest_title, window_start
 from .config import Config, DigestConfig
-from .deliver import DeliveryContext, make_channel
+from .deliver import DeliveryContext, make_channel, redact
 from .errors import DeliveryError, InputError, SourceError, StoreError, WatcherError
 from .lock import write_lock
 from .match import ProfileMatcher
@@ -158,21 +158,22 @@ def fetch_sources(config: Config, store: Store, cycle: Cycle, http=None) -> list
     return reports
 
 
-def load_example_papers(profile, store: Store | None) -> list:
-    """Resolve a profile's ``examples`` (arXiv ids or digest files) to papers."""
+def load_example_papers(profile, lookup) -> list:
+    """Resolve a profile's ``examples`` to papers: a path (relative to the config) is read as a
+    listing; anything else is an arXiv id looked up with ``lookup(id) -> Paper | None``."""
     from . import formats
     from .models import parse_arxiv_id
 
     papers = []
     for example in profile.examples:
-        ident = parse_arxiv_id(example)
         path = profile.base_dir / example
+        ident = parse_arxiv_id(example)
         if ident and not path.exists():
-            found = store.get(ident[0]) if store else None
+            found = lookup(ident[0])
             if found:
                 papers.append(found)
             else:
-                log.warning("profile %s: example %s is not in the database yet", profile.name, example)
+                log.warning("profile %s: example %s is not known yet", profile.name, example)
             continue
         try:
             papers.extend(formats.read(path.read_bytes(), str(path)).papers)
@@ -181,9 +182,9 @@ def load_example_papers(profile, store: Store | None) -> list:
     return papers
 
 
-def matchers_for(config: Config, profile_names, store: Store | None) -> list[ProfileMatcher]:
-    """Compiled matchers for the named profiles."""
-    return [ProfileMatcher(config.profiles[n], load_example_papers(config.profiles[n], store))
+def matchers_for(config: Config, profile_names, lookup) -> list[ProfileMatcher]:
+    """Compiled matchers for the named profiles; ``lookup`` resolves example ids."""
+    return [ProfileMatcher(config.profiles[n], load_example_papers(config.profiles[n], lookup))
             for n in profile_names]
 
 
@@ -192,19 +193,24 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
     tz = config.settings.timezone
     day = cycle.now.astimezone(tz).date()
     title = digest_title(dcfg, config.profiles)
-    matchers = matchers_for(config, dcfg.profiles, store)
+    matchers = matchers_for(config, dcfg.profiles, store.get)
     reports = []
     for name in dcfg.channels:
         if cycle.stop():
             break
         report = ChannelReport(dcfg.name, name)
         reports.append(report)
+        first_window = None
         try:
             channel = make_channel(config.channels[name], DeliveryContext(
                 base_dir=config.base_dir, stdout=cycle.stdout, user_agent=config.settings.user_agent,
-                formats=dcfg.formats))
-            watermark = parse_time(store.channel_state(dcfg.name, name).get("watermark"))
+                formats=dcfg.formats, templates_dir=config.settings.templates_dir))
+            state = store.channel_state(dcfg.name, name)
+            watermark = parse_time(state.get("watermark"))
             since = window_start(cycle.now, watermark, dcfg.lookback, tz)
+            if watermark is None:  # a first run that failed keeps its window for the retries
+                since = date.fromisoformat(state["first_window"]) if state.get("first_window") else since
+                first_window = since
             if cycle.since_day:
                 since, watermark = cycle.since_day, None
             candidates = store.candidates(dcfg.name, name, since_day=since, stored_after=watermark)
@@ -228,9 +234,16 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             report.sent = True
             log.info("digest %s -> %s: delivered %d papers", dcfg.name, name, report.papers)
         except (DeliveryError, InputError) as e:
-            report.error = str(e)
-            store.delivery_failed(dcfg.name, name, report.error, cycle.now)
-            log.error("digest %s -> %s failed: %s", dcfg.name, name, e)
+            report.error = redact(str(e))
+            store.delivery_failed(dcfg.name, name, report.error, cycle.now, first_window)
+            log.error("digest %s -> %s failed: %s", dcfg.name, name, report.error)
+        except StoreError:
+            raise
+        except Exception as e:  # a bug in one channel must not stop the others (isolation)
+            report.error = redact(f"internal error: {type(e).__name__}: {e}")
+            store.delivery_failed(dcfg.name, name, report.error, cycle.now, first_window)
+            log.error("digest %s -> %s failed: %s", dcfg.name, name, report.error,
+                      exc_info=log.isEnabledFor(logging.DEBUG))
     return reports
 
 
@@ -283,7 +296,7 @@ def build_digest(config: Config, store: Store, dcfg: DigestConfig, now: datetime
     start = since or window_start(now, None, dcfg.lookback, tz)
     candidates = store.candidates(dcfg.name, channel or "", since_day=start, stored_after=None)
     return assemble(dcfg.name, digest_title(dcfg, config.profiles), now.astimezone(tz).date(),
-                    candidates, matchers_for(config, dcfg.profiles, store), now)
+                    candidates, matchers_for(config, dcfg.profiles, store.get), now)
 
 
 __all__ = ["Cycle", "CycleReport", "run_once", "fetch_sources", "deliver_digest", "build_digest",

@@ -1,29 +1,268 @@
-"""Profile query language (interim: terms, "phrases", AND, OR; replaced by the full parser)."""
+"""The profile query language (SPEC §4): parse once into a small tree (pure, no I/O).
+
+Grammar, loosest binding first (operators are upper-case, as on arXiv)::
+
+    query   := or_expr
+    or_expr := and_expr ("OR" and_expr)*
+    and_expr:= unary (("AND" | "ANDNOT" | nothing) unary)*     # juxtaposition means AND
+    unary   := "NOT" unary | primary
+    primary := [field ":"] ( "(" or_expr ")" | "quoted phrase" | word )
+    field   := ti | abs | au | cat | all
+
+A bare word or phrase searches ``all`` (title, abstract and authors). Words and phrases are
+normalised by :mod:`watcher.text`, so ``fine-tuning`` is the phrase ``fine tuning`` and ``LLMs``
+matches ``LLM``. A trailing ``*`` makes a word a prefix (``reinforc*``). ``cat:`` takes an
+arXiv category (``cat:cs.CL``) or an archive (``cat:cs`` or ``cat:cs.*``). ``au:`` takes a name
+(``au:Levine``, ``au:"S. Levine"``, arXiv's ``au:levine_s``).
+
+Problems raise :class:`~watcher.errors.QuerySyntaxError` whose ``position`` points at the
+offending character, for the CLI's caret.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from .errors import QuerySyntaxError
+from .text import fold, name_key, stem, words
 
-_TOKEN = re.compile(r'\s*("([^"]*)"|\(|\)|[^\s()"]+)')
+FIELDS = ("ti", "abs", "au", "cat", "all")
+OPERATORS = ("AND", "OR", "ANDNOT", "NOT")
+MIN_PREFIX = 3  # letters before a wildcard
+
+_TOKEN = re.compile(r'\s*(?:(?P<open>\()|(?P<close>\))|(?P<quote>")|(?P<word>[^\s()"]+))')
 
 
-def parse_query(text: str):
-    """Parse ``text`` into a list of OR-groups of AND-terms (interim form)."""
-    pos, groups, current = 0, [], []
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m:
-            if text[pos:].strip():
-                raise QuerySyntaxError("unclosed quote", text, text.index('"', pos))
-            break
-        tok = m.group(1)
-        if tok == "OR":
-            groups.append(current)
-            current = []
-        elif tok not in ("AND", "(", ")"):
-            current.append((m.group(2) if m.group(2) is not None else tok).lower())
-        pos = m.end()
-    groups.append(current)
-    return [g for g in groups if g]
+@dataclass(frozen=True)
+class Term:
+    """A word or phrase searched in one field. ``words`` are normalised; a word ending in
+    ``*`` is a prefix. For ``au`` the single item of ``words`` is unused and ``name`` holds the
+    folded name; for ``cat`` ``words`` holds the lower-cased category."""
+
+    field: str
+    words: tuple[str, ...]
+    text: str  # as typed, for reasons
+    position: int
+    name: tuple[str, tuple[str, ...]] | None = None
+
+    def display(self, field: str | None = None) -> str:
+        """``ti: "GRPO"``: where it matched and what the user typed."""
+        return f'{field or self.field}: "{self.text}"'
+
+    def syntax(self) -> str:
+        """The term in query syntax, e.g. ``ti:survey`` or ``"world model"``."""
+        text = f'"{self.text}"' if " " in self.text else self.text
+        return text if self.field == "all" else f"{self.field}:{text}"
+
+
+@dataclass(frozen=True)
+class And:
+    """All items match."""
+
+    items: tuple
+
+
+@dataclass(frozen=True)
+class Or:
+    """At least one item matches."""
+
+    items: tuple
+
+
+@dataclass(frozen=True)
+class Not:
+    """The item does not match."""
+
+    item: object
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed query: the tree ``root`` and the source ``text``."""
+
+    root: object
+    text: str
+
+    def positive_terms(self) -> list[Term]:
+        """The terms that count towards a match (those not under a NOT), in query order."""
+        out: list[Term] = []
+
+        def walk(node, negated: bool) -> None:
+            if isinstance(node, Term):
+                if not negated and node not in out:
+                    out.append(node)
+            elif isinstance(node, Not):
+                walk(node.item, not negated)
+            else:
+                for item in node.items:
+                    walk(item, negated)
+
+        walk(self.root, False)
+        return out
+
+
+def parse_query(text: str) -> Query:
+    """Parse ``text`` into a :class:`Query`; raise QuerySyntaxError (with position) if it is
+    not a valid query."""
+    return _Parser(text).parse()
+
+
+class _Parser:
+    def __init__(self, text: str):
+        self.text = text
+        self.tokens = self._lex(text)
+        self.i = 0
+
+    def fail(self, problem: str, position: int) -> QuerySyntaxError:
+        return QuerySyntaxError(problem, self.text, position)
+
+    def _lex(self, text: str) -> list[tuple[str, str, int]]:
+        """Tokens as ``(kind, value, position)``; kind is ( ) phrase word op field."""
+        out, pos = [], 0
+        while pos < len(text):
+            m = _TOKEN.match(text, pos)
+            if not m:  # only trailing whitespace is left
+                break
+            start = m.start(m.lastgroup)
+            if m.lastgroup == "quote":
+                end = text.find('"', start + 1)
+                if end < 0:
+                    raise self.fail("unclosed quote", start)
+                out.append(("phrase", text[start + 1:end], start))
+                pos = end + 1
+                continue
+            pos = m.end()
+            value = m.group(m.lastgroup)
+            if m.lastgroup in ("open", "close"):
+                out.append((value, value, start))
+            elif value in OPERATORS:
+                out.append(("op", value, start))
+            elif value.lower() in ("and", "or", "not", "andnot"):
+                raise self.fail(f"operators are upper-case: write {value.upper()}, or quote "
+                                f'"{value}" to search for the word', start)
+            elif re.match(r"[A-Za-z]+:", value):
+                field, _, rest = value.partition(":")
+                if field.lower() not in FIELDS:
+                    raise self.fail(f"unknown field {field}: (known: {', '.join(FIELDS)})", start)
+                out.append(("field", field.lower(), start))
+                if rest:
+                    out.append(("word", rest, start + len(field) + 1))
+            else:
+                out.append(("word", value, start))
+        return out
+
+    def peek(self) -> tuple[str, str, int] | None:
+        return self.tokens[self.i] if self.i < len(self.tokens) else None
+
+    def parse(self) -> Query:
+        if not self.tokens:
+            raise self.fail("empty query", 0)
+        root = self.or_expr("all")
+        tok = self.peek()
+        if tok:  # only a stray ")" can stop or_expr early
+            raise self.fail("unexpected ) without a matching (", tok[2])
+        return Query(root, self.text)
+
+    def or_expr(self, field: str):
+        items = [self.and_expr(field)]
+        while (tok := self.peek()) and tok[:2] == ("op", "OR"):
+            self.i += 1
+            self.operand(field, tok, check_only=True)
+            items.append(self.and_expr(field))
+        return items[0] if len(items) == 1 else Or(tuple(items))
+
+    def and_expr(self, field: str):
+        items = [self.unary(field)]
+        while (tok := self.peek()) and tok[0] != ")" and tok[:2] != ("op", "OR"):
+            if tok[:2] == ("op", "AND"):
+                self.i += 1
+                items.append(self.operand(field, tok))
+            elif tok[:2] == ("op", "ANDNOT"):
+                self.i += 1
+                items.append(Not(self.operand(field, tok)))
+            else:
+                items.append(self.unary(field))
+        return items[0] if len(items) == 1 else And(tuple(items))
+
+    def operand(self, field: str, op: tuple[str, str, int], check_only: bool = False):
+        """The term after operator ``op`` (or only check that there is one)."""
+        tok = self.peek()
+        if tok is None or tok[0] == ")" or tok[:2] in (("op", "OR"), ("op", "AND"), ("op", "ANDNOT")):
+            raise self.fail(f"{op[1]} needs a term after it", op[2])
+        return None if check_only else self.unary(field)
+
+    def unary(self, field: str):
+        tok = self.peek()
+        if tok and tok[:2] == ("op", "NOT"):
+            self.i += 1
+            return Not(self.operand(field, tok))
+        return self.primary(field)
+
+    def primary(self, field: str):
+        tok = self.peek()
+        if tok is None:
+            raise self.fail("a term is missing at the end", len(self.text))
+        kind, value, pos = tok
+        if kind == "field":
+            self.i += 1
+            nxt = self.peek()
+            if nxt is None or nxt[0] in (")", "op", "field"):
+                raise self.fail(f"{value}: needs a word, phrase or ( after it", pos)
+            return self.primary(value)
+        if kind == "op":
+            raise self.fail(f"{value} needs a term before it", pos)
+        if kind == ")":
+            raise self.fail("unexpected ) without a matching (", pos)
+        self.i += 1
+        if kind == "(":
+            if (nxt := self.peek()) and nxt[0] == ")":
+                raise self.fail("empty parentheses", pos)
+            node = self.or_expr(field)
+            if not (close := self.peek()) or close[0] != ")":
+                raise self.fail("( is never closed", pos)
+            self.i += 1
+            return node
+        return self.term(field, value, pos + (kind == "phrase"), kind == "phrase")
+
+    def term(self, field: str, value: str, pos: int, phrase: bool) -> Term:
+        if not value.strip():
+            raise self.fail("empty phrase", pos - 1)
+        star = value.find("*")
+        if star >= 0 and field != "cat":
+            for m in re.finditer(r"\*", value):
+                after = value[m.end():m.end() + 1]
+                if after and not after.isspace():
+                    raise self.fail("* can only end a word (as in reinforc*)", pos + m.start())
+            if field == "au":
+                raise self.fail("au: takes a name, not a wildcard", pos + star)
+        if field == "cat":
+            cat = value.strip().lower()
+            if cat.endswith(".*"):
+                cat = cat[:-2]
+            if "*" in cat or " " in cat:
+                raise self.fail("cat: takes a category like cs.CL or an archive like cs", pos)
+            return Term("cat", (cat,), value, pos)
+        if field == "au":
+            raw = value
+            if "_" in value and " " not in value:  # arXiv style levine_s
+                last, *given = value.split("_")
+                raw = " ".join(given + [last])
+            key = name_key(raw)
+            if key is None:
+                raise self.fail("au: needs a name", pos)
+            return Term("au", (key[0],), value, pos, name=key)
+        out: list[str] = []
+        for chunk in value.split():
+            prefix = chunk.endswith("*")
+            parts = words(chunk.rstrip("*")) if not prefix else fold(chunk.rstrip("*"))
+            if prefix:
+                parts = re.findall(r"[a-z0-9]+", parts)
+                if not parts or len(parts[-1]) < MIN_PREFIX:
+                    raise self.fail(f"a wildcard needs at least {MIN_PREFIX} letters before *",
+                                    pos)
+                parts = [stem(p) for p in parts[:-1]] + [parts[-1] + "*"]
+            out.extend(parts)
+        if not out:
+            raise self.fail(f"nothing to search for in {value!r}", pos)
+        return Term(field, tuple(out), value, pos)

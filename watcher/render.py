@@ -1,20 +1,32 @@
 """Rendering a Digest into each FORMAT with Jinja2 (SPEC §5).
 
-Templates come from the user's ``templates_dir`` first and the shipped ``templates/`` after, so
-a user can override any one of them. HTML autoescapes. The text format is the byte-exact seed
-format and is written by :func:`watcher.formats.text.write` unless a user template overrides it.
+Every format is a template in ``templates/`` (``digest.txt``, ``digest.md``, ``digest.html``,
+``digest.slack.json``, ``digest.json``). Templates come from the user's ``templates_dir`` first
+and the shipped folder after, so a user can override any one of them. HTML autoescapes; the
+other formats escape explicitly through the filters below (``md``, ``mrkdwn``, ``one_line``).
+
+Paper fields are untrusted: they only ever reach a template as data, never as template source,
+so Jinja syntax inside a title stays text; each format neutralises its own markup.
+
+A template sees ``digest``, ``matches`` (all new papers), ``full`` (those shown in full),
+``overflow`` (those listed as titles with links because a size limit left no room),
+``hidden`` (how many did not fit even as titles) and ``updated`` (revised versions of papers
+delivered before). Without limits ``full`` is ``matches``.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 
 import jinja2
 
-from .formats import text as text_format
-from .models import Digest
+from .errors import RenderError
+from .formats.text import DATE_FMT, one_line
+from .models import Digest, Match
 
 TEMPLATE_NAMES = {"text": "digest.txt", "markdown": "digest.md", "html": "digest.html",
                   "slack": "digest.slack.json", "json": "digest.json"}
@@ -26,6 +38,101 @@ def shipped_templates_dir() -> Path:
     here = Path(__file__).resolve().parent
     installed = here / "templates"
     return installed if installed.is_dir() else here.parent / "templates"
+
+
+# --- filters: each format's escaping and the small shortenings the templates share ----------
+
+def safe_url(url: str | None) -> str:
+    """``url`` when it is an http(s) URL without spaces, quotes or brackets, else "" (so never
+    ``javascript:``); parentheses are percent-encoded so a Markdown link cannot end early."""
+    if not url or not re.match(r"https?://[^\s<>\"'`|\\{}^\[\]]+$", url, re.I):
+        return ""
+    return url.replace("(", "%28").replace(")", "%29")
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` on one line, cut at a word boundary to at most ``limit`` characters plus "…"."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut.rstrip(" ,;:.") + "…"
+
+
+def authors(names: list[str], limit: int = 6) -> str:
+    """Authors joined by commas; past ``limit`` names the first ``limit`` and "et al."."""
+    names = [one_line(n) for n in names]
+    if len(names) <= limit:
+        return ", ".join(names)
+    return ", ".join(names[:limit]) + " et al."
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_MD_LINE_START = re.compile(r"^(#|[-+]\s|\d+[.)]\s)")
+
+
+def md(text: str) -> str:
+    """Markdown-inert text on one line: emphasis, code, link and table characters
+    backslash-escaped, HTML brackets as entities, a leading heading/list marker escaped."""
+    text = one_line(str(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    return _MD_LINE_START.sub(r"\\\1", text)
+
+
+_SLACK_BROADCAST = re.compile(r"@(?=(channel|here|everyone)\b)", re.I)
+
+
+def mrkdwn(text: str) -> str:
+    """Slack-inert text: ``& < >`` escaped (so ``<!channel>``, ``<@U…>`` and ``<url|x>`` stay
+    text) and a bare ``@channel`` / ``@here`` broken with a zero-width space."""
+    text = one_line(str(text)).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _SLACK_BROADCAST.sub("@\u200b", text)
+
+
+def slack_link(url: str | None, label: str) -> str:
+    """A Slack ``<url|label>`` link with an escaped label, or just the label for a bad URL."""
+    url = safe_url(url)
+    label = mrkdwn(label).replace("|", "\u2223")
+    return f"<{url}|{label}>" if url else label
+
+
+def utc_stamp(dt: datetime | None) -> str:
+    """``YYYY-MM-DD HH:MM:SS`` in UTC, or "" (the text format's Date: line)."""
+    return dt.astimezone(timezone.utc).strftime(DATE_FMT) if dt else ""
+
+
+def day(dt: datetime | None) -> str:
+    """``YYYY-MM-DD`` in UTC, or ""."""
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%d") if dt else ""
+
+
+def match_json(m: Match) -> dict:
+    """One paper of the json format: SPEC §5's paper object plus score, reasons and profile."""
+    out = m.paper.to_json()
+    out.update(score=round(m.score, 4), reasons=list(m.reasons), profile=m.profile)
+    return out
+
+
+def papers_json(matches: list[Match]) -> str:
+    """The json format's array."""
+    return json.dumps([match_json(m) for m in matches], ensure_ascii=False, indent=2)
+
+
+def plural(n: int, word: str) -> str:
+    """``1 paper``, ``2 papers``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def to_json(value, indent: int | None = None) -> str:
+    """``value`` as JSON text (the Slack template builds its blocks as data, then this)."""
+    return json.dumps(value, ensure_ascii=False, indent=indent)
+
+
+GLOBALS = {"slack_link": slack_link, "plural": plural}
+FILTERS = {"safe_url": safe_url, "shorten": shorten, "authors": authors, "md": md,
+           "mrkdwn": mrkdwn, "slack_link": slack_link, "one_line": one_line,
+           "utc_stamp": utc_stamp, "day": day, "papers_json": papers_json, "plural": plural,
+           "json": to_json}
 
 
 @lru_cache(maxsize=8)
@@ -40,27 +147,31 @@ def environment(user_dir: str | None = None) -> jinja2.Environment:
         keep_trailing_newline=False,
         trim_blocks=True,
         lstrip_blocks=True,
+        extensions=["jinja2.ext.do"],
     )
+    env.filters.update(FILTERS)
+    env.globals.update(GLOBALS)
     return env
 
 
-def _user_has(user_dir: str | None, name: str) -> bool:
-    return bool(user_dir) and (Path(user_dir) / name).is_file()
+def render(digest: Digest, fmt: str, user_dir: str | Path | None = None, *,
+           full_limit: int | None = None, list_limit: int | None = None) -> str:
+    """``digest`` rendered as ``fmt`` (one of text, markdown, html, slack, json).
 
-
-def render(digest: Digest, fmt: str, user_dir: str | Path | None = None) -> str:
-    """``digest`` rendered as ``fmt`` (one of text, markdown, html, slack, json)."""
-    user = str(user_dir) if user_dir else None
+    ``full_limit`` shows only the first N papers in full and lists the rest as titles with
+    links (the e-mail size budget); ``list_limit`` caps that list, the remainder becoming a
+    count. Raises :class:`RenderError` when a (user) template is missing or fails.
+    """
     name = TEMPLATE_NAMES[fmt]
-    if fmt == "text" and not _user_has(user, name):
-        return text_format.write(digest.title, digest.date, digest.papers)
-    if fmt == "json" and not _user_has(user, name):
-        return json.dumps([_json(m) for m in digest.matches], ensure_ascii=False, indent=2)
-    template = environment(user).get_template(name)
-    return template.render(digest=digest, matches=digest.matches, updated=digest.updated)
-
-
-def _json(match) -> dict:
-    out = match.paper.to_json()
-    out.update(score=round(match.score, 4), reasons=list(match.reasons), profile=match.profile)
-    return out
+    matches = digest.matches
+    full = matches if full_limit is None else matches[:full_limit]
+    rest = matches[len(full):]
+    overflow = rest if list_limit is None else rest[:list_limit]
+    try:
+        template = environment(str(user_dir) if user_dir else None).get_template(name)
+        return template.render(digest=digest, matches=matches, full=full, overflow=overflow,
+                               hidden=len(rest) - len(overflow), updated=digest.updated)
+    except jinja2.TemplateSyntaxError as e:
+        raise RenderError(f"template {e.filename or name}: line {e.lineno}: {e.message}") from None
+    except jinja2.TemplateError as e:
+        raise RenderError(f"template {name}: {e}") from None

@@ -43,6 +43,7 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         )""")
     db.execute("CREATE INDEX papers_fingerprint ON papers(fingerprint)")
     db.execute("CREATE INDEX papers_first_seen ON papers(first_seen)")
+    db.execute("CREATE INDEX papers_day ON papers(day)")
     db.execute("""
         CREATE TABLE sources (
             name TEXT PRIMARY KEY, state TEXT NOT NULL DEFAULT '{}', last_attempt TEXT,
@@ -61,7 +62,8 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         )""")
     db.execute("""
         CREATE TABLE channels (
-            digest TEXT NOT NULL, channel TEXT NOT NULL, watermark TEXT, last_attempt TEXT,
+            digest TEXT NOT NULL, channel TEXT NOT NULL, watermark TEXT, first_window TEXT,
+            last_attempt TEXT,
             last_success TEXT, last_error TEXT, last_error_at TEXT, last_count INTEGER,
             PRIMARY KEY (digest, channel)
         )""")
@@ -354,22 +356,28 @@ class Store:
 
     def record_delivery(self, digest: str, channel: str, papers: list[Paper], now: datetime) -> None:
         """After the channel accepted: ledger rows for ``papers`` and the watermark moved to now,
-        in one transaction."""
+        in one transaction. An empty ``papers`` (nothing to send) only moves the watermark."""
         with self.db.atomic():
             self.db["deliveries"].upsert_all(
                 [{"digest": digest, "channel": channel, "paper": p.key, "version": p.version,
                   "delivered_at": iso(now)} for p in papers],
                 pk=("digest", "channel", "paper"))
-            self.db["channels"].upsert({
-                "digest": digest, "channel": channel, "watermark": stamp(now), "last_attempt": iso(now),
-                "last_success": iso(now), "last_error": None, "last_count": len(papers),
-            }, pk=("digest", "channel"))
+            row = {"digest": digest, "channel": channel, "watermark": stamp(now),
+                   "last_attempt": iso(now), "last_error": None}
+            if papers:  # "last delivery" in status means the last digest actually sent
+                row.update(last_success=iso(now), last_count=len(papers))
+            self.db["channels"].upsert(row, pk=("digest", "channel"))
 
-    def delivery_failed(self, digest: str, channel: str, error: str, now: datetime) -> None:
-        """Record a failed delivery; nothing enters the ledger and the watermark stays."""
-        self.db["channels"].upsert({"digest": digest, "channel": channel, "last_attempt": iso(now),
-                                    "last_error": error, "last_error_at": iso(now)},
-                                   pk=("digest", "channel"))
+    def delivery_failed(self, digest: str, channel: str, error: str, now: datetime,
+                        first_window: date | None = None) -> None:
+        """Record a failed delivery; nothing enters the ledger and the watermark stays. A first
+        run's window start is kept (``first_window``) so that retries after a long outage still
+        reach back to it."""
+        row = {"digest": digest, "channel": channel, "last_attempt": iso(now),
+               "last_error": error, "last_error_at": iso(now)}
+        if first_window and not self.channel_state(digest, channel).get("first_window"):
+            row["first_window"] = iso(first_window)
+        self.db["channels"].upsert(row, pk=("digest", "channel"))
 
     def digest_ran(self, name: str, now: datetime, ok: bool, error: str | None = None) -> None:
         """Record a digest run (the daemon's catch-up and ``--due`` read it)."""

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import importlib
 
-from .base import Channel, DeliveryContext
+from .base import Channel, DeliveryContext, redact, secret_env
 
 CHANNELS: dict[str, str] = {
+    "email": "watcher.deliver.email:EmailChannel",
     "file": "watcher.deliver.file:FileChannel",
+    "slack": "watcher.deliver.slack:SlackChannel",
     "stdout": "watcher.deliver.stdout:StdoutChannel",
+    "webhook": "watcher.deliver.webhook:WebhookChannel",
 }
 
 
@@ -25,4 +28,4 @@ def make_channel(cfg, ctx: DeliveryContext) -> Channel:
     return getattr(importlib.import_module(module), cls)(cfg, ctx)
 
 
-__all__ = ["CHANNELS", "Channel", "DeliveryContext", "make_channel"]
+__all__ = ["CHANNELS", "Channel", "DeliveryContext", "make_channel", "redact", "secret_env"]

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from ..errors import DeliveryError
 from ..models import Digest
 
 
 @dataclass
 class DeliveryContext:
     """What a channel may use: the config folder (relative paths), the stdout stream, the
-    user agent for HTTP channels, and the digest's own formats."""
+    user agent for HTTP channels, the digest's own formats, and the user's templates folder
+    (a channel with a size budget, e-mail, renders again with fewer full entries)."""
 
     base_dir: Path = Path(".")
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
     user_agent: str = "watcher"
     formats: tuple[str, ...] = ("text",)
+    templates_dir: Path | None = None
 
 
 class Channel:
@@ -35,3 +40,43 @@ class Channel:
     def send(self, digest: Digest, rendered: dict[str, str]) -> None:
         """Deliver; return only once accepted; raise DeliveryError otherwise."""
         raise NotImplementedError
+
+
+def secret_env(cfg, key: str) -> str:
+    """The value of the environment variable that ``cfg.<key>`` names (e.g. ``password_env``).
+
+    DeliveryError naming the variable (never a value) when it is unset or empty. The value is
+    registered with :func:`redact` so that no log line of any library can show it.
+    """
+    var = getattr(cfg, key)
+    value = os.environ.get(var or "", "")
+    if not var or not value:
+        raise DeliveryError(f"channel {cfg.name}: environment variable {var} ({key}) is not set")
+    _SECRETS.add(value)
+    return value
+
+
+_SECRETS: set[str] = set()
+
+
+def redact(text: str) -> str:
+    """``text`` with every secret read through :func:`secret_env` replaced by ``***``."""
+    for secret in _SECRETS:
+        text = text.replace(secret, "***")
+    return text
+
+
+class _RedactingFilter(logging.Filter):
+    """Masks secrets in log records of the HTTP libraries (httpx logs each request's URL)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if _SECRETS:
+            message = record.getMessage()
+            cleaned = redact(message)
+            if cleaned != message:
+                record.msg, record.args = cleaned, None
+        return True
+
+
+for _name in ("httpx", "httpcore"):
+    logging.getLogger(_name).addFilter(_RedactingFilter())

@@ -17,6 +17,10 @@ from ..models import Paper
 
 # name -> module; order matters for detection.
 READERS: dict[str, str] = {
+    "arxiv-oai": "watcher.formats.arxiv_oai",
+    "arxiv-atom": "watcher.formats.arxiv_atom",
+    "arxiv-rss": "watcher.formats.arxiv_rss",
+    "hf-json": "watcher.formats.hf_json",
     "text": "watcher.formats.text",
     "papers-json": "watcher.formats.papers_json",
     "hf-page": "watcher.formats.hf_page",
@@ -25,12 +29,20 @@ READERS: dict[str, str] = {
 
 @dataclass
 class Listing:
-    """Papers read from one input, with the listing's own title and date when it has them."""
+    """Papers read from one input, with the listing's own title and date when it has them.
+
+    Paged formats also say where this page sits: ``total``/``start``/``page_size`` (arXiv API
+    OpenSearch counters) and ``next_token`` (an OAI-PMH resumptionToken; None on the last page).
+    """
 
     papers: list[Paper] = field(default_factory=list)
     format: str = ""
     title: str | None = None
     date: date | None = None
+    total: int | None = None
+    start: int | None = None
+    page_size: int | None = None
+    next_token: str | None = None
 
 
 def _head(data: bytes, origin: str) -> str:

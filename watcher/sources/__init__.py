@@ -9,6 +9,10 @@ from __future__ import annotations
 from .base import FetchResult, Source, SourceContext
 
 SOURCES: dict[str, str] = {
+    "arxiv": "watcher.sources.arxiv:ArxivSource",
+    "arxiv-rss": "watcher.sources.arxiv_rss:ArxivRssSource",
+    "arxiv-oai": "watcher.sources.arxiv_oai:ArxivOaiSource",
+    "hf-daily": "watcher.sources.hf_daily:HfDailySource",
     "listing": "watcher.sources.listing:ListingSource",
 }
 

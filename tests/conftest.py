@@ -1,0 +1,60 @@
+"""Shared fixtures: paths to test data, a config writer, and a way to run the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).resolve().parent / "data"
+SEED_DIGEST = DATA / "llm-rl-2025-04-12.txt"
+SEED_HF_PAGE = DATA / "hf-daily-papers-page.txt"
+
+
+def run_watcher(*args: str, cwd: Path | None = None, env: dict | None = None,
+                input: bytes | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run ``python -m watcher ARGS`` as a user would, capturing bytes."""
+    full_env = dict(os.environ)
+    full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
+    full_env.pop("WATCHER_CONFIG", None)
+    if env:
+        full_env.update(env)
+    return subprocess.run([sys.executable, "-m", "watcher", *args], cwd=cwd, env=full_env,
+                          input=input, capture_output=True, timeout=timeout)
+
+
+@pytest.fixture
+def write_config(tmp_path):
+    """Write a config.toml (dedented) into tmp_path and return its path."""
+
+    def write(text: str, name: str = "config.toml") -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+        return path
+
+    return write
+
+
+MINIMAL_CONFIG = """
+[watcher]
+database = "watcher.db"
+timezone = "UTC"
+
+[profile.llm-rl]
+title = "LLM-RL"
+query = '"reinforcement learning" OR RLHF OR GRPO'
+
+[digest.daily]
+profiles = ["llm-rl"]
+schedule = "30 21 * * sun-thu"
+channels = ["archive"]
+
+[channel.archive]
+type = "file"
+path = "digests/{digest}-{date}.{ext}"
+"""

@@ -1,0 +1,43 @@
+"""Test helpers: recorded inputs from ``tests/data`` and a fast HTTP client."""
+
+from __future__ import annotations
+
+import gzip
+from datetime import datetime, timezone
+from pathlib import Path
+
+from watcher.http import HttpClient
+from watcher.sources.base import SourceContext
+
+DATA = Path(__file__).resolve().parent / "data"
+UA = "watcher-test (mailto:test@example.org)"
+
+
+def data(name: str) -> bytes:
+    """The bytes of a recorded input (``.gz`` copies are decompressed)."""
+    path = DATA / name
+    if not path.exists():
+        path = DATA / (name + ".gz")
+    raw = path.read_bytes()
+    return gzip.decompress(raw) if path.suffix == ".gz" else raw
+
+
+class Sleeps(list):
+    """A ``sleep`` that records the delays asked for and sleeps only a token amount."""
+
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def fast_client(**kw) -> HttpClient:
+    """An HttpClient with tiny delays: retries and Retry-After are recorded, not slept."""
+    options = dict(timeout=0.5, min_interval=0.0, retries=3, backoff=0.001, max_backoff=0.01,
+                   retry_after_cap=120, sleep=Sleeps())
+    options.update(kw)
+    return HttpClient(UA, **options)
+
+
+def context(client: HttpClient, now: datetime | None = None, since: datetime | None = None):
+    """A SourceContext with this client and a fixed clock."""
+    now = now or datetime(2026, 4, 13, 12, 0, tzinfo=timezone.utc)
+    return SourceContext(now=now, http=client, user_agent=UA, since=since)

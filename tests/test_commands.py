@@ -1,0 +1,75 @@
+"""status, digest, explain and test-deliver against a database filled from the seed digest."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from conftest import MINIMAL_CONFIG, SEED_DIGEST, run_watcher
+from watcher import formats
+from watcher.store import Store
+
+
+@pytest.fixture
+def filled(write_config, tmp_path):
+    """A config and a database holding the seed digest's 30 papers, stored 'now'."""
+    cfg = write_config(MINIMAL_CONFIG)
+    papers = formats.read(SEED_DIGEST.read_bytes(), "seed").papers
+    with Store.open(tmp_path / "watcher.db") as store:
+        store.upsert(papers, datetime.now(timezone.utc))
+    return cfg
+
+
+def test_status_before_any_run_says_how_to_start(write_config, tmp_path):
+    cfg = write_config(MINIMAL_CONFIG)
+    r = run_watcher("--config", str(cfg), "status", cwd=tmp_path)
+    assert r.returncode == 1
+    assert b"no database yet" in r.stderr
+
+
+def test_digest_since_delivers_once_and_status_shows_it(filled, tmp_path):
+    r = run_watcher("--config", str(filled), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    written = list((tmp_path / "digests").iterdir())
+    assert len(written) == 1
+    listing = formats.read(written[0].read_bytes(), "written")
+    assert listing.title == "LLM-RL" and len(listing.papers) >= 20
+    again = run_watcher("--config", str(filled), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
+    assert again.returncode == 0
+    assert len(list((tmp_path / "digests").iterdir())) == 1  # nothing twice
+    status = run_watcher("--config", str(filled), "status", cwd=tmp_path)
+    assert status.returncode == 0, status.stderr
+    out = status.stdout.decode()
+    assert "30 papers stored" in out
+    assert "daily: last run" in out and "next " in out
+    assert f"-> archive: last delivery" in out and f"({len(listing.papers)} papers)" in out
+
+
+def test_digest_dry_run_prints_the_chosen_format(filled, tmp_path):
+    r = run_watcher("--config", str(filled), "digest", "daily", "--since", "2025-04-01", "--dry-run",
+                    "--to", "markdown", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "# LLM-RL — ".encode() in r.stdout
+    assert not (tmp_path / "digests").exists()
+
+
+def test_explain_gives_score_and_reasons(filled, tmp_path):
+    r = run_watcher("--config", str(filled), "explain", "VLM-R1: A Stable and Generalizable R1-style "
+                    "Large Vision-Language Model", "--profile", "llm-rl", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
+    assert "profile llm-rl: score" in out and "(selected)" in out
+    assert "reinforcement learning" in out
+    missing = run_watcher("--config", str(filled), "explain", "2501.99999", "--profile", "llm-rl", cwd=tmp_path)
+    assert missing.returncode == 2 and b"no such paper" in missing.stderr
+
+
+def test_test_deliver_sends_three_papers_through_a_file_channel(write_config, tmp_path):
+    cfg = write_config(MINIMAL_CONFIG)
+    r = run_watcher("--config", str(cfg), "test-deliver", "archive", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    [written] = list((tmp_path / "digests").iterdir())
+    listing = formats.read(written.read_bytes(), "test")
+    assert len(listing.papers) == 3
+    assert not (tmp_path / "watcher.db").exists()  # nothing recorded

@@ -1,0 +1,142 @@
+"""Config loading and validation (SPEC §4): every problem is one line naming file, key, problem."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from conftest import MINIMAL_CONFIG, run_watcher
+from watcher.config import find_config, load_config, parse_duration
+from watcher.errors import ConfigError
+
+
+def test_minimal_config_loads_into_typed_objects(write_config, tmp_path):
+    cfg = load_config(write_config(MINIMAL_CONFIG))
+    assert cfg.settings.database == tmp_path / "watcher.db"  # relative to the config's folder
+    assert cfg.profiles["llm-rl"].title == "LLM-RL"
+    assert cfg.profiles["llm-rl"].max_papers == 30
+    assert cfg.digests["daily"].lookback == timedelta(days=3)
+    assert cfg.digests["daily"].formats == ("text",)
+    assert cfg.channels["archive"].type == "file"
+
+
+def test_shipped_config_is_valid():
+    from conftest import REPO
+
+    cfg = load_config(REPO / "config.toml")
+    assert "llm-rl" in cfg.profiles and cfg.profiles["llm-rl"].title == "LLM-RL"
+
+
+BAD = [
+    # (what to change, expected key in message, expected words)
+    (("[watcher]", "[watcher]\ncolour = 'red'"), "watcher.colour", "unknown key"),
+    (("[watcher]", "[wacher]\n[watcher]"), "wacher", "unknown section"),
+    (('title = "LLM-RL"', "title = 3"), "profile.llm-rl.title", "expected a string, got an integer"),
+    (('title = "LLM-RL"', 'title = "LLM-RL"\nmax_papers = "ten"'), "profile.llm-rl.max_papers",
+     "expected an integer"),
+    (('title = "LLM-RL"', 'title = "LLM-RL"\nmin_score = true'), "profile.llm-rl.min_score", "expected a number"),
+    (('profiles = ["llm-rl"]', 'profiles = ["nope"]'), "digest.daily.profiles", "no [profile.nope]"),
+    (('channels = ["archive"]', 'channels = ["archive", "lab"]'), "digest.daily.channels", "no [channel.lab]"),
+    (('schedule = "30 21 * * sun-thu"', 'schedule = "61 25 * * *"'), "digest.daily.schedule",
+     "not a cron expression"),
+    (('schedule = "30 21 * * sun-thu"', 'schedule = "30 21 * *"'), "digest.daily.schedule", "expected 5 fields"),
+    (('schedule = "30 21 * * sun-thu"', 'every = "often"'), "digest.daily.every", "not a duration"),
+    (('schedule = "30 21 * * sun-thu"', ''), "digest.daily.schedule", "required"),
+    (('timezone = "UTC"', 'timezone = "Mars/Olympus"'), "watcher.timezone", "unknown time zone"),
+    (('type = "file"', 'type = "pigeon"'), "channel.archive.type", "not one of"),
+    (('path = "digests/{digest}-{date}.{ext}"', ''), "channel.archive.path", "required key is missing"),
+    (('channels = ["archive"]', 'channels = ["archive"]\nformats = ["pdf"]'), "digest.daily.formats",
+     "not one of"),
+    (('channels = ["archive"]', 'channels = ["archive"]\nlookback = "3 days"'), "digest.daily.lookback",
+     "not a duration"),
+    (('query = \'"reinforcement learning" OR RLHF OR GRPO\'', 'max_papers = 3'), "profile.llm-rl",
+     "at least one of query, authors or examples"),
+]
+
+
+@pytest.mark.parametrize("change, key, words", BAD, ids=[b[1] + ":" + b[2] for b in BAD])
+def test_bad_config_names_file_key_and_problem(write_config, change, key, words):
+    old, new = change
+    assert old in MINIMAL_CONFIG
+    path = write_config(MINIMAL_CONFIG.replace(old, new, 1))
+    with pytest.raises(ConfigError) as e:
+        load_config(path)
+    message = str(e.value)
+    assert message.startswith(str(path) + ": " + key)
+    assert words in message
+    assert "\n" not in message
+
+
+def test_secret_in_file_is_refused(write_config):
+    path = write_config(MINIMAL_CONFIG + """
+[channel.me]
+type = "email"
+host = "smtp.example.org"
+from = "me@example.org"
+to = ["me@example.org"]
+password = "hunter2"
+""")
+    with pytest.raises(ConfigError, match=r"channel\.me\.password: unknown key"):
+        load_config(path)
+
+
+def test_invalid_toml_and_missing_file(write_config, tmp_path):
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        load_config(write_config("[watcher\n"))
+    with pytest.raises(ConfigError, match="file not found"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_cli_bad_config_exits_2_with_one_line_and_no_traceback(write_config, tmp_path):
+    path = write_config(MINIMAL_CONFIG.replace("[watcher]", "[watcher]\ncolour = 'red'"))
+    r = run_watcher("--config", str(path), "once", cwd=tmp_path)
+    assert r.returncode == 2
+    err = r.stderr.decode()
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "config.toml: watcher.colour: unknown key" in err
+    assert not (tmp_path / "watcher.db").exists()
+
+
+def test_check_accepts_a_good_config_and_reports_missing_secret(write_config, tmp_path):
+    path = write_config(MINIMAL_CONFIG)
+    r = run_watcher("--config", str(path), "check", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert b"OK" in r.stdout
+    path = write_config(MINIMAL_CONFIG + """
+[channel.lab]
+type = "slack"
+webhook_url_env = "WATCHER_TEST_NO_SUCH_VAR"
+""")
+    r = run_watcher("--config", str(path), "check", cwd=tmp_path)
+    assert r.returncode == 2
+    assert b"channel.lab.webhook_url_env: environment variable WATCHER_TEST_NO_SUCH_VAR is not set" in r.stderr
+
+
+def test_config_discovery_order(write_config, tmp_path, monkeypatch):
+    here = write_config(MINIMAL_CONFIG)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("WATCHER_CONFIG", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert find_config(None).resolve() == here.resolve()
+    monkeypatch.setenv("WATCHER_CONFIG", "/elsewhere.toml")
+    assert str(find_config(None)) == "/elsewhere.toml"
+    assert str(find_config("x.toml")) == "x.toml"
+    monkeypatch.delenv("WATCHER_CONFIG")
+    here.unlink()
+    with pytest.raises(ConfigError, match="no config file found"):
+        find_config(None)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("3d", timedelta(days=3)), ("6h", timedelta(hours=6)), ("30m", timedelta(minutes=30)),
+    ("10s", timedelta(seconds=10)), ("1h30m", timedelta(hours=1, minutes=30)), ("2w", timedelta(weeks=2)),
+])
+def test_durations(text, expected):
+    assert parse_duration(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "3", "3 days", "-1d", "0s", "d3"])
+def test_bad_durations(text):
+    with pytest.raises(ValueError):
+        parse_duration(text)

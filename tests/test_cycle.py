@@ -1,0 +1,99 @@
+"""One whole cycle as a user runs it: ``watcher once --sample`` and friends."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+
+from conftest import REPO, run_watcher
+from watcher import formats
+
+
+def sample_setup(tmp_path):
+    shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
+    return tmp_path
+
+
+def ledger(db):
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT digest, channel, paper FROM deliveries").fetchall()
+
+
+def test_once_sample_delivers_a_text_digest_then_nothing_new(tmp_path):
+    sample_setup(tmp_path)
+    r = run_watcher("once", "--sample", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    listing = formats.read(r.stdout.rstrip(b"\n"), "stdout")
+    assert listing.title == "LLM-RL" and 10 <= len(listing.papers) <= 30
+    files = sorted(p.name for p in (tmp_path / "digests").iterdir())
+    assert "daily-2025-04-12.txt" in files
+    written = (tmp_path / "digests" / "daily-2025-04-12.txt").read_bytes()
+    assert written == r.stdout.rstrip(b"\n")
+    delivered = ledger(tmp_path / "watcher-sample.db")
+    assert len(delivered) == len(listing.papers)
+    assert not (tmp_path / "watcher.db").exists()  # the sample never touches the real database
+
+    again = run_watcher("once", "--sample", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == b""
+    assert sorted(p.name for p in (tmp_path / "digests").iterdir()) == files
+    assert ledger(tmp_path / "watcher-sample.db") == delivered
+
+
+def test_sample_papers_are_newest_first_and_merged_across_listings(tmp_path):
+    sample_setup(tmp_path)
+    r = run_watcher("once", "--sample", "--dry-run", cwd=tmp_path)
+    assert r.returncode == 0
+    body = r.stdout.decode()
+    assert "(dry run, not sent)" in body
+    text = body.split("format text (dry run, not sent)\n", 1)[1].split("\n==> ", 1)[0].rstrip("\n")
+    papers = formats.read(text.encode(), "dry").papers
+    dates = [p.published for p in papers if p.published]
+    assert dates == sorted(dates, reverse=True)
+    with sqlite3.connect(tmp_path / "watcher-sample.db") as conn:
+        # the seed digest's id-less entries merged into the corpus entries that carry ids
+        n_title_keys = conn.execute("SELECT count(*) FROM papers WHERE key LIKE 'title:%'").fetchone()[0]
+        vlm = conn.execute("SELECT key FROM papers WHERE title LIKE 'VLM-R1:%'").fetchall()
+    assert len(vlm) == 1
+    assert n_title_keys < 30
+
+
+def test_dry_run_sends_and_records_nothing(tmp_path):
+    sample_setup(tmp_path)
+    r = run_watcher("once", "--sample", "--dry-run", cwd=tmp_path)
+    assert r.returncode == 0
+    assert b"LLM-RL - 2025-04-12" in r.stdout
+    assert not (tmp_path / "digests").exists()
+    assert ledger(tmp_path / "watcher-sample.db") == []
+
+
+def test_a_failed_delivery_is_retried_next_run_and_then_never_repeated(tmp_path):
+    sample_setup(tmp_path)
+    (tmp_path / "digests").write_text("a file where the folder should be")
+    r = run_watcher("once", "--sample", cwd=tmp_path)
+    assert r.returncode == 1
+    assert b"digest daily -> channel archive failed: channel archive: cannot write" in r.stderr
+    assert ledger(tmp_path / "watcher-sample.db") == []
+
+    (tmp_path / "digests").unlink()
+    r = run_watcher("once", "--sample", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    first = ledger(tmp_path / "watcher-sample.db")
+    assert len(first) >= 10
+    r = run_watcher("once", "--sample", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == b""
+    assert ledger(tmp_path / "watcher-sample.db") == first
+
+
+def test_unknown_digest_name_is_a_usage_error(tmp_path):
+    sample_setup(tmp_path)
+    r = run_watcher("once", "--sample", "--digest", "nope", cwd=tmp_path)
+    assert r.returncode == 2
+    assert b"no digest named 'nope'" in r.stderr
+
+
+def test_help_lists_every_command():
+    r = run_watcher("--help")
+    assert r.returncode == 0
+    for command in ("once", "fetch", "digest", "convert", "check", "test-deliver", "status", "explain"):
+        assert command in r.stdout.decode()

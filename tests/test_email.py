@@ -1,0 +1,169 @@
+"""The e-mail channel against a real aiosmtpd server: parts, headers, encoding, TLS, login,
+refused recipients, size budget, header injection."""
+
+from __future__ import annotations
+
+import shutil
+import ssl
+from dataclasses import replace
+
+import pytest
+from deliverkit import MailServer, free_port, injection_digest, make_cert, sample_digest
+
+from watcher.config import ChannelConfig
+from watcher.deliver import DeliveryContext, make_channel
+from watcher.errors import DeliveryError
+from watcher.render import render
+
+
+def channel(port: int, **kw):
+    cfg = ChannelConfig(name="me", type="email", host="127.0.0.1", port=port, security="none",
+                        sender="Wätcher Bot <bot@example.org>",
+                        to=("Zoë <zoe@example.org>", "lab@example.org"), timeout=5.0)
+    return make_channel(replace(cfg, **kw), DeliveryContext(formats=("text",)))
+
+
+def send(ch, digest):
+    ch.send(digest, {f: render(digest, f) for f in ch.formats()})
+
+
+@pytest.fixture(scope="module")
+def cert(tmp_path_factory):
+    if not shutil.which("openssl"):
+        pytest.skip("the openssl command is not installed (needed for a test certificate)")
+    return make_cert(tmp_path_factory.mktemp("cert"))
+
+
+@pytest.fixture
+def trust(cert, monkeypatch):
+    """Make the test certificate a trusted CA for ssl.create_default_context()."""
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert[0]))
+    return cert
+
+
+def test_plain_smtp_delivers_both_parts_to_every_recipient():
+    digest = sample_digest(4, updated=1)
+    with MailServer() as server:
+        send(channel(server.port), digest)
+    assert len(server.received) == 1
+    got = server.received[0]
+    assert got.mail_from == "bot@example.org"
+    assert got.rcpt_tos == ["zoe@example.org", "lab@example.org"]
+    msg = got.message
+    assert msg.get_content_type() == "multipart/alternative"
+    text, html = msg.get_payload()
+    assert text.get_content_type() == "text/plain" and html.get_content_type() == "text/html"
+    assert text.get_content().replace("\r\n", "\n") == render(digest, "text") + "\n"
+    assert html.get_content().replace("\r\n", "\n") == render(digest, "html") + "\n"
+    assert str(msg["Subject"]) == "LLM-RL — 2025-04-12: 4 new papers"
+    assert msg["From"].addresses[0].display_name == "Wätcher Bot"
+    assert [a.addr_spec for a in msg["To"].addresses] == ["zoe@example.org", "lab@example.org"]
+    assert msg["Message-ID"].endswith("@example.org>") and msg["Date"].datetime is not None
+    raw_headers = got.data.split(b"\r\n\r\n", 1)[0]
+    assert raw_headers.isascii() and b"=?utf-8?" in raw_headers  # RFC 2047 words
+    assert max(len(line) for line in got.data.split(b"\r\n")) <= 998
+
+
+def test_header_injection_is_inert():
+    with MailServer() as server:
+        send(channel(server.port), injection_digest())
+    got = server.received[0]
+    assert got.rcpt_tos == ["zoe@example.org", "lab@example.org"]
+    msg = got.message
+    assert msg["Bcc"] is None and "Bcc" not in msg.keys()
+    assert all(part["Bcc"] is None for part in msg.walk())
+    assert "49" not in msg.get_payload()[1].get_content()
+
+
+def test_subject_cannot_carry_a_line_break():
+    digest = replace(sample_digest(1), title="Evil\r\nBcc: x@evil.example")
+    with MailServer() as server:
+        send(channel(server.port), digest)
+    msg = server.received[0].message
+    assert msg["Bcc"] is None and str(msg["Subject"]).startswith("Evil Bcc: x@evil.example")
+
+
+def test_refused_recipient_fails_and_nobody_gets_a_copy():
+    with MailServer(refuse={"lab@example.org"}) as server:
+        with pytest.raises(DeliveryError, match=r"recipients refused.*lab@example.org: 550"):
+            send(channel(server.port), sample_digest(2))
+    assert server.received == []
+
+
+def test_starttls_with_login(trust, monkeypatch):
+    monkeypatch.setenv("TEST_SMTP_PASSWORD", "s3cret-pw")
+    with MailServer(mode="starttls", cert=trust, login=("bot", "s3cret-pw")) as server:
+        send(channel(server.port, security="starttls", username="bot",
+                     password_env="TEST_SMTP_PASSWORD"), sample_digest(2))
+    assert len(server.received) == 1
+
+
+def test_wrong_password_names_the_user_not_the_password(trust, monkeypatch):
+    monkeypatch.setenv("TEST_SMTP_PASSWORD", "wrong-pw")
+    with MailServer(mode="starttls", cert=trust, login=("bot", "s3cret-pw")) as server:
+        with pytest.raises(DeliveryError, match="login as bot refused") as e:
+            send(channel(server.port, security="starttls", username="bot",
+                         password_env="TEST_SMTP_PASSWORD"), sample_digest(1))
+    assert "wrong-pw" not in str(e.value) and server.received == []
+
+
+def test_implicit_tls(trust):
+    with MailServer(mode="tls", cert=trust) as server:
+        send(channel(server.port, security="tls"), sample_digest(1))
+    assert len(server.received) == 1
+
+
+def test_untrusted_certificate_is_refused(cert):
+    with MailServer(mode="starttls", cert=cert) as server:
+        with pytest.raises(DeliveryError, match="certificate not trusted"):
+            send(channel(server.port, security="starttls"), sample_digest(1))
+    assert server.received == []
+
+
+def test_starttls_required_but_not_offered():
+    with MailServer() as server:
+        with pytest.raises(DeliveryError, match="does not offer STARTTLS"):
+            send(channel(server.port, security="starttls"), sample_digest(1))
+
+
+def test_missing_password_variable_is_named(monkeypatch):
+    monkeypatch.delenv("NO_SUCH_PASSWORD_VAR", raising=False)
+    with pytest.raises(DeliveryError, match="NO_SUCH_PASSWORD_VAR.*not set"):
+        send(channel(free_port(), username="bot", password_env="NO_SUCH_PASSWORD_VAR"), sample_digest(1))
+
+
+def test_nothing_listening():
+    with pytest.raises(DeliveryError, match=r"SMTP 127.0.0.1:\d+"):
+        send(channel(free_port()), sample_digest(1))
+
+
+def test_over_budget_lists_the_rest_as_titles():
+    digest = sample_digest(30, updated=0)
+    limit = 40_000
+    with MailServer() as server:
+        send(channel(server.port, max_bytes=limit), digest)
+    got = server.received[0]
+    assert len(got.data) < limit
+    text, html = (p.get_content() for p in got.message.get_payload())
+    assert "More papers" in text and "More papers" in html
+    for m in digest.matches:  # every paper is still there, at least as a linked title
+        assert m.paper.abs_url in html and m.paper.abs_url in text or m.paper.title in text
+    first_abstract = digest.matches[0].paper.abstract[:200]
+    last_abstract = digest.matches[-1].paper.abstract[:200]
+    assert first_abstract in text and last_abstract not in text
+
+
+def test_default_budget_holds_for_a_big_digest():
+    digest = sample_digest(30, updated=0)
+    for m in digest.matches:
+        m.paper.abstract = (m.paper.abstract + " ") * 4
+    with MailServer() as server:
+        send(channel(server.port), digest)
+    assert len(server.received[0].data) < 100_000
+
+
+def test_tiny_budget_counts_what_does_not_fit():
+    with MailServer() as server:
+        send(channel(server.port, max_bytes=14_000), sample_digest(30, updated=0))
+    text = server.received[0].message.get_payload()[0].get_content()
+    assert "… and" in text and "more papers" in text

@@ -1,0 +1,123 @@
+"""The two seed formats (SPEC §5): byte-exact text round trip, the HF page reader, bad input."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import pytest
+
+from conftest import SEED_DIGEST, SEED_HF_PAGE, run_watcher
+from watcher import formats
+from watcher.errors import InputError
+from watcher.formats import text
+
+
+def test_text_digest_round_trip_is_byte_exact_through_the_cli(tmp_path):
+    r = run_watcher("convert", str(SEED_DIGEST), "--to", "text", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == SEED_DIGEST.read_bytes()
+
+
+def test_text_digest_parses_every_field():
+    listing = formats.read(SEED_DIGEST.read_bytes(), "seed")
+    assert listing.format == "text"
+    assert (listing.title, listing.date) == ("LLM-RL", date(2025, 4, 12))
+    assert len(listing.papers) == 30
+    first = listing.papers[0]
+    assert first.title.startswith("VLM-R1: A Stable and Generalizable")
+    assert first.authors[0] == "Haozhan Shen" and len(first.authors) == 12
+    assert first.published.isoformat() == "2025-04-10T10:05:15+00:00"
+    assert first.abstract.startswith("Recently DeepSeek R1") and first.abstract.endswith("VLM-R1")
+
+
+def test_text_writer_flattens_hard_wrapped_fields_and_keeps_format():
+    listing = formats.read(SEED_DIGEST.read_bytes(), "seed")
+    p = listing.papers[0]
+    p.title = "A wrapped\n  title"
+    out = text.write("T", date(2025, 1, 2), [p])
+    assert out.startswith("T - 2025-01-02\n\nA wrapped title\n\nAuthors:Haozhan Shen, ")
+    assert not out.endswith("\n")
+    assert formats.read(out.encode(), "x").papers[0].title == "A wrapped title"
+
+
+def test_hf_page_to_json_gives_every_entry_with_metadata(tmp_path):
+    r = run_watcher("convert", str(SEED_HF_PAGE), "--to", "json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    papers = json.loads(r.stdout)
+    assert len(papers) == 57
+    by_title = {p["title"]: p for p in papers}
+    prorl = by_title["ProRL: Prolonged Reinforcement Learning Expands Reasoning Boundaries in Large Language Models"]
+    assert prorl["author_count"] == 8 and prorl["upvotes"] == 4
+    assert prorl["published"].startswith("2025-05-30")
+    video = by_title["Video Reasoning without Training"]
+    assert video["organization"] == "Qualcomm" and video["upvotes"] == 2
+    resa = by_title["Resa: Transparent Reasoning Models via SAEs"]  # an entry without metadata lines
+    assert resa["published"] is None and resa["upvotes"] is None and resa["abstract"]
+    # a year-less date ("Mar 17 1") takes the page's year: 2025 is the latest year written out
+    yearless = [p for p in papers if p["published"] and p["published"].startswith("2026-03-17")]
+    assert len(yearless) == 1 and yearless[0]["upvotes"] == 1
+    for p in papers:
+        assert set(p) >= {"arxiv_id", "version", "title", "authors", "abstract", "published", "updated",
+                          "categories", "primary_category", "comment", "journal_ref", "doi", "url",
+                          "announce_type", "upvotes", "source"}
+
+
+def test_hf_page_year_follows_date_option():
+    listing = formats.read(SEED_HF_PAGE.read_bytes(), "page", today=date(2030, 1, 1))
+    assert listing.date == date(2030, 4, 17)
+    assert any(p.published and p.published.date() == date(2030, 3, 17) for p in listing.papers)
+
+
+BAD_INPUTS = [
+    (b"", "empty input"),
+    (b"\x00\x01\x02binary\xff", "binary data"),
+    (b"just some words\nthat are not a listing\n", "unknown format"),
+    (b"LLM-RL - 2025-04-12\n\nA title\n\nAuthors:X\n\nabstract", "expected 'Authors:"),
+    (b"LLM-RL - 2025-04-12\n\nA title\n\nAuthors:X\nDate:yesterday\n\nabstract", "is not 'YYYY-MM-DD HH:MM:SS'"),
+    (b"LLM-RL - 2025-04-12\n\nA title\n\nAuthors:X\nDate:2025-01-01 00:00:00", "not a multiple of 3"),
+    (b"LLM-RL - 2025-13-45\n\n", "is not a date"),
+    (b'[{"title": 3}]', "not a paper record"),
+    (b'{"title": "x"}\nnot json\n', "line 2: invalid JSON"),
+]
+
+
+@pytest.mark.parametrize("data, words", BAD_INPUTS, ids=[w for _, w in BAD_INPUTS])
+def test_bad_input_is_one_line_error_exit_2(tmp_path, data, words):
+    path = tmp_path / "input.txt"
+    path.write_bytes(data)
+    with pytest.raises(InputError, match=words.replace("(", r"\(").replace("[", r"\[")):
+        formats.read(data, str(path))
+    r = run_watcher("convert", str(path), cwd=tmp_path)
+    assert r.returncode == 2
+    err = r.stderr.decode()
+    assert err.startswith(f"watcher: {path}") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_missing_file_and_stdin(tmp_path):
+    r = run_watcher("convert", str(tmp_path / "nope.txt"), cwd=tmp_path)
+    assert r.returncode == 2 and b"no such file" in r.stderr
+    r = run_watcher("convert", "-", "--to", "text", cwd=tmp_path, input=SEED_DIGEST.read_bytes())
+    assert r.returncode == 0 and r.stdout == SEED_DIGEST.read_bytes()
+
+
+def test_convert_merges_inputs_into_one_listing_without_duplicates(tmp_path):
+    r = run_watcher("convert", str(SEED_DIGEST), str(SEED_DIGEST), "--to", "json", cwd=tmp_path)
+    assert len(json.loads(r.stdout)) == 30
+    r = run_watcher("convert", str(SEED_DIGEST), "--to", "markdown", "--title", "Mine", "--date",
+                    "2025-05-01", cwd=tmp_path)
+    assert r.returncode == 0
+    assert r.stdout.decode().startswith("# Mine — 2025-05-01")
+
+
+def test_convert_merges_an_id_less_listing_with_the_arxiv_entry_of_the_same_paper(tmp_path):
+    corpus = tmp_path / "day.jsonl"
+    corpus.write_text('{"id": "2504.07615", "categories": ["cs.CV"], "authors": ["Haozhan Shen"], '
+                      '"title": "VLM-R1: A Stable and Generalizable R1-style Large\\n Vision-Language Model", '
+                      '"summary": "Recently DeepSeek R1 ..."}\n')
+    r = run_watcher("convert", str(corpus), str(SEED_DIGEST), "--to", "json", cwd=tmp_path)
+    papers = json.loads(r.stdout)
+    assert len(papers) == 30
+    vlm = papers[0]
+    assert vlm["arxiv_id"] == "2504.07615" and vlm["categories"] == ["cs.CV"]
+    assert vlm["published"] == "2025-04-10T10:05:15Z"  # the date came from the text digest

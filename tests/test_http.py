@@ -1,0 +1,199 @@
+"""The polite HTTP client against a real local server with scripted faults."""
+
+from __future__ import annotations
+
+import gzip
+import time
+from email.utils import format_datetime
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from httpserver import Reply, server  # noqa: F401  (the fixture)
+from helpers import UA, Sleeps, fast_client
+
+from watcher.errors import InputError, SourceError
+from watcher.http import HttpClient, HttpStatusError, parse_retry_after, safe_url
+
+OK = Reply(body=b"<ok/>")
+
+
+def test_user_agent_and_body(server):
+    server.route("/a", OK)
+    with fast_client() as client:
+        response = client.get(server.url("/a"))
+    assert response.content == b"<ok/>" and response.status == 200
+    assert server.requests[0].headers["user-agent"] == UA
+
+
+def test_429_with_retry_after_then_200(server):
+    server.route("/a", Reply(status=429, headers={"Retry-After": "7"}), OK)
+    client = fast_client()
+    assert client.get(server.url("/a")).content == b"<ok/>"
+    assert client.sleep == [7.0]
+    assert len(server.hits("/a")) == 2
+
+
+def test_503_three_times_then_200_backs_off_exponentially(server):
+    server.route("/a", Reply(status=503), Reply(status=503), Reply(status=503), OK)
+    client = fast_client(backoff=1.0, max_backoff=100)
+    assert client.get(server.url("/a")).content == b"<ok/>"
+    assert len(client.sleep) == 3
+    for attempt, delay in enumerate(client.sleep):  # 1, 2, 4 s, each with +-50% jitter
+        assert 0.5 * 2 ** attempt <= delay <= 1.5 * 2 ** attempt
+
+
+def test_503_forever_is_a_readable_error(server):
+    server.route("/a", Reply(status=503))
+    with pytest.raises(SourceError, match=r"HTTP 503 Service Unavailable \(4 tries\).*try again later"):
+        fast_client().get(server.url("/a"))
+    assert len(server.hits("/a")) == 4
+
+
+def test_retry_after_beyond_cap_gives_up_at_once(server):
+    server.route("/a", Reply(status=503, headers={"Retry-After": "3600"}))
+    client = fast_client(retry_after_cap=60)
+    with pytest.raises(SourceError, match="asks to wait 3600 s"):
+        client.get(server.url("/a"))
+    assert client.sleep == [] and len(server.hits("/a")) == 1
+
+
+def test_retry_after_http_date():
+    now = time.time()
+    when = format_datetime(datetime.fromtimestamp(now, timezone.utc) + timedelta(seconds=30), usegmt=True)
+    assert 28 <= parse_retry_after(when, now) <= 31
+    assert parse_retry_after("12") == 12.0
+    assert parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+def test_timeout_then_success(server):
+    server.route("/a", Reply(fault="stall", delay=0.6, body=b"late"), OK)
+    client = fast_client(timeout=0.2)
+    assert client.get(server.url("/a")).content == b"<ok/>"
+
+
+def test_timeout_forever_is_a_readable_error(server):
+    server.route("/a", Reply(fault="stall", delay=0.4))
+    with pytest.raises(SourceError, match="timed out .*check the network"):
+        fast_client(timeout=0.1, retries=1).get(server.url("/a"))
+
+
+def test_connection_reset_then_success(server):
+    server.route("/a", Reply(fault="reset"), OK)
+    assert fast_client().get(server.url("/a")).content == b"<ok/>"
+
+
+def test_truncated_body_is_retried_then_error(server):
+    server.route("/a", Reply(fault="truncate", body=b"x" * 10000))
+    with pytest.raises(SourceError, match="connection broken before the response was complete"):
+        fast_client(retries=2).get(server.url("/a"))
+    assert len(server.hits("/a")) == 3
+
+
+def test_truncated_body_then_whole_body(server):
+    server.route("/a", Reply(fault="truncate", body=b"y" * 10000), Reply(body=b"y" * 10000))
+    assert fast_client().get(server.url("/a")).content == b"y" * 10000
+
+
+def test_connection_refused_is_a_source_error():
+    client = fast_client(retries=1)
+    with pytest.raises(SourceError, match="cannot connect"):
+        client.get("http://127.0.0.1:9/nothing")
+
+
+def test_oversize_body_declared(server):
+    server.route("/a", Reply(body=b"z" * 5000))
+    with pytest.raises(SourceError, match="larger than the limit of 1,000 bytes"):
+        fast_client(max_bytes=1000).get(server.url("/a"))
+
+
+def test_oversize_body_counted_after_gzip(server):
+    # 1 MB of zeros compresses to ~1 KB: the limit applies to what we would hold in memory
+    server.route("/a", Reply(body=b"0" * 1_000_000, gzip=True))
+    with pytest.raises(SourceError, match="larger than the limit"):
+        fast_client(max_bytes=100_000).get(server.url("/a"))
+
+
+def test_gzip_is_decoded(server):
+    server.route("/a", Reply(body=b"<feed/>" * 100, gzip=True))
+    response = fast_client().get(server.url("/a"))
+    assert response.content == b"<feed/>" * 100
+    assert "gzip" in server.requests[0].headers["accept-encoding"]
+
+
+def test_conditional_get(server):
+    def reply(req):
+        if req.headers.get("if-none-match") == '"v1"':
+            return Reply(status=304)
+        return Reply(body=b"feed", headers={"ETag": '"v1"', "Last-Modified": "Mon, 13 Apr 2026 00:00:00 GMT"})
+
+    server.route("/feed", reply)
+    client = fast_client()
+    first = client.get(server.url("/feed"))
+    assert first.etag == '"v1"' and first.last_modified and not first.not_modified
+    second = client.get(server.url("/feed"), etag=first.etag, last_modified=first.last_modified)
+    assert second.not_modified and second.content == b""
+    assert server.requests[1].headers["if-modified-since"] == first.last_modified
+
+
+def test_client_error_is_not_retried_and_keeps_body(server):
+    server.route("/a", Reply(status=400, body=b"<feed>error</feed>"))
+    with pytest.raises(HttpStatusError) as info:
+        fast_client().get(server.url("/a"))
+    assert info.value.status == 400 and info.value.body == b"<feed>error</feed>"
+    assert len(server.hits("/a")) == 1
+
+
+def test_rate_limit_per_polite_host(server):
+    server.route("/a", OK)
+    client = HttpClient(UA, min_interval=0.15, polite_hosts=("127.0.0.1",))
+    for _ in range(4):
+        client.get(server.url("/a"))
+    times = [r.at for r in server.requests]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert all(gap >= 0.14 for gap in gaps), gaps
+
+
+def test_no_rate_limit_for_other_hosts(server):
+    server.route("/a", OK)
+    client = HttpClient(UA, min_interval=5.0)  # arXiv hosts only; 127.0.0.1 is not one
+    started = time.monotonic()
+    for _ in range(3):
+        client.get(server.url("/a"))
+    assert time.monotonic() - started < 2
+
+
+def test_arxiv_hosts_are_polite_by_default():
+    client = HttpClient(UA)
+    assert client._polite("export.arxiv.org") and client._polite("rss.arxiv.org")
+    assert not client._polite("huggingface.co") and not client._polite("notarxiv.org")
+
+
+def test_file_urls(tmp_path):
+    path = tmp_path / "listing.txt"
+    path.write_bytes(b"hello")
+    client = fast_client()
+    assert client.get(path.as_uri()).content == b"hello"
+    with pytest.raises(SourceError, match="cannot read"):
+        client.get((tmp_path / "missing").as_uri())
+    with pytest.raises(SourceError, match="larger than the limit"):
+        fast_client(max_bytes=2).get(path.as_uri())
+
+
+def test_fetch_url_raises_input_error():
+    from watcher.http import fetch_url
+
+    with pytest.raises(InputError):
+        fetch_url("file:///nonexistent/watcher-test")
+
+
+def test_secrets_in_urls_are_masked():
+    assert safe_url("https://user:secret@example.org/x?y=1") == "https://example.org/x?y=1"
+
+
+def test_all_arxiv_hosts_share_one_rate_limit():
+    client = HttpClient(UA, min_interval=3.0, sleep=Sleeps())
+    client._wait_turn("export.arxiv.org")
+    client._wait_turn("rss.arxiv.org")
+    client._wait_turn("huggingface.co")
+    assert len(client.sleep) == 1 and 2.5 < client.sleep[0] <= 3.0

@@ -1,0 +1,183 @@
+"""Rendering: golden files for every format, the seed's byte-exact text, escaping, overrides."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from html.parser import HTMLParser
+
+import pytest
+from markupsafe import escape
+from deliverkit import GOLDEN, SEED_DIGEST, injection_digest, sample_digest, seed_papers
+
+from watcher.errors import RenderError
+from watcher.models import Digest, Match
+from watcher.render import EXTENSIONS, TEMPLATE_NAMES, authors, md, mrkdwn, render, safe_url
+
+FORMATS = list(TEMPLATE_NAMES)
+
+
+def golden(name: str, text: str) -> None:
+    """Compare with tests/golden/NAME, or write it when WATCHER_REGEN_GOLDEN=1."""
+    path = GOLDEN / name
+    if os.environ.get("WATCHER_REGEN_GOLDEN") == "1":
+        path.parent.mkdir(exist_ok=True)
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        return
+    assert path.exists(), f"{path} missing: run with WATCHER_REGEN_GOLDEN=1"
+    with open(path, encoding="utf-8", newline="") as f:
+        assert text == f.read(), f"{name} differs from its golden file (WATCHER_REGEN_GOLDEN=1 to accept)"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_golden(fmt):
+    golden(f"digest.{EXTENSIONS[fmt]}", render(sample_digest(4, updated=2), fmt))
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "html", "slack"])
+def test_golden_over_budget(fmt):
+    """The e-mail's shortened form: 2 papers in full, 3 as titles, the rest counted."""
+    golden(f"digest-overflow.{EXTENSIONS[fmt]}", render(sample_digest(8, updated=0), fmt,
+                                                        full_limit=2, list_limit=3))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_golden_empty(fmt):
+    d = Digest(name="daily", title="LLM-RL", date=sample_digest().date,
+               empty_reason="nothing matched your profiles")
+    golden(f"digest-empty.{EXTENSIONS[fmt]}", render(d, fmt))
+
+
+def test_text_is_the_seed_byte_for_byte():
+    data = SEED_DIGEST.read_bytes()
+    papers = seed_papers()
+    d = Digest(name="x", title="LLM-RL", date=sample_digest().date,
+               matches=[Match(p, 1.0, [], "p") for p in papers])
+    assert render(d, "text").encode("utf-8") == data
+
+
+def test_rich_formats_show_every_field():
+    d = sample_digest(2, updated=1)
+    p = d.matches[0].paper
+    for fmt in ("markdown", "html", "slack"):
+        out = render(d, fmt)
+        for needle in (p.abs_url, p.pdf_url, "2025-04-10", "cs.LG", "17", "reinforcement learning",
+                       "et al.", d.updated[0].paper.abs_url):
+            assert needle in out, (fmt, needle)
+    assert "updated" in render(d, "markdown").lower()
+
+
+def test_slack_abstract_is_shortened_and_html_is_not():
+    d = sample_digest(1, updated=0)
+    abstract = d.matches[0].paper.abstract
+    assert str(escape(abstract)) in render(d, "html")
+    slack = json.loads(render(d, "slack"))
+    section = slack["blocks"][2]["text"]["text"]
+    assert abstract not in section and "…" in section and len(section) < 1000
+
+
+def test_authors_shortened():
+    assert authors(["A", "B"], 2) == "A, B"
+    assert authors(["A", "B", "C"], 2) == "A, B et al."
+
+
+class _Collect(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.attrs, self.text = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs.extend(attrs)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_injection_is_inert(fmt):
+    out = render(injection_digest(), fmt)
+    assert "49" not in out and "jinja" not in out.replace("{% if true %}jinja{% endif %}", "")
+    assert "{{ 7*7 }}" in out or "{{ 7\\*7 }}" in out
+    assert not re.search(r"<javascript|href=\"?javascript", out)
+    if fmt == "html":
+        parser = _Collect()
+        parser.feed(out)
+        assert "script" not in parser.tags and "img" not in parser.tags and "b" in parser.tags
+        assert "<script>alert(1)</script>" in "".join(parser.text)  # shown as text
+        assert not any(v and v.startswith("javascript") for _, v in parser.attrs)
+        assert parser.tags.count("b") == 2  # only the template's own "Why:" of each paper
+    if fmt == "slack":
+        blocks = json.loads(out)["blocks"]
+        texts = json.dumps(blocks)
+        assert "<!channel>" not in texts and "<@U123>" not in texts and "<@U999>" not in texts
+        assert "<https://evil.example" not in texts
+        assert "&lt;!channel&gt;" in texts
+    if fmt == "markdown":
+        assert "<script>" not in out and "<img" not in out
+        assert not re.search(r"(?<!\\)\]\(javascript", out) and "\\](javascript" in out
+    if fmt in ("text", "markdown", "html", "slack"):
+        assert not re.search(r"^Bcc:", out, re.M), "a CRLF in a title started a new line"
+
+
+def test_markdown_and_mrkdwn_escaping():
+    assert md("*a* [b](c) <x> # d") == "\\*a\\* \\[b\\](c) &lt;x&gt; # d"
+    assert md("# heading") == "\\# heading"
+    assert mrkdwn("<!here> @channel & <@U1>") == "&lt;!here&gt; @\u200bchannel &amp; &lt;@U1&gt;"
+    assert safe_url("javascript:alert(1)") == "" and safe_url("https://a.b/c_(d)") == "https://a.b/c_%28d%29"
+
+
+def test_user_template_overrides_one_format(tmp_path):
+    (tmp_path / "digest.md").write_text("custom {{ digest.title }} {{ matches | length }}")
+    d = sample_digest(2)
+    assert render(d, "markdown", tmp_path) == "custom LLM-RL 2"
+    assert render(d, "html", tmp_path) == render(d, "html")  # the others stay shipped
+
+
+def test_user_html_template_autoescapes(tmp_path):
+    (tmp_path / "digest.html").write_text("{% for m in matches %}<p>{{ m.paper.title }}</p>{% endfor %}")
+    assert "&lt;script&gt;" in render(injection_digest(), "html", tmp_path)
+
+
+def test_broken_user_template_is_a_render_error(tmp_path):
+    (tmp_path / "digest.txt").write_text("{% for %}")
+    with pytest.raises(RenderError, match="digest.txt: line 1"):
+        render(sample_digest(), "text", tmp_path)
+    (tmp_path / "digest.md").write_text("{{ nosuchthing }}")
+    with pytest.raises(RenderError, match="nosuchthing"):
+        render(sample_digest(), "markdown", tmp_path)
+
+
+def test_slack_format_is_valid_block_kit_shape():
+    msg = json.loads(render(sample_digest(30, updated=0), "slack"))
+    assert msg["blocks"][0]["type"] == "header" and msg["text"]
+    assert all(b["type"] in ("header", "context", "section") for b in msg["blocks"])
+    assert len(msg["blocks"]) == 32
+
+
+def test_json_format_is_the_paper_array():
+    data = json.loads(render(sample_digest(3), "json"))
+    assert [p["arxiv_id"] for p in data] == ["2504.07600", "2504.07601", "2504.07602"]
+    assert {"score", "reasons", "profile", "title", "published", "upvotes"} <= set(data[0])
+
+
+def test_check_renders_every_template(tmp_path):
+    from deliverkit import run_watcher
+
+    (tmp_path / "tpl").mkdir()
+    (tmp_path / "tpl" / "digest.slack.json").write_text('{"blocks": [ {{ digest.title }} ]}')
+    (tmp_path / "tpl" / "digest.md").write_text("{{ digest.nosuch }}")
+    (tmp_path / "config.toml").write_text(
+        '[watcher]\ntemplates_dir = "tpl"\n[profile.p]\nquery = "rl"\n'
+        '[digest.d]\nprofiles = ["p"]\nchannels = ["f"]\nevery = "1d"\n'
+        '[channel.f]\ntype = "file"\npath = "out/{digest}.{ext}"\n')
+    r = run_watcher("--config", str(tmp_path / "config.toml"), "check", cwd=tmp_path)
+    assert r.returncode == 2
+    assert "digest.slack.json: output is not valid slack JSON" in r.stderr
+    assert "template digest.md:" in r.stderr and "nosuch" in r.stderr
+    (tmp_path / "tpl" / "digest.slack.json").unlink()
+    (tmp_path / "tpl" / "digest.md").unlink()
+    r = run_watcher("--config", str(tmp_path / "config.toml"), "check", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr

@@ -1,0 +1,134 @@
+"""The store: schema migrations, identity and merge rules of SPEC §6, the ledger."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+
+from watcher.errors import StoreError
+from watcher.models import Paper
+from watcher.store import Store
+
+NOW = datetime(2025, 4, 14, 20, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def store():
+    s = Store.open(None)
+    yield s
+    s.close()
+
+
+def paper(**kw) -> Paper:
+    base = dict(title="VLM-R1: A Stable and Generalizable R1-style Large Vision-Language Model",
+                authors=["Haozhan Shen"], abstract="Recently DeepSeek R1 has shown ...",
+                published=datetime(2025, 4, 10, 10, 5, 15, tzinfo=timezone.utc))
+    base.update(kw)
+    return Paper(**base)
+
+
+def test_migrations_are_recorded_and_reopening_is_a_no_op(tmp_path):
+    path = tmp_path / "w.db"
+    with Store.open(path) as s:
+        s.upsert([paper(arxiv_id="2504.07615", version=1)], NOW)
+    with Store.open(path) as s:
+        names = [r["name"] for r in s.db["_sqlite_migrations"].rows]
+        assert names == ["m001_initial"]
+        assert s.count_papers() == 1
+
+
+def test_a_new_paper_then_the_same_paper_again_is_unchanged(store):
+    c1 = store.upsert([paper(arxiv_id="2504.07615", version=1)], NOW)
+    c2 = store.upsert([paper(arxiv_id="2504.07615", version=1)], NOW)
+    assert (len(c1.new), len(c2.new), c2.unchanged, len(c2.updated)) == (1, 0, 1, 0)
+    assert store.count_papers() == 1
+
+
+def test_a_new_version_updates_the_row_and_is_not_a_new_paper(store):
+    store.upsert([paper(arxiv_id="2504.07615", version=1)], NOW)
+    c = store.upsert([paper(arxiv_id="2504.07615", version=2, abstract="Revised abstract.",
+                            updated=NOW)], NOW + timedelta(days=1))
+    assert c.new == [] and c.updated == ["2504.07615"]
+    p = store.get("2504.07615")
+    assert (p.version, p.abstract) == (2, "Revised abstract.")
+    assert p.published == datetime(2025, 4, 10, 10, 5, 15, tzinfo=timezone.utc)  # first version's date stays
+    assert store.db["papers"].get("2504.07615")["revised_at"] is not None
+    # an older version seen later does not roll the text back
+    store.upsert([paper(arxiv_id="2504.07615", version=1, abstract="Old.")], NOW)
+    assert store.get("2504.07615").abstract == "Revised abstract."
+
+
+def test_id_less_listing_then_arxiv_entry_merge_into_one_row(store):
+    c1 = store.upsert([paper(title="VLM-R1:  a stable and generalizable R1-style large "
+                                   "vision–language model")], NOW)
+    assert c1.new[0].startswith("title:")
+    c2 = store.upsert([paper(arxiv_id="2504.07615", version=1, categories=["cs.CV"])], NOW)
+    assert c2.new == [] and c2.updated == ["2504.07615"]
+    assert store.count_papers() == 1
+    assert store.get("2504.07615").categories == ["cs.CV"]
+
+
+def test_arxiv_entry_then_id_less_listing_merge_into_one_row(store):
+    store.upsert([paper(arxiv_id="2504.07615", version=1)], NOW)
+    c = store.upsert([paper(upvotes=12)], NOW)
+    assert c.new == [] and store.count_papers() == 1
+    assert store.get("2504.07615").upvotes == 12
+
+
+def test_rekeying_keeps_the_ledger(store):
+    store.upsert([paper()], NOW)
+    key = store.find(paper().title).key
+    store.record_delivery("daily", "me", [store.get(key)], NOW)
+    store.upsert([paper(arxiv_id="2504.07615", version=1)], NOW)
+    rows = list(store.db["deliveries"].rows)
+    assert [r["paper"] for r in rows] == ["2504.07615"]
+
+
+def test_upvotes_refresh_and_unknown_values_never_erase_known_ones(store):
+    store.upsert([paper(arxiv_id="2504.07615", upvotes=3, comment="ICML")], NOW)
+    store.upsert([paper(arxiv_id="2504.07615", upvotes=40, comment=None, authors=[])], NOW)
+    p = store.get("2504.07615")
+    assert (p.upvotes, p.comment, p.authors) == (40, "ICML", ["Haozhan Shen"])
+
+
+def test_a_date_only_published_is_refined_by_an_exact_one(store):
+    store.upsert([paper(arxiv_id="2504.07615", published=datetime(2025, 4, 10, tzinfo=timezone.utc))], NOW)
+    store.upsert([paper(arxiv_id="2504.07615")], NOW)
+    assert store.get("2504.07615").published.hour == 10
+
+
+def test_a_replacement_of_an_unknown_paper_is_stored_but_not_listed_as_new(store):
+    store.upsert([paper(arxiv_id="2401.00001", version=3, announce_type="replace",
+                        announced=date(2025, 4, 14))], NOW)
+    assert store.get("2401.00001") is not None
+    assert store.candidates("d", "c", since_day=date(2025, 1, 1), stored_after=None) == []
+
+
+def test_candidates_exclude_delivered_and_respect_window(store):
+    store.upsert([paper(arxiv_id="2504.00001", title="One", announced=date(2025, 4, 14)),
+                  paper(arxiv_id="2504.00002", title="Two", announced=date(2025, 4, 1))], NOW)
+    got = store.candidates("d", "c", since_day=date(2025, 4, 11), stored_after=None)
+    assert [p.arxiv_id for p in got] == ["2504.00001"]
+    store.record_delivery("d", "c", got, NOW)
+    assert store.candidates("d", "c", since_day=date(2025, 4, 11), stored_after=None) == []
+    # another channel of the same digest has its own ledger
+    assert len(store.candidates("d", "other", since_day=date(2025, 4, 11), stored_after=None)) == 1
+
+
+def test_a_corrupt_database_is_a_clear_error_and_is_not_overwritten(tmp_path):
+    path = tmp_path / "watcher.db"
+    junk = b"this is not a database" * 100
+    path.write_bytes(junk)
+    with pytest.raises(StoreError, match="corrupt or not a watcher database"):
+        Store.open(path)
+    assert path.read_bytes() == junk
+
+
+def test_find_by_id_with_version_or_by_title(store):
+    store.upsert([paper(arxiv_id="2504.07615", version=2)], NOW)
+    assert store.find("2504.07615v2").arxiv_id == "2504.07615"
+    assert store.find("arXiv:2504.07615").arxiv_id == "2504.07615"
+    assert store.find("vlm-r1: a stable and generalizable r1-style large vision-language model")
+    assert store.find("no such paper") is None

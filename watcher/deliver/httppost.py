@@ -1,0 +1,92 @@
+"""A JSON POST with the retry rules shared by the ``slack`` and ``webhook`` channels.
+
+* 2xx: accepted.
+* 429 and 5xx: retried up to ``ATTEMPTS`` times in all, waiting ``Retry-After`` when the server
+  sends one (at most ``MAX_WAIT`` seconds: a longer wait fails the delivery, the next run tries
+  again) and 1, 2, 4 … seconds otherwise.
+* A connection that cannot be made is retried the same way (nothing was sent).
+* A timeout waiting for the answer is not retried: the server may have taken the message, and a
+  retry would post it twice; the delivery fails and the next run sends the digest again.
+* Other 4xx: not retried; the error carries the server's own reason (Slack's ``invalid_blocks``).
+
+The URL is a secret (a Slack webhook URL is a credential): it never appears in an error, and
+httpx's own request log lines are masked by :func:`watcher.deliver.base.redact`.
+"""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+
+from ..errors import DeliveryError
+
+ATTEMPTS = 4
+MAX_WAIT = 60.0
+BACKOFF = (1.0, 2.0, 4.0)
+
+
+def client(timeout: float, user_agent: str) -> httpx.Client:
+    """The HTTP client of a delivery: the channel's timeout on connect, write and read."""
+    return httpx.Client(timeout=httpx.Timeout(timeout), headers={"User-Agent": user_agent},
+                        follow_redirects=False)
+
+
+def post_json(http: httpx.Client, url: str, payload, *, who: str, sleep=time.sleep) -> httpx.Response:
+    """POST ``payload`` as JSON until it is accepted; DeliveryError (naming ``who``, never the
+    URL) when it is refused or every attempt failed."""
+    last = "no attempt made"
+    for attempt in range(ATTEMPTS):
+        try:
+            response = http.post(url, json=payload)
+        except httpx.TimeoutException as e:
+            phase = "connecting" if isinstance(e, httpx.ConnectTimeout) else "waiting for an answer"
+            if isinstance(e, httpx.ConnectTimeout):
+                last = f"timed out {phase}"
+                wait = BACKOFF[min(attempt, len(BACKOFF) - 1)]
+            else:
+                raise DeliveryError(f"{who}: timed out {phase} (not retried: the server may "
+                                    "have accepted it)") from None
+        except (httpx.UnsupportedProtocol, httpx.InvalidURL):
+            raise DeliveryError(f"{who}: the URL is not a valid http(s) URL") from None
+        except httpx.TransportError as e:
+            last = f"cannot connect ({type(e).__name__})"
+            wait = BACKOFF[min(attempt, len(BACKOFF) - 1)]
+        else:
+            if response.is_success:
+                return response
+            reason = _reason(response)
+            if response.status_code != 429 and response.status_code < 500:
+                raise DeliveryError(f"{who}: refused with HTTP {response.status_code}: {reason}")
+            last = f"HTTP {response.status_code}: {reason}"
+            wait = _retry_after(response)
+            if wait is None:
+                wait = BACKOFF[min(attempt, len(BACKOFF) - 1)]
+            elif wait > MAX_WAIT:
+                raise DeliveryError(f"{who}: {last}; the server asks to wait {wait:g}s, "
+                                    "more than watcher waits in one run")
+        if attempt < ATTEMPTS - 1:
+            sleep(wait)
+    raise DeliveryError(f"{who}: failed {ATTEMPTS} times, last {last}")
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("Retry-After")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+        from datetime import datetime, timezone
+
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+
+
+def _reason(response: httpx.Response) -> str:
+    text = " ".join(response.text.split())
+    return (text[:200] + "…" if len(text) > 200 else text) or response.reason_phrase or "no reason given"

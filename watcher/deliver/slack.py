@@ -1,0 +1,112 @@
+"""The ``slack`` channel: the Block Kit digest posted to an incoming webhook.
+
+The ``slack`` format renders the whole digest as one message ``{"text", "blocks"}``;
+:func:`split_messages` cuts it to Slack's limits (SPEC §6): a section's text longer than 3,000
+characters becomes several sections, a header is cut to 150, and the blocks go out in messages of
+at most 50 blocks (and ``MAX_CHARS`` characters), posted in order, each later part marked
+"continued".
+
+A split digest counts as delivered only when every part was accepted. If part k fails after the
+retries of :mod:`~watcher.deliver.httppost`, nothing is recorded, and the next run posts the whole
+digest again, so parts 1 … k-1 appear twice in the channel. Retrying inside the channel (429,
+5xx, connection errors) makes that rare; the error message says it when it happens.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import DeliveryError
+from ..models import Digest
+from . import httppost
+from .base import Channel, secret_env
+
+MAX_BLOCKS = 50
+MAX_SECTION = 3000
+MAX_HEADER = 150
+MAX_CHARS = 30000
+
+
+def split_messages(payload: dict) -> list[dict]:
+    """The messages to post for one rendered digest, each within Slack's limits."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("blocks"), list):
+        raise ValueError('expected an object with a "blocks" list')
+    blocks = [b for block in payload["blocks"] for b in _fit_block(block)]
+    text = payload.get("text") or ""
+    if len(blocks) <= MAX_BLOCKS and _size(blocks) <= MAX_CHARS:
+        return [{"text": text, "blocks": blocks}]
+    chunks, chunk = [], []
+    for block in blocks:  # one slot per message stays free for the "continued" context
+        if chunk and (len(chunk) >= MAX_BLOCKS - 1 or _size(chunk) + _size([block]) > MAX_CHARS):
+            chunks.append(chunk)
+            chunk = []
+        chunk.append(block)
+    chunks.append(chunk)
+    n = len(chunks)
+    messages = []
+    for i, chunk in enumerate(chunks, 1):
+        if i > 1:
+            chunk = [{"type": "context", "elements": [{"type": "mrkdwn", "text": f"(continued, part {i} of {n})"}]}, *chunk]
+        messages.append({"text": f"{text} (part {i} of {n})", "blocks": chunk})
+    return messages
+
+
+def _fit_block(block: dict) -> list[dict]:
+    kind = block.get("type")
+    text = block.get("text") if isinstance(block.get("text"), dict) else None
+    if kind == "header" and text and len(text.get("text", "")) > MAX_HEADER:
+        return [{**block, "text": {**text, "text": text["text"][:MAX_HEADER - 1] + "…"}}]
+    if kind == "section" and text and len(text.get("text", "")) > MAX_SECTION:
+        return [{**block, "text": {**text, "text": part}} for part in _split_text(text["text"])]
+    return [block]
+
+
+def _split_text(text: str) -> list[str]:
+    """``text`` in pieces of at most MAX_SECTION characters, cut at line breaks where possible,
+    else at a space outside any ``<link|label>``, else hard."""
+    parts = []
+    while len(text) > MAX_SECTION:
+        window = text[:MAX_SECTION]
+        cut = window.rfind("\n")
+        if cut <= 0:
+            cut = next((i for i in range(len(window) - 1, 0, -1)
+                        if window[i] == " " and window.count("<", 0, i) == window.count(">", 0, i)), 0)
+        if cut <= 0:
+            cut = MAX_SECTION
+        parts.append(text[:cut])
+        text = text[cut:].lstrip("\n ")
+    parts.append(text)
+    return [p for p in parts if p]
+
+
+def _size(blocks: list[dict]) -> int:
+    return len(json.dumps(blocks, ensure_ascii=False))
+
+
+class SlackChannel(Channel):
+    """Posts the digest to a Slack incoming webhook (URL from ``webhook_url_env``)."""
+
+    def formats(self) -> tuple[str, ...]:
+        """Only the Block Kit format."""
+        return ("slack",)
+
+    def send(self, digest: Digest, rendered: dict[str, str]) -> None:
+        """Post every part in order; DeliveryError (with Slack's reason) when one is refused."""
+        name = self.cfg.name
+        url = secret_env(self.cfg, "webhook_url_env")
+        try:
+            messages = split_messages(json.loads(rendered["slack"]))
+        except ValueError as e:
+            raise DeliveryError(f"channel {name}: the slack template did not give Block Kit "
+                                f"JSON ({e})") from None
+        with httppost.client(self.cfg.timeout, self.ctx.user_agent) as http:
+            for i, message in enumerate(messages, 1):
+                who = f"channel {name}: Slack" + (f" (part {i} of {len(messages)})" if len(messages) > 1 else "")
+                try:
+                    httppost.post_json(http, url, message, who=who)
+                except DeliveryError as e:
+                    if i > 1:
+                        done = "part 1 was" if i == 2 else f"parts 1-{i - 1} were"
+                        raise DeliveryError(f"{e}; {done} posted and will be posted again with "
+                                            "the whole digest on the next run") from None
+                    raise

@@ -1,0 +1,50 @@
+"""The ``webhook`` channel: the digest as one JSON POST, for anything else.
+
+The body is an object::
+
+    {"digest": "daily", "title": "LLM-RL", "date": "2025-04-12", "count": 12,
+     "empty_reason": null, "papers": [...], "updated": [...]}
+
+where ``papers`` is the ``json`` format (the paper objects of SPEC §5 with score, reasons and
+profile) and ``updated`` lists revised papers delivered before. Any 2xx answer means accepted;
+429/5xx are retried (see :mod:`~watcher.deliver.httppost`). The URL comes from ``url`` or from
+the environment variable ``url_env`` names; either way it is not put into errors or logs.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import DeliveryError
+from ..models import Digest
+from ..render import match_json
+from . import httppost
+from .base import Channel, secret_env
+
+
+def payload(digest: Digest, papers_json: str) -> dict:
+    """The webhook body for ``digest`` whose json format rendered as ``papers_json``."""
+    try:
+        papers = json.loads(papers_json)
+    except ValueError as e:
+        raise DeliveryError(f"the json template did not give JSON ({e})") from None
+    return {"digest": digest.name, "title": digest.title, "date": digest.date.isoformat(),
+            "count": len(digest.matches), "empty_reason": digest.empty_reason,
+            "papers": papers, "updated": [match_json(m) for m in digest.updated]}
+
+
+class WebhookChannel(Channel):
+    """POSTs the digest as JSON; 2xx means accepted."""
+
+    def formats(self) -> tuple[str, ...]:
+        """Only the json format."""
+        return ("json",)
+
+    def send(self, digest: Digest, rendered: dict[str, str]) -> None:
+        """POST the body; DeliveryError naming the channel (never the URL) otherwise."""
+        url = self.cfg.url or secret_env(self.cfg, "url_env")
+        if not url.startswith(("http://", "https://")):
+            raise DeliveryError(f"channel {self.cfg.name}: the webhook URL is not http(s)")
+        body = payload(digest, rendered["json"])
+        with httppost.client(self.cfg.timeout, self.ctx.user_agent) as http:
+            httppost.post_json(http, url, body, who=f"channel {self.cfg.name}: webhook")

@@ -1,0 +1,202 @@
+"""Prepared papers: normalised text computed once, and an inverted index over a batch (pure).
+
+:func:`prepare` turns papers into a :class:`Batch`. Each query term is then looked up once per
+batch (a set of paper positions per field) instead of once per paper, so scoring many profiles
+against many papers costs about one set operation per query node, plus a phrase check on the
+few papers that hold all of a phrase's words.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable
+
+from .models import Paper
+from .query import And, Not, Or, Term
+from .text import field_text, name_key, same_person
+
+
+@dataclass(slots=True)
+class Doc:
+    """One paper's normalised fields (see :mod:`watcher.text`)."""
+
+    paper: Paper
+    title: str  # " tok tok "
+    abstract: str
+    authors: str  # " sergey levine , haozhan shen "
+    names: tuple  # name_key() of each author
+    categories: frozenset[str]  # "cs.cl" and its archive "cs"
+
+
+@dataclass(slots=True)
+class Hit:
+    """Where a term matched in one paper: in the title, in the abstract (how often), in the
+    author list or in the categories."""
+
+    title: bool = False
+    abstract: int = 0
+    author: bool = False
+    category: bool = False
+
+
+def prepare_doc(paper: Paper) -> Doc:
+    """Normalise one paper's searchable fields."""
+    names = tuple(k for k in (name_key(a) for a in paper.authors) if k)
+    authors = " " + " , ".join(" ".join((*given, last)) for last, given in names) + " "
+    cats = set()
+    for c in (*paper.categories, paper.primary_category or ""):
+        if c:
+            c = c.lower()
+            cats.update((c, c.split(".")[0]))
+    return Doc(paper, field_text(paper.title), field_text(paper.abstract or ""), authors,
+               names, frozenset(cats))
+
+
+class Batch:
+    """Papers prepared for matching, with per-field word -> positions indexes.
+
+    Term lookups are cached, so many profiles sharing terms pay for each term once.
+    """
+
+    def __init__(self, papers: Iterable[Paper]):
+        self.docs = [prepare_doc(p) for p in papers]
+        self.all = frozenset(range(len(self.docs)))
+        self._index: dict[str, dict[str, set[int]]] = {}
+        self._hits: dict[tuple, dict[int, Hit]] = {}
+        self._prefix: dict[tuple[str, str], set[int]] = {}
+        self._norms: tuple = (None, [])
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    def index(self, field: str) -> dict[str, set[int]]:
+        """``word -> positions`` for field ``title``, ``abstract``, ``authors`` or ``categories``."""
+        if field not in self._index:
+            idx: dict[str, set[int]] = defaultdict(set)
+            for i, doc in enumerate(self.docs):
+                value = getattr(doc, field)
+                for word in value if field == "categories" else set(value.split()):
+                    idx[word].add(i)
+            self._index[field] = dict(idx)
+        return self._index[field]
+
+    def norms(self, weight) -> list[float]:
+        """Per paper, the length of its word vector under ``weight`` (cached per function)."""
+        if self._norms[0] != weight:
+            squares = [0.0] * len(self.docs)
+            title, abstract = self.index("title"), self.index("abstract")
+            for word in title.keys() | abstract.keys():
+                w = weight(word)
+                if w:  # common words weigh 0: their long postings are skipped
+                    w *= w
+                    for i in title.get(word, set()) | abstract.get(word, set()):
+                        squares[i] += w
+            self._norms = (weight, [math.sqrt(x) for x in squares])
+        return self._norms[1]
+
+    def postings(self, field: str, word: str) -> set[int]:
+        """Papers whose ``field`` holds ``word`` (a trailing ``*`` makes it a prefix)."""
+        idx = self.index(field)
+        if not word.endswith("*"):
+            return idx.get(word, set())
+        key = (field, word)
+        if key not in self._prefix:
+            stem = word[:-1]
+            out: set[int] = set()
+            for w, docs in idx.items():
+                if w.startswith(stem):
+                    out |= docs
+            self._prefix[key] = out
+        return self._prefix[key]
+
+    def _field_hits(self, field: str, words: tuple[str, ...]) -> set[int]:
+        sets = sorted((self.postings(field, w) for w in words), key=len)
+        found = set(sets[0]).intersection(*sets[1:]) if sets else set()
+        if len(words) == 1 or not found:
+            return found
+        if any(w.endswith("*") for w in words):
+            parts = [re.escape(w[:-1]) + "[a-z0-9]*" if w.endswith("*") else re.escape(w)
+                     for w in words]
+            rx = re.compile(" " + " ".join(parts) + " ")
+            return {i for i in found if rx.search(getattr(self.docs[i], field))}
+        phrase = " " + " ".join(words) + " "
+        return {i for i in found if phrase in getattr(self.docs[i], field)}
+
+    def hits(self, term: Term) -> dict[int, Hit]:
+        """Every paper the term matches, and where."""
+        key = (term.field, term.words, term.name)
+        if key in self._hits:
+            return self._hits[key]
+        out: dict[int, Hit] = {}
+        if term.field == "cat":
+            for i in self.index("categories").get(term.words[0], ()):
+                out[i] = Hit(category=True)
+        elif term.field == "au":
+            for i in self.postings("authors", term.name[0]):
+                if any(same_person(term.name, n) for n in self.docs[i].names):
+                    out[i] = Hit(author=True)
+        else:
+            if term.field in ("ti", "all"):
+                for i in self._field_hits("title", term.words):
+                    out[i] = Hit(title=True)
+            if term.field in ("abs", "all"):
+                phrase = " " + " ".join(term.words) + " "
+                prefix = any(w.endswith("*") for w in term.words)
+                for i in self._field_hits("abstract", term.words):
+                    tf = 1 if prefix else self.docs[i].abstract.count(phrase)
+                    out.setdefault(i, Hit()).abstract = max(tf, 1)
+            if term.field == "all":
+                for i in self._field_hits("authors", term.words):
+                    out.setdefault(i, Hit()).author = True
+        self._hits[key] = out
+        return out
+
+    def evaluate(self, node, within: frozenset[int] | None = None) -> set[int]:
+        """The positions of the papers that match the query tree ``node``."""
+        if isinstance(node, Term):
+            return set(self.hits(node))
+        if isinstance(node, Or):
+            out: set[int] = set()
+            for item in node.items:
+                out |= self.evaluate(item)
+            return out
+        if isinstance(node, Not):
+            return set(self.all - self.evaluate(node.item))
+        positive = [it for it in node.items if not isinstance(it, Not)]
+        negative = [it.item for it in node.items if isinstance(it, Not)]
+        if positive:
+            out = self.evaluate(positive[0])
+            for item in positive[1:]:
+                if not out:
+                    break
+                out &= self.evaluate(item)
+        else:
+            out = set(self.all)
+        for item in negative:
+            if not out:
+                break
+            out -= self.evaluate(item)
+        return out
+
+
+def prepare(papers: Iterable[Paper] | Batch) -> Batch:
+    """A :class:`Batch` for ``papers`` (a Batch is returned as it is)."""
+    return papers if isinstance(papers, Batch) else Batch(papers)
+
+
+def similarity(batch: Batch, example: dict[str, float], weight) -> dict[int, float]:
+    """Cosine similarity of each paper of ``batch`` to ``example`` (``word -> weight``), over
+    the set of words of title and abstract, each word weighted by ``weight(word)`` (0 drops it).
+
+    Only papers sharing a word with the example are returned.
+    """
+    norms = batch.norms(weight)
+    example_norm = math.sqrt(sum(w * w for w in example.values())) or 1.0
+    acc: dict[int, float] = defaultdict(float)
+    for word, w in example.items():
+        for i in batch.postings("title", word) | batch.postings("abstract", word):
+            acc[i] += w * w
+    return {i: s / (example_norm * norms[i]) for i, s in acc.items() if norms[i]}

@@ -1,0 +1,42 @@
+"""The ``arxiv-rss`` source: the daily rss.arxiv.org feed of the configured categories.
+
+One GET of ``https://rss.arxiv.org/rss/CAT+CAT...`` (or the ``url`` override) per run, made
+conditional with the ETag / Last-Modified saved from the previous run (304 = nothing new).
+Every item keeps its ``announce_type``: ``new`` and ``cross`` are new papers, ``replace`` and
+``replace-cross`` are new versions (a replacement of a paper never seen before is stored but not
+presented as new; the store and digest read ``announce_type``). ``announced`` is the feed's day.
+An empty feed (weekends and holidays) is normal and gives no papers.
+"""
+
+from __future__ import annotations
+
+from ..formats import arxiv_rss
+from .base import FetchResult, Source
+from .common import http_client, name_papers, parse_listing
+
+RSS_URL = "https://rss.arxiv.org/rss/"
+
+
+class ArxivRssSource(Source):
+    """The arXiv RSS feed of ``categories`` (joined with ``+``)."""
+
+    @property
+    def url(self) -> str:
+        """The feed URL: the ``url`` override, else rss.arxiv.org for the categories."""
+        return self.cfg.url or RSS_URL + "+".join(self.cfg.categories)
+
+    def fetch(self, state: dict) -> FetchResult:
+        """Fetch the feed unless it is unchanged since the saved validators."""
+        response = http_client(self).get(self.url, etag=state.get("etag"),
+                                         last_modified=state.get("last_modified"),
+                                         timeout=self.cfg.timeout)
+        if response.not_modified:
+            return FetchResult(papers=[], state=state, not_modified=True)
+        listing = parse_listing(self, arxiv_rss, response.content, response.url)
+        name_papers(self, listing.papers)
+        new_state = {k: v for k, v in (("etag", response.etag),
+                                       ("last_modified", response.last_modified)) if v}
+        day = listing.date or max((p.announced for p in listing.papers if p.announced), default=None)
+        if day:
+            new_state["feed_day"] = day.isoformat()
+        return FetchResult(papers=listing.papers, state=new_state)

@@ -1,0 +1,62 @@
+"""What every network source shares: getting the HTTP client, parsing a response into a
+listing with any parse failure turned into a SourceError that says what to check, and reading
+timestamps kept in a source's saved state."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+
+from ..errors import InputError, SourceError
+from ..formats import Listing
+from ..http import HttpClient, client_for
+
+
+def http_client(source) -> HttpClient:
+    """The HTTP client a source uses (the context's, else the process-wide shared one)."""
+    return client_for(source.ctx)
+
+
+def parse_listing(source, reader, data: bytes, origin: str, *, today: date | None = None) -> Listing:
+    """``reader.parse(data)``; its InputError becomes a SourceError naming the source."""
+    try:
+        return reader.parse(data, origin, today)
+    except InputError as e:
+        raise parse_failure(source, e) from None
+
+
+def parse_failure(source, error: InputError) -> SourceError:
+    """The SourceError for a response that could not be parsed."""
+    return SourceError(f"{error} (source {source.name!r}: check its url; if this persists the "
+                       "service may have changed its format)")
+
+
+def name_papers(source, papers) -> None:
+    """Stamp each paper with the source's config name."""
+    for paper in papers:
+        paper.source = source.name
+
+
+def state_time(state: dict, key: str) -> datetime | None:
+    """An aware UTC datetime saved as ISO 8601 under ``key``, else None."""
+    value = state.get(key)
+    if not isinstance(value, str):
+        return None
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
+
+
+def state_day(state: dict, key: str) -> date | None:
+    """A date saved as ``YYYY-MM-DD`` under ``key``, else None."""
+    value = state.get(key)
+    try:
+        return date.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def iso(dt: datetime) -> str:
+    """``dt`` as ISO 8601 UTC with a Z."""
+    return dt.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")

@@ -1,0 +1,50 @@
+"""The ``listing`` source: a listing in any supported format (the seed text digest, an HF Daily
+Papers page, JSON, or any arXiv/HF format) from a URL (``http``, ``https``, ``file://``) or a
+path, fetched conditionally (ETag / Last-Modified) and gunzipped when compressed."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+
+from .. import formats
+from ..errors import InputError, SourceError
+from .base import FetchResult, Source
+from .common import http_client, name_papers, parse_failure
+
+
+class ListingSource(Source):
+    """A listing file or URL; its papers are filed under the listing's own date if it has one."""
+
+    @property
+    def url(self) -> str:
+        """The ``url``, else the ``path`` as a ``file://`` URL."""
+        if self.cfg.url:
+            return self.cfg.url
+        if self.cfg.path is None:
+            raise SourceError(f"[source.{self.name}] needs url or path")
+        return self.cfg.path.resolve().as_uri()
+
+    def fetch(self, state: dict) -> FetchResult:
+        """Fetch and parse the listing (format detected from its content)."""
+        response = http_client(self).get(self.url, etag=state.get("etag"),
+                                         last_modified=state.get("last_modified"),
+                                         timeout=self.cfg.timeout)
+        if response.not_modified:
+            return FetchResult(papers=[], state=state, not_modified=True)
+        data = response.content
+        if data[:2] == b"\x1f\x8b":
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError, zlib.error) as e:
+                raise SourceError(f"{response.url}: broken gzip data ({e})") from None
+        try:
+            listing = formats.read(data, response.url, today=self.ctx.now.date())
+        except InputError as e:
+            raise parse_failure(self, e) from None
+        for paper in listing.papers:
+            paper.announced = paper.announced or listing.date
+        name_papers(self, listing.papers)
+        new_state = {k: v for k, v in (("etag", response.etag),
+                                       ("last_modified", response.last_modified)) if v}
+        return FetchResult(papers=listing.papers, state=new_state)

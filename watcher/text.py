@@ -1,0 +1,116 @@
+"""Text normalisation shared by the query language and the matcher (pure, no I/O).
+
+Matching is whole-word over *normalised tokens*:
+
+* LaTeX markup is dropped (``Pok\\'emon`` -> ``pokemon``, ``$Q$``-function -> ``q function``,
+  ``\\textbf{RL}`` -> ``rl``) and accents are folded (``Blüml`` -> ``bluml``);
+* case is folded; apostrophes vanish (``LLM's`` -> ``llms``);
+* every other non-alphanumeric character separates words, so hyphen and space are the same
+  (``fine-tuning`` and ``fine tuning`` both give ``fine tuning``);
+* simple plurals are reduced (``LLMs`` -> ``llm``, ``policies`` -> ``policy``).
+
+A field is stored as ``" tok tok tok "`` (a space on both ends), so a phrase is a substring
+test for ``" a b "``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_LATEX_ACCENT = re.compile(r"\\(?:[`'^\"~=.]\{?\s*|[uvHcdbk](?:\{\s*|\s+))([a-zA-Z])\}?")
+_LATEX_CMD = re.compile(r"\\[a-zA-Z]+\*?")
+_WORD = re.compile(r"[a-z0-9]+")
+# Words ending in s that are not plurals (or whose plural would collide).
+_NOT_PLURAL = frozenset(
+    "this has was is its his yes thus plus less bias gas lens news series species "
+    "analysis basis hypothesis synthesis thesis axis chaos atlas canvas corpus status "
+    "campus virus bonus focus consensus versus various previous across always perhaps "
+    "mas gans its ours yours does goes".split()
+)
+
+
+def fold(text: str) -> str:
+    """Lower-case ASCII-ish text: LaTeX markup dropped, accents folded, apostrophes removed."""
+    if "\\" in text:
+        text = _LATEX_ACCENT.sub(r"\1", text)
+        text = _LATEX_CMD.sub(" ", text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in text if not unicodedata.combining(c)).replace("\u2019", "")
+    return text.replace("'", "").casefold()
+
+
+def stem(word: str) -> str:
+    """Reduce a simple plural: ``llms`` -> ``llm``, ``policies`` -> ``policy``, ``boxes``
+    stays ``boxe`` (both sides of a comparison are stemmed alike, so that is harmless)."""
+    if len(word) <= 3 or word[-1] != "s" or word in _NOT_PLURAL:
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ss", "us", "is")):
+        return word
+    return word[:-1]
+
+
+_STEMS: dict[str, str] = {}
+
+
+def words(text: str) -> list[str]:
+    """The normalised (folded, split, singular) words of ``text``."""
+    cache = _STEMS
+    out = []
+    for w in _WORD.findall(fold(text)):
+        s = cache.get(w)
+        if s is None:
+            if len(cache) > 500_000:  # bound the memory of long-running daemons
+                cache.clear()
+            s = cache[w] = stem(w)
+        out.append(s)
+    return out
+
+
+def field_text(text: str) -> str:
+    """``text`` as a space-padded string of normalised words, for phrase tests."""
+    return " " + " ".join(words(text)) + " "
+
+
+# --- author names ---------------------------------------------------------------------------
+
+_NAME_SPLIT = re.compile(r"[^a-z]+")
+
+
+def name_key(name: str) -> tuple[str, tuple[str, ...]] | None:
+    """``(surname, given names)`` of an author, folded: ``"S. Levine"`` ->
+    ``("levine", ("s",))``; ``"Levine, Sergey"`` -> ``("levine", ("sergey",))``.
+
+    Returns None for a name without letters.
+    """
+    text = fold(name)
+    if "," in text:
+        last, _, first = text.partition(",")
+        text = f"{first} {last}"
+    parts = [p for p in _NAME_SPLIT.split(text) if p]
+    if not parts:
+        return None
+    return parts[-1], tuple(parts[:-1])
+
+
+def same_person(wanted: tuple[str, tuple[str, ...]], actual: tuple[str, tuple[str, ...]]) -> bool:
+    """Whether author ``actual`` can be the person ``wanted`` names (both from :func:`name_key`).
+
+    Surnames must be equal; each given name of ``wanted`` must equal the one at the same place in
+    ``actual`` or be its initial (``S. Levine`` = ``Sergey Levine``, ``Sergey Levine`` =
+    ``S. Levine``). A bare surname matches everyone of that surname.
+    """
+    if wanted[0] != actual[0]:
+        return False
+    for want, have in zip(wanted[1], actual[1]):
+        if want == have:
+            continue
+        if len(want) == 1 and have.startswith(want):
+            continue
+        if len(have) == 1 and want.startswith(have):
+            continue
+        return False
+    return True
