@@ -147,7 +147,8 @@ def once(ctx: Context, digests, due, dry_run, sample) -> None:
 
         with open_store(config, sample) as store:
             selected = [n for n in due_digests(config, store, now) if n in selected]
-    cycle = Cycle(now=now, digests=selected, dry_run=dry_run, sample=sample)
+    cycle = Cycle(now=now, digests=selected, dry_run=dry_run, sample=sample,
+                  clock=None if sample else now_utc)
     report = run_once(config, cycle)
     sys.exit(_report_cycle(report, sample and not dry_run))
 
@@ -193,6 +194,7 @@ def fetch(ctx: Context, sources, since) -> None:
 
     with write_lock(config.settings.database, "watcher fetch") as lock:
         lock.acquire(cycle.lock_wait)
+        cycle.now = now_utc()  # read once locked: stamps never run behind an earlier writer's
         with open_store(config) as store:
             reports = fetch_sources(config, store, cycle)
     failed = False
@@ -225,7 +227,7 @@ def digest(ctx: Context, name, fmt, since, dry_run) -> None:
 
     config = ctx.config
     _check_digests(config, (name,))
-    cycle = Cycle(now=now_utc(), digests=[name], dry_run=dry_run,
+    cycle = Cycle(now=now_utc(), digests=[name], dry_run=dry_run, clock=now_utc,
                   since_day=_parse_date(since, "--since") if since else None,
                   print_format=fmt if dry_run else None)
     if fmt and not dry_run:

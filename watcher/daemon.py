@@ -270,7 +270,7 @@ class Daemon:
         log.info("cycle: %s", ", ".join(names))
         try:
             report = run_once(config, Cycle(now=self.clock(), digests=names, kind="run",
-                                            stop=self._stopping.is_set))
+                                            stop=self._stopping.is_set, clock=self.clock))
         except WatcherError as e:
             log.error("cycle for %s failed: %s", ", ".join(names), e)
             return
