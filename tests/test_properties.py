@@ -141,6 +141,7 @@ record = st.dictionaries(RECORD_KEYS, json_value, max_size=10).map(
 @example([{"title": "T", "authors": [{}]}], "array")
 @example([{"title": "T", "arxiv_id": "x", "published": []}], "array")
 @example([{"title": "T", "title2": "\u2028"}], "lines")
+@example([{"title": "T", "upvotes": 2**63, "id": "2504.07615v99999999999999999999"}], "array")  # crashed the store
 def test_json_readers_give_papers_or_input_error(records, layout):
     if layout == "lines":
         data = "\n".join(json.dumps(r, ensure_ascii=False) for r in records)

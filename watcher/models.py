@@ -115,6 +115,11 @@ class Paper:
             self.title = clean_text(self.title)
         if isinstance(self.abstract, str):
             self.abstract = clean_text(self.abstract)
+        # Counts SQLite can store (a listing's upvotes of 2**63 crashed the store); others unknown.
+        for name in ("version", "upvotes", "author_count"):
+            value = getattr(self, name)
+            if isinstance(value, int) and not 0 <= value < 2**31:
+                setattr(self, name, None)
         if any(_CONTROL.search(a) for a in self.authors if isinstance(a, str)):
             self.authors = [clean_text(a) if isinstance(a, str) else a for a in self.authors]
 
