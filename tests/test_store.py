@@ -121,7 +121,7 @@ def test_a_corrupt_database_is_a_clear_error_and_is_not_overwritten(tmp_path):
     path = tmp_path / "watcher.db"
     junk = b"this is not a database" * 100
     path.write_bytes(junk)
-    with pytest.raises(StoreError, match="corrupt or not a watcher database"):
+    with pytest.raises(StoreError, match="damaged or not a watcher database.*nothing was changed"):
         Store.open(path)
     assert path.read_bytes() == junk
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import sqlite3
 import sys
 from datetime import date, datetime, timezone
 
@@ -40,6 +41,12 @@ def handle_errors(fn):
             fail(str(e), 2)
         except (StoreError, WatcherError) as e:
             fail(str(e), 1)
+        except sqlite3.Error as e:  # any command reading a locked, read-only or damaged database
+            from .store import database_error
+
+            ctx = args[0] if args and isinstance(args[0], Context) else None
+            db = ctx._config.settings.database if ctx and ctx._config else "the database"
+            fail(str(database_error(db, e)), 1)
         except KeyboardInterrupt:
             fail("interrupted", 130)
 

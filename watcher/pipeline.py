@@ -28,6 +28,7 @@ the papers for the next run, and a delivered paper is never delivered again thro
 from __future__ import annotations
 
 import logging
+import sqlite3
 import sys
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
@@ -44,7 +45,7 @@ from .models import Digest
 from .render import render
 from .schedule import quiet_day_reason
 from .sources import SourceContext, make_source
-from .store import Store, parse_time
+from .store import Store, database_error, parse_time
 
 log = logging.getLogger("watcher")
 
@@ -238,7 +239,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             report.error = redact(str(e))
             store.delivery_failed(dcfg.name, name, report.error, cycle.now, first_window)
             log.error("digest %s -> %s failed: %s", dcfg.name, name, report.error)
-        except StoreError:
+        except (StoreError, sqlite3.Error):  # the database, not the channel: the cycle stops
             raise
         except Exception as e:  # a bug in one channel must not stop the others (isolation)
             report.error = redact(f"internal error: {type(e).__name__}: {e}")
@@ -262,8 +263,11 @@ def run_once(config: Config, cycle: Cycle, *, fetch: bool = True, http=None) -> 
         lock.acquire(cycle.lock_wait, stop=cycle.stop)
         if cycle.clock:  # stamps must not run behind those of a cycle that held the lock before
             cycle.now = cycle.clock()
-        with open_store(config, cycle.sample) as store:
-            _run_locked(config, store, cycle, report, fetch, http)
+        try:
+            with open_store(config, cycle.sample) as store:
+                _run_locked(config, store, cycle, report, fetch, http)
+        except sqlite3.Error as e:  # locked past the timeout, read-only, damaged: stop the cycle
+            raise database_error(db, e) from None
     return report
 
 
@@ -285,10 +289,13 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, report: CycleReport,
                 errors = [r.error for r in reports if r.error]
                 store.digest_ran(name, cycle.now, not errors, "; ".join(errors) or None)
     finally:
-        store.finish_run(run_id, "ok" if report.ok else "failed", {
-            "sources": [s.__dict__ for s in report.sources],
-            "channels": [{k: v for k, v in c.__dict__.items() if k != "rendered"}
-                         for c in report.channels]}, cycle.now)
+        try:
+            store.finish_run(run_id, "ok" if report.ok else "failed", {
+                "sources": [s.__dict__ for s in report.sources],
+                "channels": [{k: v for k, v in c.__dict__.items() if k != "rendered"}
+                             for c in report.channels]}, cycle.now)
+        except sqlite3.Error as e:  # the error that ended the cycle is the one to report
+            log.debug("could not record the end of the run: %s", e)
 
 
 def build_digest(config: Config, store: Store, dcfg: DigestConfig, now: datetime,

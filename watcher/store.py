@@ -14,6 +14,7 @@ written only after the channel accepted it.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from dataclasses import dataclass, field, fields
 from datetime import date, datetime, timezone
@@ -176,6 +177,43 @@ def merge(old: Paper, new: Paper) -> Paper:
     return merged
 
 
+def busy_timeout() -> float:
+    """Seconds a connection waits for another writer's lock before giving up (30; the tests
+    shorten it with ``$WATCHER_DB_TIMEOUT``)."""
+    try:
+        return max(0.0, float(os.environ.get("WATCHER_DB_TIMEOUT", "30")))
+    except ValueError:
+        return 30.0
+
+
+def database_error(path, error: sqlite3.Error, *, opening: bool = False) -> StoreError:
+    """A StoreError that says in words what an SQLite error means for the user."""
+    text = str(error)
+    low = text.lower()
+    if "locked" in low or "busy" in low:
+        return StoreError(f"{path}: the database is locked by another program (waited "
+                          f"{busy_timeout():g}s); try again once it has finished")
+    if "readonly" in low or "read-only" in low:
+        return StoreError(f"{path}: the database is read-only for this user; check the "
+                          "permissions of the file and of its folder")
+    if opening and ("malformed" in low or "not a database" in low or "corrupt" in low):
+        return StoreError(f"{path}: the file is damaged or not a watcher database ({text}); "
+                          "nothing was changed — restore it from a backup, or move it away to "
+                          "start afresh")
+    if "malformed" in low or "not a database" in low or "corrupt" in low:
+        return StoreError(f"{path}: the database file is damaged ({text}); watcher stopped "
+                          "there — restore it from a backup, or move it away to start afresh")
+    if "unable to open" in low or "disk i/o" in low:
+        return StoreError(f"{path}: cannot open the database ({text}); check that the file and "
+                          "its folder exist and are readable and writable")
+    if "full" in low:
+        return StoreError(f"{path}: the disk is full ({text})")
+    if opening:
+        return StoreError(f"{path}: cannot open the database ({text}); it may not be a watcher "
+                          "database — nothing was changed")
+    return StoreError(f"{path}: database error ({text})")
+
+
 class Store:
     """A watcher database. Open with :meth:`open`; use as a context manager to close it."""
 
@@ -194,15 +232,20 @@ class Store:
                 if readonly and not path.exists():
                     raise StoreError(f"{path}: no database yet (run 'watcher fetch' or 'watcher once')")
                 path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+                conn = sqlite3.connect(str(path), timeout=busy_timeout(), isolation_level=None)
                 db = sqlite_utils.Database(conn)
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-            if not readonly:
+                try:
+                    db.execute("PRAGMA journal_mode=WAL")
+                    db.execute("PRAGMA synchronous=NORMAL")
+                    if not readonly:
+                        migrations.apply(db)
+                except BaseException:
+                    conn.close()
+                    raise
+            if path is None and not readonly:
                 migrations.apply(db)
-        except sqlite3.DatabaseError as e:
-            raise StoreError(f"{path}: cannot open the database ({e}); it may be corrupt or "
-                             "not a watcher database — nothing was changed") from None
+        except sqlite3.Error as e:
+            raise database_error(path, e, opening=True) from None
         except OSError as e:
             raise StoreError(f"{path}: cannot create the database ({e.strerror})") from None
         return cls(db, path)
@@ -228,7 +271,7 @@ class Store:
                 for paper in papers:
                     self._upsert_one(conn, paper, stamp(now), counts)
         except sqlite3.Error as e:
-            raise StoreError(f"{self.path}: cannot write papers ({e})") from None
+            raise database_error(self.path, e) from None
         return counts
 
     def _find(self, conn, paper: Paper) -> dict | None:
