@@ -105,7 +105,7 @@ class EmailChannel(Channel):
                     smtp.login(cfg.username, password)
                 code, reply = smtp.mail(sender, _mail_options(smtp, data))
                 if code != 250:
-                    raise DeliveryError(f"{where}: sender {sender} refused ({code} {_text(reply)})")
+                    raise DeliveryError(f"{where}: sender {sender} refused ({code} {_text(reply)}){_later(code)}")
                 refused = {}
                 for rcpt in recipients:
                     code, reply = smtp.rcpt(rcpt)
@@ -117,14 +117,17 @@ class EmailChannel(Channel):
                     raise DeliveryError(f"{where}: recipients refused, nothing sent ({detail})")
                 code, reply = smtp.data(data)
                 if code != 250:
-                    raise DeliveryError(f"{where}: message refused ({code} {_text(reply)})")
+                    raise DeliveryError(f"{where}: message refused ({code} {_text(reply)}){_later(code)}")
         except smtplib.SMTPAuthenticationError as e:
             raise DeliveryError(f"{where}: login as {cfg.username} refused ({e.smtp_code} "
                                 f"{_text(e.smtp_error)})") from None
         except smtplib.SMTPNotSupportedError as e:
             raise DeliveryError(f"{where}: server does not support {e} (check security)") from None
         except smtplib.SMTPResponseException as e:
-            raise DeliveryError(f"{where}: {e.smtp_code} {_text(e.smtp_error)}") from None
+            raise DeliveryError(f"{where}: {e.smtp_code} {_text(e.smtp_error)}{_later(e.smtp_code)}") from None
+        except smtplib.SMTPServerDisconnected:
+            raise DeliveryError(f"{where}: the server closed the connection before it accepted the "
+                                "message; the next run sends it again") from None
         except ssl.SSLCertVerificationError as e:
             raise DeliveryError(f"{where}: TLS certificate not trusted ({e.verify_message})") from None
         except ssl.SSLError as e:
@@ -177,6 +180,11 @@ def _mail_options(smtp: smtplib.SMTP, data: bytes) -> list[str]:
 def _domain(sender: str | None) -> str | None:
     addr = parseaddr(sender or "")[1]
     return addr.rpartition("@")[2] or None if "@" in addr else None
+
+
+def _later(code: int) -> str:
+    """The hint for a temporary (4xx) SMTP refusal."""
+    return "; a temporary refusal, the next run tries again" if 400 <= code < 500 else ""
 
 
 def _text(reply: bytes | str) -> str:
