@@ -262,6 +262,8 @@ def _describe(e: Exception) -> str:
         return f"cannot connect ({e})"
     if isinstance(e, httpx.RemoteProtocolError):
         return f"connection broken before the response was complete ({e})"
+    if isinstance(e, httpx.TooManyRedirects):
+        return "redirected too many times (a redirect loop on the server?)"
     if isinstance(e, httpx.DecodingError):
         return f"response body could not be decoded ({e})"
     return f"network error ({e.__class__.__name__}: {e})"
@@ -271,11 +273,32 @@ _shared: dict[str, HttpClient] = {}
 _shared_lock = threading.Lock()
 
 
+# Environment overrides of the shared client's delays and limits, for tests that drive real
+# watcher processes against local fault servers (a user never needs them).
+_ENV_KNOBS = {"WATCHER_HTTP_RETRIES": ("retries", int), "WATCHER_HTTP_BACKOFF": ("backoff", float),
+              "WATCHER_HTTP_MAX_BACKOFF": ("max_backoff", float),
+              "WATCHER_HTTP_RETRY_AFTER_CAP": ("retry_after_cap", float),
+              "WATCHER_HTTP_MAX_BYTES": ("max_bytes", int)}
+
+
+def _env_options() -> dict:
+    import os
+
+    options = {}
+    for var, (name, kind) in _ENV_KNOBS.items():
+        if os.environ.get(var):
+            try:
+                options[name] = kind(os.environ[var])
+            except ValueError:
+                raise SourceError(f"${var}: {os.environ[var]!r} is not a number") from None
+    return options
+
+
 def shared_client(user_agent: str) -> HttpClient:
     """The process-wide client for ``user_agent`` (one rate limit per host for all sources)."""
     with _shared_lock:
         if user_agent not in _shared:
-            _shared[user_agent] = HttpClient(user_agent)
+            _shared[user_agent] = HttpClient(user_agent, **_env_options())
         return _shared[user_agent]
 
 
