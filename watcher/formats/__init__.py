@@ -43,6 +43,24 @@ class Listing:
     start: int | None = None
     page_size: int | None = None
     next_token: str | None = None
+    skipped: list[str] = field(default_factory=list)  # entries that are no paper (no id / title)
+
+
+def skip_entry(listing: "Listing", origin: str, problem: Exception) -> None:
+    """Leave out one entry of a feed that is not a paper (no arXiv id, no title), with a warning:
+    one broken entry must not fail the whole feed forever, and so hold back every other paper."""
+    import logging
+
+    listing.skipped.append(str(problem))
+    logging.getLogger("watcher").warning("%s: skipped an entry that is not a paper: %s", origin, problem)
+
+
+def no_paper_at_all(listing: "Listing", origin: str) -> "Listing":
+    """``listing``, unless every entry was skipped: then the feed is wrong, not one entry
+    (InputError with the first entry's problem)."""
+    if listing.skipped and not listing.papers:
+        raise InputError(f"{origin}: {listing.skipped[0]} (and every other entry too)")
+    return listing
 
 
 def _head(data: bytes, origin: str) -> str:

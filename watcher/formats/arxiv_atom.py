@@ -15,7 +15,7 @@ from datetime import date, datetime
 
 from ..errors import InputError
 from ..models import Paper, parse_arxiv_id
-from . import Listing
+from . import Listing, no_paper_at_all, skip_entry
 from .xmlsafe import gc_paused, is_xml, iter_ends
 
 ATOM = "{http://www.w3.org/2005/Atom}"
@@ -129,12 +129,14 @@ def _parse(data: bytes, origin: str) -> Listing:
         if tag == _ENTRY:
             try:
                 papers.append(entry_to_paper(elem))
-            except InputError as e:
+            except ArxivApiError as e:
                 raise type(e)(f"{origin}: {e}") from None
+            except InputError as e:
+                skip_entry(listing, origin, e)
         elif tag == _TOTAL:
             listing.total = _int(elem.text)
         elif tag == _START:
             listing.start = _int(elem.text)
         elif tag == _PER_PAGE:
             listing.page_size = _int(elem.text)
-    return listing
+    return no_paper_at_all(listing, origin)

@@ -14,7 +14,7 @@ from datetime import date, datetime, timezone
 
 from ..errors import InputError
 from ..models import Paper, parse_arxiv_id
-from . import Listing
+from . import Listing, no_paper_at_all, skip_entry
 from .xmlsafe import gc_paused, is_xml, iter_ends, text
 
 OAI = "{http://www.openarchives.org/OAI/2.0/}"
@@ -96,7 +96,8 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
                 try:
                     paper = record_to_paper(elem)
                 except InputError as e:
-                    raise InputError(f"{origin}: {e}") from None
+                    skip_entry(listing, origin, e)
+                    continue
                 if paper is not None:
                     listing.papers.append(paper)
             elif elem.tag == _ERROR:
@@ -110,4 +111,4 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
                 listing.total = int(size) if size and size.isdigit() else None
             elif elem.tag == _RESPONSE_DATE:
                 listing.date = _day(elem.text or "").date() if _day(elem.text or "") else None
-    return listing
+    return no_paper_at_all(listing, origin)

@@ -22,7 +22,7 @@ from datetime import date, datetime
 
 from ..errors import InputError
 from ..models import Paper, parse_arxiv_id
-from . import Listing
+from . import Listing, no_paper_at_all, skip_entry
 from .xmlsafe import check_prolog, is_xml, looks_like_html, not_xml_error
 
 ANNOUNCE_TYPES = ("new", "cross", "replace", "replace-cross")
@@ -131,10 +131,10 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
         raise not_xml_error(data, origin, "an arXiv RSS/Atom feed", problem)
     feed = parsed.feed
     feed_day = local_date(feed.get("published") or feed.get("updated"))
-    papers = []
+    listing = Listing(title=feed.get("title"), date=feed_day)
     for entry in parsed.entries:
         try:
-            papers.append(entry_to_paper(entry, feed_day))
+            listing.papers.append(entry_to_paper(entry, feed_day))
         except InputError as e:
-            raise InputError(f"{origin}: {e}") from None
-    return Listing(papers=papers, title=feed.get("title"), date=feed_day)
+            skip_entry(listing, origin, e)
+    return no_paper_at_all(listing, origin)

@@ -62,8 +62,8 @@ class ArxivSource(Source):
                     reached_older = True
                     continue
                 papers.setdefault(paper.key, paper)  # pages shift when papers arrive meanwhile
-            start += len(listing.papers)
-            if not listing.papers or reached_older:
+            start += len(listing.papers) + len(listing.skipped)
+            if not (listing.papers or listing.skipped) or reached_older:
                 break
             if len(papers) == before:  # a server that ignores start: stop instead of looping
                 log.warning("source %s: page at start=%d repeated earlier papers; stopping",
@@ -102,7 +102,7 @@ class ArxivSource(Source):
                     self._parse(e.body, url)  # the error feed explains the 400
                 raise
             listing = self._parse(response.content, response.url)
-            if listing.papers or not listing.total or start >= listing.total:
+            if listing.papers or listing.skipped or not listing.total or start >= listing.total:
                 return listing
             log.warning("source %s: arXiv API returned an empty page at start=%d of %d; asking "
                         "again", self.name, start, listing.total)
