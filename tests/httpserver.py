@@ -11,7 +11,8 @@ Usage (the ``server`` fixture is imported by the test modules that need it)::
 
 Faults a Reply can carry: ``"reset"`` (connection reset before any answer), ``"truncate"``
 (Content-Length promises the whole body, half is sent, then the connection closes),
-``"stall"`` (sleep ``delay`` seconds before answering, to trigger client timeouts).
+``"stall"`` (sleep ``delay`` seconds before answering, to trigger client timeouts); and
+``stream=`` a body produced lazily chunk by chunk (a 200 MB answer that never sits in memory).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ class Reply:
     fault: str | None = None
     delay: float = 0.0
     gzip: bool = False
+    stream: object = None  # a callable giving an iterator of chunks, written lazily until the
+    #                        client hangs up (no Content-Length unless ``headers`` gives one)
 
 
 @dataclass
@@ -115,6 +118,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if reply.fault == "stall" or reply.delay:
             time.sleep(reply.delay)
+        if reply.stream is not None:
+            self._stream(reply)
+            return
         body = gzip.compress(reply.body) if reply.gzip else reply.body
         try:
             self.send_response(reply.status)
@@ -134,6 +140,19 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+
+    def _stream(self, reply: Reply) -> None:
+        self.close_connection = True
+        try:
+            self.send_response(reply.status)
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for chunk in reply.stream():
+                self.wfile.write(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
 
     def finish(self) -> None:
         try:
