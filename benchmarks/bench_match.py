@@ -2,14 +2,13 @@
 
     PYTHONPATH=. python benchmarks/bench_match.py
 
-The papers are the corpus sample of tests/data repeated (with distinct ids) up to 10,000; the
+The papers are the corpus shipped in benchmarks/data/ repeated (with distinct ids) up to 10,000; the
 profiles mix realistic queries with phrases, wildcards, fields, NOT, followed authors, excludes,
 category restrictions and, for a few, example papers. Prints ``match_per_s value unit`` lines.
 """
 
 from __future__ import annotations
 
-import glob
 import sys
 import time
 from dataclasses import replace
@@ -56,7 +55,7 @@ def make_profiles(papers, n: int = 100) -> list[ProfileMatcher]:
 
 
 def main() -> None:
-    base = read_corpus(sorted(glob.glob(str(ROOT / "tests" / "data" / "corpus-*.jsonl.gz"))))
+    base = read_corpus()
     papers = [replace(p, arxiv_id=f"{p.arxiv_id}.{i // len(base)}")
               for i, p in enumerate(base * (10_000 // len(base) + 1))][:10_000]
     matchers = make_profiles(base)

@@ -1,8 +1,7 @@
 """Benchmark: arXiv API Atom parsing (and parse + store) in entries per second, on one core.
 
 Builds 2,000- and 20,000-entry API responses in the 2026 layout from real papers (the corpus
-shipped in ``watcher/samples/`` or ``/work/shared/fixtures/corpus/`` when present, repeated
-with fresh ids as needed) and prints::
+shipped in ``benchmarks/data/``, repeated with fresh ids as needed) and prints::
 
     parse_atom_per_s N=2000 VALUE entries/s
     parse_atom_per_s N=20000 VALUE entries/s
@@ -14,8 +13,6 @@ Run: ``python benchmarks/bench_parse.py`` (target: parse+store >= 5,000 entries/
 
 from __future__ import annotations
 
-import gzip
-import json
 import sys
 import tempfile
 import time
@@ -26,6 +23,9 @@ from xml.sax.saxutils import escape, quoteattr
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from corpus import corpus_records  # noqa: E402
 from watcher.formats import arxiv_atom  # noqa: E402
 
 HEAD = """<?xml version='1.0' encoding='UTF-8'?>
@@ -40,23 +40,10 @@ xmlns:arxiv="http://arxiv.org/schemas/atom" xmlns="http://www.w3.org/2005/Atom">
 """
 
 
-def load_records(limit: int = 5000) -> list[dict]:
-    """Real paper records (id, title, authors, summary, categories, comment) from the corpus."""
-    files = sorted((ROOT / "watcher" / "samples").glob("corpus-*.jsonl.gz"))
-    files += sorted(Path("/work/shared/fixtures/corpus").glob("*.jsonl"))
-    records = []
-    for path in files:
-        raw = path.read_bytes()
-        if path.suffix == ".gz":
-            raw = gzip.decompress(raw)
-        for line in raw.decode("utf-8").splitlines():
-            if line.strip():
-                records.append(json.loads(line))
-            if len(records) >= limit:
-                return records
-    if not records:
-        raise SystemExit("no corpus found (watcher/samples/corpus-*.jsonl.gz)")
-    return records
+def load_records(limit: int | None = None) -> list[dict]:
+    """Real paper records (id, title, authors, summary, categories, comment) from the corpus
+    shipped in ``benchmarks/data/`` (duplicate lines kept: they are part of the real input)."""
+    return corpus_records()[:limit]
 
 
 def entry_xml(rec: dict, arxiv_id: str, when: datetime) -> str:
