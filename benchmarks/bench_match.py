@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,6 +18,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from corpus import read_corpus  # noqa: E402
+from inputs import distinct_papers  # noqa: E402
 from watcher.config import Profile  # noqa: E402
 from watcher.match import ProfileMatcher, prepare, select  # noqa: E402
 
@@ -56,8 +56,7 @@ def make_profiles(papers, n: int = 100) -> list[ProfileMatcher]:
 
 def main() -> None:
     base = read_corpus()
-    papers = [replace(p, arxiv_id=f"{p.arxiv_id}.{i // len(base)}")
-              for i, p in enumerate(base * (10_000 // len(base) + 1))][:10_000]
+    papers = distinct_papers(base, 10_000)
     matchers = make_profiles(base)
     t0 = time.perf_counter()
     batch = prepare(papers)
