@@ -187,11 +187,12 @@ def prepare(papers: Iterable[Paper] | Batch) -> Batch:
     return papers if isinstance(papers, Batch) else Batch(papers)
 
 
-def similarity(batch: Batch, example: dict[str, float], weight) -> dict[int, float]:
+def similarity(batch: Batch, example: dict[str, float], weight, floor: float = 0.0) -> dict[int, float]:
     """Cosine similarity of each paper of ``batch`` to ``example`` (``word -> weight``), over
     the set of words of title and abstract, each word weighted by ``weight(word)`` (0 drops it).
 
-    Only papers sharing a word with the example are returned.
+    Only papers sharing a word with the example, and with a similarity of at least ``floor``,
+    are returned.
     """
     norms = batch.norms(weight)
     example_norm = math.sqrt(sum(w * w for w in example.values())) or 1.0
@@ -199,4 +200,5 @@ def similarity(batch: Batch, example: dict[str, float], weight) -> dict[int, flo
     for word, w in example.items():
         for i in batch.postings("title", word) | batch.postings("abstract", word):
             acc[i] += w * w
-    return {i: s / (example_norm * norms[i]) for i, s in acc.items() if norms[i]}
+    out = {i: s / (example_norm * norms[i]) for i, s in acc.items() if norms[i]}
+    return {i: s for i, s in out.items() if s >= floor} if floor else out
