@@ -49,8 +49,10 @@ def handle_errors(fn):
 class Context:
     """Lazily loaded config, shared by the subcommands."""
 
-    def __init__(self, config_path: str | None):
+    def __init__(self, config_path: str | None, log_level: str = "warning", log_level_given: bool = False):
         self.config_path = config_path
+        self.log_level = log_level
+        self.log_level_given = log_level_given
         self._config: Config | None = None
 
     @property
@@ -58,6 +60,9 @@ class Context:
         """The validated config (ConfigError when missing or invalid)."""
         if self._config is None:
             self._config = load_config(find_config(self.config_path))
+            from .logs import mask_secrets_of
+
+            mask_secrets_of(self._config)
         return self._config
 
 
@@ -86,9 +91,11 @@ def cli(ctx: click.Context, config_path: str | None, log_level: str) -> None:
 
     Exit status: 0 all good; 1 a source or channel failed; 2 bad usage or bad config.
     """
-    logging.basicConfig(stream=sys.stderr, level=log_level.upper(),
-                        format="watcher: %(levelname)s: %(message)s")
-    ctx.obj = Context(config_path)
+    from .logs import configure
+
+    configure(log_level)
+    given = ctx.get_parameter_source("log_level") is not click.core.ParameterSource.DEFAULT
+    ctx.obj = Context(config_path, log_level, given)
 
 
 def _report_cycle(report, sample_stdout: bool) -> int:
@@ -140,9 +147,29 @@ def once(ctx: Context, digests, due, dry_run, sample) -> None:
 
         with open_store(config, sample) as store:
             selected = [n for n in due_digests(config, store, now) if n in selected]
-    cycle = Cycle(now=now, digests=selected, dry_run=dry_run, sample=sample)
+    cycle = Cycle(now=now, digests=selected, dry_run=dry_run, sample=sample,
+                  clock=None if sample else now_utc)
     report = run_once(config, cycle)
     sys.exit(_report_cycle(report, sample and not dry_run))
+
+
+@cli.command()
+@pass_ctx
+@handle_errors
+def run(ctx: Context) -> None:
+    """The daemon: fire each digest on its schedule until stopped.
+
+    Catches up, at start, every digest whose scheduled time passed without a successful run.
+    SIGTERM / SIGINT stop it cleanly (within 10 s); SIGHUP reloads the config (an invalid one is
+    logged and the running config kept). A second `watcher run` on the same database refuses to
+    start. Logs one line per event on stderr (level info unless --log-level says otherwise).
+    """
+    from .daemon import run_daemon
+    from .logs import configure
+
+    configure(ctx.log_level if ctx.log_level_given else "info", daemon=True)
+    config = ctx.config
+    sys.exit(run_daemon(config))
 
 
 @cli.command()
@@ -163,8 +190,13 @@ def fetch(ctx: Context, sources, since) -> None:
     if since:
         since_dt = datetime.combine(_parse_date(since, "--since"), datetime.min.time(), timezone.utc)
     cycle = Cycle(now=now_utc(), sources=list(sources) or None, since=since_dt)
-    with open_store(config) as store:
-        reports = fetch_sources(config, store, cycle)
+    from .lock import write_lock
+
+    with write_lock(config.settings.database, "watcher fetch") as lock:
+        lock.acquire(cycle.lock_wait)
+        cycle.now = now_utc()  # read once locked: stamps never run behind an earlier writer's
+        with open_store(config) as store:
+            reports = fetch_sources(config, store, cycle)
     failed = False
     for r in reports:
         if r.error:
@@ -195,7 +227,7 @@ def digest(ctx: Context, name, fmt, since, dry_run) -> None:
 
     config = ctx.config
     _check_digests(config, (name,))
-    cycle = Cycle(now=now_utc(), digests=[name], dry_run=dry_run,
+    cycle = Cycle(now=now_utc(), digests=[name], dry_run=dry_run, clock=now_utc,
                   since_day=_parse_date(since, "--since") if since else None,
                   print_format=fmt if dry_run else None)
     if fmt and not dry_run:
@@ -250,7 +282,7 @@ def check(ctx: Context) -> None:
 @pass_ctx
 @handle_errors
 def status(ctx: Context) -> None:
-    """Sources: last fetch, last error, counts. Digests: last run, deliveries, next fire time."""
+    """Show sources (last fetch, errors, counts) and digests (last run, next fire, deliveries)."""
     from .status import status_text
 
     click.echo(status_text(ctx.config, now_utc()))

@@ -3,18 +3,20 @@
 The flow, written down once::
 
     run_once(config, digests, now):
+        take the write lock beside the database           # waits while another cycle writes
         store = open the database
         for each source:                                  # isolated: one failing does not stop others
             state = store.source_state(source)
             result = source.fetch(state)                  # HTTP + parse; SourceError on failure
             counts = store.upsert(result.papers, now)     # identity + merge; new / updated / unchanged
             store.source_ok(source, result.state, counts) # or store.source_failed(source, error)
-        for each digest (all, the named ones, or the due ones):
+        for each digest (all, the named ones, or the due ones):  # stop() is checked between steps
             matchers = the digest's profiles, compiled once
             for each channel of the digest:               # isolated too
                 watermark = last successful delivery through (digest, channel)
                 candidates = stored papers listed as new, in the window, not in the ledger
                 digest = assemble(candidates, matchers)   # pure: what goes in, in which order
+                if empty: the reason (nothing announced / matched / an arXiv holiday)
                 if empty and not send_empty: move the watermark, send nothing
                 channel.send(render(digest, each format)) # DeliveryError on failure
                 store.record_delivery(...)                # ledger + watermark, only after acceptance
@@ -30,15 +32,17 @@ import sys
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
 from pathlib import Path
-from typing import TextIO
+from typing import Callable, TextIO
 
 from .assemble import assemble, digest_title, window_start
 from .config import Config, DigestConfig
 from .deliver import DeliveryContext, make_channel, redact
 from .errors import DeliveryError, InputError, SourceError, StoreError, WatcherError
+from .lock import write_lock
 from .match import ProfileMatcher
 from .models import Digest
 from .render import render
+from .schedule import quiet_day_reason
 from .sources import SourceContext, make_source
 from .store import Store, parse_time
 
@@ -94,6 +98,10 @@ class Cycle:
     since_day: date | None = None
     print_format: str | None = None
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
+    kind: str = "once"  # the runs table's kind: "once" or "run" (the daemon)
+    stop: Callable[[], bool] = lambda: False  # the daemon's shutdown: checked between steps
+    lock_wait: float = 900.0  # seconds to wait for another cycle's write lock
+    clock: Callable[[], datetime] | None = None  # when given, ``now`` is re-read once locked
 
 
 def sample_database(config: Config) -> Path:
@@ -129,6 +137,9 @@ def fetch_sources(config: Config, store: Store, cycle: Cycle, http=None) -> list
         sources = [make_source(config.sources[n], ctx) for n in names]
     reports = []
     for source in sources:
+        if cycle.stop():
+            log.info("stopping: leaving the remaining sources for the next run")
+            break
         report = SourceReport(source.name)
         try:
             result = source.fetch(store.source_state(source.name))
@@ -186,6 +197,8 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
     matchers = matchers_for(config, dcfg.profiles, store.get)
     reports = []
     for name in dcfg.channels:
+        if cycle.stop():
+            break
         report = ChannelReport(dcfg.name, name)
         reports.append(report)
         first_window = None
@@ -205,6 +218,8 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             revised = store.revised(dcfg.name, name, after=watermark) if watermark else []
             digest = assemble(dcfg.name, title, day, candidates, matchers, cycle.now, revised)
             report.papers = len(digest.matches)
+            if not digest.matches:
+                digest.empty_reason = quiet_day_reason(dcfg, cycle.now) or digest.empty_reason
             if not digest.matches and not dcfg.send_empty:
                 log.info("digest %s -> %s: %s; nothing sent", dcfg.name, name, digest.empty_reason)
                 if not cycle.dry_run:
@@ -242,24 +257,38 @@ def _print_dry_run(out: TextIO, digest: str, channel: str, rendered: dict[str, s
 def run_once(config: Config, cycle: Cycle, *, fetch: bool = True, http=None) -> CycleReport:
     """One cycle: fetch every source, then build and deliver the selected digests."""
     report = CycleReport()
-    with open_store(config, cycle.sample) as store:
-        run_id = store.start_run("once", cycle.now)
-        try:
-            if fetch:
-                report.sources = fetch_sources(config, store, cycle, http)
-            names = cycle.digests if cycle.digests is not None else list(config.digests)
-            for name in names:
-                reports = deliver_digest(config, store, config.digests[name], cycle)
-                report.channels.extend(reports)
-                if not cycle.dry_run:
-                    errors = [r.error for r in reports if r.error]
-                    store.digest_ran(name, cycle.now, not errors, "; ".join(errors) or None)
-        finally:
-            store.finish_run(run_id, "ok" if report.ok else "failed", {
-                "sources": [s.__dict__ for s in report.sources],
-                "channels": [{k: v for k, v in c.__dict__.items() if k != "rendered"}
-                             for c in report.channels]}, cycle.now)
+    db = sample_database(config) if cycle.sample else config.settings.database
+    with write_lock(db, f"watcher {cycle.kind}") as lock:
+        lock.acquire(cycle.lock_wait, stop=cycle.stop)
+        if cycle.clock:  # stamps must not run behind those of a cycle that held the lock before
+            cycle.now = cycle.clock()
+        with open_store(config, cycle.sample) as store:
+            _run_locked(config, store, cycle, report, fetch, http)
     return report
+
+
+def _run_locked(config: Config, store: Store, cycle: Cycle, report: CycleReport, fetch: bool,
+                http) -> None:
+    run_id = store.start_run(cycle.kind, cycle.now)
+    try:
+        if fetch:
+            report.sources = fetch_sources(config, store, cycle, http)
+        names = cycle.digests if cycle.digests is not None else list(config.digests)
+        for name in names:
+            if cycle.stop():
+                log.info("stopping: digest %s is left for the next run", name)
+                continue
+            dcfg = config.digests[name]
+            reports = deliver_digest(config, store, dcfg, cycle)
+            report.channels.extend(reports)
+            if not cycle.dry_run and len(reports) == len(dcfg.channels):  # not cut short by stop()
+                errors = [r.error for r in reports if r.error]
+                store.digest_ran(name, cycle.now, not errors, "; ".join(errors) or None)
+    finally:
+        store.finish_run(run_id, "ok" if report.ok else "failed", {
+            "sources": [s.__dict__ for s in report.sources],
+            "channels": [{k: v for k, v in c.__dict__.items() if k != "rendered"}
+                         for c in report.channels]}, cycle.now)
 
 
 def build_digest(config: Config, store: Store, dcfg: DigestConfig, now: datetime,

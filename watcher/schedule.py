@@ -1,16 +1,62 @@
-"""Schedule decisions (pure): when a digest fires, and which digests are due."""
+"""Schedule decisions (pure): when a digest fires, whether it is due, arXiv's calendar.
+
+Every function here takes the clock as an argument and touches nothing else, so ``watcher run``
+(through :class:`DigestTrigger`), ``watcher once --due`` and ``watcher status`` share one answer.
+
+Cron schedules match *wall-clock* times in ``[watcher].timezone``, like cron itself:
+
+- spring forward: a time that does not exist that day (02:30 in a skipped hour) fires at the
+  same instant shifted by the gap (03:30 local), once;
+- fall back: a time that occurs twice (02:30 in a repeated hour) fires once, at its first
+  occurrence; schedules that fire more often than hourly also fire in the repeated hour.
+
+``every = "6h"`` schedules fire at ``anchor + k * every``; the anchor is the digest's last
+successful run (from the database), so a restart does not reset the interval.
+
+``schedule = "arxiv"`` fires at 20:30 America/New_York Sunday to Thursday, half an hour after
+arXiv's 20:00 announcement (there is none Friday or Saturday). On the days in
+:data:`ARXIV_HOLIDAYS` arXiv announces nothing; the digest still fires, and when it finds
+nothing it says so (:func:`quiet_day_reason`) instead of staying silent.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
+from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
-from apscheduler.triggers.interval import IntervalTrigger
 
 from .store import parse_time
 
+UTC = timezone.utc
+NEW_YORK = ZoneInfo("America/New_York")
+ARXIV_CRON = "30 20 * * sun-thu"  # in America/New_York: 30 minutes after the announcement
+ARXIV_ANNOUNCE_HOUR = 20  # arXiv announces at 20:00 America/New_York, Sunday to Thursday
+
+# Days arXiv announced it would not announce (its "deferred mailings"), from
+# https://info.arxiv.org/help/availability.html ("On Deferred Mailings"). A date means: no
+# 20:00 America/New_York announcement that day. arXiv publishes each year's list during the
+# year (December's days late); add them here as they appear. Data, not logic.
+ARXIV_HOLIDAYS: dict[date, str] = {
+    date(2023, 1, 16): "Martin Luther King Jr. Day",
+    date(2023, 6, 14): "deferred mailing",
+    date(2023, 6, 19): "Juneteenth",
+    date(2023, 7, 4): "Independence Day",
+    date(2023, 9, 4): "Labor Day",
+    date(2023, 11, 23): "Thanksgiving",
+    date(2023, 12, 25): "Christmas",
+    date(2023, 12, 27): "holiday break",
+    date(2025, 1, 1): "New Year's Day",
+    date(2025, 1, 20): "Martin Luther King Jr. Day",
+    date(2025, 6, 19): "Juneteenth",
+    date(2025, 7, 6): "Independence Day break",
+    date(2025, 9, 1): "Labor Day",
+    date(2025, 11, 27): "Thanksgiving",
+}
 
 _DAYS = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+_TICK = timedelta(microseconds=1)
 
 
 def _dow_value(text: str) -> int:
@@ -59,44 +105,130 @@ def crontab_trigger(expr: str, tz) -> CronTrigger:
                        day_of_week=_crontab_dow(dow), timezone=tz)
 
 
-def trigger_for(dcfg, tz):
-    """The APScheduler trigger of a digest: cron in the config's time zone, or an interval."""
+def cron_of(dcfg, tz) -> tuple[str, ZoneInfo]:
+    """The crontab line of a cron digest and the zone its wall-clock times are in."""
+    if dcfg.schedule == "arxiv":
+        return ARXIV_CRON, NEW_YORK
+    return dcfg.schedule, tz
+
+
+def next_wall_time(expr: str, tz, after: datetime) -> datetime:
+    """The first instant strictly after ``after`` whose wall-clock time in ``tz`` matches the
+    crontab line ``expr`` (DST rules in the module docstring)."""
+    naive_utc = crontab_trigger(expr, UTC)  # matches naive wall-clock times, no DST of its own
+    wall = after.astimezone(tz).replace(tzinfo=None)
+    found = None
+    while found is None:
+        hit = naive_utc.get_next_fire_time(None, (wall + _TICK).replace(tzinfo=UTC))
+        if hit is None:
+            raise ValueError(f"schedule {expr!r} never fires")
+        wall = hit.replace(tzinfo=None)
+        for fold in (0, 1):
+            # fold=0: a skipped time maps forward by the gap, a repeated time to its first
+            # occurrence; fold=1 gives the repeated time's second occurrence.
+            instant = wall.replace(tzinfo=tz, fold=fold).astimezone(UTC)
+            if instant > after:
+                found = instant
+                break
+    if "*" in expr.split()[1]:
+        # Hour is a wildcard: like cron, also fire in a repeated hour. APScheduler's own zoned
+        # trigger yields those instants; it is only trusted when it moves forward.
+        zoned = crontab_trigger(expr, tz).get_next_fire_time(None, after + _TICK)
+        if zoned is not None and after < zoned < found:
+            found = zoned.astimezone(UTC)
+    return found
+
+
+def next_fire(dcfg, tz, after: datetime, anchor: datetime | None = None) -> datetime:
+    """The digest's first scheduled time strictly after ``after``. An ``every`` schedule fires
+    at ``anchor + k * every`` for k >= 1; ``anchor`` is its last successful run (default
+    ``after``)."""
     if dcfg.every:
-        return IntervalTrigger(seconds=int(dcfg.every.total_seconds()), timezone=tz)
-    expr = dcfg.schedule
-    if expr == "arxiv":
-        # arXiv announces Sunday to Thursday at 20:00 America/New_York; fire shortly after.
-        from zoneinfo import ZoneInfo
-
-        return CronTrigger(day_of_week="sun-thu", hour=20, minute=30, timezone=ZoneInfo("America/New_York"))
-    return crontab_trigger(expr, tz)
+        anchor = anchor or after
+        steps = max(1, (after - anchor) // dcfg.every + 1)
+        return anchor + steps * dcfg.every
+    expr, zone = cron_of(dcfg, tz)
+    return next_wall_time(expr, zone, after)
 
 
-def last_fire_before(dcfg, tz, now: datetime, horizon: timedelta = timedelta(days=8)) -> datetime | None:
-    """The latest scheduled time at or before ``now`` (within ``horizon``), or None."""
-    if dcfg.every:
-        return now
-    trigger = trigger_for(dcfg, tz)
-    t = trigger.get_next_fire_time(None, now - horizon)
-    last = None
-    while t is not None and t <= now:
-        last = t
-        t = trigger.get_next_fire_time(t, t + timedelta(seconds=1))
-    return last
-
-
-def is_due(dcfg, tz, last_run: datetime | None, now: datetime) -> bool:
-    """Has the schedule fired since ``last_run``? A digest that never ran is due."""
-    if last_run is None:
+def is_due(dcfg, tz, last: datetime | None, now: datetime) -> bool:
+    """Has the schedule fired since ``last`` (at or before ``now``)? Never ran: due."""
+    if last is None:
         return True
-    if dcfg.every:
-        return now - last_run >= dcfg.every
-    fired = last_fire_before(dcfg, tz, now)
-    return fired is not None and fired > last_run
+    return next_fire(dcfg, tz, last, anchor=last) <= now
 
 
-def due_digests(config, store, now: datetime) -> list[str]:
-    """The digests of ``config`` whose schedule fired since their last run."""
+def missed_since(dcfg, tz, last: datetime | None, now: datetime) -> datetime | None:
+    """The first scheduled time after ``last`` that passed by ``now`` (None when not due, or
+    when the digest never ran)."""
+    if last is None:
+        return None
+    t = next_fire(dcfg, tz, last, anchor=last)
+    return t if t <= now else None
+
+
+def due_digests(config, store, now: datetime, key: str = "last_run") -> list[str]:
+    """The digests of ``config`` whose schedule fired since their last run (``key`` =
+    ``"last_run"``: any run counts, as ``once --due`` wants) or their last successful run
+    (``"last_success"``: the daemon's catch-up at start)."""
     tz = config.settings.timezone
     return [name for name, d in config.digests.items()
-            if is_due(d, tz, parse_time(store.digest_state(name).get("last_run")), now)]
+            if is_due(d, tz, parse_time(store.digest_state(name).get(key)), now)]
+
+
+def arxiv_announcement_day(now: datetime) -> date:
+    """The New York date of arXiv's latest regular announcement slot (Sunday to Thursday
+    20:00 America/New_York) at or before ``now``, holidays included."""
+    local = now.astimezone(NEW_YORK)
+    day = local.date()
+    if local.hour < ARXIV_ANNOUNCE_HOUR:
+        day -= timedelta(days=1)
+    while day.isoweekday() in (5, 6):  # Friday, Saturday: no announcement
+        day -= timedelta(days=1)
+    return day
+
+
+def arxiv_holiday(day: date) -> str | None:
+    """The name of the arXiv holiday on ``day`` (no announcement), or None."""
+    return ARXIV_HOLIDAYS.get(day)
+
+
+def quiet_day_reason(dcfg, now: datetime) -> str | None:
+    """For a ``schedule = "arxiv"`` digest whose latest announcement slot fell on an arXiv
+    holiday: why its digest is empty ("no arXiv announcement today (holiday: …)")."""
+    if dcfg.schedule != "arxiv":
+        return None
+    day = arxiv_announcement_day(now)
+    name = arxiv_holiday(day)
+    if name is None:
+        return None
+    return f"no arXiv announcement on {day:%a %d %b %Y} (holiday: {name})"
+
+
+class DigestTrigger(BaseTrigger):
+    """APScheduler's view of a digest's schedule: :func:`next_fire` and nothing else."""
+
+    __slots__ = ("dcfg", "tz", "anchor")
+
+    def __init__(self, dcfg, tz, anchor: datetime | None = None):
+        self.dcfg = dcfg
+        self.tz = tz
+        self.anchor = anchor
+
+    def get_next_fire_time(self, previous_fire_time, now):
+        """Strictly after the previous fire time, else at or after ``now``."""
+        if self.anchor is None:
+            self.anchor = now.astimezone(UTC)  # an interval counts from when it was scheduled
+        after = previous_fire_time if previous_fire_time else now - _TICK
+        return next_fire(self.dcfg, self.tz, after.astimezone(UTC), self.anchor)
+
+    def __str__(self) -> str:
+        if self.dcfg.every:
+            return f"every {self.dcfg.every}"
+        expr, zone = cron_of(self.dcfg, self.tz)
+        return f"cron[{expr}] {zone}"
+
+
+def trigger_for(dcfg, tz, anchor: datetime | None = None) -> DigestTrigger:
+    """The APScheduler trigger of a digest (``anchor``: see :func:`next_fire`)."""
+    return DigestTrigger(dcfg, tz, anchor)

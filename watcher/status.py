@@ -7,17 +7,36 @@ from datetime import datetime
 
 from .config import Config
 from .errors import StoreError
-from .schedule import trigger_for
-from .store import Store
+from .schedule import missed_since, next_fire as _next_fire
+from .store import Store, parse_time
 
 
-def _ago(text: str | None) -> str:
-    return text or "never"
+def _local(when: datetime, tz) -> str:
+    return when.astimezone(tz).isoformat(timespec="seconds")
 
 
-def next_fire(dcfg, tz, now: datetime) -> datetime | None:
-    """The digest's next scheduled time after ``now``."""
-    return trigger_for(dcfg, tz).get_next_fire_time(None, now)
+def _ago(text: str | None, tz=None) -> str:
+    when = parse_time(text) if text else None
+    if when is None:
+        return text or "never"
+    return _local(when, tz) if tz else text
+
+
+def st_every(dcfg) -> str:
+    """An ``every`` interval as written in configs (``6h``, ``1h30m``, ``10s``)."""
+    secs = int(dcfg.every.total_seconds())
+    out = ""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if secs >= size:
+            out += f"{secs // size}{unit}"
+            secs %= size
+    return out
+
+
+def next_fire(dcfg, tz, now: datetime, last_success: datetime | None = None) -> datetime:
+    """The digest's next scheduled time after ``now`` (an ``every`` schedule counts from its
+    last successful run)."""
+    return _next_fire(dcfg, tz, now, anchor=last_success)
 
 
 def status_text(config: Config, now: datetime) -> str:
@@ -26,7 +45,10 @@ def status_text(config: Config, now: datetime) -> str:
     if not db.exists():
         raise StoreError(f"{db}: no database yet (run 'watcher once' or 'watcher fetch' first)")
     tz = config.settings.timezone
-    lines = [f"database {db}"]
+    from .lock import daemon_holder
+
+    running = daemon_holder(db)
+    lines = [f"database {db}", f"  daemon: {'running, ' + running if running else 'not running'}"]
     with Store.open(db) as store:
         lines.append(f"  {store.count_papers()} papers stored")
         lines.append("sources:")
@@ -43,13 +65,23 @@ def status_text(config: Config, now: datetime) -> str:
         lines.append("digests:")
         for name, d in config.digests.items():
             st = store.digest_state(name)
-            nxt = next_fire(d, tz, now)
-            when = nxt.astimezone(tz).isoformat(timespec="minutes") if nxt else "none"
-            lines.append(f"  {name}: last run {_ago(st.get('last_run'))} ({st.get('last_status') or '-'}); "
-                         f"next {when}")
+            last_ok = parse_time(st.get("last_success"))
+            missed = missed_since(d, tz, last_ok, now) if last_ok else None
+            if missed is not None or last_ok is None:
+                when = "now (overdue)" if running else "overdue: at the next 'watcher run' start or 'watcher once --due'"
+            else:
+                when = _local(next_fire(d, tz, now, last_ok), tz)
+            sched = f"every {st_every(d)}" if d.every else f"schedule {d.schedule!r}"
+            lines.append(f"  {name}: last run {_ago(st.get('last_run'), tz)} "
+                         f"({st.get('last_status') or '-'}); next {when} [{sched}]")
+            if st.get("last_status") == "failed" and st.get("last_error"):
+                lines.append(f"    last run failed: {st['last_error']}")
+            if missed is not None:
+                lines.append(f"    missed its run at {_local(missed, tz)} "
+                             f"(last success {_ago(st.get('last_success'), tz)})")
             for ch in d.channels:
                 c = store.channel_state(name, ch)
-                line = f"    -> {ch}: last delivery {_ago(c.get('last_success'))}"
+                line = f"    -> {ch}: last delivery {_ago(c.get('last_success'), tz)}"
                 if c.get("last_count") is not None:
                     line += f" ({c['last_count']} papers)"
                 lines.append(line)

@@ -89,6 +89,13 @@ def iso(dt: datetime | date | None) -> str | None:
     return dt.isoformat()
 
 
+def stamp(dt: datetime) -> str:
+    """A datetime as ISO 8601 UTC text with microseconds: for the times compared with each
+    other (``first_seen``, ``revised_at``, watermarks), so that a paper stored in the same second
+    as a delivery still counts as stored after it. Sorts correctly against :func:`iso` text."""
+    return utc(dt).isoformat(timespec="microseconds")
+
+
 def parse_time(text: str | None) -> datetime | None:
     """The inverse of :func:`iso` for datetimes."""
     return datetime.fromisoformat(text) if text else None
@@ -215,12 +222,11 @@ class Store:
     def upsert(self, papers: list[Paper], now: datetime) -> UpsertCounts:
         """Store a batch of papers by the identity rules, in one transaction."""
         counts = UpsertCounts()
-        stamp = iso(now)
         conn = self.db.conn
         try:
             with self.db.atomic():
                 for paper in papers:
-                    self._upsert_one(conn, paper, stamp, counts)
+                    self._upsert_one(conn, paper, stamp(now), counts)
         except sqlite3.Error as e:
             raise StoreError(f"{self.path}: cannot write papers ({e})") from None
         return counts
@@ -299,7 +305,7 @@ class Store:
         args: list = [iso(since_day), digest, channel]
         if stored_after is not None:
             sql += " AND p.first_seen > ?"
-            args.append(iso(stored_after))
+            args.append(stamp(stored_after))
         return [row_to_paper(r) for r in self.db.query(sql, args)]
 
     def revised(self, digest: str, channel: str, *, after: datetime | None) -> list[Paper]:
@@ -311,7 +317,7 @@ class Store:
         args: list = [digest, channel]
         if after is not None:
             sql += " AND p.revised_at > ?"
-            args.append(iso(after))
+            args.append(stamp(after))
         return [row_to_paper(r) for r in self.db.query(sql, args)]
 
     # --- sources ----------------------------------------------------------------------------
@@ -356,7 +362,7 @@ class Store:
                 [{"digest": digest, "channel": channel, "paper": p.key, "version": p.version,
                   "delivered_at": iso(now)} for p in papers],
                 pk=("digest", "channel", "paper"))
-            row = {"digest": digest, "channel": channel, "watermark": iso(now),
+            row = {"digest": digest, "channel": channel, "watermark": stamp(now),
                    "last_attempt": iso(now), "last_error": None}
             if papers:  # "last delivery" in status means the last digest actually sent
                 row.update(last_success=iso(now), last_count=len(papers))
