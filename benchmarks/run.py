@@ -318,8 +318,9 @@ def bench_cli(rep: Report, tmp: Path, repeat: int) -> None:
         folder = tmp / f"once-{r}"
         folder.mkdir()
         shutil.copy(ROOT / "config.toml", folder / "config.toml")
-        first.append(watcher_cmd(["once", "--sample"], folder))
-        again.append(watcher_cmd(["once", "--sample"], folder))
+        config = str(folder / "config.toml")
+        first.append(watcher_cmd(["--config", config, "once", "--sample"], folder))
+        again.append(watcher_cmd(["--config", config, "once", "--sample"], folder))
         if not list((folder / "digests").glob("*")):
             raise RuntimeError("watcher once --sample delivered no digest file")
     rep.figure("once_sample_s", min(first), "s", ("<=", 1.5),
@@ -418,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="watcher-bench-") as tmp:
         tmp = Path(tmp)
         if "ingest" in only:
-            bench_ingest(rep, records, (200,) if quick else (2000, 20000), 50 if quick else 2000, tmp)
+            bench_ingest(rep, records, (50,) if quick else (2000, 20000), 50 if quick else 2000, tmp)
         if "match" in only:
             bench_match(rep, base, 10 if quick else 100, 500 if quick else 10_000, 1 if quick else 2)
         if "cli" in only:
