@@ -49,8 +49,10 @@ _TITLE_DROP = re.compile(r"\\[a-zA-Z]+|[^\w\s]|_")
 def title_fingerprint(title: str) -> str:
     """A title reduced to lower-case ASCII words: accents, LaTeX commands, punctuation and
     spacing differences between listings of the same paper vanish."""
-    text = unicodedata.normalize("NFKD", title)
-    text = "".join(c for c in text if not unicodedata.combining(c))
+    text = title
+    if not text.isascii():  # ASCII has no decompositions and no combining marks
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in text if not unicodedata.combining(c))
     text = _TITLE_DROP.sub(" ", text.lower())
     return " ".join(text.split())
 
