@@ -120,7 +120,8 @@ class Report:
     def figure(self, name: str, value: float, unit: str, target: tuple[str, float] | None = None,
                detail: str = "") -> None:
         """One ``name value unit`` line, with ``target`` (``(">=", 5000)``) judged beside it."""
-        text = f"{value:.0f}" if abs(value) >= 1000 else f"{value:.3g}" if abs(value) < 10 else f"{value:.1f}"
+        text = f"{value:.0f}" if abs(value) >= 1000 else f"{value:.1f}" if abs(value) >= 10 else (
+            f"{value:.2f}" if unit in ("x", "%") else f"{value:.3f}")
         line = f"{name} {text} {unit}"
         notes = []
         if target is not None:
@@ -160,6 +161,14 @@ def timed(fn, repeat: int = 1):
         result = fn()
         best = min(best, time.perf_counter() - t0)
     return best, result
+
+
+def load() -> str:
+    """The 1-minute load average, or "?" where the platform has none."""
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except (AttributeError, OSError):
+        return "?"
 
 
 def size_label(n: int) -> str:
@@ -411,6 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     quick = args.quick
     rep = Report(judge=not quick)
     started = time.perf_counter()
+    load_at_start = load()
     rep.note(f"watcher benchmarks{' (--quick)' if quick else ''}: Python {platform.python_version()}, "
              f"SQLite {sqlite3.sqlite_version}, {os.cpu_count()} CPUs, {platform.machine()}")
     records = corpus_records()
@@ -421,14 +431,15 @@ def main(argv: list[str] | None = None) -> int:
         if "ingest" in only:
             bench_ingest(rep, records, (50,) if quick else (2000, 20000), 50 if quick else 2000, tmp)
         if "match" in only:
-            bench_match(rep, base, 10 if quick else 100, 500 if quick else 10_000, 1 if quick else 2)
+            bench_match(rep, base, 10 if quick else 100, 500 if quick else 10_000, 1 if quick else 3)
         if "cli" in only:
             bench_cli(rep, tmp, 1 if quick else 3)
         if "daemon" in only:
             bench_daemon(rep, quick)
         if "scale" in only:
             bench_scale(rep, records, base, (100, 300, 1000) if quick else (1000, 10_000, 100_000), tmp)
-    rep.note(f"total {time.perf_counter() - started:.0f} s")
+    rep.note(f"total {time.perf_counter() - started:.0f} s; load average {load()} (start {load_at_start}, "
+             f"{os.cpu_count()} CPUs: a load near the CPU count means other processes competed)")
     print(rep.summary())
     return 1 if args.strict and rep.missed else 0
 
