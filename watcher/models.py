@@ -66,6 +66,17 @@ def utc(dt: datetime | None) -> datetime | None:
     return dt.astimezone(timezone.utc)
 
 
+def parse_iso(value: object) -> datetime | None:
+    """An ISO 8601 timestamp (``Z`` allowed) as an aware UTC datetime; None when ``value`` is
+    empty, not a string, or not a timestamp (naive values are taken to be UTC)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
+    except ValueError:
+        return None
+
+
 @dataclass(slots=True, kw_only=True)
 class Paper:
     """One paper as a listing reports it. Unknown values are None (or empty lists).
@@ -147,7 +158,7 @@ class Paper:
             if name not in names:
                 continue
             if name in ("published", "updated") and value:
-                value = utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
+                value = parse_iso(value)
             elif name == "announced" and value:
                 value = date.fromisoformat(value[:10])
             kwargs[name] = value

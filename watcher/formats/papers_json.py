@@ -9,10 +9,10 @@ but by :mod:`watcher.formats.hf_json`.
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timezone
+from datetime import date
 
 from ..errors import InputError
-from ..models import Paper, parse_arxiv_id
+from ..models import Paper, parse_arxiv_id, parse_iso
 from . import Listing, decode_text
 
 _TITLE_KEYS = ('"title"',)
@@ -57,15 +57,6 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     return Listing(papers=papers)
 
 
-def _time(value) -> datetime | None:
-    if not value:
-        return None
-    try:
-        dt = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
-
 
 def record_to_paper(rec: object, where: str) -> Paper:
     """One JSON record (any of the layouts above) as a Paper; InputError when it has no title."""
@@ -86,7 +77,7 @@ def record_to_paper(rec: object, where: str) -> Paper:
         version=ident[1] if ident else None,
         authors=authors,
         abstract=" ".join(str(rec.get("summary") or rec.get("abstract") or "").split()),
-        published=_time(rec.get("published") or rec.get("paper_publishedAt")),
+        published=parse_iso(rec.get("published") or rec.get("paper_publishedAt")),
         categories=categories,
         primary_category=categories[0] if categories else None,
         comment=rec.get("comment") or None,
