@@ -2,17 +2,15 @@
 
     PYTHONPATH=. python benchmarks/bench_match.py
 
-The papers are the corpus sample of tests/data repeated (with distinct ids) up to 10,000; the
+The papers are the corpus shipped in benchmarks/data/ repeated (with distinct ids) up to 10,000; the
 profiles mix realistic queries with phrases, wildcards, fields, NOT, followed authors, excludes,
 category restrictions and, for a few, example papers. Prints ``match_per_s value unit`` lines.
 """
 
 from __future__ import annotations
 
-import glob
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,6 +18,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from corpus import read_corpus  # noqa: E402
+from inputs import distinct_papers  # noqa: E402
 from watcher.config import Profile  # noqa: E402
 from watcher.match import ProfileMatcher, prepare, select  # noqa: E402
 
@@ -56,9 +55,8 @@ def make_profiles(papers, n: int = 100) -> list[ProfileMatcher]:
 
 
 def main() -> None:
-    base = read_corpus(sorted(glob.glob(str(ROOT / "tests" / "data" / "corpus-*.jsonl.gz"))))
-    papers = [replace(p, arxiv_id=f"{p.arxiv_id}.{i // len(base)}")
-              for i, p in enumerate(base * (10_000 // len(base) + 1))][:10_000]
+    base = read_corpus()
+    papers = distinct_papers(base, 10_000)
     matchers = make_profiles(base)
     t0 = time.perf_counter()
     batch = prepare(papers)

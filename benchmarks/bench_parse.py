@@ -1,8 +1,7 @@
 """Benchmark: arXiv API Atom parsing (and parse + store) in entries per second, on one core.
 
 Builds 2,000- and 20,000-entry API responses in the 2026 layout from real papers (the corpus
-shipped in ``watcher/samples/`` or ``/work/shared/fixtures/corpus/`` when present, repeated
-with fresh ids as needed) and prints::
+shipped in ``benchmarks/data/``, repeated with fresh ids as needed) and prints::
 
     parse_atom_per_s N=2000 VALUE entries/s
     parse_atom_per_s N=20000 VALUE entries/s
@@ -14,85 +13,25 @@ Run: ``python benchmarks/bench_parse.py`` (target: parse+store >= 5,000 entries/
 
 from __future__ import annotations
 
-import gzip
-import json
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
-from xml.sax.saxutils import escape, quoteattr
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from corpus import corpus_records  # noqa: E402
+from inputs import build_atom  # noqa: E402
 from watcher.formats import arxiv_atom  # noqa: E402
 
-HEAD = """<?xml version='1.0' encoding='UTF-8'?>
-<feed xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/" \
-xmlns:arxiv="http://arxiv.org/schemas/atom" xmlns="http://www.w3.org/2005/Atom">
-  <id>https://arxiv.org/api/bench</id>
-  <title>arXiv Query: search_query=bench&amp;start=0&amp;max_results={n}</title>
-  <updated>2026-04-12T22:09:26Z</updated>
-  <opensearch:itemsPerPage>{n}</opensearch:itemsPerPage>
-  <opensearch:totalResults>{total}</opensearch:totalResults>
-  <opensearch:startIndex>{start}</opensearch:startIndex>
-"""
-
-
-def load_records(limit: int = 5000) -> list[dict]:
-    """Real paper records (id, title, authors, summary, categories, comment) from the corpus."""
-    files = sorted((ROOT / "watcher" / "samples").glob("corpus-*.jsonl.gz"))
-    files += sorted(Path("/work/shared/fixtures/corpus").glob("*.jsonl"))
-    records = []
-    for path in files:
-        raw = path.read_bytes()
-        if path.suffix == ".gz":
-            raw = gzip.decompress(raw)
-        for line in raw.decode("utf-8").splitlines():
-            if line.strip():
-                records.append(json.loads(line))
-            if len(records) >= limit:
-                return records
-    if not records:
-        raise SystemExit("no corpus found (watcher/samples/corpus-*.jsonl.gz)")
-    return records
-
-
-def entry_xml(rec: dict, arxiv_id: str, when: datetime) -> str:
-    """One ``<entry>`` in the 2026 layout."""
-    stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ")
-    cats = rec.get("categories") or ["cs.LG"]
-    parts = [
-        f"  <entry>\n    <id>http://arxiv.org/abs/{arxiv_id}v1</id>\n",
-        f"    <title>{escape(' '.join(rec['title'].split()))}</title>\n",
-        f"    <updated>{stamp}</updated>\n",
-        f'    <link href="https://arxiv.org/abs/{arxiv_id}v1" rel="alternate" type="text/html"/>\n',
-        f'    <link href="https://arxiv.org/pdf/{arxiv_id}v1" rel="related" type="application/pdf" title="pdf"/>\n',
-        f"    <summary>{escape(' '.join((rec.get('summary') or '').split()))}</summary>\n",
-    ]
-    parts += [f'    <category term={quoteattr(c)} scheme="http://arxiv.org/schemas/atom"/>\n' for c in cats]
-    parts.append(f"    <published>{stamp}</published>\n")
-    if rec.get("comment"):
-        parts.append(f"    <arxiv:comment>{escape(rec['comment'])}</arxiv:comment>\n")
-    parts.append(f"    <arxiv:primary_category term={quoteattr(cats[0])}/>\n")
-    parts += [f"    <author>\n      <name>{escape(a)}</name>\n    </author>\n"
-              for a in rec.get("authors") or []]
-    parts.append("  </entry>\n")
-    return "".join(parts)
-
-
-def build_atom(records: list[dict], n: int, start: int = 0, total: int | None = None) -> bytes:
-    """An API response of ``n`` entries, newest first, ids 2604.00001... unique per index."""
-    when = datetime(2026, 4, 10, 18, 0, tzinfo=timezone.utc)
-    out = [HEAD.format(n=n, total=total if total is not None else n, start=start)]
-    for i in range(n):
-        rec = records[i % len(records)]
-        idx = start + i
-        out.append(entry_xml(rec, f"26{idx // 90000 + 4:02d}.{idx % 90000 + 1:05d}",
-                             when - timedelta(seconds=30 * idx)))
-    out.append("</feed>\n")
-    return "".join(out).encode("utf-8")
+def load_records(limit: int | None = None) -> list[dict]:
+    """Real paper records (id, title, authors, summary, categories, comment) from the corpus
+    shipped in ``benchmarks/data/`` (duplicate lines kept: they are part of the real input)."""
+    return corpus_records()[:limit]
 
 
 def rate(fn, n: int, repeat: int = 3) -> float:

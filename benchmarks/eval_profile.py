@@ -5,7 +5,8 @@
 
 Prints, per seed digest, how many of its papers the profile keeps, and the share of the corpus
 it keeps. The bar for llm-rl: every seed paper kept, at most 7% of the corpus. The corpus and
-seed default to the fixtures in /work/shared (not shipped); gzipped copies work too.
+seed default to the copies in the repository (benchmarks/data/, tests/data/); gzipped files work
+too.
 """
 
 from __future__ import annotations
@@ -26,14 +27,12 @@ from corpus import read_corpus, read_digest  # noqa: E402
 from watcher.config import parse_config  # noqa: E402
 from watcher.match import ProfileMatcher, prepare  # noqa: E402
 
-SHARED = Path("/work/shared")
-
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default=str(HERE.parent / "config.toml"))
     ap.add_argument("--profile", default="llm-rl", help="profile name in the config")
-    ap.add_argument("--corpus", default=str(SHARED / "fixtures" / "corpus"))
+    ap.add_argument("--corpus", help="folder of corpus files (default: benchmarks/data/)")
     ap.add_argument("--seed", action="append")
     ap.add_argument("--query", help="try another query instead of the file's")
     ap.add_argument("--show-kept", type=int, default=0, help="print N kept corpus titles")
@@ -46,8 +45,8 @@ def main() -> None:
     if args.query:
         profile = replace(profile, query=args.query)
     matcher = ProfileMatcher(profile)
-    corpus = read_corpus(sorted(glob.glob(f"{args.corpus}/*.jsonl*")))
-    seeds = args.seed or [str(SHARED / "seeds" / "llm-rl-2025-04-12.txt")]
+    corpus = read_corpus(sorted(glob.glob(f"{args.corpus}/*.jsonl*")) if args.corpus else None)
+    seeds = args.seed or [str(HERE.parent / "tests" / "data" / "llm-rl-2025-04-12.txt")]
 
     for seed in seeds:
         papers = read_digest(seed)

@@ -197,3 +197,11 @@ def test_all_arxiv_hosts_share_one_rate_limit():
     client._wait_turn("rss.arxiv.org")
     client._wait_turn("huggingface.co")
     assert len(client.sleep) == 1 and 2.5 < client.sleep[0] <= 3.0
+
+
+def test_a_host_that_does_not_resolve_is_tried_twice_not_with_full_backoff():
+    sleeps = Sleeps()
+    client = HttpClient(UA, retries=4, sleep=sleeps, min_interval=0)
+    with pytest.raises(SourceError, match=r"cannot connect .*\(2 tries\); check the network"):
+        client.get("http://watcher-test.invalid/feed")  # .invalid never resolves (RFC 2606)
+    assert len(sleeps) == 1

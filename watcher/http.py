@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import email.utils
 import random
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -188,7 +189,9 @@ class HttpClient:
                 raise SourceError(f"GET {shown}: {e}; check the source's url") from None
             except (httpx.TransportError, httpx.DecodingError) as e:
                 problem = _describe(e)
-                if attempt >= self.retries:
+                # a host that does not resolve (no network, a typo) rarely heals in seconds:
+                # one more try, not the full backoff
+                if attempt >= (min(self.retries, 1) if _unresolvable(e) else self.retries):
                     raise SourceError(f"GET {shown}: {problem} ({attempt + 1} tries); check the "
                                       "network connection and the source's url") from None
                 self.sleep(self._delay(attempt))
@@ -253,6 +256,21 @@ class HttpClient:
 
 def _reason(status: int) -> str:
     return httpx.codes.get_reason_phrase(status)
+
+
+def _unresolvable(e: BaseException) -> bool:
+    """Did this connection error come from a failed host-name lookup?"""
+    seen = 0
+    while e is not None and seen < 10:
+        if isinstance(e, socket.gaierror):
+            return True
+        text = str(e)
+        if "Name or service not known" in text or "name resolution" in text \
+                or "nodename nor servname" in text:
+            return True
+        e = e.__cause__ or e.__context__
+        seen += 1
+    return False
 
 
 def _describe(e: Exception) -> str:

@@ -64,22 +64,24 @@ class Batch:
     def __init__(self, papers: Iterable[Paper]):
         self.docs = [prepare_doc(p) for p in papers]
         self.all = frozenset(range(len(self.docs)))
-        self._index: dict[str, dict[str, set[int]]] = {}
+        self._index: dict[str, dict[str, list[int]]] = {}
         self._hits: dict[tuple, dict[int, Hit]] = {}
-        self._prefix: dict[tuple[str, str], set[int]] = {}
+        self._sets: dict[tuple[str, str], set[int]] = {}
         self._norms: tuple = (None, [])
 
     def __len__(self) -> int:
         return len(self.docs)
 
-    def index(self, field: str) -> dict[str, set[int]]:
-        """``word -> positions`` for field ``title``, ``abstract``, ``authors`` or ``categories``."""
+    def index(self, field: str) -> dict[str, list[int]]:
+        """``word -> positions`` (ascending) for field ``title``, ``abstract``, ``authors`` or
+        ``categories``. Lists, not sets: building is the matcher's biggest fixed cost, and only
+        the few words a query asks for become sets (:meth:`postings`)."""
         if field not in self._index:
-            idx: dict[str, set[int]] = defaultdict(set)
+            idx: dict[str, list[int]] = defaultdict(list)
             for i, doc in enumerate(self.docs):
                 value = getattr(doc, field)
                 for word in value if field == "categories" else set(value.split()):
-                    idx[word].add(i)
+                    idx[word].append(i)
             self._index[field] = dict(idx)
         return self._index[field]
 
@@ -92,25 +94,30 @@ class Batch:
                 w = weight(word)
                 if w:  # common words weigh 0: their long postings are skipped
                     w *= w
-                    for i in title.get(word, set()) | abstract.get(word, set()):
+                    papers = set(title.get(word, ()))
+                    papers.update(abstract.get(word, ()))
+                    for i in papers:
                         squares[i] += w
             self._norms = (weight, [math.sqrt(x) for x in squares])
         return self._norms[1]
 
     def postings(self, field: str, word: str) -> set[int]:
-        """Papers whose ``field`` holds ``word`` (a trailing ``*`` makes it a prefix)."""
-        idx = self.index(field)
-        if not word.endswith("*"):
-            return idx.get(word, set())
+        """Papers whose ``field`` holds ``word`` (a trailing ``*`` makes it a prefix); cached,
+        not to be modified."""
         key = (field, word)
-        if key not in self._prefix:
-            stem = word[:-1]
-            out: set[int] = set()
-            for w, docs in idx.items():
-                if w.startswith(stem):
-                    out |= docs
-            self._prefix[key] = out
-        return self._prefix[key]
+        found = self._sets.get(key)
+        if found is None:
+            idx = self.index(field)
+            if word.endswith("*"):
+                stem = word[:-1]
+                found = set()
+                for w, docs in idx.items():
+                    if w.startswith(stem):
+                        found.update(docs)
+            else:
+                found = set(idx.get(word, ()))
+            self._sets[key] = found
+        return found
 
     def _field_hits(self, field: str, words: tuple[str, ...]) -> set[int]:
         sets = sorted((self.postings(field, w) for w in words), key=len)
@@ -187,11 +194,12 @@ def prepare(papers: Iterable[Paper] | Batch) -> Batch:
     return papers if isinstance(papers, Batch) else Batch(papers)
 
 
-def similarity(batch: Batch, example: dict[str, float], weight) -> dict[int, float]:
+def similarity(batch: Batch, example: dict[str, float], weight, floor: float = 0.0) -> dict[int, float]:
     """Cosine similarity of each paper of ``batch`` to ``example`` (``word -> weight``), over
     the set of words of title and abstract, each word weighted by ``weight(word)`` (0 drops it).
 
-    Only papers sharing a word with the example are returned.
+    Only papers sharing a word with the example, and with a similarity of at least ``floor``,
+    are returned.
     """
     norms = batch.norms(weight)
     example_norm = math.sqrt(sum(w * w for w in example.values())) or 1.0
@@ -199,4 +207,5 @@ def similarity(batch: Batch, example: dict[str, float], weight) -> dict[int, flo
     for word, w in example.items():
         for i in batch.postings("title", word) | batch.postings("abstract", word):
             acc[i] += w * w
-    return {i: s / (example_norm * norms[i]) for i, s in acc.items() if norms[i]}
+    out = {i: s / (example_norm * norms[i]) for i, s in acc.items() if norms[i]}
+    return {i: s for i, s in out.items() if s >= floor} if floor else out

@@ -78,7 +78,7 @@ class ProfileMatcher:
     def _judge(self, batch: Batch, only: list[int] | None, explain: bool) -> dict[int, Match]:
         matched = batch.evaluate(self.query.root) if self.query else set()
         by_author = self._authors(batch)
-        similar = self._similar(batch)
+        similar = self._similar(batch, explain)
         candidates = only if only is not None else (
             matched | by_author.keys() | {i for i, (s, _) in similar.items() if s >= SIMILAR_MIN})
         excluded = batch.evaluate(self.exclude.root) if self.exclude else set()
@@ -135,10 +135,12 @@ class ProfileMatcher:
                         out[i].append(paper_name)
         return {i: names for i, names in out.items() if names}
 
-    def _similar(self, batch: Batch) -> dict[int, tuple[float, str]]:
+    def _similar(self, batch: Batch, explain: bool) -> dict[int, tuple[float, str]]:
+        # Scoring only needs the papers from SIMILAR_MIN up; explaining needs the closest.
         best: dict[int, tuple[float, str]] = {}
+        floor = 0.0 if explain else SIMILAR_MIN
         for label, vector in self.examples:
-            for i, sim in similarity(batch, vector, self.doc_freq.vector_weight).items():
+            for i, sim in similarity(batch, vector, self.doc_freq.vector_weight, floor).items():
                 if sim > best.get(i, (0.0, ""))[0]:
                     best[i] = (sim, label)
         return best
@@ -196,15 +198,21 @@ def select(papers: Iterable[Paper] | Batch, matchers: Sequence[ProfileMatcher], 
         for match in matcher.score_batch(batch).values():
             found[match.paper.key].append(match)
     limits = {m.profile.name: m.profile.max_papers for m in matchers}
-    per_profile: dict[str, list[Match]] = defaultdict(list)
-    for matches in found.values():
-        matches.sort(key=rank_key)  # stable: equal scores keep matcher order
-        best = matches[0]
-        others = [f"{m.profile}: {r}" for m in matches[1:] if m.profile != best.profile
-                  for r in m.reasons]
-        per_profile[best.profile].append(Match(best.paper, best.score, best.reasons + others,
-                                               best.profile))
+    per_profile: dict[str, list[list[Match]]] = defaultdict(list)
+    for matches in found.values():  # one paper's matches: best first
+        if len(matches) > 1:
+            matches.sort(key=_minus_score)  # stable: equal scores keep matcher order
+        per_profile[matches[0].profile].append(matches)
     out = []
-    for name, matches in per_profile.items():
-        out += sorted(matches, key=rank_key)[: limits[name]]
+    for name, groups in per_profile.items():
+        groups.sort(key=lambda g: rank_key(g[0]))
+        for matches in groups[: limits[name]]:  # the other profiles' reasons only for the kept
+            best = matches[0]
+            others = [f"{m.profile}: {r}" for m in matches[1:] if m.profile != best.profile
+                      for r in m.reasons]
+            out.append(Match(best.paper, best.score, best.reasons + others, best.profile))
     return sorted(out, key=rank_key)
+
+
+def _minus_score(match: Match) -> float:
+    return -match.score

@@ -62,8 +62,10 @@ _TITLE_DROP = re.compile(r"\\[a-zA-Z]+|[^\w\s]|_")
 def title_fingerprint(title: str) -> str:
     """A title reduced to lower-case ASCII words: accents, LaTeX commands, punctuation and
     spacing differences between listings of the same paper vanish."""
-    text = unicodedata.normalize("NFKD", title)
-    text = "".join(c for c in text if not unicodedata.combining(c))
+    text = title
+    if not text.isascii():  # ASCII has no decompositions and no combining marks
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in text if not unicodedata.combining(c))
     text = _TITLE_DROP.sub(" ", text.lower())
     return " ".join(text.split())
 
@@ -75,6 +77,17 @@ def utc(dt: datetime | None) -> datetime | None:
     if dt.tzinfo is None:
         return dt.replace(tzinfo=timezone.utc)
     return dt.astimezone(timezone.utc)
+
+
+def parse_iso(value: object) -> datetime | None:
+    """An ISO 8601 timestamp (``Z`` allowed) as an aware UTC datetime; None when ``value`` is
+    empty, not a string, or not a timestamp (naive values are taken to be UTC)."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
+    except ValueError:
+        return None
 
 
 @dataclass(slots=True, kw_only=True)
@@ -173,7 +186,7 @@ class Paper:
             if name not in names:
                 continue
             if name in ("published", "updated") and value:
-                value = utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
+                value = parse_iso(value)
             elif name == "announced" and value:
                 value = date.fromisoformat(value[:10])
             kwargs[name] = value

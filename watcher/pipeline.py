@@ -238,13 +238,13 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
         except (DeliveryError, InputError) as e:
             report.error = redact(str(e))
             store.delivery_failed(dcfg.name, name, report.error, cycle.now, first_window)
-            log.error("digest %s -> %s failed: %s", dcfg.name, name, report.error)
+            log.error("digest %s -> channel %s failed: %s", dcfg.name, name, report.error)
         except (StoreError, sqlite3.Error):  # the database, not the channel: the cycle stops
             raise
         except Exception as e:  # a bug in one channel must not stop the others (isolation)
             report.error = redact(f"internal error: {type(e).__name__}: {e}")
             store.delivery_failed(dcfg.name, name, report.error, cycle.now, first_window)
-            log.error("digest %s -> %s failed: %s", dcfg.name, name, report.error,
+            log.error("digest %s -> channel %s failed: %s", dcfg.name, name, report.error,
                       exc_info=log.isEnabledFor(logging.DEBUG))
     return reports
 

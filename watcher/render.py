@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,6 +27,7 @@ import jinja2
 from .errors import RenderError
 from .formats.text import one_line
 from .formats.text import utc_stamp as _utc_stamp
+from .formats.xmlsafe import gc_paused
 from .models import Digest, Match
 
 TEMPLATE_NAMES = {"text": "digest.txt", "markdown": "digest.md", "html": "digest.html",
@@ -170,8 +171,11 @@ def render(digest: Digest, fmt: str, user_dir: str | Path | None = None, *,
     overflow = rest if list_limit is None else rest[:list_limit]
     try:
         template = environment(str(user_dir) if user_dir else None).get_template(name)
-        return template.render(digest=digest, matches=matches, full=full, overflow=overflow,
-                               hidden=len(rest) - len(overflow), updated=digest.updated)
+        # Rendering leaves no reference cycles, but its allocations set off full collections
+        # that walk every live object, the whole digest included: pause the collector.
+        with gc_paused():
+            return template.render(digest=digest, matches=matches, full=full, overflow=overflow,
+                                   hidden=len(rest) - len(overflow), updated=digest.updated)
     except jinja2.TemplateSyntaxError as e:
         raise RenderError(f"template {e.filename or name}: line {e.lineno}: {e.message}") from None
     except jinja2.TemplateError as e:

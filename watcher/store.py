@@ -278,9 +278,10 @@ class Store:
         counts = UpsertCounts()
         conn = self.db.conn
         try:
+            when = stamp(now)
             with self.db.atomic():
                 for paper in papers:
-                    self._upsert_one(conn, paper, stamp(now), counts)
+                    self._upsert_one(conn, paper, when, counts)
         except sqlite3.Error as e:
             raise database_error(self.path, e) from None
         return counts
@@ -315,6 +316,9 @@ class Store:
             return
         old = row_to_paper(found)
         merged = merge(old, paper)
+        if merged == old and found["key"] == merged.key:  # equal papers make equal rows
+            counts.unchanged += 1
+            return
         row = _paper_row(merged)
         old_row = _paper_row(old)
         row["day"] = row["day"] or found["day"]

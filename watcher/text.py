@@ -21,6 +21,9 @@ import unicodedata
 _LATEX_ACCENT = re.compile(r"\\(?:[`'^\"~=.]\{?\s*|[uvHcdbk](?:\{\s*|\s+))([a-zA-Z])\}?")
 _LATEX_CMD = re.compile(r"\\[a-zA-Z]+\*?")
 _WORD = re.compile(r"[a-z0-9]+")
+# ASCII text splits faster by str.translate + split than by _WORD.findall (same words).
+_SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isdigit()
+                             and not ("a" <= chr(c) <= "z")})
 # Words ending in s that are not plurals (or whose plural would collide).
 _NOT_PLURAL = frozenset(
     "this has was is its his yes thus plus less bias gas lens news series species "
@@ -58,15 +61,15 @@ _STEMS: dict[str, str] = {}
 
 def words(text: str) -> list[str]:
     """The normalised (folded, split, singular) words of ``text``."""
-    cache = _STEMS
-    out = []
-    for w in _WORD.findall(fold(text)):
-        s = cache.get(w)
-        if s is None:
-            if len(cache) > 500_000:  # bound the memory of long-running daemons
-                cache.clear()
-            s = cache[w] = stem(w)
-        out.append(s)
+    text = fold(text)
+    found = text.translate(_SEPARATORS).split() if text.isascii() else _WORD.findall(text)
+    out = list(map(_STEMS.get, found))  # a known word costs one C-level lookup
+    if None in out:
+        if len(_STEMS) > 500_000:  # bound the memory of long-running daemons
+            _STEMS.clear()
+        for k, s in enumerate(out):
+            if s is None:
+                out[k] = _STEMS[found[k]] = stem(found[k])
     return out
 
 

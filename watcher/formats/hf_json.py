@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date, datetime, timezone
+from datetime import date
 
 from ..errors import InputError
-from ..models import Paper, clean_text, parse_arxiv_id
+from ..models import Paper, clean_text, parse_arxiv_id, parse_iso
 from . import Listing, decode_text
 
 
@@ -37,15 +37,6 @@ def sniff(head: str) -> bool:
         return bool(PAPER_KEY.search(stripped[:2000])) and stripped[1:].lstrip().startswith("{")
     return stripped.startswith("{") and '"data"' in stripped[:400] and bool(PAPER_KEY.search(stripped[:4000]))
 
-
-def _time(value) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
 
 
 def _org(*candidates) -> str | None:
@@ -70,7 +61,7 @@ def item_to_paper(item: object, where: str) -> Paper:
     people = paper.get("authors") if isinstance(paper.get("authors"), list) else []
     authors = [" ".join(str(a.get("name", "")).split()) for a in people
                if isinstance(a, dict) and not a.get("hidden")]
-    daily = _time(paper.get("submittedOnDailyAt")) or _time(item.get("publishedAt"))
+    daily = parse_iso(paper.get("submittedOnDailyAt")) or parse_iso(item.get("publishedAt"))
     upvotes = paper.get("upvotes")
     keywords = paper.get("ai_keywords") if isinstance(paper.get("ai_keywords"), list) else []
     repo = paper.get("githubRepo") if isinstance(paper.get("githubRepo"), str) else None
@@ -80,7 +71,7 @@ def item_to_paper(item: object, where: str) -> Paper:
         version=ident[1] if ident else None,
         authors=[a for a in authors if a],
         abstract=" ".join(str(paper.get("summary") or item.get("summary") or "").split()),
-        published=_time(paper.get("publishedAt")),
+        published=parse_iso(paper.get("publishedAt")),
         url=f"https://huggingface.co/papers/{raw_id}" if raw_id else None,
         upvotes=upvotes if isinstance(upvotes, int) and not isinstance(upvotes, bool) else None,
         announced=daily.date() if daily else None,

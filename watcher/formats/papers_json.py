@@ -9,10 +9,10 @@ but by :mod:`watcher.formats.hf_json`.
 from __future__ import annotations
 
 import json
-from datetime import date, datetime, timezone
+from datetime import date
 
 from ..errors import InputError
-from ..models import Paper, clean_text, parse_arxiv_id
+from ..models import Paper, clean_text, parse_arxiv_id, parse_iso
 from . import Listing, decode_text
 from .hf_json import PAPER_KEY
 
@@ -59,15 +59,6 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     papers = [record_to_paper(rec, f"{origin}: {what} {n}") for n, rec in numbered]
     return Listing(papers=papers)
 
-
-def _time(value) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
 
 
 def _day(value) -> date | None:
@@ -152,7 +143,7 @@ def record_to_paper(rec: object, where: str) -> Paper:
         version=ident[1] if ident else None,
         authors=_strings(rec.get("authors")),
         abstract=" ".join((_str(rec.get("summary")) or _str(rec.get("abstract")) or "").split()),
-        published=_time(rec.get("published")) or _time(rec.get("paper_publishedAt")),
+        published=parse_iso(rec.get("published")) or parse_iso(rec.get("paper_publishedAt")),
         categories=categories,
         primary_category=categories[0] if categories else None,
         comment=_str(rec.get("comment")),

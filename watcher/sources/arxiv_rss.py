@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..formats import arxiv_rss
 from .base import FetchResult, Source
-from .common import http_client, name_papers, parse_listing
+from .common import conditional_get, name_papers, parse_listing
 
 RSS_URL = "https://rss.arxiv.org/rss/"
 
@@ -27,15 +27,12 @@ class ArxivRssSource(Source):
 
     def fetch(self, state: dict) -> FetchResult:
         """Fetch the feed unless it is unchanged since the saved validators."""
-        response = http_client(self).get(self.url, etag=state.get("etag"),
-                                         last_modified=state.get("last_modified"),
-                                         timeout=self.cfg.timeout)
+        response, validators = conditional_get(self, self.url, state)
         if response.not_modified:
             return FetchResult(papers=[], state=state, not_modified=True)
         listing = parse_listing(self, arxiv_rss, response.content, response.url)
         name_papers(self, listing.papers)
-        new_state = {k: v for k, v in (("etag", response.etag),
-                                       ("last_modified", response.last_modified)) if v}
+        new_state = dict(validators)
         day = listing.date or max((p.announced for p in listing.papers if p.announced), default=None)
         if day:
             new_state["feed_day"] = day.isoformat()

@@ -9,6 +9,7 @@ from datetime import date, datetime, timezone
 from ..errors import InputError, SourceError
 from ..formats import Listing
 from ..http import HttpClient, client_for
+from ..models import parse_iso
 
 
 def http_client(source) -> HttpClient:
@@ -30,6 +31,17 @@ def parse_failure(source, error: InputError) -> SourceError:
                        "service may have changed its format)")
 
 
+def conditional_get(source, url: str, state: dict):
+    """GET ``url`` with the ETag / Last-Modified saved in ``state``; returns the response
+    (``not_modified`` on 304) and the validators to save next."""
+    response = http_client(source).get(url, etag=state.get("etag"),
+                                       last_modified=state.get("last_modified"),
+                                       timeout=source.cfg.timeout)
+    validators = {k: v for k, v in (("etag", response.etag),
+                                    ("last_modified", response.last_modified)) if v}
+    return response, validators
+
+
 def name_papers(source, papers) -> None:
     """Stamp each paper with the source's config name."""
     for paper in papers:
@@ -38,14 +50,7 @@ def name_papers(source, papers) -> None:
 
 def state_time(state: dict, key: str) -> datetime | None:
     """An aware UTC datetime saved as ISO 8601 under ``key``, else None."""
-    value = state.get(key)
-    if not isinstance(value, str):
-        return None
-    try:
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
+    return parse_iso(state.get(key))
 
 
 def state_day(state: dict, key: str) -> date | None:

@@ -10,7 +10,7 @@ import zlib
 from .. import formats
 from ..errors import InputError, SourceError
 from .base import FetchResult, Source
-from .common import http_client, name_papers, parse_failure
+from .common import conditional_get, name_papers, parse_failure
 
 
 class ListingSource(Source):
@@ -27,9 +27,7 @@ class ListingSource(Source):
 
     def fetch(self, state: dict) -> FetchResult:
         """Fetch and parse the listing (format detected from its content)."""
-        response = http_client(self).get(self.url, etag=state.get("etag"),
-                                         last_modified=state.get("last_modified"),
-                                         timeout=self.cfg.timeout)
+        response, validators = conditional_get(self, self.url, state)
         if response.not_modified:
             return FetchResult(papers=[], state=state, not_modified=True)
         data = response.content
@@ -45,6 +43,5 @@ class ListingSource(Source):
         for paper in listing.papers:
             paper.announced = paper.announced or listing.date
         name_papers(self, listing.papers)
-        new_state = {k: v for k, v in (("etag", response.etag),
-                                       ("last_modified", response.last_modified)) if v}
+        new_state = dict(validators)
         return FetchResult(papers=listing.papers, state=new_state)

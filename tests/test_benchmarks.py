@@ -1,0 +1,41 @@
+"""benchmarks/run.py keeps working: its --quick mode runs every section at tiny sizes.
+
+Timings belong to the benchmark, not here: this only checks that the script runs and prints
+every figure of issue 8 as ``name value unit``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+from conftest import REPO
+
+FIGURES = [
+    "ingest_atom_per_s", "ingest_baseline_per_s", "ingest_speedup", "match_per_s",
+    "once_sample_s", "once_sample_again_s", "cli_start_s", "daemon_rss_mb",
+    "daemon_rss_growth_pct",
+    *(f"scale_{stage}_{what}" for stage in ("parse", "store", "match", "render")
+      for what in ("us_per_paper_100", "us_per_paper_1k", "ratio_1k_100")),
+]
+
+
+def test_run_quick_prints_every_figure():
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("WATCHER_CONFIG", None)
+    r = subprocess.run([sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick"], env=env,
+                       capture_output=True, text=True, timeout=90)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    values = {}
+    for line in lines:
+        m = re.match(r"(\w+) (\S+) (\S+)", line)
+        if m and not line.startswith("#"):
+            values[m.group(1)] = m.group(2)
+    for name in FIGURES:
+        assert name in values, f"{name} missing from:\n{r.stdout}"
+        value = float(values[name])
+        assert value > 0 or name == "daemon_rss_growth_pct", f"{name} = {value}"
+    assert lines[-1] == "targets: not judged (--quick)"
