@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 
 _PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3,
@@ -54,14 +55,18 @@ class SecretFilter(logging.Filter):
         self.secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if self.secrets:
-            text = record.getMessage()
-            masked = text
-            for secret in self.secrets:
-                masked = masked.replace(secret, "***")
-            if masked != text:
-                record.msg, record.args = masked, None
+        text = record.getMessage()
+        masked = text
+        for secret in self.secrets:
+            masked = masked.replace(secret, "***")
+        if "@" in masked:  # a password in a URL (a source's url, logged by httpx at debug level)
+            masked = _USERINFO.sub(r"\1***@", masked)
+        if masked != text:
+            record.msg, record.args = masked, None
         return True
+
+
+_USERINFO = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@")
 
 
 _secrets = SecretFilter()
