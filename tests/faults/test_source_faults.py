@@ -329,3 +329,16 @@ def test_entries_without_dates_are_kept_and_without_ids_are_skipped(tmp_path, se
     assert r.returncode == 1
     assert re.search(r"source arxiv failed: .*has no arXiv id or no title \(and every other entry too\)", r.stderr), r.stderr
     assert_exactly_once(env.delivered_ids("2604.1"), ARXIV_IDS, "arxiv")  # nothing twice
+
+
+def test_credentials_in_a_source_url_never_show(tmp_path, server):
+    env = Env(tmp_path, server)
+    cfg = (tmp_path / "config.toml").read_text().replace(f'url = "{server.base}/api/query"',
+                                                         f'url = "http://reader:S3CRET-src-pw@127.0.0.1:{server.httpd.server_address[1]}/api/query"')
+    (tmp_path / "config.toml").write_text(cfg)
+    server.route("/api/query", Reply(status=500, body=b"S3CRET-src-pw echoed back"))
+    failed = env.once()
+    assert failed.returncode == 1 and "HTTP 500" in failed.stderr
+    env.outputs.append(run_watcher("--config", str(tmp_path / "config.toml"), "status", cwd=tmp_path, env=FAST))
+    env.outputs.append(run_watcher("--config", str(tmp_path / "config.toml"), "check", cwd=tmp_path, env=FAST))
+    assert "S3CRET-src-pw" not in env.everything_said()
