@@ -24,7 +24,8 @@ from watcher.store import Store
 # Known secrets: no output, log line or stored error may ever contain them.
 SMTP_PASSWORD = "pw-Zq7-SECRET-smtp"
 SLACK_PATH = "/services/T0SECRET/B0SECRET/xoxSECRETTOKEN42"
-SECRETS = (SMTP_PASSWORD, "xoxSECRETTOKEN42", "T0SECRET/B0SECRET")
+WRONG_PASSWORD = "wrong-pw-SECRET-too"
+SECRETS = (SMTP_PASSWORD, WRONG_PASSWORD, "xoxSECRETTOKEN42", "T0SECRET/B0SECRET")
 SMTP_USER = "watcher-bot"
 
 ABS = re.compile(r"https://arxiv\.org/abs/(\d{4}\.\d{5})")

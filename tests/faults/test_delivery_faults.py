@@ -11,8 +11,8 @@ import re
 import pytest
 from deliverkit import Reply
 
-from faultkit import (SMTP_PASSWORD, SMTP_USER, FaultySmtp, SlackStandIn, assert_exactly_once,
-                      assert_no_secret, assert_no_traceback, setup)
+from faultkit import (SMTP_PASSWORD, SMTP_USER, WRONG_PASSWORD, FaultySmtp, SlackStandIn,
+                      assert_exactly_once, assert_no_secret, assert_no_traceback, setup)
 
 pytestmark = pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
 
@@ -33,7 +33,7 @@ def test_smtp_fault_then_recovery_delivers_each_paper_once(tmp_path, fault):
     with FaultySmtp(login=(SMTP_USER, SMTP_PASSWORD), refuse={"lab@example.org"}) as smtp, \
             SlackStandIn() as slack:
         s = setup(tmp_path, smtp_port=smtp.port, slack_url=slack.url,
-                  password="wrong-password" if fault == "auth" else SMTP_PASSWORD)
+                  password=WRONG_PASSWORD if fault == "auth" else SMTP_PASSWORD)
         smtp.set_fault(None if fault == "auth" else fault)
 
         failed = s.watcher("once")
