@@ -151,7 +151,10 @@ def test_rate_limit_per_polite_host(server):
         client.get(server.url("/a"))
     times = [r.at for r in server.requests]
     gaps = [b - a for a, b in zip(times, times[1:])]
-    assert all(gap >= 0.14 for gap in gaps), gaps
+    # measured where the requests arrive, so a connection set-up can shift one arrival a little;
+    # without the limit the gaps would be about a millisecond
+    assert all(gap >= 0.1 for gap in gaps), gaps
+    assert times[-1] - times[0] >= 3 * 0.15 - 0.02, gaps
 
 
 def test_no_rate_limit_for_other_hosts(server):

@@ -132,3 +132,20 @@ def test_find_by_id_with_version_or_by_title(store):
     assert store.find("arXiv:2504.07615").arxiv_id == "2504.07615"
     assert store.find("vlm-r1: a stable and generalizable r1-style large vision-language model")
     assert store.find("no such paper") is None
+
+
+def test_a_paper_listed_by_two_sources_is_unchanged_when_both_list_it_again(store):
+    arxiv = paper(arxiv_id="2504.07615", version=1, url="https://arxiv.org/abs/2504.07615v1")
+    hf = paper(arxiv_id="2504.07615", url="https://huggingface.co/papers/2504.07615", upvotes=3)
+    store.upsert([arxiv, hf], NOW)
+    again = store.upsert([arxiv, hf], NOW + timedelta(days=1))
+    assert again.updated == [] and again.unchanged == 1
+
+
+def test_two_ids_with_the_same_title_stay_two_papers_and_an_id_less_listing_merges(store):
+    a = paper(arxiv_id="2504.00001", title="Introduction")
+    b = paper(arxiv_id="2504.00002", title="Introduction")
+    c = paper(title="Introduction", upvotes=7)
+    counts = store.upsert([a, b, c], NOW)
+    assert sorted(counts.new) == ["2504.00001", "2504.00002"]
+    assert store.get("2504.00001").upvotes == 7 and store.get("2504.00002").upvotes is None

@@ -10,6 +10,7 @@ from . import formats
 from .errors import InputError
 from .models import Digest, Match, Paper
 from .render import render
+from .store import merge_batch as dedupe
 
 
 def read_input(spec: str, stdin: BinaryIO | None, today: date | None) -> formats.Listing:
@@ -39,24 +40,6 @@ def read_input(spec: str, stdin: BinaryIO | None, today: date | None) -> formats
             except (OSError, EOFError) as e:
                 raise InputError(f"{spec}: broken gzip data ({e})") from None
     return formats.read(data, origin, today=today)
-
-
-def dedupe(papers: list[Paper]) -> list[Paper]:
-    """Each paper once, by the store's identity rules (arXiv id, else title fingerprint, and an
-    id-less listing merges with the entry that has the id); first occurrence's place is kept."""
-    from .store import merge
-
-    out: list[Paper] = []
-    where: dict[str, int] = {}
-    for p in papers:
-        i = where.get(p.key, where.get("title:" + p.fingerprint))
-        if i is None:
-            i = len(out)
-            out.append(p)
-        else:
-            out[i] = merge(out[i], p)
-        where[out[i].key] = where["title:" + out[i].fingerprint] = i
-    return out
 
 
 def convert_inputs(inputs, *, config=None, profile=None, limit=None, fmt="text", title=None,

@@ -164,7 +164,7 @@ def merge(old: Paper, new: Paper) -> Paper:
             merged.version = max(value, old.version or 0)
         elif name == "announced":
             merged.announced = max(value, old.announced) if old.announced else value
-        elif name in ("source", "announce_type"):
+        elif name in ("source", "announce_type", "url"):
             if getattr(old, name) is None:
                 setattr(merged, name, value)
         elif name in ("title", "abstract", "authors", "updated") and not newer:
@@ -222,6 +222,31 @@ def database_error(path, error: sqlite3.Error, *, opening: bool = False) -> Stor
     return StoreError(f"{path}: database error ({text})")
 
 
+def merge_batch(papers: list[Paper]) -> list[Paper]:
+    """Each paper of ``papers`` once, by the store's identity rules, merged in order with
+    :func:`merge`; the first occurrence's place is kept. A paper with an arXiv id matches the
+    same id, or an id-less listing of the same title; an id-less listing matches any paper of
+    the same title. Two different ids never merge, whatever their titles."""
+    out: list[Paper] = []
+    by_key: dict[str, int] = {}
+    by_title: dict[str, list[int]] = {}
+    for p in papers:
+        fp = p.fingerprint
+        same_title = by_title.get(fp, [])
+        if p.arxiv_id:
+            i = by_key.get(p.key, next((j for j in same_title if not out[j].arxiv_id), None))
+        else:
+            i = by_key.get(p.key, same_title[0] if same_title else None)
+        if i is None:
+            i = len(out)
+            out.append(p)
+            by_title.setdefault(fp, []).append(i)
+        else:
+            out[i] = merge(out[i], p)
+        by_key[out[i].key] = i
+    return out
+
+
 class Store:
     """A watcher database. Open with :meth:`open`; use as a context manager to close it."""
 
@@ -274,13 +299,14 @@ class Store:
     # --- papers -----------------------------------------------------------------------------
 
     def upsert(self, papers: list[Paper], now: datetime) -> UpsertCounts:
-        """Store a batch of papers by the identity rules, in one transaction."""
+        """Store a batch of papers by the identity rules, in one transaction. Listings of the
+        same paper within the batch are merged first, so a batch stored twice is unchanged."""
         counts = UpsertCounts()
         conn = self.db.conn
         try:
             when = stamp(now)
             with self.db.atomic():
-                for paper in papers:
+                for paper in merge_batch(papers):
                     self._upsert_one(conn, paper, when, counts)
         except sqlite3.Error as e:
             raise database_error(self.path, e) from None
