@@ -23,6 +23,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from datetime import date
+from html.parser import HTMLParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -245,3 +246,18 @@ def run_watcher(*args: str, cwd: Path | None = None, env: dict | None = None,
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "watcher", *args], cwd=cwd, env=full_env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+class HtmlCollector(HTMLParser):
+    """Collects the tags, attributes and text of an HTML document (to prove markup inert)."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags, self.attrs, self.text = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs.extend(attrs)
+
+    def handle_data(self, data):
+        self.text.append(data)

@@ -17,10 +17,9 @@ import json
 import re
 from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
-from html.parser import HTMLParser
 
 import pytest
-from deliverkit import HookServer, MailServer, sample_digest
+from deliverkit import HtmlCollector, HookServer, MailServer, sample_digest
 
 from conftest import run_watcher
 from watcher.config import ChannelConfig
@@ -70,19 +69,6 @@ def hostile_digest() -> Digest:
                   updated=[Match(replace(matches[0].paper, version=3), 1.0, [], "llm-rl")])
 
 
-class _Collect(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.tags, self.attrs, self.text = [], [], []
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append(tag)
-        self.attrs.extend(attrs)
-
-    def handle_data(self, data):
-        self.text.append(data)
-
-
 TEMPLATE_TAGS = {"html", "head", "meta", "title", "body", "div", "table", "tr", "td", "a", "b", "span"}
 
 
@@ -102,7 +88,7 @@ def test_every_format_keeps_hostile_fields_inert(fmt):
     out = render(digest, fmt)
     assert_common(out)
     if fmt == "html":
-        parser = _Collect()
+        parser = HtmlCollector()
         parser.feed(out)
         assert set(parser.tags) <= TEMPLATE_TAGS, set(parser.tags) - TEMPLATE_TAGS
         assert parser.tags.count("b") == len(digest.matches)  # only each paper's "Why:"

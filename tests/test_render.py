@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from html.parser import HTMLParser
 
 import pytest
 from markupsafe import escape
-from deliverkit import GOLDEN, SEED_DIGEST, injection_digest, sample_digest, seed_papers
+from deliverkit import HtmlCollector, GOLDEN, SEED_DIGEST, injection_digest, sample_digest, seed_papers
 
 from watcher.errors import RenderError
 from watcher.models import Digest, Match
@@ -83,19 +82,6 @@ def test_authors_shortened():
     assert authors(["A", "B", "C"], 2) == "A, B et al."
 
 
-class _Collect(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.tags, self.attrs, self.text = [], [], []
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append(tag)
-        self.attrs.extend(attrs)
-
-    def handle_data(self, data):
-        self.text.append(data)
-
-
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_injection_is_inert(fmt):
     out = render(injection_digest(), fmt)
@@ -103,7 +89,7 @@ def test_injection_is_inert(fmt):
     assert "{{ 7*7 }}" in out or "{{ 7\\*7 }}" in out
     assert not re.search(r"<javascript|href=\"?javascript", out)
     if fmt == "html":
-        parser = _Collect()
+        parser = HtmlCollector()
         parser.feed(out)
         assert "script" not in parser.tags and "img" not in parser.tags and "b" in parser.tags
         assert "<script>alert(1)</script>" in "".join(parser.text)  # shown as text
