@@ -12,7 +12,7 @@ from datetime import date
 from pathlib import Path
 
 from watcher import formats
-from watcher.store import merge_batch as dedupe
+from watcher.identity import merge_batch as dedupe
 from watcher.models import Paper
 
 DATA = Path(__file__).resolve().parent / "data"

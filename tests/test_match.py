@@ -237,7 +237,7 @@ def test_shipped_table_knows_common_words():
 
 
 def test_llm_rl_profile_keeps_the_seed_and_little_else():
-    from watcher.store import merge_batch as dedupe
+    from watcher.identity import merge_batch as dedupe
 
     def read(path):
         return formats.read(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes(),

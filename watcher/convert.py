@@ -10,7 +10,7 @@ from . import formats
 from .errors import InputError
 from .models import Digest, Match, Paper
 from .render import render
-from .store import merge_batch as dedupe
+from .identity import merge_batch as dedupe
 
 
 def read_input(spec: str, stdin: BinaryIO | None, today: date | None) -> formats.Listing:

@@ -24,6 +24,7 @@ import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
 from .errors import StoreError
+from .identity import merge, merge_batch
 from .models import Paper, title_fingerprint, utc
 
 migrations = Migrations("watcher")
@@ -145,38 +146,6 @@ def _paper_row(p: Paper) -> dict:
     return row
 
 
-def merge(old: Paper, new: Paper) -> Paper:
-    """The stored paper after seeing ``new``: a newer or equal version's text wins, known values
-    are never replaced by unknown ones, the first-version date stays, upvotes refresh."""
-    merged = Paper(**{n: getattr(old, n) for n in _PAPER_FIELDS})
-    newer = (new.version or 0) >= (old.version or 0)
-    for name in _PAPER_FIELDS:
-        value = getattr(new, name)
-        if value is None or value == [] or value == "":
-            continue
-        if name == "published":
-            old_pub = old.published
-            vague = old_pub is not None and old_pub.time() == datetime.min.time() and (
-                old_pub.date() == value.date())
-            if old_pub is None or vague:
-                merged.published = value
-        elif name == "version":
-            merged.version = max(value, old.version or 0)
-        elif name == "announced":
-            merged.announced = max(value, old.announced) if old.announced else value
-        elif name in ("source", "announce_type", "url"):
-            if getattr(old, name) is None:
-                setattr(merged, name, value)
-        elif name in ("title", "abstract", "authors", "updated") and not newer:
-            if not getattr(old, name):
-                setattr(merged, name, value)
-        elif name == "arxiv_id":
-            merged.arxiv_id = value
-        else:
-            setattr(merged, name, value)
-    return merged
-
-
 def _check_intact(conn: sqlite3.Connection) -> None:
     """``PRAGMA quick_check`` (milliseconds for a few MB, about 0.1 s for 200 MB): a damaged
     page raises before the first write could touch the file."""
@@ -220,31 +189,6 @@ def database_error(path, error: sqlite3.Error, *, opening: bool = False) -> Stor
         return StoreError(f"{path}: cannot open the database ({text}); it may not be a watcher "
                           "database — nothing was changed")
     return StoreError(f"{path}: database error ({text})")
-
-
-def merge_batch(papers: list[Paper]) -> list[Paper]:
-    """Each paper of ``papers`` once, by the store's identity rules, merged in order with
-    :func:`merge`; the first occurrence's place is kept. A paper with an arXiv id matches the
-    same id, or an id-less listing of the same title; an id-less listing matches any paper of
-    the same title. Two different ids never merge, whatever their titles."""
-    out: list[Paper] = []
-    by_key: dict[str, int] = {}
-    by_title: dict[str, list[int]] = {}
-    for p in papers:
-        fp = p.fingerprint
-        same_title = by_title.get(fp, [])
-        if p.arxiv_id:
-            i = by_key.get(p.key, next((j for j in same_title if not out[j].arxiv_id), None))
-        else:
-            i = by_key.get(p.key, same_title[0] if same_title else None)
-        if i is None:
-            i = len(out)
-            out.append(p)
-            by_title.setdefault(fp, []).append(i)
-        else:
-            out[i] = merge(out[i], p)
-        by_key[out[i].key] = i
-    return out
 
 
 class Store:

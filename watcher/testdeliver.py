@@ -13,7 +13,7 @@ from .config import Config
 from .deliver import DeliveryContext, make_channel
 from .models import Digest, Match
 from .render import render
-from .store import merge
+from .identity import merge
 
 
 def sample_digest(now: datetime, tz) -> Digest:
