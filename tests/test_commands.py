@@ -43,7 +43,7 @@ def test_digest_since_delivers_once_and_status_shows_it(filled, tmp_path):
     out = status.stdout.decode()
     assert "30 papers stored" in out
     assert "daily: last run" in out and "next " in out
-    assert f"-> archive: last delivery" in out and f"({len(listing.papers)} papers)" in out
+    assert "-> archive: last delivery" in out and f"({len(listing.papers)} papers)" in out
 
 
 def test_digest_dry_run_prints_the_chosen_format(filled, tmp_path):

@@ -8,7 +8,7 @@ import logging
 import shutil
 import subprocess
 import textwrap
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 

@@ -4,7 +4,6 @@ refused recipients, size budget, header injection."""
 from __future__ import annotations
 
 import shutil
-import ssl
 from dataclasses import replace
 
 import pytest

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import sys
 import tomllib
 from datetime import datetime, timezone
 from pathlib import Path

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import date, datetime, timedelta, timezone
 
 import pytest

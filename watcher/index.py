@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from .models import Paper
-from .query import And, Not, Or, Term
+from .query import Not, Or, Term
 from .text import field_text, name_key, same_person
 
 

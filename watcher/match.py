@@ -27,7 +27,7 @@ from typing import Iterable, Sequence
 from .docfreq import DocFreq, default_doc_freq
 from .index import Batch, prepare, similarity
 from .models import Match, Paper
-from .query import Term, parse_query
+from .query import parse_query
 from .text import name_key, same_person
 
 TITLE_WEIGHT = 2.0

@@ -38,10 +38,9 @@ from typing import Callable, TextIO
 from .assemble import assemble, digest_title, window_start
 from .config import Config, DigestConfig
 from .deliver import DeliveryContext, make_channel, redact
-from .errors import DeliveryError, InputError, SourceError, StoreError, WatcherError
+from .errors import DeliveryError, InputError, SourceError, StoreError
 from .lock import write_lock
 from .match import ProfileMatcher
-from .models import Digest
 from .render import render
 from .schedule import quiet_day_reason
 from .sources import SourceContext, make_source
@@ -298,16 +297,5 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, report: CycleReport,
             log.debug("could not record the end of the run: %s", e)
 
 
-def build_digest(config: Config, store: Store, dcfg: DigestConfig, now: datetime,
-                 channel: str | None = None, since: date | None = None) -> Digest:
-    """A digest from the database without the ledger's effect on ``since`` (for
-    ``watcher digest --since`` and ``test-deliver``)."""
-    tz = config.settings.timezone
-    start = since or window_start(now, None, dcfg.lookback, tz)
-    candidates = store.candidates(dcfg.name, channel or "", since_day=start, stored_after=None)
-    return assemble(dcfg.name, digest_title(dcfg, config.profiles), now.astimezone(tz).date(),
-                    candidates, matchers_for(config, dcfg.profiles, store.get), now)
-
-
-__all__ = ["Cycle", "CycleReport", "run_once", "fetch_sources", "deliver_digest", "build_digest",
-           "open_store", "sample_now", "StoreError", "WatcherError"]
+__all__ = ["Cycle", "CycleReport", "run_once", "fetch_sources", "deliver_digest", "open_store",
+           "sample_now"]
