@@ -73,3 +73,32 @@ def test_papers_stored_during_a_long_outage_are_caught_up(write_config, tmp_path
     report = run_once(cfg, cycle(T0 + timedelta(days=9, hours=1)), fetch=False)
     assert report.channels[0].papers == 1
     assert set(delivered(cfg)) - before == {late.key}
+
+
+def test_a_paper_stored_late_with_an_old_date_is_still_delivered(write_config, tmp_path):
+    """A paper announced long after submission (a holiday, moderation, an outage) arrives."""
+    cfg = stored_config(write_config, tmp_path)
+    run_once(cfg, cycle(T0), fetch=False)
+    before = set(delivered(cfg))
+    late = formats.read(SEED_DIGEST.read_bytes(), "seed").papers[0]
+    late.title = "Reinforcement learning for language models, held in moderation for weeks"
+    late.announced = None
+    late.published = T0 - timedelta(days=20)
+    with Store.open(cfg.settings.database) as store:
+        store.upsert([late], T0 + timedelta(days=1))
+    report = run_once(cfg, cycle(T0 + timedelta(days=1, hours=1)), fetch=False)
+    assert report.channels[0].papers == 1
+    assert set(delivered(cfg)) - before == {late.key}
+
+
+def test_backfilled_papers_are_history_not_news(write_config, tmp_path):
+    cfg = stored_config(write_config, tmp_path)
+    run_once(cfg, cycle(T0), fetch=False)
+    old = formats.read(SEED_DIGEST.read_bytes(), "seed").papers[0]
+    old.title = "Reinforcement learning from the archive"
+    old.published = datetime(2024, 1, 5, tzinfo=timezone.utc)
+    with Store.open(cfg.settings.database) as store:
+        store.upsert([old], T0 + timedelta(days=1), backfill=True)
+        assert store.find(old.title) is not None
+    report = run_once(cfg, cycle(T0 + timedelta(days=1, hours=1)), fetch=False)
+    assert report.channels[0].papers == 0

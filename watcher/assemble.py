@@ -24,11 +24,10 @@ def digest_title(cfg, profiles: dict) -> str:
     return cfg.title or ", ".join(profiles[name].title for name in cfg.profiles)
 
 
-def window_start(now: datetime, watermark: datetime | None, lookback: timedelta, tz: ZoneInfo) -> date:
-    """The first day a candidate may be filed under: ``lookback`` before the last successful
-    delivery (or before now, on a channel's first run), as a local date."""
-    anchor = watermark or now
-    return (anchor - lookback).astimezone(tz).date()
+def window_start(now: datetime, lookback: timedelta, tz: ZoneInfo) -> date:
+    """The first day a channel's first digest reaches back to: ``lookback`` before now, as a
+    local date."""
+    return (now - lookback).astimezone(tz).date()
 
 
 def newest_first(m: Match) -> tuple:

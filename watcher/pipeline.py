@@ -145,7 +145,7 @@ def fetch_sources(config: Config, store: Store, cycle: Cycle, http=None) -> list
             result = source.fetch(store.source_state(source.name))
             for paper in result.papers:
                 paper.source = source.name
-            counts = store.upsert(result.papers, cycle.now)
+            counts = store.upsert(result.papers, cycle.now, backfill=cycle.since is not None)
             store.source_ok(source.name, result.state, counts.summary(), cycle.now)
             report.new, report.updated = len(counts.new), len(counts.updated)
             report.unchanged = counts.unchanged
@@ -208,9 +208,12 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
                 formats=dcfg.formats, templates_dir=config.settings.templates_dir))
             state = store.channel_state(dcfg.name, name)
             watermark = parse_time(state.get("watermark"))
-            since = window_start(cycle.now, watermark, dcfg.lookback, tz)
-            if watermark is None:  # a first run that failed keeps its window for the retries
-                since = date.fromisoformat(state["first_window"]) if state.get("first_window") else since
+            since = None  # after the first run: everything stored since the last successful
+            # delivery, whatever its date (late announcements, holidays, long outages)
+            if watermark is None:  # the first run reaches back lookback; if it failed, its
+                # window is kept for the retries
+                since = (date.fromisoformat(state["first_window"]) if state.get("first_window")
+                         else window_start(cycle.now, dcfg.lookback, tz))
                 first_window = since
             if cycle.since_day:
                 since, watermark = cycle.since_day, None

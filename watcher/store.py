@@ -242,16 +242,18 @@ class Store:
 
     # --- papers -----------------------------------------------------------------------------
 
-    def upsert(self, papers: list[Paper], now: datetime) -> UpsertCounts:
+    def upsert(self, papers: list[Paper], now: datetime, *, backfill: bool = False) -> UpsertCounts:
         """Store a batch of papers by the identity rules, in one transaction. Listings of the
-        same paper within the batch are merged first, so a batch stored twice is unchanged."""
+        same paper within the batch are merged first, so a batch stored twice is unchanged.
+        Papers first stored by a ``backfill`` (``watcher fetch --since``) are history: they
+        are never listed as new in a digest."""
         counts = UpsertCounts()
         conn = self.db.conn
         try:
             when = stamp(now)
             with self.db.atomic():
                 for paper in merge_batch(papers):
-                    self._upsert_one(conn, paper, when, counts)
+                    self._upsert_one(conn, paper, when, counts, backfill)
         except sqlite3.Error as e:
             raise database_error(self.path, e) from None
         return counts
@@ -272,13 +274,14 @@ class Store:
             conn.row_factory = None
         return dict(row) if row is not None else None
 
-    def _upsert_one(self, conn, paper: Paper, stamp: str, counts: UpsertCounts) -> None:
+    def _upsert_one(self, conn, paper: Paper, stamp: str, counts: UpsertCounts,
+                    backfill: bool = False) -> None:
         found = self._find(conn, paper)
         if found is None:
             row = _paper_row(paper)
             row["day"] = row["day"] or stamp[:10]
             row.update(first_seen=stamp, last_changed=stamp, revised_at=None,
-                       listed_as_new=0 if paper.announce_type in _REPLACE_TYPES else 1)
+                       listed_as_new=0 if backfill or paper.announce_type in _REPLACE_TYPES else 1)
             cols = ", ".join(row)
             conn.execute(f"INSERT INTO papers ({cols}) VALUES ({', '.join('?' * len(row))})",
                          list(row.values()))
@@ -323,14 +326,18 @@ class Store:
         """How many papers are stored."""
         return self.db["papers"].count
 
-    def candidates(self, digest: str, channel: str, *, since_day: date,
+    def candidates(self, digest: str, channel: str, *, since_day: date | None,
                    stored_after: datetime | None) -> list[Paper]:
-        """Papers listed as new, filed on or after ``since_day``, stored after ``stored_after``
-        (when given), and not yet delivered through (digest, channel)."""
-        sql = """SELECT p.* FROM papers p WHERE p.listed_as_new = 1 AND p.day >= ?
+        """Papers listed as new and not yet delivered through (digest, channel): filed on or
+        after ``since_day`` (when given; a channel's first run) and stored after
+        ``stored_after`` (when given; every later run, whatever their dates)."""
+        sql = """SELECT p.* FROM papers p WHERE p.listed_as_new = 1
                  AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.digest = ? AND d.channel = ?
                                  AND d.paper = p.key)"""
-        args: list = [iso(since_day), digest, channel]
+        args: list = [digest, channel]
+        if since_day is not None:
+            sql += " AND p.day >= ?"
+            args.append(iso(since_day))
         if stored_after is not None:
             sql += " AND p.first_seen > ?"
             args.append(stamp(stored_after))
