@@ -46,6 +46,27 @@ def test_digest_since_delivers_once_and_status_shows_it(filled, tmp_path):
     assert "-> archive: last delivery" in out and f"({len(listing.papers)} papers)" in out
 
 
+@pytest.mark.parametrize("stored", [0, 30], ids=["empty", "full"])
+def test_file_channel_text_always_reads_back(write_config, tmp_path, stored):
+    """A file channel's .txt is a text digest (SPEC §5, read and written), empty or not: the
+    e-mail's tails (no papers, size limit) never reach it."""
+    cfg = write_config(MINIMAL_CONFIG.replace('channels = ["archive"]',
+                                              'channels = ["archive"]\nsend_empty = true'))
+    papers = formats.read(SEED_DIGEST.read_bytes(), "seed").papers[:stored]
+    with Store.open(tmp_path / "watcher.db") as store:
+        store.upsert(papers, datetime.now(timezone.utc))
+    r = run_watcher("--config", str(cfg), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    [written] = list((tmp_path / "digests").iterdir())
+    data = written.read_bytes()
+    listing = formats.read(data, "written")
+    assert listing.title == "LLM-RL"
+    assert (len(listing.papers) == 0) == (stored == 0)
+    from watcher.formats import text as text_format
+
+    assert text_format.write(listing.title, listing.date, listing.papers).encode() == data
+
+
 def test_digest_dry_run_prints_the_chosen_format(filled, tmp_path):
     r = run_watcher("--config", str(filled), "digest", "daily", "--since", "2025-04-01", "--dry-run",
                     "--to", "markdown", cwd=tmp_path)

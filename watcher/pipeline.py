@@ -236,7 +236,11 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             channel.send(digest, report.rendered)
             store.record_delivery(dcfg.name, name, digest.papers, cycle.now)
             report.sent = True
-            log.info("digest %s -> %s: delivered %d papers", dcfg.name, name, report.papers)
+            if digest.matches:
+                log.info("digest %s -> %s: delivered %d papers", dcfg.name, name, report.papers)
+            else:  # send_empty: the text format has no place for the reason, the log has
+                log.info("digest %s -> %s: delivered an empty digest (%s)", dcfg.name, name,
+                         digest.empty_reason)
         except (DeliveryError, InputError) as e:
             report.error = redact(str(e))
             store.delivery_failed(dcfg.name, name, report.error, cycle.now, first_window)
