@@ -125,6 +125,16 @@ def test_dry_run_shows_the_union_of_what_the_channels_would_get(filled, write_co
     assert dry.stdout == archived.read_bytes() + b"\n"  # all of them: the copy channel had none
 
 
+def test_dry_run_with_nothing_to_show_says_so_on_stderr(filled, tmp_path):
+    r = run_watcher("--config", str(filled), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    dry = run_watcher("--config", str(filled), "digest", "daily", "--since", "2025-04-01", "--dry-run",
+                      "--to", "json", cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout == b""
+    assert b"digest daily: no new papers (nothing new was announced)" in dry.stderr
+
+
 def test_dry_run_prints_each_format_its_channels_send_once(filled, write_config, tmp_path):
     """Without --to (as `once --dry-run`, which shares this code): each format once."""
     cfg = write_config(TWO_CHANNELS.replace('"archive", "copy"', '"archive", "copy", "hook"') + """

@@ -128,7 +128,7 @@ def _check_digests(config: Config, names: tuple[str, ...]) -> None:
 @click.option("--due", is_flag=True, help="Only digests whose schedule fired since their last run.")
 @click.option("--dry-run", is_flag=True,
               help="Print each digest once, in each format its channels send, on stdout (a "
-                   "'==>' banner per format goes to stderr); send and "
+                   "'==>' banner per format and 'no new papers' notes go to stderr); send and "
                    "record nothing. A digest shows the union of what its channels would get.")
 @click.option("--sample", is_flag=True,
               help="Read the shipped sample listings instead of the network, with the sample's "
@@ -235,7 +235,8 @@ def digest(ctx: Context, name, fmt, since, dry_run) -> None:
     its channels would get (a paper already delivered through one channel still shows while
     another has not had it), and printed once in each format its channels send, or only in
     --to FORMAT, so that `--dry-run --to json | python -m json.tool` works. Banners go to
-    stderr.
+    stderr; when there is nothing to send stdout stays empty and stderr says
+    "digest NAME: no new papers (reason)".
     """
     from .pipeline import Cycle, run_once
 

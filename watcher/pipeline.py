@@ -272,7 +272,8 @@ def dry_run_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
     shown is that of the union of their papers: everything at least one channel would get.
     It is printed in ``cycle.print_format`` (``--to``) or else in every format its channels
     send, each rendering on ``cycle.stdout`` alone (``--to json`` is one JSON array), with a
-    ``==>`` banner per format on ``cycle.stderr``.
+    ``==>`` banner per format on ``cycle.stderr``. When nothing would be sent, stdout stays
+    empty and stderr says ``digest NAME: no new papers (reason)``.
     """
     tz = config.settings.timezone
     day = cycle.now.astimezone(tz).date()
@@ -307,6 +308,8 @@ def dry_run_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
     if not digest.matches:
         digest.empty_reason = quiet_day_reason(dcfg, cycle.now) or digest.empty_reason
         if not dcfg.send_empty:
+            cycle.stderr.write(f"digest {dcfg.name}: no new papers ({digest.empty_reason})\n")
+            cycle.stderr.flush()
             return reports
     if cycle.print_format:
         formats = {cycle.print_format: formats.get(cycle.print_format, [])}
