@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 
 import pytest
@@ -46,12 +47,125 @@ def test_digest_since_delivers_once_and_status_shows_it(filled, tmp_path):
     assert "-> archive: last delivery" in out and f"({len(listing.papers)} papers)" in out
 
 
+@pytest.mark.parametrize("stored", [0, 30], ids=["empty", "full"])
+def test_file_channel_text_always_reads_back(write_config, tmp_path, stored):
+    """A file channel's .txt is a text digest (SPEC §5, read and written), empty or not: the
+    e-mail's tails (no papers, size limit) never reach it."""
+    cfg = write_config(MINIMAL_CONFIG.replace('channels = ["archive"]',
+                                              'channels = ["archive"]\nsend_empty = true'))
+    papers = formats.read(SEED_DIGEST.read_bytes(), "seed").papers[:stored]
+    with Store.open(tmp_path / "watcher.db") as store:
+        store.upsert(papers, datetime.now(timezone.utc))
+    r = run_watcher("--config", str(cfg), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    [written] = list((tmp_path / "digests").iterdir())
+    data = written.read_bytes()
+    listing = formats.read(data, "written")
+    assert listing.title == "LLM-RL"
+    assert (len(listing.papers) == 0) == (stored == 0)
+    from watcher.formats import text as text_format
+
+    assert text_format.write(listing.title, listing.date, listing.papers).encode() == data
+
+
 def test_digest_dry_run_prints_the_chosen_format(filled, tmp_path):
     r = run_watcher("--config", str(filled), "digest", "daily", "--since", "2025-04-01", "--dry-run",
                     "--to", "markdown", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "# LLM-RL — ".encode() in r.stdout
+    assert r.stdout.startswith("# LLM-RL — ".encode())
+    assert b"==>" not in r.stdout
+    assert b"==> digest daily, format markdown (dry run, not sent" in r.stderr
     assert not (tmp_path / "digests").exists()
+
+
+TWO_CHANNELS = MINIMAL_CONFIG.replace('channels = ["archive"]', 'channels = ["archive", "copy"]') + """
+[channel.copy]
+type = "file"
+path = "copies/{digest}-{date}.{ext}"
+"""
+
+
+@pytest.fixture
+def two_channels(filled, write_config):
+    """The filled database, and its digest delivered through two file channels."""
+    return write_config(TWO_CHANNELS)
+
+
+def test_dry_run_json_is_one_array_whatever_the_number_of_channels(two_channels, tmp_path):
+    r = run_watcher("--config", str(two_channels), "digest", "daily", "--since", "2025-04-01",
+                    "--dry-run", "--to", "json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    papers = json.loads(r.stdout)  # what `| python -m json.tool` needs
+    assert isinstance(papers, list) and len(papers) >= 20
+    assert len({p["title"] for p in papers}) == len(papers)
+    assert r.stderr.decode().count("==> digest daily, format json") == 1
+    assert not (tmp_path / "digests").exists() and not (tmp_path / "copies").exists()
+
+
+def test_dry_run_text_is_the_text_digest_the_channels_then_get(two_channels, tmp_path):
+    dry = run_watcher("--config", str(two_channels), "digest", "daily", "--since", "2025-04-01",
+                      "--dry-run", "--to", "text", cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    real = run_watcher("--config", str(two_channels), "digest", "daily", "--since", "2025-04-01",
+                       cwd=tmp_path)
+    assert real.returncode == 0, real.stderr
+    [archived] = (tmp_path / "digests").iterdir()
+    assert dry.stdout == archived.read_bytes() + b"\n"
+
+
+def test_dry_run_shows_the_union_of_what_the_channels_would_get(filled, write_config, tmp_path):
+    """A paper already delivered through one channel still shows while another has not had it."""
+    r = run_watcher("--config", str(filled), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    [archived] = (tmp_path / "digests").iterdir()
+    two = write_config(TWO_CHANNELS)
+    dry = run_watcher("--config", str(two), "digest", "daily", "--since", "2025-04-01", "--dry-run",
+                      "--to", "text", cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout == archived.read_bytes() + b"\n"  # all of them: the copy channel had none
+
+
+def test_dry_run_with_nothing_to_show_says_so_on_stderr(filled, tmp_path):
+    r = run_watcher("--config", str(filled), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    dry = run_watcher("--config", str(filled), "digest", "daily", "--since", "2025-04-01", "--dry-run",
+                      "--to", "json", cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout == b""
+    assert b"digest daily: no new papers (nothing new was announced)" in dry.stderr
+
+
+def test_dry_run_prints_each_format_its_channels_send_once(filled, write_config, tmp_path):
+    """Without --to (as `once --dry-run`, which shares this code): each format once."""
+    cfg = write_config(TWO_CHANNELS.replace('"archive", "copy"', '"archive", "copy", "hook"') + """
+[channel.hook]
+type = "webhook"
+url = "http://127.0.0.1:9/hook"
+""")
+    r = run_watcher("--config", str(cfg), "digest", "daily", "--since", "2025-04-01", "--dry-run",
+                    cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    err = r.stderr.decode()
+    assert err.count("==> ") == 2
+    assert "==> digest daily, format text (dry run, not sent; channels: archive, copy)" in err
+    assert "==> digest daily, format json (dry run, not sent; channels: hook)" in err
+    text, sep, rest = r.stdout.decode().partition("\n[\n")
+    assert sep and formats.read(text.encode(), "dry").title == "LLM-RL"
+    assert isinstance(json.loads(sep + rest), list)
+
+
+def test_dry_run_of_an_empty_digest_with_send_empty_shows_what_would_be_sent(write_config, tmp_path):
+    cfg = write_config(MINIMAL_CONFIG.replace('channels = ["archive"]',
+                                              'channels = ["archive"]\nsend_empty = true'))
+    r = run_watcher("--config", str(cfg), "digest", "daily", "--dry-run", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert formats.read(r.stdout.rstrip(b"\n"), "dry").papers == []
+    assert b"==> digest daily, format text (dry run, not sent; channels: archive; empty: " in r.stderr
+
+
+def test_dry_run_help_says_which_papers_it_shows(tmp_path):
+    out = run_watcher("digest", "--help", cwd=tmp_path).stdout.decode()
+    assert "union" in " ".join(out.split())
 
 
 def test_explain_gives_score_and_reasons(filled, tmp_path):

@@ -44,9 +44,7 @@ def test_sample_papers_are_newest_first_and_merged_across_listings(tmp_path):
     sample_setup(tmp_path)
     r = run_watcher("once", "--sample", "--dry-run", cwd=tmp_path)
     assert r.returncode == 0
-    body = r.stdout.decode()
-    assert "(dry run, not sent)" in body
-    text = body.split("format text (dry run, not sent)\n", 1)[1].split("\n==> ", 1)[0].rstrip("\n")
+    text = r.stdout.decode().split("\n<!DOCTYPE html>", 1)[0]  # text, then html (the digest's formats)
     papers = formats.read(text.encode(), "dry").papers
     dates = [p.published for p in papers if p.published]
     assert dates == sorted(dates, reverse=True)
@@ -62,7 +60,11 @@ def test_dry_run_sends_and_records_nothing(tmp_path):
     sample_setup(tmp_path)
     r = run_watcher("once", "--sample", "--dry-run", cwd=tmp_path)
     assert r.returncode == 0
-    assert b"LLM-RL - 2025-04-12" in r.stdout
+    assert r.stdout.startswith(b"LLM-RL - 2025-04-12\n\n")
+    assert r.stdout.count(b"LLM-RL - 2025-04-12\n\n") == 1 and r.stdout.count(b"<!DOCTYPE html>") == 1
+    err = r.stderr.decode()
+    assert b"==>" not in r.stdout
+    assert err.count("==> digest daily, format text") == 1 and err.count("==> digest daily, format html") == 1
     assert not (tmp_path / "digests").exists()
     assert ledger(tmp_path / "watcher-sample.db") == []
 

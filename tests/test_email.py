@@ -63,6 +63,20 @@ def test_plain_smtp_delivers_both_parts_to_every_recipient():
     assert max(len(line) for line in got.data.split(b"\r\n")) <= 998
 
 
+def test_empty_digest_says_why_in_both_parts():
+    """The text format's empty digest is only its header line (it must read back); the e-mail's
+    text part is not a file, so it adds the reason, as the HTML part shows it."""
+    digest = sample_digest(0, updated=0)
+    digest.empty_reason = "no arXiv announcement on Thu 27 Nov 2025 (holiday: Thanksgiving)"
+    with MailServer() as server:
+        send(channel(server.port), digest)
+    text, html = (p.get_content().replace("\r\n", "\n") for p in server.received[0].message.get_payload())
+    assert text == ("LLM-RL - 2025-04-12\n\nNo new papers today: no arXiv announcement on "
+                    "Thu 27 Nov 2025 (holiday: Thanksgiving).\n")
+    assert "Thanksgiving" in html
+    assert str(server.received[0].message["Subject"]) == "LLM-RL — 2025-04-12: no new papers"
+
+
 def test_header_injection_is_inert():
     with MailServer() as server:
         send(channel(server.port), injection_digest())

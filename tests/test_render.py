@@ -49,6 +49,23 @@ def test_golden_empty(fmt):
     golden(f"digest-empty.{EXTENSIONS[fmt]}", render(d, fmt))
 
 
+def test_empty_text_digest_is_its_header_and_reads_back():
+    """SPEC §5: the text format is read and written, so an empty digest (send_empty) is just the
+    header line; the reason is for the log and the rich formats."""
+    from watcher import formats
+    from watcher.formats import text as text_format
+
+    d = Digest(name="daily", title="LLM-RL", date=sample_digest().date,
+               empty_reason="no arXiv announcement on Thu 27 Nov 2025 (holiday: Thanksgiving)")
+    out = render(d, "text")
+    assert out == "LLM-RL - 2025-04-12"
+    listing = formats.read(out.encode(), "empty")
+    assert (listing.title, listing.date, listing.papers) == ("LLM-RL", d.date, [])
+    assert text_format.write(listing.title, listing.date, listing.papers) == out
+    for fmt in ("markdown", "html", "slack"):
+        assert "Thanksgiving" in render(d, fmt), fmt
+
+
 def test_text_is_the_seed_byte_for_byte():
     data = SEED_DIGEST.read_bytes()
     papers = seed_papers()

@@ -126,7 +126,10 @@ def _check_digests(config: Config, names: tuple[str, ...]) -> None:
 @cli.command()
 @click.option("--digest", "digests", multiple=True, metavar="NAME", help="Only this digest (repeatable).")
 @click.option("--due", is_flag=True, help="Only digests whose schedule fired since their last run.")
-@click.option("--dry-run", is_flag=True, help="Print the rendered digests; send and record nothing.")
+@click.option("--dry-run", is_flag=True,
+              help="Print each digest once, in each format its channels send, on stdout (a "
+                   "'==>' banner per format and 'no new papers' notes go to stderr); send and "
+                   "record nothing. A digest shows the union of what its channels would get.")
 @click.option("--sample", is_flag=True,
               help="Read the shipped sample listings instead of the network, with the sample's "
                    "newest date as today, into a separate sample database.")
@@ -218,13 +221,23 @@ def _parse_date(text: str, what: str) -> date:
 
 @cli.command()
 @click.argument("name")
-@click.option("--to", "fmt", type=click.Choice(FORMATS), help="Format to print (with --dry-run).")
+@click.option("--to", "fmt", type=click.Choice(FORMATS),
+              help="With --dry-run: print only this format (--to json: one JSON array).")
 @click.option("--since", metavar="DATE", help="Take papers filed on or after DATE, ignoring the last run.")
-@click.option("--dry-run", is_flag=True, help="Print the digest; send and record nothing.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the digest once per format on stdout instead of sending it; record nothing.")
 @pass_ctx
 @handle_errors
 def digest(ctx: Context, name, fmt, since, dry_run) -> None:
-    """Build one digest now from the database and deliver it (or print it)."""
+    """Build one digest now from the database and deliver it (or print it).
+
+    With --dry-run the digest is built once, not once per channel: from the union of the papers
+    its channels would get (a paper already delivered through one channel still shows while
+    another has not had it), and printed once in each format its channels send, or only in
+    --to FORMAT, so that `--dry-run --to json | python -m json.tool` works. Banners go to
+    stderr; when there is nothing to send stdout stays empty and stderr says
+    "digest NAME: no new papers (reason)".
+    """
     from .pipeline import Cycle, run_once
 
     config = ctx.config

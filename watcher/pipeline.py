@@ -98,6 +98,7 @@ class Cycle:
     since_day: date | None = None
     print_format: str | None = None
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
+    stderr: TextIO = field(default_factory=lambda: sys.stderr)  # the dry run's banners and notes
     kind: str = "once"  # the runs table's kind: "once" or "run" (the daemon)
     stop: Callable[[], bool] = lambda: False  # the daemon's shutdown: checked between steps
     lock_wait: float = 900.0  # seconds to wait for another cycle's write lock
@@ -189,8 +190,33 @@ def matchers_for(config: Config, profile_names, lookup) -> list[ProfileMatcher]:
             for n in profile_names]
 
 
+def channel_papers(config: Config, store: Store, dcfg: DigestConfig, channel: str,
+                   cycle: Cycle) -> tuple[list, list, date | None]:
+    """What (digest, channel) has not had yet: (candidates, revised, the first run's window
+    start or None)."""
+    tz = config.settings.timezone
+    state = store.channel_state(dcfg.name, channel)
+    watermark = parse_time(state.get("watermark"))
+    since = None  # after the first run: everything stored since the last successful
+    # delivery, whatever its date (late announcements, holidays, long outages)
+    first_window = None
+    if watermark is None:  # the first run reaches back lookback; if it failed, its
+        # window is kept for the retries
+        since = (date.fromisoformat(state["first_window"]) if state.get("first_window")
+                 else window_start(cycle.now, dcfg.lookback, tz))
+        first_window = since
+    if cycle.since_day:
+        since, watermark = cycle.since_day, None
+    candidates = store.candidates(dcfg.name, channel, since_day=since, stored_after=watermark)
+    revised = store.revised(dcfg.name, channel, after=watermark) if watermark else []
+    return candidates, revised, first_window
+
+
 def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycle) -> list[ChannelReport]:
-    """Build the digest for each channel of ``dcfg`` and deliver it (see module docstring)."""
+    """Build the digest for each channel of ``dcfg`` and deliver it (see module docstring);
+    with ``cycle.dry_run``, print it once instead (:func:`dry_run_digest`)."""
+    if cycle.dry_run:
+        return dry_run_digest(config, store, dcfg, cycle)
     tz = config.settings.timezone
     day = cycle.now.astimezone(tz).date()
     title = digest_title(dcfg, config.profiles)
@@ -206,37 +232,25 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             channel = make_channel(config.channels[name], DeliveryContext(
                 base_dir=config.base_dir, stdout=cycle.stdout, user_agent=config.settings.user_agent,
                 formats=dcfg.formats, templates_dir=config.settings.templates_dir))
-            state = store.channel_state(dcfg.name, name)
-            watermark = parse_time(state.get("watermark"))
-            since = None  # after the first run: everything stored since the last successful
-            # delivery, whatever its date (late announcements, holidays, long outages)
-            if watermark is None:  # the first run reaches back lookback; if it failed, its
-                # window is kept for the retries
-                since = (date.fromisoformat(state["first_window"]) if state.get("first_window")
-                         else window_start(cycle.now, dcfg.lookback, tz))
-                first_window = since
-            if cycle.since_day:
-                since, watermark = cycle.since_day, None
-            candidates = store.candidates(dcfg.name, name, since_day=since, stored_after=watermark)
-            revised = store.revised(dcfg.name, name, after=watermark) if watermark else []
+            candidates, revised, first_window = channel_papers(config, store, dcfg, name, cycle)
             digest = assemble(dcfg.name, title, day, candidates, matchers, cycle.now, revised)
             report.papers = len(digest.matches)
             if not digest.matches:
                 digest.empty_reason = quiet_day_reason(dcfg, cycle.now) or digest.empty_reason
             if not digest.matches and not dcfg.send_empty:
                 log.info("digest %s -> %s: %s; nothing sent", dcfg.name, name, digest.empty_reason)
-                if not cycle.dry_run:
-                    store.record_delivery(dcfg.name, name, [], cycle.now)
+                store.record_delivery(dcfg.name, name, [], cycle.now)
                 continue
-            formats = (cycle.print_format,) if cycle.dry_run and cycle.print_format else channel.formats()
-            report.rendered = {fmt: render(digest, fmt, config.settings.templates_dir) for fmt in formats}
-            if cycle.dry_run:
-                _print_dry_run(cycle.stdout, dcfg.name, name, report.rendered)
-                continue
+            report.rendered = {fmt: render(digest, fmt, config.settings.templates_dir)
+                               for fmt in channel.formats()}
             channel.send(digest, report.rendered)
             store.record_delivery(dcfg.name, name, digest.papers, cycle.now)
             report.sent = True
-            log.info("digest %s -> %s: delivered %d papers", dcfg.name, name, report.papers)
+            if digest.matches:
+                log.info("digest %s -> %s: delivered %d papers", dcfg.name, name, report.papers)
+            else:  # send_empty: the text format has no place for the reason, the log has
+                log.info("digest %s -> %s: delivered an empty digest (%s)", dcfg.name, name,
+                         digest.empty_reason)
         except (DeliveryError, InputError) as e:
             report.error = redact(str(e))
             store.delivery_failed(dcfg.name, name, report.error, cycle.now, first_window)
@@ -251,10 +265,63 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
     return reports
 
 
-def _print_dry_run(out: TextIO, digest: str, channel: str, rendered: dict[str, str]) -> None:
-    for fmt, body in rendered.items():
-        out.write(f"==> digest {digest}, channel {channel}, format {fmt} (dry run, not sent)\n")
-        out.write(body + "\n")
+def dry_run_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycle) -> list[ChannelReport]:
+    """``--dry-run``: build the digest once and print it once per format; send and record nothing.
+
+    The channels of a digest differ only in what their ledgers already hold, so the digest
+    shown is that of the union of their papers: everything at least one channel would get.
+    It is printed in ``cycle.print_format`` (``--to``) or else in every format its channels
+    send, each rendering on ``cycle.stdout`` alone (``--to json`` is one JSON array), with a
+    ``==>`` banner per format on ``cycle.stderr``. When nothing would be sent, stdout stays
+    empty and stderr says ``digest NAME: no new papers (reason)``.
+    """
+    tz = config.settings.timezone
+    day = cycle.now.astimezone(tz).date()
+    title = digest_title(dcfg, config.profiles)
+    matchers = matchers_for(config, dcfg.profiles, store.get)
+    reports, owners, candidates, revised = [], {}, {}, {}
+    formats: dict[str, list[str]] = {}  # format -> the channels that send it
+    for name in dcfg.channels:
+        report = ChannelReport(dcfg.name, name)
+        reports.append(report)
+        try:
+            channel = make_channel(config.channels[name], DeliveryContext(
+                base_dir=config.base_dir, stdout=cycle.stdout, user_agent=config.settings.user_agent,
+                formats=dcfg.formats, templates_dir=config.settings.templates_dir))
+            for fmt in channel.formats():
+                formats.setdefault(fmt, []).append(name)
+            new, old, _ = channel_papers(config, store, dcfg, name, cycle)
+        except (DeliveryError, InputError) as e:
+            report.error = redact(str(e))
+            log.error("digest %s -> channel %s: %s", dcfg.name, name, report.error)
+            continue
+        for p in new:
+            candidates.setdefault(p.key, p)
+            owners.setdefault(p.key, []).append(report)
+        for p in old:
+            revised.setdefault(p.key, p)
+    revised = [p for key, p in revised.items() if key not in candidates]  # new somewhere wins
+    digest = assemble(dcfg.name, title, day, list(candidates.values()), matchers, cycle.now, revised)
+    for m in digest.matches:
+        for report in owners[m.paper.key]:
+            report.papers += 1
+    if not digest.matches:
+        digest.empty_reason = quiet_day_reason(dcfg, cycle.now) or digest.empty_reason
+        if not dcfg.send_empty:
+            cycle.stderr.write(f"digest {dcfg.name}: no new papers ({digest.empty_reason})\n")
+            cycle.stderr.flush()
+            return reports
+    if cycle.print_format:
+        formats = {cycle.print_format: formats.get(cycle.print_format, [])}
+    for fmt, channels in formats.items():
+        body = render(digest, fmt, config.settings.templates_dir)
+        to = f"; channels: {', '.join(channels)}" if channels else ""
+        empty = f"; empty: {digest.empty_reason}" if not digest.matches else ""
+        cycle.stderr.write(f"==> digest {dcfg.name}, format {fmt} (dry run, not sent{to}{empty})\n")
+        cycle.stderr.flush()
+        cycle.stdout.write(body + "\n")
+        cycle.stdout.flush()
+    return reports
 
 
 def run_once(config: Config, cycle: Cycle, *, fetch: bool = True, http=None) -> CycleReport:

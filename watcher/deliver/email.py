@@ -59,6 +59,9 @@ class EmailChannel(Channel):
         msg["Message-ID"] = make_msgid("watcher", domain=_domain(cfg.sender))
         msg["Auto-Submitted"] = "auto-generated"
         msg["X-Mailer"] = "watcher"
+        if not digest.matches and digest.empty_reason:  # the text format has no place for it;
+            # an e-mail's text part is no file to read back, so it says why (as the HTML does)
+            text += "\n\n" + " ".join(f"No new papers today: {digest.empty_reason}.".split())
         msg.set_content(text, subtype="plain", charset="utf-8", cte="quoted-printable")
         msg.add_alternative(html, subtype="html", charset="utf-8", cte="quoted-printable")
         return msg
