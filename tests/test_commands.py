@@ -21,11 +21,20 @@ def filled(write_config, tmp_path):
     return cfg
 
 
-def test_status_before_any_run_says_how_to_start(write_config, tmp_path):
+@pytest.mark.parametrize("args", [
+    ["status"],
+    ["explain", "2504.07615", "--profile", "llm-rl"],
+    ["digest", "daily", "--dry-run"],
+    ["digest", "daily", "--dry-run", "--to", "html"],
+], ids=" ".join)
+def test_reading_commands_before_any_run_say_how_to_start_and_create_nothing(write_config, tmp_path, args):
     cfg = write_config(MINIMAL_CONFIG)
-    r = run_watcher("--config", str(cfg), "status", cwd=tmp_path)
+    r = run_watcher("--config", str(cfg), *args, cwd=tmp_path)
     assert r.returncode == 1
-    assert b"no database yet" in r.stderr
+    err = r.stderr.decode()
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "no database yet (run 'watcher fetch' or 'watcher once' first)" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml"]
 
 
 def test_digest_since_delivers_once_and_status_shows_it(filled, tmp_path):

@@ -234,6 +234,10 @@ def digest(ctx: Context, name, fmt, since, dry_run) -> None:
                   print_format=fmt if dry_run else None)
     if fmt and not dry_run:
         raise click.UsageError("--to goes with --dry-run (channels send their own formats)")
+    if dry_run:  # prints what would be sent: never creates a database to print nothing from
+        from .store import require_database
+
+        require_database(config.settings.database)
     report = run_once(config, cycle, fetch=False)
     sys.exit(_report_cycle(report, False))
 
@@ -298,11 +302,13 @@ def status(ctx: Context) -> None:
 def explain(ctx: Context, paper, profile) -> None:
     """The score of one stored paper (arXiv id or title) and the reasons."""
     from .pipeline import matchers_for, open_store
+    from .store import require_database
 
     config = ctx.config
     if profile not in config.profiles:
         raise ConfigError(f"no profile named {profile!r} (defined: {', '.join(config.profiles)})",
                           path=str(config.path))
+    require_database(config.settings.database)
     with open_store(config) as store:
         found = store.find(paper)
         if found is None:

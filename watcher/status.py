@@ -6,9 +6,8 @@ import json
 from datetime import datetime
 
 from .config import Config
-from .errors import StoreError
 from .schedule import missed_since, next_fire as _next_fire
-from .store import Store, parse_time
+from .store import Store, parse_time, require_database
 
 
 def _local(when: datetime, tz) -> str:
@@ -42,8 +41,7 @@ def next_fire(dcfg, tz, now: datetime, last_success: datetime | None = None) -> 
 def status_text(config: Config, now: datetime) -> str:
     """The status report as text."""
     db = config.settings.database
-    if not db.exists():
-        raise StoreError(f"{db}: no database yet (run 'watcher once' or 'watcher fetch' first)")
+    require_database(db)
     tz = config.settings.timezone
     from .lock import daemon_holder
 
