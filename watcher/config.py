@@ -230,9 +230,9 @@ class _Reader:
         if not ok:
             raise self.fail(key, f"expected {_TYPE_NAMES[typ]}, got {_kind(value)}")
         if typ is list:
-            for item in value:
+            for n, item in enumerate(value, start=1):
                 if not isinstance(item, str):
-                    raise self.fail(key, f"expected a list of strings, got an item {_kind(item)}")
+                    raise self.fail(key, f"expected a list of strings, but item {n} is {_kind(item)}")
             return tuple(value)
         return value
 

@@ -232,7 +232,7 @@ ARXIV_FAULTS = {
     "accepts, never answers": ([Reply(body=GOOD_ATOM, fault="stall", delay=30)], r"timed out \(2 tries\)"),
     "connection reset": ([Reply(fault="reset")], r"connection broken|network error|cannot connect"),
     "truncated body": ([Reply(body=GOOD_ATOM, fault="truncate")], r"connection broken before the response was complete"),
-    "truncated XML": ([Reply(body=GOOD_ATOM[: len(GOOD_ATOM) // 2])], r"not well-formed an arXiv API Atom feed"),
+    "truncated XML": ([Reply(body=GOOD_ATOM[: len(GOOD_ATOM) // 2])], r"not well-formed XML where an arXiv API Atom feed was expected"),
     "HTML instead of XML": ([Reply(body=b"<!DOCTYPE html><html><body>Service Unavailable</body></html>",
                                    headers={"Content-Type": "text/html"})], r"got an HTML page where an arXiv API Atom feed was expected"),
     "200 MB streamed": ([Reply(stream=_big(200 << 20))], r"response is larger than the limit of 67,108,864 bytes"),
