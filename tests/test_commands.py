@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+import re
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -53,6 +54,30 @@ def test_digest_since_delivers_once_and_status_shows_it(filled, tmp_path):
     assert "30 papers stored" in out
     assert "daily: last run" in out and "next " in out
     assert "-> archive: last delivery" in out and f"({len(listing.papers)} papers)" in out
+
+
+def test_status_shows_every_time_in_the_config_time_zone(write_config, tmp_path):
+    from watcher.config import load_config
+    from watcher.status import status_text
+
+    cfg = load_config(write_config(MINIMAL_CONFIG.replace('timezone = "UTC"', 'timezone = "Asia/Kolkata"')
+                                   + '[source.api]\ntype = "arxiv"\nquery = "cat:cs.LG"\n'
+                                   + '[source.rss]\ntype = "arxiv-rss"\ncategories = ["cs.LG"]\n'))
+    t0 = datetime(2025, 4, 10, 12, 0, tzinfo=timezone.utc)
+    with Store.open(cfg.settings.database) as store:
+        store.source_ok("rss", {}, {"new": 1, "updated": 0, "unchanged": 0}, t0)
+        store.source_failed("api", "HTTP 503", t0 + timedelta(hours=1))
+        store.source_failed("api", "HTTP 503", t0 + timedelta(hours=2))
+        store.digest_ran("daily", t0, True)
+        store.delivery_failed("daily", "archive", "disk full", t0 + timedelta(hours=3))
+    out = status_text(cfg, t0 + timedelta(hours=4))
+    stamps = re.findall(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[+-]\d\d:\d\d|Z)?", out)
+    assert len(stamps) >= 5, out
+    assert all(s.endswith("+05:30") for s in stamps), out
+    assert "rss: last fetch 2025-04-10T17:30:00+05:30" in out
+    # the store keeps the latest failure of a streak, so status says so rather than "since"
+    assert "FAILING (2 in a row), last failed at 2025-04-10T19:30:00+05:30: HTTP 503" in out
+    assert "FAILED at 2025-04-10T20:30:00+05:30: disk full" in out
 
 
 def test_digest_dry_run_prints_the_chosen_format(filled, tmp_path):

@@ -256,7 +256,7 @@ def test_arxiv_fault_then_recovery(tmp_path, server, fault):
     assert re.search(r"source arxiv failed: .*" + words, failed.stderr), failed.stderr
     assert took < 30, f"{fault}: took {took:.1f}s"
     status = env.status()
-    assert re.search(r"arxiv: last fetch never; 0 papers\n\s+FAILING \(1 in a row\) since \S+: .*" + words, status), status
+    assert re.search(r"arxiv: last fetch never; 0 papers\n\s+FAILING \(1 in a row\), last failed at \S+: .*" + words, status), status
     # isolation: the other sources were fetched and their papers delivered
     assert_exactly_once(env.delivered_titles("Lab paper"), LAB_TITLES, "lab")
     assert env.delivered_ids("2604.2")
