@@ -29,7 +29,9 @@ FORMATS = ("text", "markdown", "html", "slack", "json")
 
 _DURATION_RE = re.compile(r"(\d+)\s*([wdhms])")
 _UNIT_SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
-MAX_DURATION = timedelta(days=3650)  # ten years: anything longer is a typo, and overflows dates
+# A century: reaches back past arXiv's start (1991) for lookback, yet far from where date
+# arithmetic overflows (99999999d used to crash `once` and `status` with OverflowError).
+MAX_DURATION = timedelta(days=36500)
 CRON_HORIZON = timedelta(days=5 * 366)  # a cron line must fire at least once within this
 # An arXiv category (cs.LG, math.AG, hep-ex, astro-ph.CO, q-bio.NC, cond-mat.str-el) or a whole
 # archive (cs, hep-th); permissive about case, strict about spaces and punctuation.
