@@ -164,14 +164,20 @@ def run(ctx: Context) -> None:
     Catches up, at start, every digest whose scheduled time passed without a successful run.
     SIGTERM / SIGINT stop it cleanly (within 10 s); SIGHUP reloads the config (an invalid one is
     logged and the running config kept). A second `watcher run` on the same database refuses to
-    start. Logs one line per event on stderr (level info unless --log-level says otherwise).
+    start (exit 2, like bad usage: restarting it would not help). Logs one line per event on
+    stderr (level info unless --log-level says otherwise).
     """
     from .daemon import run_daemon
+    from .lock import LockBusy
     from .logs import configure
 
     configure(ctx.log_level if ctx.log_level_given else "info", daemon=True)
     config = ctx.config
-    sys.exit(run_daemon(config))
+    try:
+        code = run_daemon(config)
+    except LockBusy as e:
+        fail(str(e), 2)
+    sys.exit(code)
 
 
 @cli.command()
