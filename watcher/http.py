@@ -208,8 +208,8 @@ class HttpClient:
                 raise SourceError(f"GET {shown}: {_describe(e)}; check the source's url") from None
             if status in REDIRECT_STATUSES and resp_headers.get("location"):
                 if hops >= self.max_redirects:
-                    raise SourceError(f"GET {origin}: {REDIRECT_LOOP} ({hops} hops, the last to "
-                                      f"{shown}); check the source's url")
+                    raise SourceError(f"GET {origin}: {REDIRECT_LOOP}; check the source's url "
+                                      f"({hops} hops, the last to {shown})")
                 request = self._redirected(request, resp_headers["location"], shown,
                                            timeout or self.timeout)
                 shown, host, hops = safe_url(str(request.url)), request.url.host, hops + 1
