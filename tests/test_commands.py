@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+import re
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -22,11 +23,20 @@ def filled(write_config, tmp_path):
     return cfg
 
 
-def test_status_before_any_run_says_how_to_start(write_config, tmp_path):
+@pytest.mark.parametrize("args", [
+    ["status"],
+    ["explain", "2504.07615", "--profile", "llm-rl"],
+    ["digest", "daily", "--dry-run"],
+    ["digest", "daily", "--dry-run", "--to", "html"],
+], ids=" ".join)
+def test_reading_commands_before_any_run_say_how_to_start_and_create_nothing(write_config, tmp_path, args):
     cfg = write_config(MINIMAL_CONFIG)
-    r = run_watcher("--config", str(cfg), "status", cwd=tmp_path)
+    r = run_watcher("--config", str(cfg), *args, cwd=tmp_path)
     assert r.returncode == 1
-    assert b"no database yet" in r.stderr
+    err = r.stderr.decode()
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "no database yet (run 'watcher fetch' or 'watcher once' first)" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml"]
 
 
 def test_digest_since_delivers_once_and_status_shows_it(filled, tmp_path):
@@ -66,6 +76,30 @@ def test_file_channel_text_always_reads_back(write_config, tmp_path, stored):
     from watcher.formats import text as text_format
 
     assert text_format.write(listing.title, listing.date, listing.papers).encode() == data
+
+
+def test_status_shows_every_time_in_the_config_time_zone(write_config, tmp_path):
+    from watcher.config import load_config
+    from watcher.status import status_text
+
+    cfg = load_config(write_config(MINIMAL_CONFIG.replace('timezone = "UTC"', 'timezone = "Asia/Kolkata"')
+                                   + '[source.api]\ntype = "arxiv"\nquery = "cat:cs.LG"\n'
+                                   + '[source.rss]\ntype = "arxiv-rss"\ncategories = ["cs.LG"]\n'))
+    t0 = datetime(2025, 4, 10, 12, 0, tzinfo=timezone.utc)
+    with Store.open(cfg.settings.database) as store:
+        store.source_ok("rss", {}, {"new": 1, "updated": 0, "unchanged": 0}, t0)
+        store.source_failed("api", "HTTP 503", t0 + timedelta(hours=1))
+        store.source_failed("api", "HTTP 503", t0 + timedelta(hours=2))
+        store.digest_ran("daily", t0, True)
+        store.delivery_failed("daily", "archive", "disk full", t0 + timedelta(hours=3))
+    out = status_text(cfg, t0 + timedelta(hours=4))
+    stamps = re.findall(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[+-]\d\d:\d\d|Z)?", out)
+    assert len(stamps) >= 5, out
+    assert all(s.endswith("+05:30") for s in stamps), out
+    assert "rss: last fetch 2025-04-10T17:30:00+05:30" in out
+    # the store keeps the latest failure of a streak, so status says so rather than "since"
+    assert "FAILING (2 in a row), last failed at 2025-04-10T19:30:00+05:30: HTTP 503" in out
+    assert "FAILED at 2025-04-10T20:30:00+05:30: disk full" in out
 
 
 def test_digest_dry_run_prints_the_chosen_format(filled, tmp_path):
@@ -157,6 +191,7 @@ url = "http://127.0.0.1:9/hook"
 def test_dry_run_of_an_empty_digest_with_send_empty_shows_what_would_be_sent(write_config, tmp_path):
     cfg = write_config(MINIMAL_CONFIG.replace('channels = ["archive"]',
                                               'channels = ["archive"]\nsend_empty = true'))
+    Store.open(tmp_path / "watcher.db").close()  # a database with nothing new in it
     r = run_watcher("--config", str(cfg), "digest", "daily", "--dry-run", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert formats.read(r.stdout.rstrip(b"\n"), "dry").papers == []

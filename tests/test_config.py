@@ -28,6 +28,10 @@ def test_shipped_config_is_valid():
     assert "llm-rl" in cfg.profiles and cfg.profiles["llm-rl"].title == "LLM-RL"
 
 
+_RSS = '[source.rss]\ntype = "arxiv-rss"\ncategories = ["cs.LG"]\n'
+_EMAIL = ('[channel.me]\ntype = "email"\nhost = "smtp.example.org"\nfrom = "me@example.org"\n'
+          'to = ["me@example.org"]\n')
+
 BAD = [
     # (what to change, expected key in message, expected words)
     (("[watcher]", "[watcher]\ncolour = 'red'"), "watcher.colour", "unknown key"),
@@ -52,6 +56,49 @@ BAD = [
      "not a duration"),
     (('query = \'"reinforcement learning" OR RLHF OR GRPO\'', 'max_papers = 3'), "profile.llm-rl",
      "at least one of query, authors or examples"),
+    (('title = "LLM-RL"', 'title = "LLM-RL"\nauthors = ["Ada Lovelace", 3]'), "profile.llm-rl.authors",
+     "expected a list of strings, but item 2 is an integer"),
+    # values that used to pass `check` and crash later with a traceback
+    (("[channel.archive]", _RSS + 'timeout = -1\n[channel.archive]'), "source.rss.timeout",
+     "must be a positive number of seconds"),
+    (("[channel.archive]", _RSS + 'timeout = 0\n[channel.archive]'), "source.rss.timeout", "positive"),
+    (("[channel.archive]", _RSS + 'timeout = inf\n[channel.archive]'), "source.rss.timeout", "positive"),
+    (('type = "file"', 'type = "file"\ntimeout = -5'), "channel.archive.timeout", "positive"),
+    (('schedule = "30 21 * * sun-thu"', 'schedule = "0 0 30 2 *"'), "digest.daily.schedule",
+     "never fires"),
+    (('schedule = "30 21 * * sun-thu"', 'schedule = "0 0 31 4 *"'), "digest.daily.schedule",
+     "never fires"),
+    (('schedule = "30 21 * * sun-thu"', 'every = "99999999d"'), "digest.daily.every", "maximum"),
+    (('channels = ["archive"]', 'channels = ["archive"]\nlookback = "99999999d"'), "digest.daily.lookback",
+     "maximum"),
+    (('channels = ["archive"]', 'channels = ["archive"]\nlookback = "99999999999999d"'),
+     "digest.daily.lookback", "maximum"),
+    (("[channel.archive]", '[source.api]\ntype = "arxiv"\nquery = "cat:cs.LG"\n'
+      'first_fetch = "99999999d"\n[channel.archive]'), "source.api.first_fetch", "maximum"),
+    # more values checked at load
+    (("[channel.archive]", _EMAIL + 'port = 0\n[channel.archive]'), "channel.me.port", "between 1 and 65535"),
+    (("[channel.archive]", _EMAIL + 'port = 70000\n[channel.archive]'), "channel.me.port", "between 1 and 65535"),
+    (("[channel.archive]", _EMAIL + 'max_bytes = 500\n[channel.archive]'), "channel.me.max_bytes",
+     "at least 10000"),
+    (('timezone = "UTC"', 'timezone = "UTC"\nuser_agent = "  "'), "watcher.user_agent", "must not be empty"),
+    (("[channel.archive]", _RSS.replace('"cs.LG"', '"cs LG"') + '[channel.archive]'), "source.rss.categories",
+     "not an arXiv category"),
+    (("[channel.archive]", _RSS.replace('"cs.LG"', '"cs.*"') + '[channel.archive]'), "source.rss.categories",
+     "not an arXiv category"),
+    (('title = "LLM-RL"', 'title = "LLM-RL"\ncategories = ["cs.LG", "machine learning"]'),
+     "profile.llm-rl.categories", "'machine learning' is not an arXiv category"),
+    (('title = "LLM-RL"', 'title = "LLM-RL"\ncategories = ["cs.LG;"]'), "profile.llm-rl.categories",
+     "not an arXiv category"),
+    (('path = "digests/{digest}-{date}.{ext}"', 'path = "digests/{digest}-{when}.{ext}"'),
+     "channel.archive.path", "unknown field {when} (known fields: {digest}, {date}, {ext}, {format})"),
+    (('path = "digests/{digest}-{date}.{ext}"', 'path = "digests/{digest-{date}.{ext}"'),
+     "channel.archive.path", "not a path template"),
+    (('path = "digests/{digest}-{date}.{ext}"', 'path = "digests/{0}.txt"'),
+     "channel.archive.path", "unknown field {0}"),
+    (('title = "LLM-RL"', 'title = "LLM-RL"\nexamples = ["hello world"]'), "profile.llm-rl.examples",
+     "neither an arXiv id"),
+    (('title = "LLM-RL"', 'title = "LLM-RL"\nexamples = ["2504.07615", "missing.txt"]'),
+     "profile.llm-rl.examples", "missing.txt does not exist"),
 ]
 
 
@@ -136,7 +183,37 @@ def test_durations(text, expected):
     assert parse_duration(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "3", "3 days", "-1d", "0s", "d3"])
+@pytest.mark.parametrize("text", ["", "3", "3 days", "-1d", "0s", "d3", "36501d", "99999999d",
+                                  "99999999999999999999d"])
 def test_bad_durations(text):
     with pytest.raises(ValueError):
         parse_duration(text)
+
+
+def test_good_values_at_the_edges_load(write_config, tmp_path):
+    (tmp_path / "seed.txt").write_text("x", encoding="utf-8")
+    path = write_config(MINIMAL_CONFIG.replace('title = "LLM-RL"', """title = "LLM-RL"
+categories = ["cs.LG", "math.AG", "hep-ex", "astro-ph.CO", "q-bio.NC", "cond-mat.str-el", "cs", "stat.*"]
+examples = ["2504.07615", "arXiv:2104.12255v1", "https://arxiv.org/abs/astro-ph/0601001", "seed.txt"]
+""").replace('schedule = "30 21 * * sun-thu"', 'schedule = "0 0 29 2 *"\nlookback = "36500d"')
+        .replace('type = "file"', 'type = "file"\ntimeout = 0.5').replace(
+        "[channel.archive]", _RSS.replace('"cs.LG"', '"cs.LG", "hep-ex", "astro-ph.CO"') + 'timeout = 5\n'
+        + _EMAIL + 'port = 65535\nmax_bytes = 10000\n[channel.archive]'))
+    cfg = load_config(path)
+    assert cfg.digests["daily"].lookback == timedelta(days=36500)
+    assert cfg.channels["me"].port == 65535 and cfg.sources["rss"].timeout == 5
+    assert cfg.profiles["llm-rl"].examples[-1] == "seed.txt"
+
+
+@pytest.mark.parametrize("change", [
+    ('schedule = "30 21 * * sun-thu"', 'schedule = "0 0 30 2 *"'),
+    ('schedule = "30 21 * * sun-thu"', 'every = "99999999d"'),
+    ("[channel.archive]", _RSS + 'timeout = -1\n[channel.archive]'),
+])
+def test_cli_check_refuses_values_that_used_to_crash_later(write_config, tmp_path, change):
+    path = write_config(MINIMAL_CONFIG.replace(*change))
+    for args in (["check"], ["status"], ["once", "--due", "--dry-run"]):
+        r = run_watcher("--config", str(path), *args, cwd=tmp_path)
+        err = r.stderr.decode()
+        assert r.returncode == 2, (args, err)
+        assert err.count("\n") == 1 and "Traceback" not in err

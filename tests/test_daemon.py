@@ -197,7 +197,7 @@ def test_a_second_instance_is_refused_but_once_may_run(tmp_path, daemons):
     d.wait_log("watcher run: started")
     second = subprocess.run(watcher("--config", str(tmp_path / "config.toml"), "run"), cwd=tmp_path,
                             env=env_for(), capture_output=True, timeout=20)
-    assert second.returncode == 1
+    assert second.returncode == 2  # not 1 (a source or channel failed): nothing ran
     assert b"another watcher run is using" in second.stderr and b"pid" in second.stderr
     assert len(second.stderr.strip().splitlines()) == 1
     once = subprocess.run(watcher("--config", str(tmp_path / "config.toml"), "once"), cwd=tmp_path,

@@ -159,7 +159,7 @@ def test_units_run_the_documented_commands():
     service = (REPO / "deploy" / "watcher.service").read_text()
     assert "ExecStart=/usr/local/bin/watcher --config /etc/watcher/config.toml run" in service
     assert "ExecReload=/bin/kill -HUP $MAINPID" in service
-    for setting in ("Restart=on-failure", "DynamicUser=yes", "StateDirectory=watcher",
+    for setting in ("Restart=on-failure", "RestartPreventExitStatus=2", "DynamicUser=yes", "StateDirectory=watcher",
                     "EnvironmentFile=-/etc/watcher/secrets.env", "NoNewPrivileges=yes",
                     "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes"):
         assert setting in service.splitlines(), setting

@@ -31,6 +31,21 @@ def test_text_digest_parses_every_field():
     assert first.abstract.startswith("Recently DeepSeek R1") and first.abstract.endswith("VLM-R1")
 
 
+def test_text_digest_with_crlf_line_endings_reads_like_lf_and_writes_lf(tmp_path):
+    crlf = SEED_DIGEST.read_bytes().replace(b"\n", b"\r\n")
+    assert formats.detect(crlf) == "text"
+    listing = formats.read(crlf, "crlf")
+    expected = formats.read(SEED_DIGEST.read_bytes(), "seed")
+    assert listing.papers == expected.papers
+    assert (listing.title, listing.date) == (expected.title, expected.date)
+    assert not any("\r" in p.abstract or "\r" in p.title for p in listing.papers)
+    path = tmp_path / "crlf.txt"
+    path.write_bytes(crlf)
+    r = run_watcher("convert", str(path), "--to", "text", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == SEED_DIGEST.read_bytes()
+
+
 def test_text_writer_flattens_hard_wrapped_fields_and_keeps_format():
     listing = formats.read(SEED_DIGEST.read_bytes(), "seed")
     p = listing.papers[0]

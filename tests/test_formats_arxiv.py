@@ -93,7 +93,8 @@ def test_atom_html_page_truncation_and_dtd():
     with pytest.raises(InputError, match="HTML page"):
         arxiv_atom.parse(b"<!DOCTYPE html><html><body>502 Bad Gateway</body></html>", "x")
     raw = data("arxivpy2016_au_del_maestro.xml")
-    with pytest.raises(InputError, match="not well-formed .*truncated"):
+    with pytest.raises(InputError, match="not well-formed XML where an arXiv API Atom feed was "
+                                         "expected .*truncated"):
         arxiv_atom.parse(raw[: len(raw) // 2], "x")
     bomb = (b'<?xml version="1.0"?><!DOCTYPE feed [<!ENTITY a "aaaaaaaaaa">'
             b'<!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><feed xmlns="http://www.w3.org/2005/Atom">'

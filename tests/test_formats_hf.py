@@ -71,3 +71,16 @@ def test_empty_day_wrapper_and_errors():
         hf_json.parse(b'{"error": "Rate limited"}', "x")
     with pytest.raises(InputError, match="item 1: item has no title"):
         hf_json.parse(b'[{"paper": {"id": "2501.00001"}}]', "x")
+    with pytest.raises(InputError, match=r"x: item 1: item has no title \(and every other entry too\)"):
+        hf_json.parse(b'[{"paper": {"id": "2501.00001"}}, {"foo": 1}, 3]', "x")
+
+
+def test_one_malformed_item_is_skipped_with_a_warning(caplog):
+    items = json.loads(data("hf_daily_papers_2025-01-13.json"))
+    good = len(items)
+    items[1:1] = [{"foo": 1}, 7, {"paper": {"id": "2501.00001", "title": "  "}}]
+    with caplog.at_level("WARNING", logger="watcher"):
+        listing = hf_json.parse(json.dumps(items).encode(), "day.json")
+    assert len(listing.papers) == good
+    assert listing.skipped == ["item 2: item has no title", "item 3: not an object", "item 4: item has no title"]
+    assert "day.json: skipped an entry that is not a paper: item 2: item has no title" in caplog.text

@@ -207,3 +207,40 @@ def test_a_host_that_does_not_resolve_is_tried_twice_not_with_full_backoff():
     with pytest.raises(SourceError, match=r"cannot connect .*\(2 tries\); check the network"):
         client.get("http://watcher-test.invalid/feed")  # .invalid never resolves (RFC 2606)
     assert len(sleeps) == 1
+
+
+def test_each_redirect_hop_waits_its_turn_for_a_polite_host(server):
+    server.route("/a", Reply(status=301, headers={"Location": "/b"}))
+    server.route("/b", Reply(status=302, headers={"Location": server.url("/c?x=1")}))
+    server.route("/c", Reply(status=307, headers={"Location": "d"}))  # relative to /c
+    server.route("/d", OK)
+    client = HttpClient(UA, min_interval=0.15, polite_hosts=("127.0.0.1",))
+    response = client.get(server.url("/a"), etag='"v1"')
+    assert response.content == b"<ok/>" and response.status == 200
+    assert response.url == server.url("/a")  # messages name the url the source asked for
+    assert [r.path for r in server.requests] == ["/a", "/b", "/c", "/d"]
+    assert server.hits("/c")[0].query == {"x": "1"}
+    assert server.hits("/d")[0].headers["if-none-match"] == '"v1"'
+    assert server.hits("/d")[0].headers["user-agent"] == UA
+    times = [r.at for r in server.requests]
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    assert all(gap >= 0.1 for gap in gaps), gaps  # httpx's own following: about a millisecond
+
+
+def test_a_redirect_loop_stops_after_max_hops_each_one_spaced(server):
+    server.route("/loop", Reply(status=302, headers={"Location": "/loop"}))
+    client = HttpClient(UA, min_interval=0.05, polite_hosts=("127.0.0.1",), max_redirects=5)
+    with pytest.raises(SourceError, match=r"redirected too many times \(a redirect loop on the "
+                                          r"server\?\); check the source's url \(5 hops, the last to "):
+        client.get(server.url("/loop"))
+    times = [r.at for r in server.hits("/loop")]
+    assert len(times) == 6
+    assert all(b - a >= 0.03 for a, b in zip(times, times[1:])), times
+
+
+def test_a_redirect_to_a_local_file_is_refused(server, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("do not read")
+    server.route("/a", Reply(status=302, headers={"Location": secret.as_uri()}))
+    with pytest.raises(SourceError, match="not an http\\(s\\) URL"):
+        fast_client().get(server.url("/a"))

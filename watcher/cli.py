@@ -167,14 +167,20 @@ def run(ctx: Context) -> None:
     Catches up, at start, every digest whose scheduled time passed without a successful run.
     SIGTERM / SIGINT stop it cleanly (within 10 s); SIGHUP reloads the config (an invalid one is
     logged and the running config kept). A second `watcher run` on the same database refuses to
-    start. Logs one line per event on stderr (level info unless --log-level says otherwise).
+    start (exit 2, like bad usage: restarting it would not help). Logs one line per event on
+    stderr (level info unless --log-level says otherwise).
     """
     from .daemon import run_daemon
+    from .lock import LockBusy
     from .logs import configure
 
     configure(ctx.log_level if ctx.log_level_given else "info", daemon=True)
     config = ctx.config
-    sys.exit(run_daemon(config))
+    try:
+        code = run_daemon(config)
+    except LockBusy as e:
+        fail(str(e), 2)
+    sys.exit(code)
 
 
 @cli.command()
@@ -247,6 +253,10 @@ def digest(ctx: Context, name, fmt, since, dry_run) -> None:
                   print_format=fmt if dry_run else None)
     if fmt and not dry_run:
         raise click.UsageError("--to goes with --dry-run (channels send their own formats)")
+    if dry_run:  # prints what would be sent: never creates a database to print nothing from
+        from .store import require_database
+
+        require_database(config.settings.database)
     report = run_once(config, cycle, fetch=False)
     sys.exit(_report_cycle(report, False))
 
@@ -311,11 +321,13 @@ def status(ctx: Context) -> None:
 def explain(ctx: Context, paper, profile) -> None:
     """The score of one stored paper (arXiv id or title) and the reasons."""
     from .pipeline import matchers_for, open_store
+    from .store import require_database
 
     config = ctx.config
     if profile not in config.profiles:
         raise ConfigError(f"no profile named {profile!r} (defined: {', '.join(config.profiles)})",
                           path=str(config.path))
+    require_database(config.settings.database)
     with open_store(config) as store:
         found = store.find(paper)
         if found is None:

@@ -9,11 +9,13 @@ never read here: ``password_env`` and friends name environment variables read at
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import string
 import tomllib
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -26,7 +28,15 @@ CHANNEL_TYPES = ("email", "slack", "file", "webhook", "stdout")
 FORMATS = ("text", "markdown", "html", "slack", "json")
 
 _DURATION_RE = re.compile(r"(\d+)\s*([wdhms])")
-_UNITS = {"w": "weeks", "d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+_UNIT_SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
+# A century: reaches back past arXiv's start (1991) for lookback, yet far from where date
+# arithmetic overflows (99999999d used to crash `once` and `status` with OverflowError).
+MAX_DURATION = timedelta(days=36500)
+CRON_HORIZON = timedelta(days=5 * 366)  # a cron line must fire at least once within this
+# An arXiv category (cs.LG, math.AG, hep-ex, astro-ph.CO, q-bio.NC, cond-mat.str-el) or a whole
+# archive (cs, hep-th); permissive about case, strict about spaces and punctuation.
+_CATEGORY_RE = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*(?:\.[A-Za-z]+(?:-[A-Za-z]+)*)?")
+FILE_PATH_FIELDS = ("digest", "date", "ext", "format")
 
 
 def parse_duration(text: str) -> timedelta:
@@ -34,12 +44,12 @@ def parse_duration(text: str) -> timedelta:
     compact = text.replace(" ", "")
     if not compact or _DURATION_RE.sub("", compact):
         raise ValueError(f"not a duration like '3d', '6h', '30m' or '10s': {text!r}")
-    total = timedelta()
-    for amount, unit in _DURATION_RE.findall(compact):
-        total += timedelta(**{_UNITS[unit]: int(amount)})
-    if total <= timedelta(0):
+    seconds = sum(int(amount) * _UNIT_SECONDS[unit] for amount, unit in _DURATION_RE.findall(compact))
+    if seconds <= 0:
         raise ValueError(f"duration must be positive: {text!r}")
-    return total
+    if seconds > MAX_DURATION.total_seconds():
+        raise ValueError(f"duration {text!r} is longer than the maximum of {MAX_DURATION.days}d")
+    return timedelta(seconds=seconds)
 
 
 @dataclass(frozen=True)
@@ -222,9 +232,9 @@ class _Reader:
         if not ok:
             raise self.fail(key, f"expected {_TYPE_NAMES[typ]}, got {_kind(value)}")
         if typ is list:
-            for item in value:
+            for n, item in enumerate(value, start=1):
                 if not isinstance(item, str):
-                    raise self.fail(key, f"expected a list of strings, got an item {_kind(item)}")
+                    raise self.fail(key, f"expected a list of strings, but item {n} is {_kind(item)}")
             return tuple(value)
         return value
 
@@ -233,6 +243,18 @@ class _Reader:
             return parse_duration(text)
         except ValueError as e:
             raise self.fail(key, str(e)) from None
+
+    def timeout(self, key: str, seconds: float) -> float:
+        if not (math.isfinite(seconds) and seconds > 0):
+            raise self.fail(key, f"must be a positive number of seconds, got {seconds}")
+        return seconds
+
+    def category(self, key: str, value: str, archive_wildcard: bool) -> str:
+        text = value.removesuffix(".*") if archive_wildcard else value
+        if not _CATEGORY_RE.fullmatch(text):
+            example = "cs.LG, hep-ex, astro-ph.CO" + (" or cs.*" if archive_wildcard else "")
+            raise self.fail(key, f"{value!r} is not an arXiv category (like {example})")
+        return value
 
     def choice(self, key: str, value: str, choices: tuple[str, ...]) -> str:
         if value not in choices:
@@ -293,6 +315,8 @@ def parse_config(data: dict, path: Path) -> Config:
         tz = ZoneInfo(w["timezone"])
     except (ZoneInfoNotFoundError, ValueError):
         raise r.fail("watcher.timezone", f"unknown time zone {w['timezone']!r}") from None
+    if not w["user_agent"].strip():
+        raise r.fail("watcher.user_agent", "must not be empty (servers want a contact address)")
     settings = Settings(
         database=_resolve(base, w["database"]),
         timezone=tz,
@@ -336,6 +360,9 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
         raise r.fail(f"{where}.categories", "needs at least one category")
     if typ == "arxiv" and not 1 <= v["page_size"] <= 2000:
         raise r.fail(f"{where}.page_size", "must be between 1 and 2000")
+    r.timeout(f"{where}.timeout", v["timeout"])
+    for category in v.get("categories") or ():
+        r.category(f"{where}.categories", category, archive_wildcard=False)
     url = v.get("url")
     if url and not url.startswith(("http://", "https://", "file://")):
         url = _resolve(base, url).as_uri() if typ == "listing" else url
@@ -359,11 +386,27 @@ def _profile(r: _Reader, name: str, t: dict, base: Path) -> Profile:
     for key in ("query", "exclude"):
         if v[key]:
             _check_query(r, f"{where}.{key}", v[key])
+    for category in v["categories"]:
+        r.category(f"{where}.categories", category, archive_wildcard=True)
+    for example in v["examples"]:
+        _check_example(r, f"{where}.examples", example, base)
     return Profile(
         name=name, title=v["title"] or name, query=v["query"], authors=v["authors"],
         categories=v["categories"], exclude=v["exclude"], examples=v["examples"],
         min_score=v["min_score"], max_papers=v["max_papers"], base_dir=base,
     )
+
+
+def _check_example(r: _Reader, key: str, example: str, base: Path) -> None:
+    """An example is an arXiv id (looked up in the store) or a listing file next to the config."""
+    from .models import parse_arxiv_id  # the same test load_example_papers applies
+
+    if (base / example).is_file() or parse_arxiv_id(example):
+        return
+    if (base / example).exists():
+        raise r.fail(key, f"{example!r}: {base / example} is not a file")
+    raise r.fail(key, f"{example!r} is neither an arXiv id (like 2504.07615) nor an existing file "
+                      f"({base / example} does not exist)")
 
 
 def _check_query(r: _Reader, key: str, text: str) -> None:
@@ -396,15 +439,35 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
         from .schedule import crontab_trigger
 
         try:
-            crontab_trigger(v["schedule"], tz)
+            trigger = crontab_trigger(v["schedule"], tz)
         except ValueError as e:
             raise r.fail(f"{where}.schedule", f"not a cron expression ({e})") from None
+        now = datetime.now(timezone.utc)
+        first = trigger.get_next_fire_time(None, now)
+        if first is None or first > now + CRON_HORIZON:
+            raise r.fail(f"{where}.schedule", f"{v['schedule']!r} never fires in the next 5 years "
+                                              f"(check day of month against month)")
     return DigestConfig(
         name=name, profiles=v["profiles"], channels=v["channels"], schedule=v["schedule"],
         every=r.duration(f"{where}.every", v["every"]) if v["every"] else None,
         formats=v["formats"], send_empty=v["send_empty"],
         lookback=r.duration(f"{where}.lookback", v["lookback"]), title=v["title"],
     )
+
+
+def _check_path_template(r: _Reader, key: str, template: str) -> None:
+    """Format the file channel's path with dummy values, as FileChannel.send will for real."""
+    known = ", ".join("{" + f + "}" for f in FILE_PATH_FIELDS)
+    if not template.strip():
+        raise r.fail(key, "must not be empty")
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+        for f in fields:
+            if f not in FILE_PATH_FIELDS:
+                raise r.fail(key, f"unknown field {{{f}}} (known fields: {known})")
+        template.format(digest="d", date="2000-01-01", ext="txt", format="text")
+    except (ValueError, IndexError, KeyError, AttributeError) as e:
+        raise r.fail(key, f"not a path template ({e}; known fields: {known})") from None
 
 
 def _channel(r: _Reader, name: str, t: dict) -> ChannelConfig:
@@ -414,12 +477,19 @@ def _channel(r: _Reader, name: str, t: dict) -> ChannelConfig:
     typ = r.value(f"{where}.type", t["type"], str)
     r.choice(f"{where}.type", typ, CHANNEL_TYPES)
     v = r.table(where, t, _CHANNEL_COMMON | _CHANNEL_KEYS[typ])
+    r.timeout(f"{where}.timeout", v["timeout"])
     if typ == "email":
         r.choice(f"{where}.security", v["security"], ("starttls", "tls", "none"))
+        if v["port"] is not None and not 1 <= v["port"] <= 65535:
+            raise r.fail(f"{where}.port", f"must be between 1 and 65535, got {v['port']}")
+        if v["max_bytes"] < 10_000:
+            raise r.fail(f"{where}.max_bytes", f"must be at least 10000, got {v['max_bytes']}")
         if not v["to"]:
             raise r.fail(f"{where}.to", "needs at least one recipient")
         if v["username"] and not v["password_env"]:
             raise r.fail(f"{where}.password_env", "a username needs password_env (never a password in the file)")
+    if typ == "file":
+        _check_path_template(r, f"{where}.path", v["path"])
     if typ == "webhook" and bool(v["url"]) == bool(v["url_env"]):
         raise r.fail(f"{where}.url", "give exactly one of url or url_env")
     port = v.get("port") or {"starttls": 587, "tls": 465, "none": 25}.get(v.get("security", ""))

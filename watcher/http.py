@@ -8,7 +8,9 @@
   HTTP 429/500/502/503/504, honouring ``Retry-After`` (seconds or an HTTP date) up to a cap;
 * a maximum response size, enforced while streaming (a larger body is an error, never an
   out-of-memory), gzip decoding by httpx, and ``file://`` URLs read from disk;
-* conditional GET: give the saved ETag / Last-Modified, get back ``not_modified`` on 304.
+* conditional GET: give the saved ETag / Last-Modified, get back ``not_modified`` on 304;
+* redirects followed here, not by httpx, at most ``max_redirects`` hops, each hop waiting its
+  turn like any request (httpx's own following would skip the 3 s gap between hops).
 
 Every failure is raised as :class:`watcher.errors.SourceError` (or :class:`HttpStatusError`, a
 SourceError that keeps the status and body) with a message that says what to check.
@@ -30,6 +32,8 @@ import httpx
 from .errors import InputError, SourceError
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+REDIRECT_LOOP = "redirected too many times (a redirect loop on the server?)"
 ARXIV_HOSTS = ("arxiv.org",)  # the host and all its subdomains (export., rss., oaipmh.)
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 
@@ -96,7 +100,8 @@ class HttpClient:
                  min_interval: float = 3.0, polite_hosts: tuple[str, ...] = ARXIV_HOSTS,
                  retries: int = 4, backoff: float = 2.0, max_backoff: float = 60.0,
                  retry_after_cap: float = 300.0, max_bytes: int = DEFAULT_MAX_BYTES,
-                 transport: httpx.BaseTransport | None = None, sleep=time.sleep):
+                 max_redirects: int = 5, transport: httpx.BaseTransport | None = None,
+                 sleep=time.sleep):
         self.user_agent = user_agent
         self.timeout = timeout
         self.min_interval = min_interval
@@ -106,10 +111,12 @@ class HttpClient:
         self.max_backoff = max_backoff
         self.retry_after_cap = retry_after_cap
         self.max_bytes = max_bytes
+        self.max_redirects = max_redirects
         self.sleep = sleep
         self._last: dict[str, float] = {}
         self._lock = threading.Lock()
-        self._client = httpx.Client(headers={"User-Agent": user_agent}, follow_redirects=True,
+        # follow_redirects=False: get() follows them itself, so every hop is rate-limited
+        self._client = httpx.Client(headers={"User-Agent": user_agent}, follow_redirects=False,
                                     transport=transport, timeout=timeout)
 
     def close(self) -> None:
@@ -174,10 +181,10 @@ class HttpClient:
                                                  timeout=timeout or self.timeout)
         except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError) as e:
             raise SourceError(f"{safe_url(url)}: not a usable URL ({e}); check the source's url") from None
-        shown = safe_url(str(request.url))
+        shown = origin = safe_url(str(request.url))
         host = request.url.host
         limit = max_bytes or self.max_bytes
-        attempt = 0
+        attempt = hops = 0
         while True:
             self._wait_turn(host)
             try:
@@ -199,8 +206,16 @@ class HttpClient:
                 continue
             except httpx.HTTPError as e:  # too many redirects, invalid headers, ...
                 raise SourceError(f"GET {shown}: {_describe(e)}; check the source's url") from None
+            if status in REDIRECT_STATUSES and resp_headers.get("location"):
+                if hops >= self.max_redirects:
+                    raise SourceError(f"GET {origin}: {REDIRECT_LOOP}; check the source's url "
+                                      f"({hops} hops, the last to {shown})")
+                request = self._redirected(request, resp_headers["location"], shown,
+                                           timeout or self.timeout)
+                shown, host, hops = safe_url(str(request.url)), request.url.host, hops + 1
+                continue
             if status == 304:
-                return Response(shown, status, b"", etag, last_modified, not_modified=True)
+                return Response(origin, status, b"", etag, last_modified, not_modified=True)
             if status in RETRY_STATUSES:
                 wait = parse_retry_after(resp_headers.get("retry-after"))
                 if wait is not None and wait > self.retry_after_cap:
@@ -217,8 +232,23 @@ class HttpClient:
             if status >= 400:
                 raise HttpStatusError(f"GET {shown}: HTTP {status} {_reason(status)}; check the "
                                       "source's url and query", status, body)
-            return Response(shown, status, body, resp_headers.get("etag"),
+            return Response(origin, status, body, resp_headers.get("etag"),
                             resp_headers.get("last-modified"))
+
+    def _redirected(self, request: httpx.Request, location: str, shown: str,
+                    timeout: float) -> httpx.Request:
+        """The GET of the next hop (Location resolved against the current URL; same headers).
+        Only http(s): a server must never make watcher read a local file."""
+        try:
+            url = request.url.join(location)
+        except (httpx.InvalidURL, ValueError) as e:
+            raise SourceError(f"GET {shown}: redirected to an unusable URL ({e})") from None
+        if url.scheme not in ("http", "https"):
+            raise SourceError(f"GET {shown}: redirected to {safe_url(str(url))}, which is not an "
+                              "http(s) URL; check the source's url")
+        headers = {k: v for k, v in request.headers.items()
+                   if k.lower() in ("if-none-match", "if-modified-since")}
+        return self._client.build_request("GET", url, headers=headers, timeout=timeout)
 
     def _send(self, request: httpx.Request, limit: int, shown: str):
         """Send once, streaming the body and stopping as soon as it exceeds ``limit``."""
@@ -281,7 +311,7 @@ def _describe(e: Exception) -> str:
     if isinstance(e, httpx.RemoteProtocolError):
         return f"connection broken before the response was complete ({e})"
     if isinstance(e, httpx.TooManyRedirects):
-        return "redirected too many times (a redirect loop on the server?)"
+        return REDIRECT_LOOP
     if isinstance(e, httpx.DecodingError):
         return f"response body could not be decoded ({e})"
     return f"network error ({e.__class__.__name__}: {e})"

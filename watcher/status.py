@@ -1,4 +1,6 @@
-"""``watcher status``: what the database says about sources, digests and channels."""
+"""``watcher status``: what the database says about sources, digests and channels.
+
+Every time shown is in the config's ``[watcher].timezone`` (the database keeps UTC)."""
 
 from __future__ import annotations
 
@@ -6,20 +8,20 @@ import json
 from datetime import datetime
 
 from .config import Config
-from .errors import StoreError
 from .schedule import missed_since, next_fire as _next_fire
-from .store import Store, parse_time
+from .store import Store, parse_time, require_database
 
 
 def _local(when: datetime, tz) -> str:
     return when.astimezone(tz).isoformat(timespec="seconds")
 
 
-def _ago(text: str | None, tz=None) -> str:
+def _ago(text: str | None, tz) -> str:
+    """A stored UTC time as local time in ``tz``; "never" when there is none."""
     when = parse_time(text) if text else None
     if when is None:
         return text or "never"
-    return _local(when, tz) if tz else text
+    return _local(when, tz)
 
 
 def st_every(dcfg) -> str:
@@ -42,8 +44,7 @@ def next_fire(dcfg, tz, now: datetime, last_success: datetime | None = None) -> 
 def status_text(config: Config, now: datetime) -> str:
     """The status report as text."""
     db = config.settings.database
-    if not db.exists():
-        raise StoreError(f"{db}: no database yet (run 'watcher once' or 'watcher fetch' first)")
+    require_database(db)
     tz = config.settings.timezone
     from .lock import daemon_holder
 
@@ -56,12 +57,14 @@ def status_text(config: Config, now: datetime) -> str:
         for name in config.sources:
             r = rows.get(name, {})
             counts = json.loads(r["last_counts"]) if r.get("last_counts") else None
-            last = f"last fetch {_ago(r.get('last_success'))}"
+            last = f"last fetch {_ago(r.get('last_success'), tz)}"
             if counts:
                 last += f" ({counts['new']} new, {counts['updated']} updated, {counts['unchanged']} unchanged)"
             lines.append(f"  {name}: {last}; {r.get('papers', 0)} papers")
             if r.get("failures"):
-                lines.append(f"    FAILING ({r['failures']} in a row) since {r['last_error_at']}: {r['last_error']}")
+                # the store keeps the latest failure of the streak, not its first
+                lines.append(f"    FAILING ({r['failures']} in a row), last failed at "
+                             f"{_ago(r['last_error_at'], tz)}: {r['last_error']}")
         lines.append("digests:")
         for name, d in config.digests.items():
             st = store.digest_state(name)
@@ -86,5 +89,5 @@ def status_text(config: Config, now: datetime) -> str:
                     line += f" ({c['last_count']} papers)"
                 lines.append(line)
                 if c.get("last_error") and (c.get("last_error_at") or "") >= (c.get("last_success") or ""):
-                    lines.append(f"       FAILED at {c['last_error_at']}: {c['last_error']}")
+                    lines.append(f"       FAILED at {_ago(c['last_error_at'], tz)}: {c['last_error']}")
     return "\n".join(lines)

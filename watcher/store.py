@@ -191,6 +191,17 @@ def database_error(path, error: sqlite3.Error, *, opening: bool = False) -> Stor
     return StoreError(f"{path}: database error ({text})")
 
 
+def no_database(path: str | Path) -> StoreError:
+    """The error of a command that reads the database when there is none yet (exit 1)."""
+    return StoreError(f"{path}: no database yet (run 'watcher fetch' or 'watcher once' first)")
+
+
+def require_database(path: str | Path) -> None:
+    """For the commands that only read: refuse, instead of creating an empty database."""
+    if not Path(path).exists():
+        raise no_database(path)
+
+
 class Store:
     """A watcher database. Open with :meth:`open`; use as a context manager to close it."""
 
@@ -207,7 +218,7 @@ class Store:
             else:
                 path = Path(path)
                 if readonly and not path.exists():
-                    raise StoreError(f"{path}: no database yet (run 'watcher fetch' or 'watcher once')")
+                    raise no_database(path)
                 existed = path.exists() and path.stat().st_size > 0
                 path.parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(str(path), timeout=busy_timeout(), isolation_level=None)

@@ -232,7 +232,7 @@ ARXIV_FAULTS = {
     "accepts, never answers": ([Reply(body=GOOD_ATOM, fault="stall", delay=30)], r"timed out \(2 tries\)"),
     "connection reset": ([Reply(fault="reset")], r"connection broken|network error|cannot connect"),
     "truncated body": ([Reply(body=GOOD_ATOM, fault="truncate")], r"connection broken before the response was complete"),
-    "truncated XML": ([Reply(body=GOOD_ATOM[: len(GOOD_ATOM) // 2])], r"not well-formed an arXiv API Atom feed"),
+    "truncated XML": ([Reply(body=GOOD_ATOM[: len(GOOD_ATOM) // 2])], r"not well-formed XML where an arXiv API Atom feed was expected"),
     "HTML instead of XML": ([Reply(body=b"<!DOCTYPE html><html><body>Service Unavailable</body></html>",
                                    headers={"Content-Type": "text/html"})], r"got an HTML page where an arXiv API Atom feed was expected"),
     "200 MB streamed": ([Reply(stream=_big(200 << 20))], r"response is larger than the limit of 67,108,864 bytes"),
@@ -256,7 +256,7 @@ def test_arxiv_fault_then_recovery(tmp_path, server, fault):
     assert re.search(r"source arxiv failed: .*" + words, failed.stderr), failed.stderr
     assert took < 30, f"{fault}: took {took:.1f}s"
     status = env.status()
-    assert re.search(r"arxiv: last fetch never; 0 papers\n\s+FAILING \(1 in a row\) since \S+: .*" + words, status), status
+    assert re.search(r"arxiv: last fetch never; 0 papers\n\s+FAILING \(1 in a row\), last failed at \S+: .*" + words, status), status
     # isolation: the other sources were fetched and their papers delivered
     assert_exactly_once(env.delivered_titles("Lab paper"), LAB_TITLES, "lab")
     assert env.delivered_ids("2604.2")

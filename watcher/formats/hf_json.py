@@ -13,6 +13,8 @@ Kept: upvotes, organisation (its full name), GitHub repo, AI keywords, author co
 ``announced`` = the day the paper was put on Daily Papers (a source fetching ``?date=D``
 overrides it with D). Also accepted: an archive wrapper ``{"data": [...]}``. ``[]`` (a day
 without papers) is an empty listing; anything else that is not such JSON is an InputError.
+An item that is not a paper (no title, not an object) is skipped with a warning, like a broken
+arXiv entry; when no item at all is a paper the file is an InputError.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from datetime import date
 
 from ..errors import InputError
 from ..models import Paper, clean_text, parse_arxiv_id, parse_iso
-from . import Listing, decode_text
+from . import Listing, decode_text, no_paper_at_all, skip_entry
 
 
 # the key "paper": (a value "paper", say a keyword or a comment, is not the API's layout)
@@ -84,7 +86,8 @@ def item_to_paper(item: object, where: str) -> Paper:
 
 
 def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
-    """Parse a daily_papers response; InputError for invalid JSON or items that are not papers."""
+    """Parse a daily_papers response; InputError for invalid JSON or when no item is a paper
+    (single items that are not papers are skipped with a warning)."""
     text = decode_text(data, origin)
     try:
         doc = json.loads(text)
@@ -97,5 +100,10 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
         what = "an error object" if isinstance(doc, dict) and "error" in doc else type(doc).__name__
         detail = f": {doc['error']}" if isinstance(doc, dict) and "error" in doc else ""
         raise InputError(f"{origin}: expected a JSON array of daily papers, got {what}{detail}")
-    papers = [item_to_paper(item, f"{origin}: item {n}") for n, item in enumerate(doc, start=1)]
-    return Listing(papers=papers)
+    listing = Listing()
+    for n, item in enumerate(doc, start=1):
+        try:
+            listing.papers.append(item_to_paper(item, f"item {n}"))
+        except InputError as e:
+            skip_entry(listing, origin, e)
+    return no_paper_at_all(listing, origin)

@@ -12,7 +12,8 @@
     {abstract, one line}
 
 Papers are separated by one blank line, newest first; no newline after the last abstract.
-Reading and writing back gives the same bytes.
+Reading and writing back gives the same bytes. A digest saved with CRLF line endings (an editor
+on Windows) is read the same, as if its line endings were LF; writing always gives LF.
 """
 
 from __future__ import annotations
@@ -28,15 +29,19 @@ HEADER_RE = re.compile(r"^(?P<title>.*\S) - (?P<date>\d{4}-\d{2}-\d{2})$")
 DATE_FMT = "%Y-%m-%d %H:%M:%S"
 
 
+def _lf(text: str) -> str:
+    return text.replace("\r\n", "\n") if "\r" in text else text
+
+
 def sniff(head: str) -> bool:
-    """A header line ``Title - YYYY-MM-DD`` followed by a blank line."""
-    first, _, rest = head.partition("\n")
+    """A header line ``Title - YYYY-MM-DD`` followed by a blank line (LF or CRLF)."""
+    first, _, rest = _lf(head).partition("\n")
     return bool(HEADER_RE.match(first)) and (rest == "" or rest.startswith("\n"))
 
 
 def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     """Parse a text digest; InputError naming the line on any deviation from the format."""
-    text = decode_text(data, origin)
+    text = _lf(decode_text(data, origin))
     header, sep, body = text.partition("\n\n")
     m = HEADER_RE.match(header)
     if not m or "\n" in header:

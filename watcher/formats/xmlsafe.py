@@ -68,8 +68,8 @@ def not_xml_error(data: bytes, origin: str, expected: str, err: Exception | None
     if not data.strip():
         return InputError(f"{origin}: empty response where {expected} was expected")
     detail = f" ({err})" if err else ""
-    return InputError(f"{origin}: not well-formed {expected}{detail}; the response may be "
-                      "truncated or not what the url should serve")
+    return InputError(f"{origin}: not well-formed XML where {expected} was expected{detail}; the "
+                      "response may be truncated or not what the url should serve")
 
 
 def iter_ends(data: bytes, origin: str, expected: str, roots: tuple[str, ...],
