@@ -28,11 +28,6 @@ def check_config(config: Config) -> tuple[list[str], str]:
             var = getattr(ch, key)
             if var and not os.environ.get(var):
                 problems.append(f"{where}: channel.{ch.name}.{key}: environment variable {var} is not set")
-    for p in config.profiles.values():
-        for ex in p.examples:
-            path = p.base_dir / ex
-            if ("/" in ex or ex.endswith(".txt")) and not path.exists():
-                problems.append(f"{where}: profile.{p.name}.examples: {path} does not exist")
     db_dir = config.settings.database.parent
     if not db_dir.exists():
         problems.append(f"{where}: watcher.database: folder {db_dir} does not exist")
