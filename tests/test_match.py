@@ -13,7 +13,7 @@ from watcher import formats
 from watcher.config import Profile, parse_config
 from watcher.docfreq import DocFreq, default_doc_freq
 from watcher.errors import QuerySyntaxError
-from watcher.match import AUTHOR_BOOST, ProfileMatcher, prepare, select
+from watcher.match import AUTHOR_BOOST, CATEGORY_WEIGHT, QUERY_BASE, ProfileMatcher, prepare, select
 from watcher.models import Paper
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,6 +86,48 @@ def test_upvotes_boost_a_match_but_do_not_make_one():
     assert voted.score > plain.score
     assert "42 upvotes" in voted.reasons
     assert m.score(paper("x", "nothing", upvotes=500)) is None
+
+
+@pytest.mark.parametrize("query", ["cat:cs.CV", "cat:cs.CV OR cat:cs.CL", "cat:cs.CV ANDNOT GRPO",
+                                   "cat:CS.cv", "cat:cs.*", "cat:cs"])
+def test_a_query_of_categories_alone_selects(query):
+    m = matcher(query=query)
+    match = m.score(paper("Segmenting cells", categories=["cs.CV", "q-bio.QM"]))
+    assert match is not None and match.score == CATEGORY_WEIGHT
+    assert match.reasons == [f"cat: {query.split()[0][4:]}"]
+    assert m.score(paper("x", categories=["math.OC"])) is None
+    assert m.score(paper("Segmenting cells")) is None  # categories unknown: cat: cannot match
+
+
+def test_category_terms_add_to_word_terms():
+    m = matcher(query="GRPO AND cat:cs.LG")
+    match = m.score(paper("x", "GRPO", categories=["cs.LG"]))
+    assert match.reasons == ['abs: "GRPO"', "cat: cs.LG"]
+    assert match.score == pytest.approx(matcher(query="GRPO").score(paper("x", "GRPO")).score
+                                        + CATEGORY_WEIGHT, abs=1e-3)
+
+
+def test_a_category_query_is_subject_to_min_score():
+    m = matcher(query="cat:cs.CV", min_score=2.0)
+    assert m.score(paper("x", categories=["cs.CV"])) is None
+    assert "below min_score 2" in m.explain(paper("x", categories=["cs.CV"])).reasons[-1]
+
+
+def test_a_purely_negative_query_matches_everything_without_the_term():
+    m = matcher(query="NOT ti:survey")
+    match = m.score(paper("GRPO", "a survey of surveys"))  # ti: only
+    assert match is not None and match.score == QUERY_BASE > 0
+    assert match.reasons == ["query matched"]
+    survey = paper("A survey of GRPO")
+    assert m.score(survey) is None
+    assert m.explain(survey).reasons == ["query not matched"]
+    assert matcher(query="NOT ti:survey", min_score=1.0).score(paper("GRPO")) is None
+
+
+def test_a_query_matched_through_not_alone_still_scores():
+    m = matcher(query="GRPO OR NOT LLM")
+    assert m.score(paper("x", "robots")).reasons == ["query matched"]
+    assert m.score(paper("x", "LLM")) is None
 
 
 # --- cuts ----------------------------------------------------------------------------------

@@ -9,7 +9,13 @@ cuts::
 The score adds up, with reasons, best first:
 
 * each query term found: its idf (rare terms weigh more, see :mod:`watcher.docfreq`), times
-  TITLE_WEIGHT in the title, times 1 (+ a little for repeats) in the abstract;
+  TITLE_WEIGHT in the title, times 1 (+ a little for repeats) in the abstract; a ``cat:`` term
+  found among the paper's categories (cross-lists too, as on arXiv): CATEGORY_WEIGHT, reason
+  ``cat: cs.CV``;
+* a query that matches without any of its terms being found, as a purely negative one
+  (``NOT ti:survey`` matches every paper without "survey" in its title) does: QUERY_BASE, reason
+  ``query matched``. So a matching query always gives a positive score, and only ``min_score``
+  decides whether that is enough;
 * each followed author: AUTHOR_BOOST;
 * similarity to the closest example: EXAMPLE_WEIGHT x cosine, counted from SIMILAR_MIN up;
 * Hugging Face upvotes: ln(1 + upvotes).
@@ -33,6 +39,8 @@ from .text import name_key, same_person
 TITLE_WEIGHT = 2.0
 AUTHOR_TERM_WEIGHT = 2.0  # a query word found in the author list
 AUTHOR_BOOST = 5.0  # a followed author
+CATEGORY_WEIGHT = 1.0  # a cat: term of the query among the paper's categories
+QUERY_BASE = 0.5  # a query that matched without a term found (NOT ti:survey)
 EXAMPLE_WEIGHT = 10.0
 SIMILAR_MIN = 0.25  # cosine from which a paper counts as similar to an example
 
@@ -87,7 +95,7 @@ class ProfileMatcher:
             doc = batch.docs[i]
             scored: list[tuple[float, str]] = []
             if i in matched:
-                scored += self._term_reasons(batch, i)
+                scored += self._term_reasons(batch, i) or [(QUERY_BASE, "query matched")]
             for name in by_author.get(i, ()):
                 scored.append((AUTHOR_BOOST, f"author: {name}"))
             sim, label = similar.get(i, (0.0, ""))
@@ -116,7 +124,10 @@ class ProfileMatcher:
         out = []
         for term in self.terms:
             hit = batch.hits(term).get(i)
-            if hit is None or term.field == "cat":
+            if hit is None:
+                continue
+            if hit.category:
+                out.append((CATEGORY_WEIGHT, f"cat: {term.text}"))
                 continue
             idf = self.weights[term]
             title = TITLE_WEIGHT * idf if hit.title else 0.0
@@ -150,7 +161,7 @@ class ProfileMatcher:
         if self.query:
             found = [t.display() for t in self.terms if i in batch.hits(t)]
             ways.append(f"query not matched (found {', '.join(found)})" if found
-                        else "no query term found")
+                        else "no query term found" if self.terms else "query not matched")
         if self.authors:
             ways.append("no followed author")
         if self.examples:
