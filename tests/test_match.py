@@ -232,6 +232,14 @@ def test_examples_match_their_common_topic_not_one_example():
     assert m.score(paper("Gaussian splatting of city scenes", "We reconstruct streets.")) is None
 
 
+def test_an_example_given_twice_counts_once():
+    topic = paper("Reward hacking under policy optimization",
+                  "Policy optimization against learned reward models from preferences.")
+    once = ProfileMatcher(profile(examples=("a",)), reward_examples()[:2]).explain(topic)
+    twice = ProfileMatcher(profile(examples=("a", "b")), reward_examples()[:2] * 2).explain(topic)
+    assert twice == once
+
+
 def test_examples_reason_names_the_closest_example():
     examples = reward_examples()
     m = ProfileMatcher(profile(examples=("digest.txt",)), examples)

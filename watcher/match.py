@@ -192,7 +192,8 @@ class _Examples:
 
     def __init__(self, papers: Sequence[Paper], weight):
         self.weight = weight
-        docs = prepare(papers).docs
+        seen: set = set()  # an example given twice (its id and a digest) counts once
+        docs = prepare([p for p in papers if not (p.key in seen or seen.add(p.key))]).docs
         vectors = [(_label(d.paper), example_vector(d, weight, TITLE_BOOST), d) for d in docs]
         vectors = [v for v in vectors if v[1]]  # an example without a weighted word says nothing
         self.labels = [label for label, _, _ in vectors]
