@@ -1,12 +1,14 @@
 """Evaluate a profile against the real corpus and a seed digest of its topic.
 
     PYTHONPATH=. python benchmarks/eval_profile.py [--config config.toml] [--profile llm-rl]
-        [--corpus DIR] [--seed FILE]... [--show-kept N] [--query Q]
+        [--corpus DIR] [--seed FILE]... [--show-kept N] [--query Q] [--examples FILE]
 
 Prints, per seed digest, how many of its papers the profile keeps, and the share of the corpus
 it keeps. The bar for llm-rl: every seed paper kept, at most 7% of the corpus. The corpus and
 seed default to the copies in the repository (benchmarks/data/, tests/data/); gzipped files work
-too.
+too. ``--examples FILE`` also scores an examples-only profile ("more like these" of the papers
+of FILE, e.g. the seed digest) over the corpus and counts how many of its papers the profile
+keeps too (a proxy for its precision).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from corpus import read_corpus, read_digest  # noqa: E402
-from watcher.config import parse_config  # noqa: E402
+from watcher.config import Profile, parse_config  # noqa: E402
 from watcher.match import ProfileMatcher, prepare  # noqa: E402
 
 
@@ -37,6 +39,7 @@ def main() -> None:
     ap.add_argument("--query", help="try another query instead of the file's")
     ap.add_argument("--show-kept", type=int, default=0, help="print N kept corpus titles")
     ap.add_argument("--show-lowest", type=int, default=0, help="print the N lowest-scored kept")
+    ap.add_argument("--examples", help="also score an examples-only profile of this digest file")
     args = ap.parse_args()
 
     path = Path(args.config)
@@ -66,6 +69,14 @@ def main() -> None:
         print(f"  {m.score:7.2f} {m.paper.title[:100]}")
     for m in ranked[len(ranked) - args.show_lowest:] if args.show_lowest else []:
         print(f"  {m.score:7.2f} {m.paper.title[:90]} {m.reasons[:4]}")
+
+    if args.examples:
+        alike = ProfileMatcher(Profile(name="examples", title="Examples", examples=(args.examples,)),
+                               read_digest(args.examples))
+        found = alike.score_batch(prepare(corpus))
+        both = len(found.keys() & kept.keys())
+        print(f"examples-only ({Path(args.examples).name}): kept {len(found)}/{len(corpus)}, "
+              f"{both} of them ({100 * both / max(len(found), 1):.0f}%) kept by {args.profile} too")
 
 
 if __name__ == "__main__":

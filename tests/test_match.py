@@ -13,7 +13,7 @@ from watcher import formats
 from watcher.config import Profile, parse_config
 from watcher.docfreq import DocFreq, default_doc_freq
 from watcher.errors import QuerySyntaxError
-from watcher.match import AUTHOR_BOOST, ProfileMatcher, prepare, select
+from watcher.match import AUTHOR_BOOST, CATEGORY_WEIGHT, QUERY_BASE, ProfileMatcher, prepare, select
 from watcher.models import Paper
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,6 +86,48 @@ def test_upvotes_boost_a_match_but_do_not_make_one():
     assert voted.score > plain.score
     assert "42 upvotes" in voted.reasons
     assert m.score(paper("x", "nothing", upvotes=500)) is None
+
+
+@pytest.mark.parametrize("query", ["cat:cs.CV", "cat:cs.CV OR cat:cs.CL", "cat:cs.CV ANDNOT GRPO",
+                                   "cat:CS.cv", "cat:cs.*", "cat:cs"])
+def test_a_query_of_categories_alone_selects(query):
+    m = matcher(query=query)
+    match = m.score(paper("Segmenting cells", categories=["cs.CV", "q-bio.QM"]))
+    assert match is not None and match.score == CATEGORY_WEIGHT
+    assert match.reasons == [f"cat: {query.split()[0][4:]}"]
+    assert m.score(paper("x", categories=["math.OC"])) is None
+    assert m.score(paper("Segmenting cells")) is None  # categories unknown: cat: cannot match
+
+
+def test_category_terms_add_to_word_terms():
+    m = matcher(query="GRPO AND cat:cs.LG")
+    match = m.score(paper("x", "GRPO", categories=["cs.LG"]))
+    assert match.reasons == ['abs: "GRPO"', "cat: cs.LG"]
+    assert match.score == pytest.approx(matcher(query="GRPO").score(paper("x", "GRPO")).score
+                                        + CATEGORY_WEIGHT, abs=1e-3)
+
+
+def test_a_category_query_is_subject_to_min_score():
+    m = matcher(query="cat:cs.CV", min_score=2.0)
+    assert m.score(paper("x", categories=["cs.CV"])) is None
+    assert "below min_score 2" in m.explain(paper("x", categories=["cs.CV"])).reasons[-1]
+
+
+def test_a_purely_negative_query_matches_everything_without_the_term():
+    m = matcher(query="NOT ti:survey")
+    match = m.score(paper("GRPO", "a survey of surveys"))  # ti: only
+    assert match is not None and match.score == QUERY_BASE > 0
+    assert match.reasons == ["query matched"]
+    survey = paper("A survey of GRPO")
+    assert m.score(survey) is None
+    assert m.explain(survey).reasons == ["query not matched"]
+    assert matcher(query="NOT ti:survey", min_score=1.0).score(paper("GRPO")) is None
+
+
+def test_a_query_matched_through_not_alone_still_scores():
+    m = matcher(query="GRPO OR NOT LLM")
+    assert m.score(paper("x", "robots")).reasons == ["query matched"]
+    assert m.score(paper("x", "LLM")) is None
 
 
 # --- cuts ----------------------------------------------------------------------------------
@@ -163,6 +205,65 @@ def test_example_without_id_is_named_by_title():
     ex = paper("Group relative policy optimization for reasoning", EXAMPLE.abstract)
     m = ProfileMatcher(profile(examples=("digest.txt",)), [ex])
     assert m.score(EXAMPLE).reasons == ['similar to "Group relative policy optimization for reasoning"']
+
+
+DOMAINS = ["robotic grasping with tactile sensors", "protein folding and molecular docking",
+           "chip floorplanning and circuit placement", "symbolic music composition",
+           "traffic signal control in cities", "dialogue agents for customer support"]
+
+
+def reward_examples():
+    return [paper(f"Reward models and policy optimization for {d}",
+                  f"We learn reward models from preferences and apply policy optimization with "
+                  f"verifiable rewards to {d}. The reward model guides the policy.", id=f"2504.0{k}")
+            for k, d in enumerate(DOMAINS)]
+
+
+def test_examples_match_their_common_topic_not_one_example():
+    m = ProfileMatcher(profile(examples=("digest.txt",)), reward_examples())
+    topic = paper("Reward hacking under policy optimization",
+                  "Policy optimization against learned reward models from preferences invites "
+                  "reward hacking; verifiable rewards help.")
+    match = m.score(topic)
+    assert match is not None and match.reasons[0].startswith("similar to 2504.0")
+    one_domain = paper("Tactile sensors for robotic grasping",
+                       "A gripper with tactile sensors improves robotic grasping of soft objects.")
+    assert m.score(one_domain) is None  # close to one example's domain, not to the topic
+    assert m.score(paper("Gaussian splatting of city scenes", "We reconstruct streets.")) is None
+
+
+def test_an_example_given_twice_counts_once():
+    topic = paper("Reward hacking under policy optimization",
+                  "Policy optimization against learned reward models from preferences.")
+    once = ProfileMatcher(profile(examples=("a",)), reward_examples()[:2]).explain(topic)
+    twice = ProfileMatcher(profile(examples=("a", "b")), reward_examples()[:2] * 2).explain(topic)
+    assert twice == once
+
+
+def test_examples_reason_names_the_closest_example():
+    examples = reward_examples()
+    m = ProfileMatcher(profile(examples=("digest.txt",)), examples)
+    near_music = paper("Policy optimization with reward models for symbolic music composition",
+                       "Reward models from listener preferences guide policy optimization.")
+    assert m.score(near_music).reasons == ["similar to 2504.03"]
+
+
+def test_examples_only_profile_keeps_an_on_topic_set():
+    """The seed digest as the only example, over the 7,258-paper corpus of benchmarks/data/:
+    a few hundred kept, most of them also kept by the shipped llm-rl query profile."""
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from corpus import read_corpus, read_digest
+
+    path = ROOT / "config.toml"
+    by_query = ProfileMatcher(parse_config(tomllib.loads(path.read_text()), path).profiles["llm-rl"])
+    by_examples = ProfileMatcher(profile(examples=("llm-rl-2025-04-12.txt",)),
+                                 read_digest(DATA / "llm-rl-2025-04-12.txt"))
+    batch = prepare(read_corpus())
+    kept = by_examples.score_batch(batch)
+    assert 150 <= len(kept) <= 600
+    assert len(kept.keys() & by_query.score_batch(batch).keys()) >= 0.7 * len(kept)
+    assert all(m.reasons[0].startswith("similar to ") for m in kept.values())
 
 
 # --- select --------------------------------------------------------------------------------
@@ -252,3 +353,20 @@ def test_llm_rl_profile_keeps_the_seed_and_little_else():
     corpus = dedupe([p for f in sorted(DATA.glob("corpus-*.jsonl.gz")) for p in read(f)])
     kept = m.score_batch(prepare(corpus))
     assert 0.02 * len(corpus) < len(kept) <= 0.07 * len(corpus)
+
+
+def test_batch_similarity_is_the_cosine_of_the_paper_vectors():
+    from watcher.index import cosine, paper_vector, similarity
+
+    papers = reward_examples() + [paper("Reward hacking", "policy optimization, twice: policy"),
+                                  paper("Nothing shared", "")]
+    batch = prepare(papers)
+    weight = DF.vector_weight
+    query = {"reward": 0.6, "policy": 0.5, "grpo": 0.62}
+    norm = sum(w * w for w in query.values()) ** 0.5
+    query = {word: w / norm for word, w in query.items()}  # cosine() takes unit vectors
+    for boost in (0.0, 1.0):
+        sims = similarity(batch, query, weight, title_boost=boost)
+        for i, doc in enumerate(batch.docs):
+            expected = cosine(query, paper_vector(doc, weight, boost))
+            assert sims.get(i, 0.0) == pytest.approx(expected, abs=1e-12)

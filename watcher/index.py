@@ -8,6 +8,7 @@ few papers that hold all of a phrase's words.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections import defaultdict
@@ -85,20 +86,29 @@ class Batch:
             self._index[field] = dict(idx)
         return self._index[field]
 
-    def norms(self, weight) -> list[float]:
-        """Per paper, the length of its word vector under ``weight`` (cached per function)."""
-        if self._norms[0] != weight:
+    def norms(self, weight, title_boost: float = 0.0) -> list[float]:
+        """Per paper, the length of its word vector (see :func:`paper_vector`) under ``weight``
+        and ``title_boost``; cached for the last pair asked."""
+        if self._norms[0] != (weight, title_boost):
             squares = [0.0] * len(self.docs)
             title, abstract = self.index("title"), self.index("abstract")
+            boosted = (1.0 + title_boost) ** 2
             for word in title.keys() | abstract.keys():
                 w = weight(word)
                 if w:  # common words weigh 0: their long postings are skipped
                     w *= w
-                    papers = set(title.get(word, ()))
-                    papers.update(abstract.get(word, ()))
-                    for i in papers:
-                        squares[i] += w
-            self._norms = (weight, [math.sqrt(x) for x in squares])
+                    in_title = title.get(word, ())
+                    for i in in_title:
+                        squares[i] += w * boosted
+                    if in_title:
+                        in_title = set(in_title)
+                        for i in abstract.get(word, ()):
+                            if i not in in_title:
+                                squares[i] += w
+                    else:
+                        for i in abstract.get(word, ()):
+                            squares[i] += w
+            self._norms = ((weight, title_boost), [math.sqrt(x) for x in squares])
         return self._norms[1]
 
     def postings(self, field: str, word: str) -> set[int]:
@@ -194,18 +204,87 @@ def prepare(papers: Iterable[Paper] | Batch) -> Batch:
     return papers if isinstance(papers, Batch) else Batch(papers)
 
 
-def similarity(batch: Batch, example: dict[str, float], weight, floor: float = 0.0) -> dict[int, float]:
-    """Cosine similarity of each paper of ``batch`` to ``example`` (``word -> weight``), over
-    the set of words of title and abstract, each word weighted by ``weight(word)`` (0 drops it).
+def paper_vector(doc: Doc, weight, title_boost: float = 0.0) -> dict[str, float]:
+    """How :func:`similarity` sees a paper: each distinct word of title and abstract weighs
+    ``weight(word)`` (0 drops it), times ``1 + title_boost`` when it is in the title; unit
+    length (empty without a weighted word)."""
+    title = set(doc.title.split())
+    out = {}
+    for word in title | set(doc.abstract.split()):
+        if w := weight(word):
+            out[word] = w * (1.0 + title_boost) if word in title else w
+    return _unit(out)
 
-    Only papers sharing a word with the example, and with a similarity of at least ``floor``,
+
+def example_vector(doc: Doc, weight, title_boost: float = 0.0) -> dict[str, float]:
+    """An example paper as a query vector: like :func:`paper_vector`, but a word repeated in
+    the abstract weighs more (``1 + ln(count)``), as it says more about what the example is
+    about; unit length."""
+    title = set(doc.title.split())
+    counts: dict[str, int] = defaultdict(int)
+    for word in doc.abstract.split():
+        counts[word] += 1
+    out = {}
+    for word in title | counts.keys():
+        if w := weight(word):
+            n = counts.get(word, 0)
+            out[word] = w * ((1.0 + math.log(n)) if n else 1.0) + (w * title_boost if word in title else 0.0)
+    return _unit(out)
+
+
+def centroid(vectors: list[dict[str, float]], size: int) -> dict[str, float]:
+    """The mean of ``vectors`` (Rocchio), cut to its ``size`` heaviest words, unit length."""
+    return top_words(vector_sum(vectors), size)
+
+
+def vector_sum(vectors: list[dict[str, float]]) -> dict[str, float]:
+    """The word-wise sum of ``vectors``."""
+    total: dict[str, float] = defaultdict(float)
+    for vector in vectors:
+        for word, w in vector.items():
+            total[word] += w
+    return dict(total)
+
+
+def top_words(vector: dict[str, float], size: int) -> dict[str, float]:
+    """The ``size`` heaviest words of ``vector`` (ties by word), as a unit vector."""
+    return _unit(dict(heapq.nlargest(size, vector.items(), key=lambda kv: (kv[1], kv[0]))))
+
+
+def _unit(vector: dict[str, float]) -> dict[str, float]:
+    norm = math.sqrt(sum(w * w for w in vector.values()))
+    return {word: w / norm for word, w in vector.items()} if norm else {}
+
+
+def cosine(a: dict[str, float], b: dict[str, float]) -> float:
+    """The dot product of two unit vectors."""
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(w * b.get(word, 0.0) for word, w in a.items())
+
+
+def similarity(batch: Batch, vector: dict[str, float], weight, floor: float = 0.0,
+               title_boost: float = 0.0) -> dict[int, float]:
+    """Cosine similarity of each paper of ``batch``, seen as :func:`paper_vector` under
+    ``weight`` and ``title_boost``, to ``vector`` (``word -> weight``).
+
+    Only papers sharing a word with ``vector``, and with a similarity of at least ``floor``,
     are returned.
     """
-    norms = batch.norms(weight)
-    example_norm = math.sqrt(sum(w * w for w in example.values())) or 1.0
+    norms = batch.norms(weight, title_boost)
+    vector_norm = math.sqrt(sum(w * w for w in vector.values())) or 1.0
     acc: dict[int, float] = defaultdict(float)
-    for word, w in example.items():
-        for i in batch.postings("title", word) | batch.postings("abstract", word):
-            acc[i] += w * w
-    out = {i: s / (example_norm * norms[i]) for i, s in acc.items() if norms[i]}
+    for word, v in vector.items():
+        w = weight(word)
+        if not w:
+            continue
+        v *= w
+        in_title = batch.postings("title", word)
+        for i in in_title | batch.postings("abstract", word):
+            acc[i] += v
+        if title_boost:
+            v *= title_boost
+            for i in in_title:
+                acc[i] += v
+    out = {i: s / (vector_norm * norms[i]) for i, s in acc.items() if norms[i]}
     return {i: s for i, s in out.items() if s >= floor} if floor else out

@@ -9,23 +9,43 @@ cuts::
 The score adds up, with reasons, best first:
 
 * each query term found: its idf (rare terms weigh more, see :mod:`watcher.docfreq`), times
-  TITLE_WEIGHT in the title, times 1 (+ a little for repeats) in the abstract;
+  TITLE_WEIGHT in the title, times 1 (+ a little for repeats) in the abstract; a ``cat:`` term
+  found among the paper's categories (cross-lists too, as on arXiv): CATEGORY_WEIGHT, reason
+  ``cat: cs.CV``;
+* a query that matches without any of its terms being found, as a purely negative one
+  (``NOT ti:survey`` matches every paper without "survey" in its title) does: QUERY_BASE, reason
+  ``query matched``. So a matching query always gives a positive score, and only ``min_score``
+  decides whether that is enough;
 * each followed author: AUTHOR_BOOST;
-* similarity to the closest example: EXAMPLE_WEIGHT x cosine, counted from SIMILAR_MIN up;
+* similarity to the examples ("more like these", see below): EXAMPLE_SCORE x similarity /
+  threshold, from the threshold up, reason ``similar to`` the closest example;
 * Hugging Face upvotes: ln(1 + upvotes).
 
 :func:`select` merges profiles: each paper once, under its best profile, with the reasons of
 every profile that matched; per-profile ``max_papers``; best first, ties newest first.
+
+Examples (Rocchio): each example is a tf-idf vector of its title and abstract words (idf from the
+fixed table, words in more than a tenth of all papers dropped, repeats in the abstract counted
+sublinearly, title words 1 + TITLE_BOOST times); the profile compares each paper (its distinct
+words, idf-weighted, title words boosted alike) by cosine with the *centroid* of the examples,
+cut to its CENTROID_WORDS heaviest words. The threshold comes from the examples themselves:
+SIMILAR_RATIO x the median similarity of an example to the centroid of the others (so a paper
+about as close to the topic as a typical example passes). A single example has SIMILAR_ONE, and
+n examples weigh that prior in as one of n, ``(SIMILAR_ONE + (n - 1) x relative) / n``, as the
+median of a few is noisy; the result is kept between SIMILAR_FLOOR and SIMILAR_MAX. Profiles
+without examples pay nothing for this.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
 from collections import defaultdict
 from typing import Iterable, Sequence
 
 from .docfreq import DocFreq, default_doc_freq
-from .index import Batch, prepare, similarity
+from .index import (Batch, cosine, example_vector, paper_vector, prepare, similarity,
+                    top_words, vector_sum)
 from .models import Match, Paper
 from .query import parse_query
 from .text import name_key, same_person
@@ -33,8 +53,18 @@ from .text import name_key, same_person
 TITLE_WEIGHT = 2.0
 AUTHOR_TERM_WEIGHT = 2.0  # a query word found in the author list
 AUTHOR_BOOST = 5.0  # a followed author
-EXAMPLE_WEIGHT = 10.0
-SIMILAR_MIN = 0.25  # cosine from which a paper counts as similar to an example
+CATEGORY_WEIGHT = 1.0  # a cat: term of the query among the paper's categories
+QUERY_BASE = 0.5  # a query that matched without a term found (NOT ti:survey)
+EXAMPLE_SCORE = 4.0  # a paper exactly as similar to the examples as the threshold
+SIMILAR_RATIO = 0.9  # threshold: this x the examples' median similarity to the others' centroid
+SIMILAR_ONE = 0.12  # the threshold of a single example (a prior for a few)
+SIMILAR_MAX = 0.25  # the highest threshold (examples much alike)
+SIMILAR_FLOOR = 0.05  # the lowest threshold (examples with little in common)
+TITLE_BOOST = 1.0  # a title word counts 1 + TITLE_BOOST times when comparing papers
+CENTROID_WORDS = 300
+THRESHOLD_SAMPLE = 50  # at most this many examples are left out in turn to set the threshold
+
+_SIMILAR = object()  # stands for the reason "similar to <the closest example>"
 
 __all__ = ["ProfileMatcher", "select", "prepare", "Batch"]
 
@@ -55,12 +85,7 @@ class ProfileMatcher:
         self.weights = {t: self.doc_freq.phrase_idf(t.words) for t in self.terms}
         self.authors = [(a, k) for a in profile.authors if (k := name_key(a))]
         self.categories = frozenset(c.lower().removesuffix(".*") for c in profile.categories)
-        self.examples = [(_label(p), self._vector(p)) for p in example_papers]
-
-    def _vector(self, paper: Paper) -> dict[str, float]:
-        doc = prepare([paper]).docs[0]
-        bag = set(doc.title.split()) | set(doc.abstract.split())
-        return {w: v for w in bag if (v := self.doc_freq.vector_weight(w))}
+        self.examples = _Examples(example_papers, self.doc_freq.vector_weight) if example_papers else None
 
     def score(self, paper: Paper) -> Match | None:
         """The match of ``paper``, or None when the profile does not select it."""
@@ -79,23 +104,24 @@ class ProfileMatcher:
         matched = batch.evaluate(self.query.root) if self.query else set()
         by_author = self._authors(batch)
         similar = self._similar(batch, explain)
+        threshold = self.examples.threshold if self.examples else 0.0
         candidates = only if only is not None else (
-            matched | by_author.keys() | {i for i, (s, _) in similar.items() if s >= SIMILAR_MIN})
+            matched | by_author.keys() | {i for i, s in similar.items() if s >= threshold})
         excluded = batch.evaluate(self.exclude.root) if self.exclude else set()
         out: dict[int, Match] = {}
         for i in candidates:
             doc = batch.docs[i]
             scored: list[tuple[float, str]] = []
             if i in matched:
-                scored += self._term_reasons(batch, i)
+                scored += self._term_reasons(batch, i) or [(QUERY_BASE, "query matched")]
             for name in by_author.get(i, ()):
                 scored.append((AUTHOR_BOOST, f"author: {name}"))
-            sim, label = similar.get(i, (0.0, ""))
-            if sim >= SIMILAR_MIN:
-                scored.append((EXAMPLE_WEIGHT * sim, f"similar to {label}"))
+            sim = similar.get(i, 0.0)
+            if self.examples and sim >= threshold:
+                scored.append((EXAMPLE_SCORE * sim / threshold, _SIMILAR))  # named if kept
             why_not = []
             if not scored:
-                why_not.append(self._no_match(batch, i, sim, label))
+                why_not.append(self._no_match(batch, i, sim))
             elif doc.paper.upvotes:
                 scored.append((math.log1p(doc.paper.upvotes), f"{doc.paper.upvotes} upvotes"))
             score = round(sum(s for s, _ in scored), 3)
@@ -109,14 +135,19 @@ class ProfileMatcher:
             if why_not and not explain:
                 continue
             scored.sort(key=lambda sr: -sr[0])
-            out[i] = Match(doc.paper, score, [r for _, r in scored] + why_not, self.profile.name)
+            reasons = [f"similar to {self.examples.closest(doc)}" if r is _SIMILAR else r
+                       for _, r in scored]
+            out[i] = Match(doc.paper, score, reasons + why_not, self.profile.name)
         return out
 
     def _term_reasons(self, batch: Batch, i: int) -> list[tuple[float, str]]:
         out = []
         for term in self.terms:
             hit = batch.hits(term).get(i)
-            if hit is None or term.field == "cat":
+            if hit is None:
+                continue
+            if hit.category:
+                out.append((CATEGORY_WEIGHT, f"cat: {term.text}"))
                 continue
             idf = self.weights[term]
             title = TITLE_WEIGHT * idf if hit.title else 0.0
@@ -135,28 +166,64 @@ class ProfileMatcher:
                         out[i].append(paper_name)
         return {i: names for i, names in out.items() if names}
 
-    def _similar(self, batch: Batch, explain: bool) -> dict[int, tuple[float, str]]:
-        # Scoring only needs the papers from SIMILAR_MIN up; explaining needs the closest.
-        best: dict[int, tuple[float, str]] = {}
-        floor = 0.0 if explain else SIMILAR_MIN
-        for label, vector in self.examples:
-            for i, sim in similarity(batch, vector, self.doc_freq.vector_weight, floor).items():
-                if sim > best.get(i, (0.0, ""))[0]:
-                    best[i] = (sim, label)
-        return best
+    def _similar(self, batch: Batch, explain: bool) -> dict[int, float]:
+        """Similarity to the examples' centroid: from the threshold up, or (explaining) all."""
+        if not self.examples:
+            return {}
+        floor = 0.0 if explain else self.examples.threshold
+        return similarity(batch, self.examples.centroid, self.examples.weight, floor, TITLE_BOOST)
 
-    def _no_match(self, batch: Batch, i: int, sim: float, label: str) -> str:
+    def _no_match(self, batch: Batch, i: int, sim: float) -> str:
         ways = []
         if self.query:
             found = [t.display() for t in self.terms if i in batch.hits(t)]
             ways.append(f"query not matched (found {', '.join(found)})" if found
-                        else "no query term found")
+                        else "no query term found" if self.terms else "query not matched")
         if self.authors:
             ways.append("no followed author")
         if self.examples:
-            ways.append(f"not similar to the examples (closest {label or 'none'}: {sim:.2f}, "
-                        f"needs {SIMILAR_MIN:g})")
+            ways.append(f"not similar to the examples ({sim:.2f}, needs {self.examples.threshold:.2f})")
         return "; ".join(ways)
+
+
+class _Examples:
+    """A profile's examples for "more like these": their centroid and the similarity to it
+    that makes a paper similar (see the module docstring)."""
+
+    def __init__(self, papers: Sequence[Paper], weight):
+        self.weight = weight
+        seen: set = set()  # an example given twice (its id and a digest) counts once
+        docs = prepare([p for p in papers if not (p.key in seen or seen.add(p.key))]).docs
+        vectors = [(_label(d.paper), example_vector(d, weight, TITLE_BOOST), d) for d in docs]
+        vectors = [v for v in vectors if v[1]]  # an example without a weighted word says nothing
+        self.labels = [label for label, _, _ in vectors]
+        self.vectors = [vector for _, vector, _ in vectors]
+        total = vector_sum(self.vectors)
+        self.centroid = top_words(total, CENTROID_WORDS)
+        self.threshold = SIMILAR_ONE
+        if (n := len(vectors)) > 1:
+            step = max(1, len(vectors) // THRESHOLD_SAMPLE)
+            sims = []
+            for k in range(0, len(vectors), step)[:THRESHOLD_SAMPLE]:
+                others = dict(total)
+                for word, w in self.vectors[k].items():
+                    others[word] -= w
+                sims.append(cosine(top_words(others, CENTROID_WORDS),
+                                   paper_vector(vectors[k][2], weight, TITLE_BOOST)))
+            relative = SIMILAR_RATIO * statistics.median(sims)
+            shrunk = (SIMILAR_ONE + (n - 1) * relative) / n  # few examples: a noisy median
+            self.threshold = min(SIMILAR_MAX, max(SIMILAR_FLOOR, shrunk))
+
+    def __bool__(self) -> bool:
+        return bool(self.centroid)
+
+    def closest(self, doc) -> str:
+        """The label of the example most similar to ``doc`` (a prepared paper)."""
+        if len(self.vectors) == 1:
+            return self.labels[0]
+        vector = paper_vector(doc, self.weight, TITLE_BOOST)
+        best = max(range(len(self.vectors)), key=lambda k: (cosine(vector, self.vectors[k]), -k))
+        return self.labels[best]
 
 
 def _names(paper: Paper) -> list[str]:

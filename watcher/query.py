@@ -12,7 +12,8 @@ Grammar, loosest binding first (operators are upper-case, as on arXiv)::
 A bare word or phrase searches ``all`` (title, abstract and authors). Words and phrases are
 normalised by :mod:`watcher.text`, so ``fine-tuning`` is the phrase ``fine tuning`` and ``LLMs``
 matches ``LLM``. A trailing ``*`` makes a word a prefix (``reinforc*``). ``cat:`` takes an
-arXiv category (``cat:cs.CL``) or an archive (``cat:cs`` or ``cat:cs.*``). ``au:`` takes a name
+arXiv category (``cat:cs.CL``: primary or cross-listed there) or an archive (``cat:cs``, or the
+wildcard ``cat:cs.*``: any cs category; no other wildcard in a category). ``au:`` takes a name
 (``au:Levine``, ``au:"S. Levine"``, arXiv's ``au:levine_s``).
 
 Problems raise :class:`~watcher.errors.QuerySyntaxError` whose ``position`` points at the
