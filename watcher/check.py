@@ -14,7 +14,7 @@ def check_config(config: Config) -> tuple[list[str], str]:
     """Problems found (each one line, naming file and key) and a summary when there are none.
 
     The config itself was validated when loaded; this adds the templates (each must render the sample digest),
-    the secrets (the named environment variables must be set), example files and the database
+    the secrets (the named environment variables must be set) and the database
     folder. Secret values are never printed.
     """
     where = str(config.path)

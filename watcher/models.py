@@ -185,10 +185,10 @@ class Paper:
         for name, value in data.items():
             if name not in names:
                 continue
-            if name in ("published", "updated") and value:
+            if name in ("published", "updated"):
                 value = parse_iso(value)
-            elif name == "announced" and value:
-                value = date.fromisoformat(value[:10])
+            elif name == "announced":
+                value = date.fromisoformat(value[:10]) if value else None
             kwargs[name] = value
         return cls(**kwargs)
 
