@@ -55,19 +55,22 @@ def merge_batch(papers: list[Paper]) -> list[Paper]:
     the same title. Two different ids never merge, whatever their titles."""
     out: list[Paper] = []
     by_key: dict[str, int] = {}
-    by_title: dict[str, list[int]] = {}
+    first_by_title: dict[str, int] = {}  # title -> the first paper of that title
+    idless_by_title: dict[str, int] = {}  # title -> the first id-less paper of that title
     for p in papers:
         fp = p.fingerprint
-        same_title = by_title.get(fp, [])
-        if p.arxiv_id:
-            i = by_key.get(p.key, next((j for j in same_title if not out[j].arxiv_id), None))
-        else:
-            i = by_key.get(p.key, same_title[0] if same_title else None)
+        i = by_key.get(p.key)
+        if i is None:
+            i = idless_by_title.get(fp) if p.arxiv_id else first_by_title.get(fp)
         if i is None:
             i = len(out)
             out.append(p)
-            by_title.setdefault(fp, []).append(i)
+            first_by_title.setdefault(fp, i)
+            if not p.arxiv_id:
+                idless_by_title.setdefault(fp, i)
         else:
             out[i] = merge(out[i], p)
+            if out[i].arxiv_id and idless_by_title.get(fp) == i:
+                del idless_by_title[fp]  # it has an id now: another id must not merge into it
         by_key[out[i].key] = i
     return out
