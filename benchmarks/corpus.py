@@ -41,10 +41,7 @@ def corpus_records() -> list[dict]:
 def read_file(path) -> list[Paper]:
     """The papers of one listing file in any supported format (``.gz`` allowed)."""
     path = Path(path)
-    data = path.read_bytes()
-    if path.suffix == ".gz":
-        data = gzip.decompress(data)
-    return formats.read(data, path.name).papers
+    return formats.read(path.read_bytes(), path.name).papers
 
 
 def read_corpus(paths=None) -> list[Paper]:

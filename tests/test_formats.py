@@ -136,3 +136,15 @@ def test_convert_merges_an_id_less_listing_with_the_arxiv_entry_of_the_same_pape
     vlm = papers[0]
     assert vlm["arxiv_id"] == "2504.07615" and vlm["categories"] == ["cs.CV"]
     assert vlm["published"] == "2025-04-10T10:05:15Z"  # the date came from the text digest
+
+
+def test_gzipped_listings_are_read_and_broken_gzip_is_a_one_line_error(tmp_path):
+    import gzip
+
+    packed = tmp_path / "seed.txt.gz"
+    packed.write_bytes(gzip.compress(SEED_DIGEST.read_bytes()))
+    assert len(formats.read(packed.read_bytes(), "seed.gz").papers) == 30
+    broken = tmp_path / "broken.gz"
+    broken.write_bytes(gzip.compress(b"LLM-RL - 2025-04-12")[:-6])
+    r = run_watcher("convert", str(broken), cwd=tmp_path)
+    assert r.returncode == 2 and b"broken gzip data" in r.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import tomllib
 from datetime import datetime, timezone
 from pathlib import Path
@@ -340,8 +339,7 @@ def test_llm_rl_profile_keeps_the_seed_and_little_else():
     from watcher.identity import merge_batch as dedupe
 
     def read(path):
-        return formats.read(gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes(),
-                            path.name).papers
+        return formats.read(path.read_bytes(), path.name).papers
 
     path = ROOT / "config.toml"
     prof = parse_config(tomllib.loads(path.read_text()), path).profiles["llm-rl"]

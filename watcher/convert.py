@@ -32,13 +32,6 @@ def read_input(spec: str, stdin: BinaryIO | None, today: date | None) -> formats
         except OSError as e:
             raise InputError(f"{spec}: cannot read: {e.strerror}") from None
         origin = spec
-        if data[:2] == b"\x1f\x8b":
-            import gzip
-
-            try:
-                data = gzip.decompress(data)
-            except (OSError, EOFError) as e:
-                raise InputError(f"{spec}: broken gzip data ({e})") from None
     return formats.read(data, origin, today=today)
 
 

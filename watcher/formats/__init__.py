@@ -8,7 +8,9 @@ sources fetch bytes and hand them here.
 
 from __future__ import annotations
 
+import gzip
 import importlib
+import zlib
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -88,9 +90,22 @@ def detect(data: bytes, origin: str = "input") -> str:
     )
 
 
+def gunzip(data: bytes, origin: str) -> bytes:
+    """``data`` decompressed when it is gzip (a ``.gz`` file or body), else unchanged."""
+    if data[:2] != b"\x1f\x8b":
+        return data
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as e:
+        raise InputError(f"{origin}: broken gzip data ({e})") from None
+
+
 def read(data: bytes, origin: str = "input", *, today: date | None = None,
          format: str | None = None) -> Listing:
-    """Detect the format of ``data`` (unless given) and parse it into a :class:`Listing`."""
+    """Detect the format of ``data`` (gzip is unpacked first, unless a format is given) and
+    parse it into a :class:`Listing`."""
+    if format is None:
+        data = gunzip(data, origin)
     name = format or detect(data, origin)
     listing = importlib.import_module(READERS[name]).parse(data, origin, today)
     listing.format = name

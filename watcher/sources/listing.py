@@ -4,9 +4,6 @@ path, fetched conditionally (ETag / Last-Modified) and gunzipped when compressed
 
 from __future__ import annotations
 
-import gzip
-import zlib
-
 from .. import formats
 from ..errors import InputError, SourceError
 from .base import FetchResult, Source
@@ -30,14 +27,8 @@ class ListingSource(Source):
         response, validators = conditional_get(self, self.url, state)
         if response.not_modified:
             return FetchResult(papers=[], state=state, not_modified=True)
-        data = response.content
-        if data[:2] == b"\x1f\x8b":
-            try:
-                data = gzip.decompress(data)
-            except (OSError, EOFError, zlib.error) as e:
-                raise SourceError(f"{response.url}: broken gzip data ({e})") from None
         try:
-            listing = formats.read(data, response.url, today=self.ctx.now.date())
+            listing = formats.read(response.content, response.url, today=self.ctx.now.date())
         except InputError as e:
             raise parse_failure(self, e) from None
         for paper in listing.papers:

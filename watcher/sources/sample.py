@@ -4,7 +4,6 @@ named with a date (``corpus-2025-04-11.jsonl.gz``) files its papers under that d
 
 from __future__ import annotations
 
-import gzip
 import re
 from datetime import date
 from pathlib import Path
@@ -26,10 +25,7 @@ def read_samples() -> list[Paper]:
     """Every paper of every sample file, ``announced`` filled from the listing or file date."""
     papers: list[Paper] = []
     for path in sample_files():
-        data = path.read_bytes()
-        if path.suffix == ".gz":
-            data = gzip.decompress(data)
-        listing = formats.read(data, path.name)
+        listing = formats.read(path.read_bytes(), path.name)
         m = _DATE_IN_NAME.search(path.name)
         day = listing.date or (date.fromisoformat(m.group(1)) if m else None)
         for p in listing.papers:
