@@ -5,7 +5,9 @@ named with a date (``corpus-2025-04-11.jsonl.gz``) files its papers under that d
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import date
+from functools import cache
 from pathlib import Path
 
 from .. import formats
@@ -22,7 +24,13 @@ def sample_files() -> list[Path]:
 
 
 def read_samples() -> list[Paper]:
-    """Every paper of every sample file, ``announced`` filled from the listing or file date."""
+    """Every paper of every sample file, ``announced`` filled from the listing or file date
+    (fresh copies: ``--sample`` reads them twice, for today's date and for the fetch)."""
+    return [replace(p) for p in _parsed_samples()]
+
+
+@cache
+def _parsed_samples() -> tuple[Paper, ...]:
     papers: list[Paper] = []
     for path in sample_files():
         listing = formats.read(path.read_bytes(), path.name)
@@ -32,7 +40,7 @@ def read_samples() -> list[Paper]:
             p.announced = p.announced or day
             p.source = "sample"
         papers.extend(listing.papers)
-    return papers
+    return tuple(papers)
 
 
 def sample_today(papers: list[Paper]) -> date:
