@@ -37,7 +37,7 @@ from typing import Callable, TextIO
 
 from .assemble import assemble, digest_title, window_start
 from .config import Config, DigestConfig
-from .deliver import DeliveryContext, make_channel, redact
+from .deliver import channel_for, redact
 from .errors import DeliveryError, InputError, SourceError, StoreError
 from .lock import write_lock
 from .match import ProfileMatcher
@@ -229,9 +229,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
         reports.append(report)
         first_window = None
         try:
-            channel = make_channel(config.channels[name], DeliveryContext(
-                base_dir=config.base_dir, stdout=cycle.stdout, user_agent=config.settings.user_agent,
-                formats=dcfg.formats, templates_dir=config.settings.templates_dir))
+            channel = channel_for(config, name, dcfg.formats, cycle.stdout)
             candidates, revised, first_window = channel_papers(config, store, dcfg, name, cycle)
             digest = assemble(dcfg.name, title, day, candidates, matchers, cycle.now, revised)
             report.papers = len(digest.matches)
@@ -285,9 +283,7 @@ def dry_run_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
         report = ChannelReport(dcfg.name, name)
         reports.append(report)
         try:
-            channel = make_channel(config.channels[name], DeliveryContext(
-                base_dir=config.base_dir, stdout=cycle.stdout, user_agent=config.settings.user_agent,
-                formats=dcfg.formats, templates_dir=config.settings.templates_dir))
+            channel = channel_for(config, name, dcfg.formats, cycle.stdout)
             for fmt in channel.formats():
                 formats.setdefault(fmt, []).append(name)
             new, old, _ = channel_papers(config, store, dcfg, name, cycle)

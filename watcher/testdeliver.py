@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from .config import Config
-from .deliver import DeliveryContext, make_channel
+from .deliver import channel_for
 from .models import Digest, Match
 from .render import render
 from .identity import merge
@@ -32,10 +32,7 @@ def sample_digest(now: datetime, tz) -> Digest:
 
 def send_test_digest(config: Config, channel: str, now: datetime) -> None:
     """Render and send; raises DeliveryError when the channel refuses. Nothing is recorded."""
-    cfg = config.channels[channel]
     formats = next((d.formats for d in config.digests.values() if channel in d.channels), ("text",))
-    templates_dir = config.settings.templates_dir
-    ch = make_channel(cfg, DeliveryContext(base_dir=config.base_dir, user_agent=config.settings.user_agent,
-                                           formats=formats, templates_dir=templates_dir))
+    ch = channel_for(config, channel, formats)
     digest = sample_digest(now, config.settings.timezone)
-    ch.send(digest, {fmt: render(digest, fmt, templates_dir) for fmt in ch.formats()})
+    ch.send(digest, {fmt: render(digest, fmt, config.settings.templates_dir) for fmt in ch.formats()})

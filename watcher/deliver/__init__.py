@@ -28,4 +28,14 @@ def make_channel(cfg, ctx: DeliveryContext) -> Channel:
     return getattr(importlib.import_module(module), cls)(cfg, ctx)
 
 
-__all__ = ["CHANNELS", "Channel", "DeliveryContext", "make_channel", "redact", "secret_env"]
+def channel_for(config, name: str, formats: tuple[str, ...], stdout=None) -> Channel:
+    """The Channel ``[channel.NAME]`` of ``config``, for a digest of ``formats``: the context
+    (config folder, user agent, templates, stdout) comes from the config."""
+    ctx = DeliveryContext(base_dir=config.base_dir, user_agent=config.settings.user_agent,
+                          formats=formats, templates_dir=config.settings.templates_dir)
+    if stdout is not None:
+        ctx.stdout = stdout
+    return make_channel(config.channels[name], ctx)
+
+
+__all__ = ["channel_for", "CHANNELS", "Channel", "DeliveryContext", "make_channel", "redact", "secret_env"]
