@@ -217,3 +217,51 @@ def test_cli_check_refuses_values_that_used_to_crash_later(write_config, tmp_pat
         err = r.stderr.decode()
         assert r.returncode == 2, (args, err)
         assert err.count("\n") == 1 and "Traceback" not in err
+
+
+# --- [web] and [summarizer] (SPEC §7) ---------------------------------------------------------
+
+WEB_BAD = [
+    ('[web]\nlisten = "0.0.0.0:8080"\n', "web.password_env", "not a loopback address"),
+    ('[web]\nlisten = "8080"\n', "web.listen", "not HOST:PORT"),
+    ('[web]\nlisten = "127.0.0.1:70000"\n', "web.listen", "between 1 and 65535"),
+    ('[web]\nbase_url = "papers.example.org"\nsecret_env = "S"\n', "web.base_url", "not an http(s) URL"),
+    ('[web]\nbase_url = "https://papers.example.org"\n', "web.secret_env", "required with web.base_url"),
+    ('[web]\nsecret_env = "not a name"\n', "web.secret_env", "not an environment variable name"),
+    ('[web]\nport = 80\n', "web.port", "unknown key"),
+    ('[summarizer]\ntype = "gpt"\n', "summarizer.type", "not one of extractive, openai"),
+    ('[summarizer]\ntype = "openai"\nmodel = "m"\n', "summarizer.base_url", "required"),
+    ('[summarizer]\ntype = "openai"\nbase_url = "http://127.0.0.1:1/v1"\n', "summarizer.model", "required"),
+    ('[summarizer]\ntimeout = 0\n', "summarizer.timeout", "positive"),
+    ('[summarizer]\nmax_per_day = -1\n', "summarizer.max_per_day", "0 or more"),
+]
+
+
+@pytest.mark.parametrize("extra, key, words", WEB_BAD, ids=[b[1] + ":" + b[2] for b in WEB_BAD])
+def test_bad_web_and_summarizer_tables(write_config, extra, key, words):
+    with pytest.raises(ConfigError) as e:
+        load_config(write_config(MINIMAL_CONFIG + "\n" + extra))
+    assert key in str(e.value) and words in str(e.value)
+
+
+def test_web_and_summarizer_defaults_and_values(write_config):
+    cfg = load_config(write_config(MINIMAL_CONFIG))
+    assert (cfg.web.host, cfg.web.port, cfg.web.loopback, cfg.web.base_url) == ("127.0.0.1", 8080, True, None)
+    assert cfg.summarizer.type == "extractive"
+    cfg = load_config(write_config(MINIMAL_CONFIG + '\n[web]\nlisten = "[::1]:9000"\n'
+                                   'base_url = "https://x.org/papers/"\nsecret_env = "WS"\n'
+                                   'password_env = "WP"\nserve = true\n'
+                                   '[summarizer]\ntype = "openai"\nbase_url = "http://127.0.0.1:5/v1/"\n'
+                                   'model = "m"\nmax_per_day = 0\n'))
+    assert cfg.web.listen == "[::1]:9000" and cfg.web.loopback and cfg.web.serve
+    assert cfg.web.base_url == "https://x.org/papers"
+    assert cfg.summarizer.base_url == "http://127.0.0.1:5/v1" and cfg.summarizer.max_per_day == 0
+    # a public address is fine once a password protects it
+    cfg = load_config(write_config(MINIMAL_CONFIG + '\n[web]\nlisten = "0.0.0.0:8080"\npassword_env = "WP"\n'))
+    assert not cfg.web.loopback
+
+
+def test_check_names_unset_web_secrets(write_config, tmp_path):
+    path = write_config(MINIMAL_CONFIG + '\n[web]\nbase_url = "https://x.org"\nsecret_env = "WATCHER_T_UNSET"\n')
+    r = run_watcher("--config", str(path), "check")
+    assert r.returncode == 2 and b"web.secret_env: environment variable WATCHER_T_UNSET is not set" in r.stderr

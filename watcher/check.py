@@ -28,6 +28,13 @@ def check_config(config: Config) -> tuple[list[str], str]:
             var = getattr(ch, key)
             if var and not os.environ.get(var):
                 problems.append(f"{where}: channel.{ch.name}.{key}: environment variable {var} is not set")
+    for key in ("secret_env", "password_env"):
+        var = getattr(config.web, key)
+        if var and not os.environ.get(var):
+            problems.append(f"{where}: web.{key}: environment variable {var} is not set")
+    if config.summarizer.api_key_env and not os.environ.get(config.summarizer.api_key_env):
+        problems.append(f"{where}: summarizer.api_key_env: environment variable "
+                        f"{config.summarizer.api_key_env} is not set")
     db_dir = config.settings.database.parent
     if not db_dir.exists():
         problems.append(f"{where}: watcher.database: folder {db_dir} does not exist")

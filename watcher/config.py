@@ -131,6 +131,43 @@ class ChannelConfig:
 
 
 @dataclass(frozen=True)
+class WebConfig:
+    """The ``[web]`` table (SPEC §7): the web inbox and the links digests carry.
+
+    ``base_url`` is the public address (no trailing slash); digests carry links only when it
+    and the secret are set. Secrets are named by ``*_env`` keys and read when needed."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    base_url: str | None = None
+    secret_env: str | None = None
+    password_env: str | None = None
+    serve: bool = False
+
+    @property
+    def listen(self) -> str:
+        """``HOST:PORT`` as written in the config (IPv6 hosts in brackets)."""
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+    @property
+    def loopback(self) -> bool:
+        """True when ``host`` only listens on this machine."""
+        return is_loopback(self.host)
+
+
+@dataclass(frozen=True)
+class SummarizerConfig:
+    """The ``[summarizer]`` table (SPEC §7): how the one-sentence TL;DR per paper is made."""
+
+    type: str = "extractive"
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    max_per_day: int = 200
+    timeout: float = 30.0
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole config file."""
 
@@ -140,6 +177,8 @@ class Config:
     profiles: dict[str, Profile] = field(default_factory=dict)
     digests: dict[str, DigestConfig] = field(default_factory=dict)
     channels: dict[str, ChannelConfig] = field(default_factory=dict)
+    web: WebConfig = field(default_factory=WebConfig)
+    summarizer: SummarizerConfig = field(default_factory=SummarizerConfig)
 
     @property
     def base_dir(self) -> Path:
@@ -182,6 +221,22 @@ _DIGEST_KEYS = {
     "send_empty": (bool, False),
     "lookback": (str, "3d"),
     "title": (str, None),
+}
+_WEB_KEYS = {
+    "listen": (str, "127.0.0.1:8080"),
+    "base_url": (str, None),
+    "secret_env": (str, None),
+    "password_env": (str, None),
+    "serve": (bool, False),
+}
+SUMMARIZER_TYPES = ("extractive", "openai")
+_SUMMARIZER_KEYS = {
+    "type": (str, "extractive"),
+    "base_url": (str, None),
+    "model": (str, None),
+    "api_key_env": (str, None),
+    "max_per_day": (int, 200),
+    "timeout": (float, 30.0),
 }
 _CHANNEL_COMMON = {"type": (str, REQUIRED), "timeout": (float, 30.0)}
 _CHANNEL_KEYS = {
@@ -306,7 +361,7 @@ def parse_config(data: dict, path: Path) -> Config:
     """Validate the parsed TOML ``data`` of the file at ``path`` into a :class:`Config`."""
     r = _Reader(path)
     base = path.parent
-    sections = {"watcher", "source", "profile", "digest", "channel"}
+    sections = {"watcher", "source", "profile", "digest", "channel", "web", "summarizer"}
     for key in data:
         if key not in sections:
             raise r.fail(key, f"unknown section (known: {', '.join(sorted(sections))})")
@@ -329,7 +384,78 @@ def parse_config(data: dict, path: Path) -> Config:
     digests = {
         name: _digest(r, name, t, profiles, channels, tz) for name, t in _named(r, data, "digest")
     }
-    return Config(path, settings, sources, profiles, digests, channels)
+    web = _web(r, data.get("web", {}))
+    summarizer = _summarizer(r, data.get("summarizer", {}))
+    return Config(path, settings, sources, profiles, digests, channels, web, summarizer)
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and addresses in 127.0.0.0/8 or ``::1``."""
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:8080`` for IPv6) -> (host, port); ValueError says what is wrong."""
+    m = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\]:(\d+)|([^\s:\[\]]+):(\d+)", text.strip())
+    if not m:
+        raise ValueError(f"{text!r} is not HOST:PORT (like 127.0.0.1:8080 or [::1]:8080)")
+    host = m.group(1) or m.group(3)
+    port = int(m.group(2) or m.group(4))
+    if not 1 <= port <= 65535:
+        raise ValueError(f"port {port} is not between 1 and 65535")
+    return host, port
+
+
+def _env_name(r: _Reader, key: str, value: str | None) -> str | None:
+    if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+        raise r.fail(key, f"{value!r} is not an environment variable name")
+    return value
+
+
+def _web(r: _Reader, t: object) -> WebConfig:
+    w = r.table("web", t, _WEB_KEYS)
+    try:
+        host, port = parse_listen(w["listen"])
+    except ValueError as e:
+        raise r.fail("web.listen", str(e)) from None
+    base_url = w["base_url"]
+    if base_url is not None:
+        if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", base_url):
+            raise r.fail("web.base_url", f"{base_url!r} is not an http(s) URL such as https://papers.example.org")
+        base_url = base_url.rstrip("/")
+    secret_env = _env_name(r, "web.secret_env", w["secret_env"])
+    password_env = _env_name(r, "web.password_env", w["password_env"])
+    if base_url and not secret_env:
+        raise r.fail("web.secret_env", "required with web.base_url (it signs the links in digests)")
+    if not is_loopback(host) and not password_env:
+        raise r.fail("web.password_env", f"required when web.listen ({w['listen']}) is not a loopback address")
+    return WebConfig(host=host, port=port, base_url=base_url, secret_env=secret_env,
+                     password_env=password_env, serve=w["serve"])
+
+
+def _summarizer(r: _Reader, t: object) -> SummarizerConfig:
+    s = r.table("summarizer", t, _SUMMARIZER_KEYS)
+    kind = r.choice("summarizer.type", s["type"], SUMMARIZER_TYPES)
+    if kind == "openai":
+        for key in ("base_url", "model"):
+            if not s[key]:
+                raise r.fail(f"summarizer.{key}", "required with type = \"openai\"")
+    if s["base_url"] is not None and not re.fullmatch(r"https?://\S+", s["base_url"]):
+        raise r.fail("summarizer.base_url", f"{s['base_url']!r} is not an http(s) URL")
+    if s["max_per_day"] < 0:
+        raise r.fail("summarizer.max_per_day", f"must be 0 or more, got {s['max_per_day']}")
+    return SummarizerConfig(
+        type=kind, base_url=s["base_url"].rstrip("/") if s["base_url"] else None,
+        model=s["model"], api_key_env=_env_name(r, "summarizer.api_key_env", s["api_key_env"]),
+        max_per_day=s["max_per_day"], timeout=r.timeout("summarizer.timeout", s["timeout"]),
+    )
 
 
 def _named(r: _Reader, data: dict, section: str):
