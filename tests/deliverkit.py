@@ -117,6 +117,9 @@ class _Handler:
         return "250 OK"
 
     async def handle_DATA(self, srv, session, envelope):
+        self.server.data_commands += 1
+        if self.server.data_commands in self.server.refuse_data:
+            return "451 4.3.0 try again later"
         self.server.received.append(Received(envelope.mail_from, list(envelope.rcpt_tos),
                                              envelope.original_content or envelope.content))
         return "250 Message accepted for delivery"
@@ -130,7 +133,9 @@ class MailServer:
     cert: tuple[Path, Path] | None = None
     login: tuple[str, str] | None = None
     refuse: set[str] = field(default_factory=set)
+    refuse_data: set[int] = field(default_factory=set)  # the DATA commands (1, 2, ...) to refuse
     received: list[Received] = field(default_factory=list)
+    data_commands: int = 0
     port: int = 0
 
     def __enter__(self) -> "MailServer":

@@ -175,8 +175,29 @@ def test_default_budget_holds_for_a_big_digest():
     assert len(server.received[0].data) < 100_000
 
 
-def test_tiny_budget_counts_what_does_not_fit():
+def test_tiny_budget_splits_the_digest_into_parts_that_show_every_paper():
+    digest = sample_digest(30, updated=0)
     with MailServer() as server:
-        send(channel(server.port, max_bytes=14_000), sample_digest(30, updated=0))
-    text = server.received[0].message.get_payload()[0].get_content()
-    assert "… and" in text and "more papers" in text
+        send(channel(server.port, max_bytes=14_000), digest)
+    n = len(server.received)
+    assert n >= 2
+    seen = []
+    for i, got in enumerate(server.received, 1):
+        assert len(got.data) < 14_000
+        assert str(got.message["Subject"]).startswith(f"LLM-RL (part {i} of {n}) — 2025-04-12: ")
+        text, html = (p.get_content() for p in got.message.get_payload())
+        assert "… and" not in text
+        seen += [m.paper.arxiv_id for m in digest.matches if m.paper.abs_url in html]
+    assert seen == [m.paper.arxiv_id for m in digest.matches]  # each once, in digest order
+
+
+def test_a_refused_second_part_says_which_papers_went_out():
+    from watcher.deliver.email import PartialDelivery
+
+    digest = sample_digest(30, updated=0)
+    with MailServer(refuse_data={2}) as server, pytest.raises(PartialDelivery) as e:
+        send(channel(server.port, max_bytes=14_000), digest)
+    html = server.received[0].message.get_payload()[1].get_content()
+    assert [p.arxiv_id for p in e.value.delivered] == [
+        m.paper.arxiv_id for m in digest.matches if m.paper.abs_url in html]
+    assert "451" in str(e.value) and "part 1 was sent" in str(e.value)

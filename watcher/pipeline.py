@@ -251,6 +251,9 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
                          digest.empty_reason)
         except (DeliveryError, InputError) as e:
             report.error = redact(str(e))
+            shown = getattr(e, "delivered", None)  # a split e-mail: the parts accepted before
+            if shown:
+                store.record_shown(dcfg.name, name, shown, cycle.now)
             store.delivery_failed(dcfg.name, name, report.error, cycle.now, first_window)
             log.error("digest %s -> channel %s failed: %s", dcfg.name, name, report.error)
         except (StoreError, sqlite3.Error):  # the database, not the channel: the cycle stops

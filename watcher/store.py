@@ -414,6 +414,15 @@ class Store:
                 row.update(last_success=iso(now), last_count=len(papers))
             self.db["channels"].upsert(row, pk=("digest", "channel"))
 
+    def record_shown(self, digest: str, channel: str, papers: list[Paper], now: datetime) -> None:
+        """Ledger rows for ``papers`` that a channel showed before it failed (the accepted parts
+        of a split e-mail); the watermark stays, so the next run still sends the rest."""
+        with self.db.atomic():
+            self.db["deliveries"].upsert_all(
+                [{"digest": digest, "channel": channel, "paper": p.key, "version": p.version,
+                  "delivered_at": iso(now)} for p in papers],
+                pk=("digest", "channel", "paper"))
+
     def delivery_failed(self, digest: str, channel: str, error: str, now: datetime,
                         first_window: date | None = None) -> None:
         """Record a failed delivery; nothing enters the ledger and the watermark stays. A first

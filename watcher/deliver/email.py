@@ -4,9 +4,14 @@ Security ``starttls`` (default, port 587), ``tls`` (implicit TLS, 465) or ``none
 server's certificate is verified against the system's CAs. With ``username`` set it logs in with
 the password from the environment variable ``password_env`` names.
 
-Size (SPEC §6): the whole message stays under ``max_bytes`` (100 KB). When the full digest does
-not fit, the message is rendered again showing fewer papers in full and listing the rest as
-titles with links (the largest number of full entries that fits, found by bisection).
+Size (SPEC §6): every message stays under ``max_bytes`` (100 KB), and every paper the ledger
+records is in a message the server accepted. When the full digest does not fit, it is rendered
+again showing fewer papers in full and listing the rest as titles with links (the largest number
+of full entries that fits, found by bisection). When even the titles of all papers do not fit,
+the digest goes out as several messages, "(part 1 of 3)" ..., each holding a share of the papers
+(in full where room is left, else as titles with links), sent in order over one connection. If
+part k is refused, :class:`PartialDelivery` says which papers parts 1 .. k-1 showed, so that
+only those are recorded and the rest are sent by the next run.
 
 Every recipient is checked (RCPT) before the message is sent: if the server refuses any, the
 transaction is reset and DeliveryError raised, so nobody receives a copy that the ledger would
@@ -18,13 +23,14 @@ from __future__ import annotations
 import smtplib
 import socket
 import ssl
+from dataclasses import replace
 from datetime import datetime
 from email.message import EmailMessage
 from email.policy import SMTP
 from email.utils import format_datetime, getaddresses, make_msgid, parseaddr
 
 from ..errors import DeliveryError
-from ..models import Digest
+from ..models import Digest, Paper
 from ..render import plural, render
 from .base import Channel, secret_env
 
@@ -33,6 +39,15 @@ def subject(digest: Digest) -> str:
     """``LLM-RL — 2025-04-12: 12 new papers`` on one line (no header injection possible)."""
     what = plural(len(digest.matches), "new paper") if digest.matches else "no new papers"
     return " ".join(f"{digest.title} — {digest.date.isoformat()}: {what}".split())
+
+
+class PartialDelivery(DeliveryError):
+    """Some parts of a split digest were accepted, a later one failed: ``delivered`` are the
+    papers the accepted parts showed (and only those may be recorded)."""
+
+    def __init__(self, message: str, delivered: list[Paper]):
+        super().__init__(message)
+        self.delivered = delivered
 
 
 class EmailChannel(Channel):
@@ -67,28 +82,53 @@ class EmailChannel(Channel):
         return msg
 
     def fit(self, digest: Digest, rendered: dict[str, str]) -> bytes:
-        """The message as bytes, under ``max_bytes``: the full digest when it fits, else the most
-        full entries that fit with the rest as titles, else titles only (as many as fit)."""
+        """The first (usually the only) message of :meth:`messages` as bytes."""
+        return self.messages(digest, rendered)[0][0]
+
+    def messages(self, digest: Digest, rendered: dict[str, str]) -> list[tuple[bytes, list[Paper]]]:
+        """The messages to send, each under ``max_bytes``, with the papers each one shows: the
+        full digest when it fits; else one message with the most full entries that fit and the
+        rest as titles with links; else as few parts as hold every paper at least as a title."""
         limit = self.cfg.max_bytes
         data = self.build(digest, rendered["text"], rendered["html"]).as_bytes()
         if len(data) < limit:
-            return data
+            return [(data, digest.papers)]
         tdir = self.ctx.templates_dir
 
-        def attempt(full: int, listed: int | None = None) -> bytes:
-            parts = {f: render(digest, f, tdir, full_limit=full, list_limit=listed)
-                     for f in ("text", "html")}
-            return self.build(digest, parts["text"], parts["html"]).as_bytes()
+        def attempt(part: Digest, full: int) -> bytes:
+            texts = {f: render(part, f, tdir, full_limit=full) for f in ("text", "html")}
+            return self.build(part, texts["text"], texts["html"]).as_bytes()
+
+        def fits(part: Digest, full: int) -> bool:
+            return len(attempt(part, full)) < limit
 
         n = len(digest.matches)
-        best = _largest(0, n - 1, lambda k: len(attempt(k)) < limit)
-        if best is not None:
-            return attempt(best)
-        listed = _largest(0, n, lambda k: len(attempt(0, k)) < limit)
-        if listed is None:
+        if n and fits(digest, 0):  # every title fits: one message, as many in full as fit
+            return [(attempt(digest, _largest(0, n - 1, lambda k: fits(digest, k))), digest.papers)]
+        chunks, rest = [], list(digest.matches)
+        while rest:  # each part as big as fits (with the longest possible label), then evened out
+            updated = digest.updated if not chunks else []
+            widest = _part(digest, rest, updated, n, n)
+            most = _largest(1, len(rest), lambda k: fits(replace(widest, matches=rest[:k]), 0))
+            if most is None:
+                raise DeliveryError(f"channel {self.cfg.name}: a single paper's title and link do "
+                                    f"not fit in max_bytes = {limit}; raise max_bytes")
+            if most < len(rest):
+                most = -(-len(rest) // -(-len(rest) // most))
+            chunks.append((rest[:most], updated))
+            rest = rest[most:]
+        if not chunks:  # no papers, only the updated list, and it is too long
             raise DeliveryError(f"channel {self.cfg.name}: even an e-mail without papers is over "
                                 f"max_bytes = {limit}; raise max_bytes")
-        return attempt(0, listed)
+        out = []
+        for i, (matches, updated) in enumerate(chunks, 1):
+            part = _part(digest, matches, updated, i, len(chunks))
+            full = _largest(0, len(matches), lambda k: fits(part, k))
+            if full is None:
+                raise DeliveryError(f"channel {self.cfg.name}: part {i} of {len(chunks)} does not "
+                                    f"fit in max_bytes = {limit}; raise max_bytes")
+            out.append((attempt(part, full), [m.paper for m in matches]))
+        return out
 
     # --- sending ------------------------------------------------------------------------
 
@@ -96,51 +136,73 @@ class EmailChannel(Channel):
         """Connect, secure, log in, check every recipient, send; DeliveryError otherwise."""
         cfg = self.cfg
         password = secret_env(cfg, "password_env") if cfg.username else None
-        data = self.fit(digest, rendered)
+        messages = self.messages(digest, rendered)
         sender = parseaddr(cfg.sender)[1]
         recipients = [addr for _, addr in getaddresses(list(cfg.to)) if addr]
         if not sender or not recipients:
             raise DeliveryError(f"channel {cfg.name}: no usable address in from/to")
         where = f"channel {cfg.name}: SMTP {cfg.host}:{cfg.port}"
+        delivered: list[Paper] = []
+        sent = 0
         try:
             with self._connect() as smtp:
                 if password is not None:
                     smtp.login(cfg.username, password)
-                code, reply = smtp.mail(sender, _mail_options(smtp, data))
-                if code != 250:
-                    raise DeliveryError(f"{where}: sender {sender} refused ({code} {_text(reply)}){_later(code)}")
-                refused = {}
-                for rcpt in recipients:
-                    code, reply = smtp.rcpt(rcpt)
-                    if code not in (250, 251):
-                        refused[rcpt] = f"{code} {_text(reply)}"
-                if refused:
-                    smtp.rset()
-                    detail = "; ".join(f"{r}: {why}" for r, why in refused.items())
-                    raise DeliveryError(f"{where}: recipients refused, nothing sent ({detail})")
-                code, reply = smtp.data(data)
-                if code != 250:
-                    raise DeliveryError(f"{where}: message refused ({code} {_text(reply)}){_later(code)}")
-        except smtplib.SMTPAuthenticationError as e:
-            raise DeliveryError(f"{where}: login as {cfg.username} refused ({e.smtp_code} "
-                                f"{_text(e.smtp_error)})") from None
-        except smtplib.SMTPNotSupportedError as e:
-            raise DeliveryError(f"{where}: server does not support {e} (check security)") from None
-        except smtplib.SMTPResponseException as e:
-            raise DeliveryError(f"{where}: {e.smtp_code} {_text(e.smtp_error)}{_later(e.smtp_code)}") from None
-        except smtplib.SMTPServerDisconnected:
-            raise DeliveryError(f"{where}: the server closed the connection before it accepted the "
-                                "message; the next run sends it again") from None
-        except ssl.SSLCertVerificationError as e:
-            raise DeliveryError(f"{where}: TLS certificate not trusted ({e.verify_message})") from None
-        except ssl.SSLError as e:
-            raise DeliveryError(f"{where}: TLS failed ({e.reason or e}); check security/port") from None
-        except (socket.timeout, TimeoutError):
-            raise DeliveryError(f"{where}: timed out after {cfg.timeout:g}s") from None
-        except smtplib.SMTPException as e:
-            raise DeliveryError(f"{where}: {e}") from None
-        except OSError as e:
-            raise DeliveryError(f"{where}: {e.strerror or e}") from None
+                for data, papers in messages:
+                    self._transaction(smtp, where, sender, recipients, data)
+                    sent += 1
+                    delivered.extend(papers)
+        except DeliveryError as e:
+            if sent == len(messages):
+                return  # all accepted; only the goodbye failed
+            raise _partial(e, delivered, sent + 1, len(messages)) from None
+        except (smtplib.SMTPException, ssl.SSLError, OSError) as e:
+            if sent == len(messages):
+                return
+            raise _partial(self._failure(e, where), delivered, sent + 1, len(messages)) from None
+
+    def _failure(self, e: Exception, where: str) -> DeliveryError:
+        """The one-line DeliveryError for an exception of smtplib, ssl or the socket."""
+        cfg = self.cfg
+        if isinstance(e, smtplib.SMTPAuthenticationError):
+            return DeliveryError(f"{where}: login as {cfg.username} refused ({e.smtp_code} "
+                                 f"{_text(e.smtp_error)})")
+        if isinstance(e, smtplib.SMTPNotSupportedError):
+            return DeliveryError(f"{where}: server does not support {e} (check security)")
+        if isinstance(e, smtplib.SMTPResponseException):
+            return DeliveryError(f"{where}: {e.smtp_code} {_text(e.smtp_error)}{_later(e.smtp_code)}")
+        if isinstance(e, smtplib.SMTPServerDisconnected):
+            return DeliveryError(f"{where}: the server closed the connection before it accepted the "
+                                 "message; the next run sends it again")
+        if isinstance(e, ssl.SSLCertVerificationError):
+            return DeliveryError(f"{where}: TLS certificate not trusted ({e.verify_message})")
+        if isinstance(e, ssl.SSLError):
+            return DeliveryError(f"{where}: TLS failed ({e.reason or e}); check security/port")
+        if isinstance(e, (socket.timeout, TimeoutError)):
+            return DeliveryError(f"{where}: timed out after {cfg.timeout:g}s")
+        if isinstance(e, smtplib.SMTPException):
+            return DeliveryError(f"{where}: {e}")
+        return DeliveryError(f"{where}: {getattr(e, 'strerror', None) or e}")
+
+    @staticmethod
+    def _transaction(smtp: smtplib.SMTP, where: str, sender: str, recipients: list[str],
+                     data: bytes) -> None:
+        """One message: MAIL, a RCPT per recipient (all must pass, else RSET), DATA."""
+        code, reply = smtp.mail(sender, _mail_options(smtp, data))
+        if code != 250:
+            raise DeliveryError(f"{where}: sender {sender} refused ({code} {_text(reply)}){_later(code)}")
+        refused = {}
+        for rcpt in recipients:
+            code, reply = smtp.rcpt(rcpt)
+            if code not in (250, 251):
+                refused[rcpt] = f"{code} {_text(reply)}"
+        if refused:
+            smtp.rset()
+            detail = "; ".join(f"{r}: {why}" for r, why in refused.items())
+            raise DeliveryError(f"{where}: recipients refused, nothing sent ({detail})")
+        code, reply = smtp.data(data)
+        if code != 250:
+            raise DeliveryError(f"{where}: message refused ({code} {_text(reply)}){_later(code)}")
 
     def _connect(self) -> smtplib.SMTP:
         cfg = self.cfg
@@ -161,6 +223,21 @@ class EmailChannel(Channel):
             smtp.close()
             raise
         return smtp
+
+
+def _part(digest: Digest, matches: list, updated: list, i: int, n: int) -> Digest:
+    """Part ``i`` of ``n`` of a split digest: its title says so, it holds ``matches``."""
+    return replace(digest, title=f"{digest.title} (part {i} of {n})", matches=matches,
+                   updated=updated)
+
+
+def _partial(error: DeliveryError, delivered: list[Paper], i: int, n: int) -> DeliveryError:
+    """The error of part ``i`` of ``n``; after accepted parts, a PartialDelivery saying so."""
+    if not delivered:
+        return error
+    done = "part 1 was" if i == 2 else f"parts 1-{i - 1} were"
+    return PartialDelivery(f"{error} (part {i} of {n}; {done} sent and recorded, the next run "
+                           "sends the rest)", delivered)
 
 
 def _largest(lo: int, hi: int, fits) -> int | None:
@@ -196,4 +273,4 @@ def _text(reply: bytes | str) -> str:
     return " ".join(reply.split())
 
 
-__all__ = ["EmailChannel", "subject"]
+__all__ = ["EmailChannel", "PartialDelivery", "subject"]

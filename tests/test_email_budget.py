@@ -1,0 +1,130 @@
+"""An e-mail over ``max_bytes`` records only what it showed (SPEC §6): ``watcher once`` with 700
+recent papers against a real aiosmtpd server; the ledger's rows are exactly the papers present in
+the messages the server accepted, every message under the budget."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from datetime import datetime, timedelta, timezone
+
+from deliverkit import MailServer, run_watcher
+
+CONFIG = """
+[watcher]
+database = "watcher.db"
+
+[source.feed]
+type = "listing"
+path = "papers.jsonl"
+
+[profile.rl]
+title = "RL"
+query = '"reinforcement learning"'
+max_papers = {max_papers}
+
+[digest.daily]
+profiles = ["rl"]
+schedule = "0 9 * * *"
+channels = ["mail"]
+
+[channel.mail]
+type = "email"
+host = "127.0.0.1"
+port = {port}
+security = "none"
+from = "watcher@example.org"
+to = ["me@example.org"]
+timeout = 5
+{budget}
+"""
+
+ABS = re.compile(r"https://arxiv\.org/abs/(2601\.\d{5})")
+
+
+def write_setup(tmp_path, port: int, max_papers: int, max_bytes: int | None = None, n: int = 700):
+    """700 distinct papers submitted in the last day, each matching the profile."""
+    now = datetime.now(timezone.utc)
+    lines = []
+    for i in range(n):
+        lines.append(json.dumps({
+            "arxiv_id": f"2601.{10000 + i:05d}", "version": 1,
+            "title": f"Reinforcement learning study {i:03d} of policy gradients on task {i:03d}",
+            "authors": [f"Author {i} One", f"Author {i} Two"],
+            "abstract": (f"Paper {i:03d}. We study reinforcement learning for language models. "
+                         + "The method improves sample efficiency and stability. " * 15),
+            "published": (now - timedelta(hours=1, minutes=i)).isoformat(),
+            "categories": ["cs.LG"], "primary_category": "cs.LG"}))
+    (tmp_path / "papers.jsonl").write_text("\n".join(lines) + "\n")
+    budget = f"max_bytes = {max_bytes}" if max_bytes else ""
+    config = tmp_path / "config.toml"
+    config.write_text(CONFIG.format(max_papers=max_papers, port=port, budget=budget))
+    return config
+
+
+def ledger(tmp_path) -> list[str]:
+    with sqlite3.connect(tmp_path / "watcher.db") as conn:
+        return sorted(r[0] for r in conn.execute("SELECT paper FROM deliveries"))
+
+
+def shown(received) -> list[str]:
+    """The papers each accepted message shows in BOTH parts: the text part by title (a full
+    entry) or link (a listed title), the HTML part by link; every paper once in all messages."""
+    out = []
+    for got in received:
+        text, html = (p.get_content() for p in got.message.get_payload())
+        in_html = ABS.findall(html)
+        for ident in dict.fromkeys(in_html):
+            i = int(ident[5:]) - 10000
+            assert f"Reinforcement learning study {i:03d} " in text or ident in text, ident
+            out.append(ident)
+        assert "… and" not in text and "more paper" not in html
+    assert len(out) == len(set(out)), "a paper shown twice"
+    return sorted(out)
+
+
+def once(config):
+    return run_watcher("--config", str(config), "once", cwd=config.parent)
+
+
+def test_small_budget_sends_every_recorded_paper(tmp_path):
+    with MailServer() as smtp:
+        config = write_setup(tmp_path, smtp.port, max_papers=30, max_bytes=10_000)
+        r = once(config)
+        assert r.returncode == 0, r.stderr
+        assert len(smtp.received) >= 2  # 30 papers' titles do not fit in 10,000 bytes
+        assert all(len(got.data) < 10_000 for got in smtp.received)
+        subjects = [str(got.message["Subject"]) for got in smtp.received]
+        assert all(f"(part {i} of {len(subjects)})" in s for i, s in enumerate(subjects, 1))
+        recorded = ledger(tmp_path)
+        assert len(recorded) == 30 and shown(smtp.received) == recorded
+        again = once(config)
+        assert again.returncode == 0 and len(smtp.received) == len(subjects)
+
+
+def test_a_thousand_papers_default_budget_sends_all_700(tmp_path):
+    with MailServer() as smtp:
+        config = write_setup(tmp_path, smtp.port, max_papers=1000)
+        r = once(config)
+        assert r.returncode == 0, r.stderr
+        assert all(len(got.data) < 100_000 for got in smtp.received)
+        recorded = ledger(tmp_path)
+        assert len(recorded) == 700 and shown(smtp.received) == recorded
+
+
+def test_a_refused_later_part_records_only_the_parts_accepted(tmp_path):
+    with MailServer(refuse_data={2}) as smtp:
+        config = write_setup(tmp_path, smtp.port, max_papers=30, max_bytes=10_000)
+        r = once(config)
+        assert r.returncode == 1
+        assert "451" in r.stderr and "part 1 was sent and recorded" in r.stderr
+        assert len(smtp.received) == 1
+        first = ledger(tmp_path)
+        assert 0 < len(first) < 30 and shown(smtp.received) == first
+        retry = once(config)  # the refused part's papers come again; part 1's never do
+        assert retry.returncode == 0, retry.stderr
+        assert ledger(tmp_path) == shown(smtp.received)
+        first_pick = [f"2601.{10000 + i}" for i in range(30)]  # the 30 newest
+        assert set(first_pick) <= set(ledger(tmp_path))
+        assert len(ledger(tmp_path)) == len(first) + 30  # the retry is a digest of 30 again
