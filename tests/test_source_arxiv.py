@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -58,8 +59,35 @@ def test_incremental_from_newest_stored_with_overlap(server):
     result = source(server).fetch({"newest": "2024-06-01T00:00:00Z"})
     since = newest - arxiv_module.OVERLAP
     assert {p.key for p in result.papers} == {p.key for p in ALL if p.published >= since}
-    assert "submittedDate:[202405290000 TO" in server.hits("/api/query")[0].query["search_query"]
+    assert f"submittedDate:[{since:%Y%m%d%H%M} TO" in server.hits("/api/query")[0].query["search_query"]
     assert result.state["newest"] > "2024-06-01"
+
+
+def late_entry(raw: bytes, ident: str, published: datetime) -> bytes:
+    """The feed ``raw`` with one more entry: a copy of its first entry under a new id, submitted
+    at ``published`` (a paper announced days after its submission)."""
+    first = raw.index(b"<entry>")
+    entry = raw[first:raw.index(b"</entry>", first) + len(b"</entry>")]
+    stamp = published.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
+    late = re.sub(rb"\d{4}\.\d{5}v1", ident.encode() + b"v1", entry)
+    late = re.sub(rb"<title>[^<]*</title>", b"<title>A paper held in moderation</title>", late)
+    late = re.sub(rb"<(published|updated)>[^<]+<", rb"<\1>" + stamp + b"<", late)
+    return raw[:first] + late + b"\n" + raw[first:]
+
+
+@pytest.mark.parametrize("days_late", [5, 9])
+def test_a_paper_announced_days_after_submission_still_arrives(server, days_late):
+    raw = data(PAGE)
+    server.route("/api/query", PagedFeed(raw).reply)
+    first = source(server).fetch({})
+    newest = max(p.published for p in first.papers)
+    # a week on: one paper submitted days before the newest is announced only now (moderation,
+    # a holiday backlog), alongside nothing newer
+    late = newest - timedelta(days=days_late)
+    server.route("/api/query", PagedFeed(late_entry(raw, "2604.99999", late)).reply)
+    again = source(server).fetch(first.state)
+    assert "2604.99999" in {p.key for p in again.papers}
+    assert again.state["newest"] == first.state["newest"]
 
 
 def test_nothing_new_keeps_state(server):

@@ -3,17 +3,19 @@
 Each run asks only for what it has not seen::
 
     since = ctx.since                                  # watcher fetch --since (backfill)
-         or state["newest"] - OVERLAP                  # newest submission seen last time
+         or state["newest"] - OVERLAP                  # newest submission seen, less 2 weeks
          or now - first_fetch                          # the very first run
     for start in 0, page, 2*page, ... (while start < 30,000):
         GET ?search_query=(QUERY) AND submittedDate:[since TO now]
             &sortBy=submittedDate&sortOrder=descending&start=START&max_results=PAGE
         keep entries submitted at or after since; stop at totalResults or at an older entry
 
-so days when watcher was down are caught up and whole history is never fetched again. The
-overlap re-reads a few days because papers are announced up to days after submission (the
-store merges the re-read ones as unchanged). The API's error feed becomes a SourceError
-naming the query; an empty page short of ``totalResults`` (a known API hiccup) is retried, then
+so days when watcher was down are caught up and whole history is never fetched again. The API
+can only search by submission date, and arXiv announces a paper days after its submission, a
+week or more when it is held in moderation or by a holiday backlog: so every run reaches back
+``OVERLAP`` (two weeks) before the newest submission it has seen. Identity makes the overlap
+free: the store merges the re-read papers as unchanged, and a late paper is new when it comes.
+The API's error feed becomes a SourceError naming the query; an empty page short of ``totalResults`` (a known API hiccup) is retried, then
 fails the run so that nothing is silently skipped: state only advances after a whole fetch.
 """
 
@@ -33,7 +35,7 @@ log = logging.getLogger(__name__)
 API_URL = "https://export.arxiv.org/api/query"
 MAX_RESULTS = 2000   # the API's largest page
 MAX_START = 30000    # the API refuses start + max_results beyond this
-OVERLAP = timedelta(days=3)
+OVERLAP = timedelta(days=14)  # arXiv's announcement delays: moderation holds, holiday backlogs
 EMPTY_PAGE_TRIES = 3
 
 
