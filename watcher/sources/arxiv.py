@@ -15,8 +15,9 @@ can only search by submission date, and arXiv announces a paper days after its s
 week or more when it is held in moderation or by a holiday backlog: so every run reaches back
 ``OVERLAP`` (two weeks) before the newest submission it has seen. Identity makes the overlap
 free: the store merges the re-read papers as unchanged, and a late paper is new when it comes.
-The API's error feed becomes a SourceError naming the query; an empty page short of ``totalResults`` (a known API hiccup) is retried, then
-fails the run so that nothing is silently skipped: state only advances after a whole fetch.
+The API's error feed becomes a SourceError naming the query; an empty page short of
+``totalResults`` (a known API hiccup) is retried, then fails the run so that nothing is
+silently skipped: state only advances after a whole fetch.
 """
 
 from __future__ import annotations
