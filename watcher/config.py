@@ -26,6 +26,7 @@ REQUIRED = object()  # marks a key without default
 SOURCE_TYPES = ("arxiv", "arxiv-rss", "arxiv-oai", "hf-daily", "listing")
 CHANNEL_TYPES = ("email", "slack", "file", "webhook", "stdout")
 FORMATS = ("text", "markdown", "html", "slack", "json")
+FORMAT_CHANNELS = ("file", "stdout")  # the channel types that write the digest's own formats
 
 _DURATION_RE = re.compile(r"(\d+)\s*([wdhms])")
 _UNIT_SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
@@ -557,6 +558,12 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
             raise r.fail(f"{where}.channels", f"no [channel.{c}] is defined")
     for f in v["formats"]:
         r.choice(f"{where}.formats", f, FORMATS)
+    writers = [f"{c} ({channels[c].type})" for c in v["channels"]
+               if channels[c].type in FORMAT_CHANNELS]
+    if not v["formats"] and writers:  # they would write nothing, yet record the papers
+        raise r.fail(f"{where}.formats", f"is empty, but {'channels' if len(writers) > 1 else 'channel'} "
+                                         f"{', '.join(writers)} write{'' if len(writers) > 1 else 's'} the "
+                                         f"digest's formats: give at least one of {', '.join(FORMATS)}")
     if v["schedule"] and v["every"]:
         raise r.fail(f"{where}.every", "give either schedule or every, not both")
     if not (v["schedule"] or v["every"]):

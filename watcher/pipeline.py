@@ -239,6 +239,9 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
                 log.info("digest %s -> %s: %s; nothing sent", dcfg.name, name, digest.empty_reason)
                 store.record_delivery(dcfg.name, name, [], cycle.now)
                 continue
+            if not channel.formats():  # it would write nothing, yet record the papers
+                raise DeliveryError(f"channel {name} writes no format for digest {dcfg.name} "
+                                    "(its formats are empty); nothing recorded")
             report.rendered = {fmt: render(digest, fmt, config.settings.templates_dir)
                                for fmt in channel.formats()}
             channel.send(digest, report.rendered)
