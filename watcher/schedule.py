@@ -3,7 +3,9 @@
 Every function here takes the clock as an argument and touches nothing else, so ``watcher run``
 (through :class:`DigestTrigger`), ``watcher once --due`` and ``watcher status`` share one answer.
 
-Cron schedules match *wall-clock* times in ``[watcher].timezone``, like cron itself:
+Cron schedules are crontab lines, read as cron reads them: when both the day of month and the
+day of week are restricted, a day matches when either does (:func:`crontab_trigger`). They
+match *wall-clock* times in ``[watcher].timezone``, like cron itself:
 
 - spring forward: a time that does not exist that day (02:30 in a skipped hour) fires at the
   same instant shifted by the gap (03:30 local), once;
@@ -94,15 +96,46 @@ def _crontab_dow(field: str) -> str:
     return ",".join(_DAYS[d] for d in sorted(days))
 
 
-def crontab_trigger(expr: str, tz) -> CronTrigger:
-    """A CronTrigger from a standard 5-field crontab line (minute hour day month weekday),
-    with crontab's weekday numbering. ValueError when it does not parse."""
+class CrontabTrigger(BaseTrigger):
+    """Fires at the earliest of its CronTriggers: a crontab line whose day of month and day of
+    week are both restricted is the union of one trigger per day field (see
+    :func:`crontab_trigger`)."""
+
+    __slots__ = ("triggers",)
+
+    def __init__(self, triggers: list[CronTrigger]):
+        self.triggers = triggers
+
+    def get_next_fire_time(self, previous_fire_time, now):
+        """The earliest next fire time of any of the triggers, or None. The weekday trigger
+        (first) fires within a year; the day-of-month one is searched only up to it (it may
+        never fire, "30 2", and APScheduler would search up to the year 9999 to say so)."""
+        best = None
+        for trigger in self.triggers:
+            trigger.end_date = best
+            found = trigger.get_next_fire_time(previous_fire_time, now)
+            if found is not None and (best is None or found < best):
+                best = found
+        return best
+
+
+def crontab_trigger(expr: str, tz) -> CrontabTrigger:
+    """A trigger from a standard 5-field crontab line (minute hour day month weekday), with
+    crontab's weekday numbering and day matching: when both the day of month and the day of
+    week are restricted (neither starts with ``*``), a day matches when either does, as cron
+    (crontab(5): "30 4 1,15 * 5" runs on the 1st and 15th, plus every Friday); otherwise the
+    restricted one decides. ValueError when it does not parse."""
     fields = expr.split()
     if len(fields) != 5:
         raise ValueError(f"expected 5 fields (minute hour day month weekday), got {len(fields)}")
     minute, hour, day, month, dow = fields
-    return CronTrigger(minute=minute, hour=hour, day=day, month=month,
-                       day_of_week=_crontab_dow(dow), timezone=tz)
+    dow = _crontab_dow(dow)
+    if day.startswith("*") or dow == "*" or fields[4].startswith("*"):
+        return CrontabTrigger([CronTrigger(minute=minute, hour=hour, day=day, month=month,
+                                           day_of_week=dow, timezone=tz)])
+    return CrontabTrigger([CronTrigger(minute=minute, hour=hour, month=month, day_of_week=dow,
+                                       timezone=tz),
+                           CronTrigger(minute=minute, hour=hour, day=day, month=month, timezone=tz)])
 
 
 def cron_of(dcfg, tz) -> tuple[str, ZoneInfo]:
