@@ -1,8 +1,10 @@
 """The objects that pass between stages: Paper, Match and Digest.
 
 A :class:`Paper` is one paper as one listing saw it. Its identity (:attr:`Paper.key`) is the
-arXiv id without version when known, else a fingerprint of its normalised title, so that the
-same paper from an id-less text listing and from arXiv merge into one row of the store.
+arXiv id without version when known, else a fingerprint of its normalised title (with the first
+author's surname and day, so that two papers of one common title keep two keys), so that the
+same paper from an id-less text listing and from arXiv merge into one row of the store (see
+:mod:`watcher.identity` for when a title alone does not make two listings one paper).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field, fields
 from datetime import date, datetime, timezone
+
+from .text import name_key
 
 # New-style ids (0704.0001 .. 2504.07615, 5-digit since 2015) and old-style (astro-ph/0601001,
 # math.GT/0309136), each optionally followed by a version.
@@ -68,6 +72,12 @@ def title_fingerprint(title: str) -> str:
         text = "".join(c for c in text if not unicodedata.combining(c))
     text = _TITLE_DROP.sub(" ", text.lower())
     return " ".join(text.split())
+
+
+def surnames(authors: list[str]) -> set[str]:
+    """The folded surnames of ``authors`` (``"S. Levine"`` and ``"Levine, Sergey"`` give
+    ``levine``), for telling apart two papers of one title."""
+    return {k[0] for a in authors if isinstance(a, str) and (k := name_key(a))}
 
 
 def utc(dt: datetime | None) -> datetime | None:
@@ -138,10 +148,18 @@ class Paper:
 
     @property
     def key(self) -> str:
-        """The paper's identity across sources and versions."""
+        """The paper's identity across sources and versions: the arXiv id, else
+        ``title:`` and the title fingerprint, then (when known) the first author's surname and
+        the first version's day, so that two papers of one common title keep two keys."""
         if self.arxiv_id:
             return self.arxiv_id
-        return "title:" + title_fingerprint(self.title)
+        key = "title:" + title_fingerprint(self.title)
+        first = surnames(self.authors[:1])
+        if first:
+            key += "|" + next(iter(first))
+        if self.published:
+            key += "|" + self.published.date().isoformat()
+        return key
 
     @property
     def fingerprint(self) -> str:

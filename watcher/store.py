@@ -3,8 +3,9 @@
 Schema changes are sqlite-utils migrations, applied in order when the database is opened.
 
 Identity (SPEC §6): a paper's row key is its arXiv id without version, else ``title:`` plus its
-title fingerprint. An id-less paper later seen with an id is re-keyed to the id; an id-less
-listing of a paper stored with its id merges into that row. A higher version updates the row
+title fingerprint (and its first author's surname and first day, when known). An id-less paper
+later seen with an id is re-keyed to the id; an id-less listing of a paper stored with its id
+merges into that row, where nothing contradicts (other authors, a date far apart). A higher version updates the row
 (``revised_at`` is set) and never counts as a new paper.
 
 Every write that belongs together happens in one transaction; the ledger row for a delivery is
@@ -24,7 +25,7 @@ import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
 from .errors import StoreError
-from .identity import merge, merge_batch
+from .identity import contradicts, merge, merge_batch
 from .models import Paper, title_fingerprint, utc
 
 migrations = Migrations("watcher")
@@ -273,14 +274,15 @@ class Store:
         conn.row_factory = sqlite3.Row
         try:
             row = conn.execute("SELECT * FROM papers WHERE key = ?", (paper.key,)).fetchone()
-            if row is None:
+            if row is None:  # the same title, where nothing contradicts (identity.contradicts)
                 fp = title_fingerprint(paper.title)
                 if paper.arxiv_id:  # an id-less listing of the same paper stored earlier
-                    row = conn.execute("SELECT * FROM papers WHERE fingerprint = ? AND arxiv_id IS NULL",
-                                       (fp,)).fetchone()
-                else:  # the same paper stored with its id
-                    row = conn.execute("SELECT * FROM papers WHERE fingerprint = ? ORDER BY arxiv_id IS NULL",
-                                       (fp,)).fetchone()
+                    rows = conn.execute("SELECT * FROM papers WHERE fingerprint = ? AND arxiv_id IS NULL",
+                                        (fp,))
+                else:  # the same paper stored with its id, else without
+                    rows = conn.execute("SELECT * FROM papers WHERE fingerprint = ? "
+                                        "ORDER BY arxiv_id IS NULL, first_seen", (fp,))
+                row = next((r for r in rows if not contradicts(row_to_paper(dict(r)), paper)), None)
         finally:
             conn.row_factory = None
         return dict(row) if row is not None else None
