@@ -99,3 +99,18 @@ def test_an_id_less_listing_merges_only_where_nothing_contradicts(other, same):
     merged = merge_batch([alice(), other])
     assert len(merged) == (1 if same else 2)
     assert merged[0].arxiv_id == "2504.00001" and merged[0].authors == alice().authors
+
+
+def test_a_title_key_stored_before_keeps_its_ledger_when_the_listing_comes_again():
+    """A database written before keys carried author and day: the row is found by its title,
+    re-keyed, and its ledger rows follow, so nothing is delivered twice."""
+    with Store.open(None) as store:
+        store.upsert([idless(alice())], NOW)
+        [key] = [r["key"] for r in store.db["papers"].rows]
+        old_key = key.split("|")[0]  # "title:a survey of large language models"
+        store.db.execute("UPDATE papers SET key = ? WHERE key = ?", [old_key, key])
+        store.record_delivery("daily", "me", [store.get(old_key)], NOW)
+        store.upsert([idless(alice())], NOW)
+        assert [r["key"] for r in store.db["papers"].rows] == [key]
+        assert [r["paper"] for r in store.db["deliveries"].rows] == [key]
+        assert store.candidates("daily", "me", since_day=None, stored_after=None) == []
