@@ -79,7 +79,7 @@ BAD = [
     (("[channel.archive]", _EMAIL + 'port = 0\n[channel.archive]'), "channel.me.port", "between 1 and 65535"),
     (("[channel.archive]", _EMAIL + 'port = 70000\n[channel.archive]'), "channel.me.port", "between 1 and 65535"),
     (("[channel.archive]", _EMAIL + 'max_bytes = 500\n[channel.archive]'), "channel.me.max_bytes",
-     "at least 10000"),
+     "between 10000 and 100000"),
     (('timezone = "UTC"', 'timezone = "UTC"\nuser_agent = "  "'), "watcher.user_agent", "must not be empty"),
     (("[channel.archive]", _RSS.replace('"cs.LG"', '"cs LG"') + '[channel.archive]'), "source.rss.categories",
      "not an arXiv category"),

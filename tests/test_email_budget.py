@@ -128,3 +128,30 @@ def test_a_refused_later_part_records_only_the_parts_accepted(tmp_path):
         first_pick = [f"2601.{10000 + i}" for i in range(30)]  # the 30 newest
         assert set(first_pick) <= set(ledger(tmp_path))
         assert len(ledger(tmp_path)) == len(first) + 30  # the retry is a digest of 30 again
+
+
+def test_max_bytes_above_100_kb_is_a_config_error(tmp_path):
+    config = write_setup(tmp_path, 2525, max_papers=30, max_bytes=200_000, n=1)
+    r = run_watcher("--config", str(config), "check", cwd=tmp_path)
+    assert r.returncode == 2
+    assert "channel.mail.max_bytes: must be between 10000 and 100000, got 200000" in r.stderr
+
+
+def test_the_channel_holds_100_kb_whatever_max_bytes_says():
+    from dataclasses import replace
+
+    from deliverkit import sample_digest
+
+    from watcher.config import ChannelConfig
+    from watcher.deliver import DeliveryContext, make_channel
+    from watcher.render import render
+
+    cfg = ChannelConfig(name="mail", type="email", host="127.0.0.1", port=1, security="none",
+                        sender="w@example.org", to=("me@example.org",), max_bytes=10**7)
+    digest = sample_digest(30, updated=0)
+    for m in digest.matches:
+        m.paper.abstract = (m.paper.abstract + " ") * 6
+    channel = make_channel(replace(cfg), DeliveryContext())
+    messages = channel.messages(digest, {f: render(digest, f) for f in ("text", "html")})
+    assert all(len(data) < 100_000 for data, _ in messages)
+    assert [p for _, papers in messages for p in papers] == digest.papers

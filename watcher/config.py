@@ -615,8 +615,8 @@ def _channel(r: _Reader, name: str, t: dict) -> ChannelConfig:
         r.choice(f"{where}.security", v["security"], ("starttls", "tls", "none"))
         if v["port"] is not None and not 1 <= v["port"] <= 65535:
             raise r.fail(f"{where}.port", f"must be between 1 and 65535, got {v['port']}")
-        if v["max_bytes"] < 10_000:
-            raise r.fail(f"{where}.max_bytes", f"must be at least 10000, got {v['max_bytes']}")
+        if not 10_000 <= v["max_bytes"] <= 100_000:  # SPEC §6: an e-mail stays under 100 KB
+            raise r.fail(f"{where}.max_bytes", f"must be between 10000 and 100000, got {v['max_bytes']}")
         if not v["to"]:
             raise r.fail(f"{where}.to", "needs at least one recipient")
         if v["username"] and not v["password_env"]:

@@ -35,6 +35,9 @@ from ..render import plural, render
 from .base import Channel, secret_env
 
 
+MAX_BYTES = 100_000  # SPEC §6: an e-mail stays under 100 KB, whatever max_bytes says
+
+
 def subject(digest: Digest) -> str:
     """``LLM-RL — 2025-04-12: 12 new papers`` on one line (no header injection possible)."""
     what = plural(len(digest.matches), "new paper") if digest.matches else "no new papers"
@@ -89,7 +92,7 @@ class EmailChannel(Channel):
         """The messages to send, each under ``max_bytes``, with the papers each one shows: the
         full digest when it fits; else one message with the most full entries that fit and the
         rest as titles with links; else as few parts as hold every paper at least as a title."""
-        limit = self.cfg.max_bytes
+        limit = min(self.cfg.max_bytes, MAX_BYTES)
         data = self.build(digest, rendered["text"], rendered["html"]).as_bytes()
         if len(data) < limit:
             return [(data, digest.papers)]
