@@ -12,8 +12,10 @@
     {abstract, one line}
 
 Papers are separated by one blank line, newest first; no newline after the last abstract.
-Reading and writing back gives the same bytes. A digest saved with CRLF line endings (an editor
-on Windows) is read the same, as if its line endings were LF; writing always gives LF.
+Reading and writing back gives the same bytes. Reading is lenient where editors are: a digest
+saved with CRLF line endings (an editor on Windows) is read as if its line endings were LF, and
+a final newline or trailing blank lines (every editor adds one) are ignored; writing always
+gives LF and no final newline.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ HEADER_RE = re.compile(r"^(?P<title>.*\S) - (?P<date>\d{4}-\d{2}-\d{2})$")
 DATE_FMT = "%Y-%m-%d %H:%M:%S"
 
 
+# what editors append after the last abstract: line breaks, and lines of blanks between them
+_TRAILING_BLANK_LINES = re.compile(r"(?:\n[ \t]*)+\Z")
+
+
 def _lf(text: str) -> str:
     return text.replace("\r\n", "\n") if "\r" in text else text
 
@@ -41,7 +47,7 @@ def sniff(head: str) -> bool:
 
 def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     """Parse a text digest; InputError naming the line on any deviation from the format."""
-    text = _lf(decode_text(data, origin))
+    text = _TRAILING_BLANK_LINES.sub("", _lf(decode_text(data, origin)))
     header, sep, body = text.partition("\n\n")
     m = HEADER_RE.match(header)
     if not m or "\n" in header:
