@@ -84,6 +84,19 @@ def test_text_digest_keeps_an_abstract_s_own_trailing_space():
     assert text.write(listing.title, listing.date, listing.papers).encode() == seed + b" "
 
 
+@pytest.mark.parametrize("ending", [b"", b"\n", b"\n\n"], ids=repr)
+def test_text_digest_whose_last_abstract_is_empty_round_trips(ending):
+    """The written form of an empty last abstract ends in a blank line; that blank line is the
+    abstract, not an editor's trailing line."""
+    listing = formats.read(SEED_DIGEST.read_bytes(), "seed")
+    listing.papers[-1].abstract = ""
+    written = text.write(listing.title, listing.date, listing.papers).encode()
+    assert written.endswith(b"\n\n")
+    back = formats.read(written + ending, "saved")
+    assert back.papers == listing.papers
+    assert text.write(back.title, back.date, back.papers).encode() == written
+
+
 def test_text_writer_flattens_hard_wrapped_fields_and_keeps_format():
     listing = formats.read(SEED_DIGEST.read_bytes(), "seed")
     p = listing.papers[0]

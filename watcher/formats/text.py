@@ -47,7 +47,10 @@ def sniff(head: str) -> bool:
 
 def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     """Parse a text digest; InputError naming the line on any deviation from the format."""
-    text = _TRAILING_BLANK_LINES.sub("", _lf(decode_text(data, origin)))
+    text = _lf(decode_text(data, origin))
+    kept = _TRAILING_BLANK_LINES.sub("", text)
+    tail_breaks = text.count("\n", len(kept))
+    text = kept
     header, sep, body = text.partition("\n\n")
     m = HEADER_RE.match(header)
     if not m or "\n" in header:
@@ -60,6 +63,8 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     if not body:
         return listing
     blocks = body.split("\n\n")
+    if len(blocks) % 3 == 2 and tail_breaks >= 2:  # the last abstract is empty: "Date:…\n\n"
+        blocks.append("")
     line = 3
     if len(blocks) % 3:
         raise InputError(f"{origin}: expected entries of title, Authors:/Date: lines and abstract "
