@@ -11,7 +11,8 @@
 
     {abstract, one line}
 
-Papers are separated by one blank line, newest first; no newline after the last abstract.
+``Date:`` is the first version's submission time, else the day the paper was announced at
+00:00:00 (:attr:`Paper.entry_date`). Papers are separated by one blank line, newest first; no newline after the last abstract.
 Reading and writing back gives the same bytes. Reading is lenient where editors are: a digest
 saved with CRLF line endings (an editor on Windows) is read as if its line endings were LF, and
 a final newline or trailing blank lines (every editor adds one) are ignored; writing always
@@ -105,7 +106,7 @@ def write(title: str, day: date, papers: list[Paper]) -> str:
     """Render ``papers`` (already in digest order) as a text digest."""
     parts = [f"{title} - {day.isoformat()}"]
     for p in papers:
-        stamp = utc_stamp(p.published)
+        stamp = utc_stamp(p.entry_date)
         parts.append(f"{one_line(p.title)}\n\nAuthors:{', '.join(one_line(a) for a in p.authors)}"
                      f"\nDate:{stamp}\n\n{one_line(p.abstract)}")
     return "\n\n".join(parts)
