@@ -43,7 +43,7 @@ class Clock:
 
 
 def progress_lines(caplog) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "watcher" and r.levelno == logging.INFO]
+    return [r.getMessage() for r in caplog.records if r.name == "watcher.progress" and r.levelno == logging.INFO]
 
 
 # --- not a terminal: rate-limited log lines ---------------------------------------------------
@@ -217,3 +217,32 @@ def test_large_convert_on_a_terminal_shows_a_bar_and_stdout_stays_the_data(serve
     as_json, shown, _ = run_on_terminal("convert", *urls, "--to", "json", cwd=tmp_path, columns=0)
     assert re.search(rb"convert:\s+\d+%\|[^|]*\| *[1-4]/4 ", shown), shown  # a bar without a size too
     assert as_json == run_watcher("convert", str(SEED_DIGEST), "--to", "json", cwd=tmp_path).stdout
+
+
+# --- where the log lines go ----------------------------------------------------------------
+
+def test_progress_lines_reach_the_journal_at_the_default_level_and_error_hides_them(tmp_path, monkeypatch):
+    """Under systemd the line carries the info priority <6>; a timer unit or cron job at the
+    default level (warning) still logs progress; --log-level error hides it."""
+    from watcher.logs import configure
+
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    journal = open(tmp_path / "journal", "w")
+    st = os.fstat(journal.fileno())
+    monkeypatch.setenv("JOURNAL_STREAM", f"{st.st_dev}:{st.st_ino}")
+    clock = Clock()
+    try:
+        for level in ("warning", "error"):
+            configure(level, stream=journal)
+            with progress.start("source oai", total=4, unit="papers", stream=journal, interval=30,
+                                clock=clock) as work:
+                clock.now += 31
+                work.advance()
+    finally:
+        root.handlers[:] = saved[0]
+        root.setLevel(saved[1])
+        logging.getLogger("watcher.progress").setLevel(logging.NOTSET)
+        journal.close()
+    assert (tmp_path / "journal").read_text() == (
+        "<6>source oai: 1 of 4 papers (25%), about 2 min left\n<6>source oai: done, 1 papers in 31 s\n")

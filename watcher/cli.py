@@ -192,7 +192,7 @@ def fetch(ctx: Context, sources, since) -> None:
     """Fetch and store only; print new / updated / unchanged per source.
 
     Long fetches (a --since backfill, page after page) show progress on stderr: a bar on a
-    terminal, else a log line (level info) at most every 30 s.
+    terminal, else a log line at most every 30 s.
     """
     from .pipeline import Cycle, fetch_sources, open_store
 

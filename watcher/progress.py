@@ -10,8 +10,8 @@ Work that may take minutes (a backfill of many pages 3 s apart, a large ``conver
 
 :func:`start` decides once, from stderr: on a terminal, a tqdm bar on stderr with counts, rate
 and time left, drawn only after ``delay`` seconds (quick work shows nothing) and erased when the
-work ends; anywhere else (the journal, cron, a pipe), a log line on the ``watcher`` logger at
-level info at most every ``interval`` seconds, the first one ``interval`` after the start, and a
+work ends; anywhere else (the journal, cron, a pipe), a log line on the ``watcher.progress``
+logger at level info (shown unless ``--log-level error``) at most every ``interval`` seconds, the first one ``interval`` after the start, and a
 last one when work that logged progress ends. Stdout is never written: it is data for
 ``convert`` and ``--to json``. Sources get the factory through their context
 (:attr:`watcher.sources.SourceContext.progress`), so tests inject ``interval`` and ``clock``.
@@ -28,7 +28,7 @@ from typing import Callable, Protocol, TextIO
 INTERVAL = 30.0  # seconds between two log lines
 DELAY = 1.0  # seconds of work before a bar appears
 
-log = logging.getLogger("watcher")
+log = logging.getLogger("watcher.progress")  # shown at the default log level (see watcher.logs)
 
 
 class Progress:
