@@ -81,6 +81,20 @@ def test_quick_work_logs_nothing_and_an_unknown_total_says_so_far(caplog):
     assert progress_lines(caplog) == ["source api: 2,000 papers so far", "source api: done, 2,000 papers in 12 s"]
 
 
+def test_work_that_fails_says_stopped_not_done(caplog):
+    clock = Clock()
+    caplog.set_level(logging.INFO, logger="watcher")
+    try:
+        with progress.start("source api", total=10, unit="papers", stream=io.StringIO(), clock=clock) as work:
+            clock.now += 40
+            work.advance(4)
+            raise RuntimeError("page 2 failed")
+    except RuntimeError:
+        pass
+    assert progress_lines(caplog) == ["source api: 4 of 10 papers (40%), about 1 min left",
+                                      "source api: stopped, 4 papers in 40 s"]
+
+
 def logged_progress(caplog):
     """A progress factory that logs at every step (interval 0): what a source reports."""
     caplog.set_level(logging.INFO, logger="watcher")

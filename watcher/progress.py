@@ -48,14 +48,14 @@ class Progress:
         """``n`` more items are done."""
         self.done += n
 
-    def close(self) -> None:
-        """The work ended (or failed)."""
+    def close(self, failed: bool = False) -> None:
+        """The work ended (``failed``: it stopped on an error)."""
 
     def __enter__(self) -> "Progress":
         return self
 
-    def __exit__(self, *exc) -> None:
-        self.close()
+    def __exit__(self, exc_type, *exc) -> None:
+        self.close(failed=exc_type is not None)
 
 
 class ProgressFactory(Protocol):
@@ -94,12 +94,13 @@ class LogProgress(Progress):
             text += f", about {duration(left)} left"
         return text
 
-    def close(self) -> None:
-        """Say that work which logged progress has ended."""
+    def close(self, failed: bool = False) -> None:
+        """Say that work which logged progress has ended (or stopped on an error, which the
+        work itself reports)."""
         if self.lines:
             self.lines = 0
-            log.info("%s: done, %s %s in %s", self.label, f"{self.done:,}", self.unit,
-                     duration(self.clock() - self.started))
+            log.info("%s: %s, %s %s in %s", self.label, "stopped" if failed else "done",
+                     f"{self.done:,}", self.unit, duration(self.clock() - self.started))
 
 
 class BarProgress(Progress):
@@ -130,7 +131,7 @@ class BarProgress(Progress):
         super().advance(n)
         self.bar.update(n)
 
-    def close(self) -> None:
+    def close(self, failed: bool = False) -> None:
         """Erase the bar and stop clearing it before log lines."""
         for handler in self._handlers:
             handler.removeFilter(self._clear)
