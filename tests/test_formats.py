@@ -62,11 +62,13 @@ def test_text_digest_saved_by_an_editor_reads_and_writes_back_the_seed_bytes(tmp
     listing = formats.read(saved, "saved")
     expected = formats.read(seed, "seed")
     assert listing.papers == expected.papers and listing.papers[-1].abstract == expected.papers[-1].abstract
-    path = tmp_path / "saved.txt"
-    path.write_bytes(saved)
-    r = run_watcher("convert", str(path), "--to", "text", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout == seed
+    assert text.write(listing.title, listing.date, listing.papers).encode() == seed
+    if ending == b"\n\n\n":  # and as a user does it (one run per line ending keeps the suite fast)
+        path = tmp_path / "saved.txt"
+        path.write_bytes(saved)
+        r = run_watcher("convert", str(path), "--to", "text", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == seed
 
 
 @pytest.mark.parametrize("ending", [b"\n", b"\r\n", b"\n\n\n"], ids=repr)
