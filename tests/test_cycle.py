@@ -25,6 +25,7 @@ def test_once_sample_delivers_a_text_digest_then_nothing_new(tmp_path):
     assert r.returncode == 0, r.stderr
     listing = formats.read(r.stdout.rstrip(b"\n"), "stdout")
     assert listing.title == "LLM-RL" and 10 <= len(listing.papers) <= 30
+    assert all(p.published for p in listing.papers)  # no empty Date: line
     files = sorted(p.name for p in (tmp_path / "digests").iterdir())
     assert "daily-2025-04-12.txt" in files
     written = (tmp_path / "digests" / "daily-2025-04-12.txt").read_bytes()
@@ -46,7 +47,8 @@ def test_sample_papers_are_newest_first_and_merged_across_listings(tmp_path):
     assert r.returncode == 0
     text = r.stdout.decode().split("\n<!DOCTYPE html>", 1)[0]  # text, then html (the digest's formats)
     papers = formats.read(text.encode(), "dry").papers
-    dates = [p.published for p in papers if p.published]
+    dates = [p.published for p in papers]
+    assert None not in dates and b"\nDate:\n" not in r.stdout  # every entry has a date (SPEC §5)
     assert dates == sorted(dates, reverse=True)
     with sqlite3.connect(tmp_path / "watcher-sample.db") as conn:
         # the seed digest's id-less entries merged into the corpus entries that carry ids

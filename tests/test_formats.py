@@ -46,6 +46,59 @@ def test_text_digest_with_crlf_line_endings_reads_like_lf_and_writes_lf(tmp_path
     assert r.stdout == SEED_DIGEST.read_bytes()
 
 
+EDITOR_ENDINGS = [b"\n", b"\n\n\n", b"\n  \n\t\n", b"\n\n  "]
+
+
+@pytest.mark.parametrize("crlf", [False, True], ids=["lf", "crlf"])
+@pytest.mark.parametrize("ending", EDITOR_ENDINGS, ids=repr)
+def test_text_digest_saved_by_an_editor_reads_and_writes_back_the_seed_bytes(tmp_path, ending, crlf):
+    """SPEC §5: a final newline or trailing blank lines (what editors add) are accepted when
+    reading; writing gives the seed's bytes again, with no final newline."""
+    seed = SEED_DIGEST.read_bytes()
+    saved = seed + ending
+    if crlf:
+        saved = saved.replace(b"\n", b"\r\n")
+    assert formats.detect(saved) == "text"
+    listing = formats.read(saved, "saved")
+    expected = formats.read(seed, "seed")
+    assert listing.papers == expected.papers and listing.papers[-1].abstract == expected.papers[-1].abstract
+    assert text.write(listing.title, listing.date, listing.papers).encode() == seed
+    if ending == b"\n\n\n":  # and as a user does it (one run per line ending keeps the suite fast)
+        path = tmp_path / "saved.txt"
+        path.write_bytes(saved)
+        r = run_watcher("convert", str(path), "--to", "text", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == seed
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n", b"\n\n\n"], ids=repr)
+def test_header_only_text_digest_saved_by_an_editor_is_an_empty_listing(ending):
+    listing = formats.read(b"LLM-RL - 2025-11-27" + ending, "empty")
+    assert (listing.format, listing.title, listing.papers) == ("text", "LLM-RL", [])
+    assert text.write(listing.title, listing.date, listing.papers).encode() == b"LLM-RL - 2025-11-27"
+
+
+def test_text_digest_keeps_an_abstract_s_own_trailing_space():
+    """Only what follows the last line break goes: the abstract itself stays byte for byte."""
+    seed = SEED_DIGEST.read_bytes()
+    listing = formats.read(seed + b" \n", "saved")
+    assert listing.papers[-1].abstract.endswith(" ")
+    assert text.write(listing.title, listing.date, listing.papers).encode() == seed + b" "
+
+
+@pytest.mark.parametrize("ending", [b"", b"\n", b"\n\n"], ids=repr)
+def test_text_digest_whose_last_abstract_is_empty_round_trips(ending):
+    """The written form of an empty last abstract ends in a blank line; that blank line is the
+    abstract, not an editor's trailing line."""
+    listing = formats.read(SEED_DIGEST.read_bytes(), "seed")
+    listing.papers[-1].abstract = ""
+    written = text.write(listing.title, listing.date, listing.papers).encode()
+    assert written.endswith(b"\n\n")
+    back = formats.read(written + ending, "saved")
+    assert back.papers == listing.papers
+    assert text.write(back.title, back.date, back.papers).encode() == written
+
+
 def test_text_writer_flattens_hard_wrapped_fields_and_keeps_format():
     listing = formats.read(SEED_DIGEST.read_bytes(), "seed")
     p = listing.papers[0]

@@ -8,7 +8,7 @@ already delivered, and the reason when it is empty.
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 from .match import select
@@ -31,9 +31,11 @@ def window_start(now: datetime, lookback: timedelta, tz: ZoneInfo) -> date:
 
 
 def newest_first(m: Match) -> tuple:
-    """Sort key for digest order: newest first-version date first, then title."""
+    """Sort key for digest order: newest first by the date an entry shows (the first version's
+    submission, else the announcement day), then title."""
     p = m.paper
-    stamp = p.published.replace(tzinfo=None) if p.published else _EPOCH
+    when = p.entry_date
+    stamp = when.astimezone(timezone.utc).replace(tzinfo=None) if when else _EPOCH
     return (-(stamp - _EPOCH).total_seconds(), p.title)
 
 

@@ -189,7 +189,11 @@ def run(ctx: Context) -> None:
 @pass_ctx
 @handle_errors
 def fetch(ctx: Context, sources, since) -> None:
-    """Fetch and store only; print new / updated / unchanged per source."""
+    """Fetch and store only; print new / updated / unchanged per source.
+
+    Long fetches (a --since backfill, page after page) show progress on stderr: a bar on a
+    terminal, else a log line at most every 30 s.
+    """
     from .pipeline import Cycle, fetch_sources, open_store
 
     config = ctx.config
@@ -275,6 +279,7 @@ def convert(ctx: Context, inputs, profile, limit, fmt, title, day) -> None:
 
     The format of each input is detected from its content. No database is used.
     Year-less dates on a Hugging Face page take the year of --date when given.
+    Many inputs show progress on stderr (a bar on a terminal); stdout is only the listing.
     """
     from .convert import convert_inputs
 

@@ -9,6 +9,7 @@ from typing import BinaryIO
 from . import formats
 from .errors import InputError
 from .models import Digest, Match, Paper
+from .progress import ProgressFactory, start
 from .render import render
 from .identity import merge_batch as dedupe
 
@@ -36,9 +37,15 @@ def read_input(spec: str, stdin: BinaryIO | None, today: date | None) -> formats
 
 
 def convert_inputs(inputs, *, config=None, profile=None, limit=None, fmt="text", title=None,
-                   day: date | None = None, stdin=None, now: datetime | None = None) -> str:
-    """Parse every input, optionally keep only a profile's matches, render as ``fmt``."""
-    listings = [read_input(spec, stdin, day) for spec in inputs]
+                   day: date | None = None, stdin=None, now: datetime | None = None,
+                   progress: ProgressFactory = start) -> str:
+    """Parse every input, optionally keep only a profile's matches, render as ``fmt``.
+    Reading shows ``progress`` in inputs (a bar on a terminal's stderr; never on stdout)."""
+    listings = []
+    with progress("convert", total=len(inputs), unit="inputs") as shown:
+        for spec in inputs:
+            listings.append(read_input(spec, stdin, day))
+            shown.advance()
     papers = dedupe([p for listing in listings for p in listing.papers])
     first = listings[0]
     now = now or datetime.now(timezone.utc)

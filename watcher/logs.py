@@ -3,8 +3,10 @@
 Under systemd (``$JOURNAL_STREAM`` names our stderr) each line starts with a syslog priority
 prefix such as ``<6>`` so that journald records the level, and carries no timestamp (journald
 adds its own). Elsewhere lines read ``watcher: LEVEL: message``, with a timestamp in front for
-the daemon. Values of the environment variables that the config names as secrets
-(``password_env`` …) are replaced by ``***`` in every line, whatever logged them.
+the daemon. Progress lines of long work (:mod:`watcher.progress`, level info) are shown at the
+default level ``warning`` too; ``error`` hides them. Values of the environment variables that
+the config names as secrets (``password_env`` …) are replaced by ``***`` in every line,
+whatever logged them.
 """
 
 from __future__ import annotations
@@ -89,6 +91,10 @@ def configure(level: str, daemon: bool = False, stream=None) -> None:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level.upper())
+    # progress of long work (watcher.progress, level info) shows at the default level too:
+    # a backfill from cron or a timer unit says how far it is; only --log-level error hides it
+    progress_level = logging.INFO if root.level <= logging.WARNING else root.level
+    logging.getLogger("watcher.progress").setLevel(progress_level)
     # APScheduler's own chatter ("Added job", "Running job") only when debugging.
     logging.getLogger("apscheduler").setLevel(logging.DEBUG if level.lower() == "debug" else logging.WARNING)
 

@@ -185,6 +185,19 @@ class Paper:
             return self.announced
         return self.published.date() if self.published else None
 
+    @property
+    def entry_date(self) -> datetime | None:
+        """The time a text digest entry carries on its ``Date:`` line (aware UTC): the first
+        version's submission time when a source gave it, else the day the paper was announced
+        (an arXiv RSS feed or daily listing, the day it went on Hugging Face Daily Papers) at
+        00:00 UTC; None only when no date at all is known."""
+        if self.published is not None:
+            return self.published
+        if self.announced is not None:
+            return datetime(self.announced.year, self.announced.month, self.announced.day,
+                            tzinfo=timezone.utc)
+        return None
+
     def to_json(self) -> dict:
         """The JSON object of ``--to json`` (SPEC §5): datetimes in ISO 8601 UTC."""
         out = {}

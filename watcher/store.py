@@ -132,6 +132,15 @@ def row_to_paper(row: dict) -> Paper:
     return Paper(**kwargs)
 
 
+def _filed_paper(row: dict) -> Paper:
+    """A row as the Paper a digest shows: one that no listing dated (an undated JSON listing)
+    counts as announced on the day it was filed, so that its text entry has a date too."""
+    paper = row_to_paper(row)
+    if paper.published is None and paper.announced is None and row.get("day"):
+        paper.announced = date.fromisoformat(row["day"])
+    return paper
+
+
 def _paper_row(p: Paper) -> dict:
     row = {}
     for name in _PAPER_FIELDS:
@@ -354,7 +363,7 @@ class Store:
         if stored_after is not None:
             sql += " AND p.first_seen > ?"
             args.append(stamp(stored_after))
-        return [row_to_paper(r) for r in self.db.query(sql, args)]
+        return [_filed_paper(r) for r in self.db.query(sql, args)]
 
     def revised(self, digest: str, channel: str, *, after: datetime | None) -> list[Paper]:
         """Papers delivered through (digest, channel) whose newer version was stored after
@@ -366,7 +375,7 @@ class Store:
         if after is not None:
             sql += " AND p.revised_at > ?"
             args.append(stamp(after))
-        return [row_to_paper(r) for r in self.db.query(sql, args)]
+        return [_filed_paper(r) for r in self.db.query(sql, args)]
 
     # --- sources ----------------------------------------------------------------------------
 

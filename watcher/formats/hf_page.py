@@ -8,6 +8,8 @@ and optionally a metadata block::
     ·
     May 30, 2025 4           <- date (Mon D, YYYY; or Mon D in the page's year), upvotes
 
+Every entry is ``announced`` on the page's own date (``Apr 17``: the day these papers went on
+Daily Papers), so an entry without a metadata block still has a date in a text digest.
 The page's year is the year of ``today`` when given (``watcher convert --date``), else one more
 than the latest year written out on the page (the site writes the year only for other years),
 else the current year.
@@ -94,6 +96,8 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
         entries.append(paper)
     if not entries:
         raise InputError(f"{origin}: no paper entries found on the page")
+    for paper in entries:  # the page is the Daily Papers of its day: when each went on it
+        paper.announced = listing.date
     listing.papers = entries
     return listing
 

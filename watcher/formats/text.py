@@ -11,9 +11,12 @@
 
     {abstract, one line}
 
-Papers are separated by one blank line, newest first; no newline after the last abstract.
-Reading and writing back gives the same bytes. A digest saved with CRLF line endings (an editor
-on Windows) is read the same, as if its line endings were LF; writing always gives LF.
+``Date:`` is the first version's submission time, else the day the paper was announced at
+00:00:00 (:attr:`Paper.entry_date`). Papers are separated by one blank line, newest first; no newline after the last abstract.
+Reading and writing back gives the same bytes. Reading is lenient where editors are: a digest
+saved with CRLF line endings (an editor on Windows) is read as if its line endings were LF, and
+a final newline or trailing blank lines (every editor adds one) are ignored; writing always
+gives LF and no final newline.
 """
 
 from __future__ import annotations
@@ -29,6 +32,10 @@ HEADER_RE = re.compile(r"^(?P<title>.*\S) - (?P<date>\d{4}-\d{2}-\d{2})$")
 DATE_FMT = "%Y-%m-%d %H:%M:%S"
 
 
+# what editors append after the last abstract: line breaks, and lines of blanks between them
+_TRAILING_BLANK_LINES = re.compile(r"(?:\n[ \t]*)+\Z")
+
+
 def _lf(text: str) -> str:
     return text.replace("\r\n", "\n") if "\r" in text else text
 
@@ -42,6 +49,9 @@ def sniff(head: str) -> bool:
 def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     """Parse a text digest; InputError naming the line on any deviation from the format."""
     text = _lf(decode_text(data, origin))
+    kept = _TRAILING_BLANK_LINES.sub("", text)
+    tail_breaks = text.count("\n", len(kept))
+    text = kept
     header, sep, body = text.partition("\n\n")
     m = HEADER_RE.match(header)
     if not m or "\n" in header:
@@ -54,6 +64,8 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     if not body:
         return listing
     blocks = body.split("\n\n")
+    if len(blocks) % 3 == 2 and tail_breaks >= 2:  # the last abstract is empty: "Date:…\n\n"
+        blocks.append("")
     line = 3
     if len(blocks) % 3:
         raise InputError(f"{origin}: expected entries of title, Authors:/Date: lines and abstract "
@@ -94,7 +106,7 @@ def write(title: str, day: date, papers: list[Paper]) -> str:
     """Render ``papers`` (already in digest order) as a text digest."""
     parts = [f"{title} - {day.isoformat()}"]
     for p in papers:
-        stamp = utc_stamp(p.published)
+        stamp = utc_stamp(p.entry_date)
         parts.append(f"{one_line(p.title)}\n\nAuthors:{', '.join(one_line(a) for a in p.authors)}"
                      f"\nDate:{stamp}\n\n{one_line(p.abstract)}")
     return "\n\n".join(parts)

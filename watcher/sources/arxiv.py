@@ -44,7 +44,12 @@ class ArxivSource(Source):
     """Incremental arXiv API search (see the module docstring for the flow)."""
 
     def fetch(self, state: dict) -> FetchResult:
-        """Fetch every paper submitted since the last run (with overlap) matching the query."""
+        """Fetch every paper submitted since the last run (with overlap) matching the query,
+        showing progress in papers of ``totalResults``."""
+        with self.ctx.progress(f"source {self.name}", unit="papers") as progress:
+            return self._fetch(state, progress)
+
+    def _fetch(self, state: dict, progress) -> FetchResult:
         since = self.since(state)
         until = self.ctx.now + timedelta(days=1)
         search = (f"({self.cfg.query}) AND submittedDate:"
@@ -59,6 +64,9 @@ class ArxivSource(Source):
                             min(p.published for p in papers.values() if p.published))
                 break
             listing = self._page(search, start, min(page_size, MAX_START - start))
+            if listing.total is not None:
+                progress.set_total(min(listing.total, MAX_START))
+            progress.advance(len(listing.papers) + len(listing.skipped))
             reached_older, before = False, len(papers)
             for paper in listing.papers:
                 if paper.published is not None and paper.published < since:

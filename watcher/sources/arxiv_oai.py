@@ -34,7 +34,12 @@ class ArxivOaiSource(Source):
         return (self.ctx.now - self.cfg.first_fetch).date()
 
     def fetch(self, state: dict) -> FetchResult:
-        """Harvest all pages from ``from_day``; SourceError on any OAI or network error."""
+        """Harvest all pages from ``from_day``; SourceError on any OAI or network error.
+        Progress counts records of the ``completeListSize`` the server announces."""
+        with self.ctx.progress(f"source {self.name}", unit="papers") as progress:
+            return self._fetch(state, progress)
+
+    def _fetch(self, state: dict, progress) -> FetchResult:
         url = self.cfg.url or OAI_URL
         params = {"verb": "ListRecords", "metadataPrefix": "arXiv",
                   "from": self.from_day(state).isoformat()}
@@ -43,6 +48,9 @@ class ArxivOaiSource(Source):
         papers = {}
         for _ in range(MAX_PAGES):
             listing = self._page(url, params)
+            if listing.total is not None:
+                progress.set_total(listing.total)
+            progress.advance(len(listing.papers) + len(listing.skipped))
             for paper in listing.papers:
                 papers[paper.key] = paper
             if not listing.next_token:

@@ -35,16 +35,20 @@ class HfDailySource(Source):
         return [first + timedelta(days=i) for i in range((today - first).days + 1)]
 
     def fetch(self, state: dict) -> FetchResult:
-        """Fetch every day; a failing day fails the run (state stays, the next run repeats)."""
+        """Fetch every day; a failing day fails the run (state stays, the next run repeats).
+        Progress counts the days."""
         url = self.cfg.url or API_URL
         client = http_client(self)
         papers = {}
-        for day in self.days(state):
-            response = client.get(url, params={"date": day.isoformat()}, timeout=self.cfg.timeout)
-            listing = parse_listing(self, hf_json, response.content, response.url, today=day)
-            for paper in listing.papers:
-                paper.announced = day
-                papers[paper.key] = paper  # a later day's listing has fresher upvotes
+        days = self.days(state)
+        with self.ctx.progress(f"source {self.name}", total=len(days), unit="days") as progress:
+            for day in days:
+                response = client.get(url, params={"date": day.isoformat()}, timeout=self.cfg.timeout)
+                listing = parse_listing(self, hf_json, response.content, response.url, today=day)
+                for paper in listing.papers:
+                    paper.announced = day
+                    papers[paper.key] = paper  # a later day's listing has fresher upvotes
+                progress.advance()
         found = list(papers.values())
         name_papers(self, found)
         return FetchResult(papers=found, state={**state, "last_day": self.ctx.now.date().isoformat()})
