@@ -166,7 +166,7 @@ def test_dry_run_with_nothing_to_show_says_so_on_stderr(filled, tmp_path):
                       "--to", "json", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout == b""
-    assert b"digest daily: no new papers (nothing new was announced)" in dry.stderr
+    assert b"digest daily: no new papers (30 matching papers filed since 2025-04-01 were already delivered)" in dry.stderr
 
 
 def test_dry_run_prints_each_format_its_channels_send_once(filled, write_config, tmp_path):

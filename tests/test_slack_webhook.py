@@ -72,6 +72,7 @@ def test_slack_gives_up_after_repeated_5xx(monkeypatch):
 
 def test_slack_400_keeps_slacks_reason_and_hides_the_url(monkeypatch, caplog):
     caplog.set_level(logging.DEBUG)
+    caplog.set_level(logging.DEBUG, logger="httpx")  # watcher shows httpx's lines only at debug
     with HookServer([Reply(400, "invalid_blocks")]) as server:
         with pytest.raises(DeliveryError, match="HTTP 400: invalid_blocks") as e:
             send(slack(monkeypatch, server.url), sample_digest(2))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
-from .match import select
+from .match import prepare, select
 from .models import Digest, Match, Paper
 
 NOTHING_ANNOUNCED = "nothing new was announced"
@@ -52,3 +52,17 @@ def assemble(name: str, title: str, day: date, candidates: list[Paper], matchers
         empty = NOTHING_MATCHED if candidates else NOTHING_ANNOUNCED
     return Digest(name=name, title=title, date=day, matches=matches, updated=updated,
                   empty_reason=empty)
+
+
+def delivered_reason(delivered: list[Paper], matchers: list, since: date) -> str | None:
+    """Why a digest over an explicit window (``--since``) is empty although papers filed in it
+    match: they were ``delivered`` already. None when none of them matches."""
+    if not delivered:
+        return None
+    batch = prepare(delivered)
+    keys = {delivered[i].key for matcher in matchers for i in matcher.score_batch(batch)}
+    if not keys:
+        return None
+    n = len(keys)
+    papers, were = ("paper", "was") if n == 1 else ("papers", "were")
+    return f"{n} matching {papers} filed since {since.isoformat()} {were} already delivered"

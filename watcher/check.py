@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from datetime import datetime, timezone
+from pathlib import Path
 
 from .config import Config
 from .errors import DeliveryError
@@ -14,8 +15,8 @@ def check_config(config: Config) -> tuple[list[str], str]:
     """Problems found (each one line, naming file and key) and a summary when there are none.
 
     The config itself was validated when loaded; this adds the templates (each must render the sample digest),
-    the secrets (the named environment variables must be set) and the database
-    folder. Secret values are never printed.
+    the secrets (the named environment variables must be set) and whether the database can be
+    created and written (:func:`database_problem`). Secret values are never printed.
     """
     where = str(config.path)
     problems = []
@@ -35,14 +36,36 @@ def check_config(config: Config) -> tuple[list[str], str]:
     if config.summarizer.api_key_env and not os.environ.get(config.summarizer.api_key_env):
         problems.append(f"{where}: summarizer.api_key_env: environment variable "
                         f"{config.summarizer.api_key_env} is not set")
-    db_dir = config.settings.database.parent
-    if not db_dir.exists():
-        problems.append(f"{where}: watcher.database: folder {db_dir} does not exist")
-    elif not os.access(db_dir, os.W_OK):
-        problems.append(f"{where}: watcher.database: folder {db_dir} is not writable")
+    problem = database_problem(config.settings.database)
+    if problem:
+        problems.append(f"{where}: watcher.database: {problem}")
     summary = (f"{where}: OK — {len(config.sources)} sources, {len(config.profiles)} profiles, "
                f"{len(config.digests)} digests, {len(config.channels)} channels")
     return problems, summary
+
+
+def database_problem(db: Path) -> str | None:
+    """Why ``once`` could not create or write the database ``db``, or None.
+
+    A missing folder is fine: the first run creates it (and its parents), so the nearest
+    existing folder above it must be writable instead."""
+    if db.is_dir():
+        return f"{db} is a folder, not a database file"
+    if db.exists():
+        if not os.access(db, os.W_OK):
+            return f"{db} is not writable"
+        if not os.access(db.parent, os.W_OK | os.X_OK):
+            return f"folder {db.parent} is not writable (the lock and SQLite's journal go there)"
+        return None
+    folder = db.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        return f"folder {db.parent} cannot be created: {folder} is not a folder"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        made = "is not writable" if folder == db.parent else f"cannot be created: {folder} is not writable"
+        return f"folder {db.parent} {made}"
+    return None
 
 
 def check_templates(templates_dir: str | None) -> list[str]:

@@ -185,7 +185,9 @@ def run(ctx: Context) -> None:
 
 @cli.command()
 @click.option("--source", "sources", multiple=True, metavar="NAME", help="Only this source (repeatable).")
-@click.option("--since", metavar="DATE", help="Backfill from this date (sources that support it).")
+@click.option("--since", metavar="DATE",
+              help="Backfill from this date, not a future one: arxiv, arxiv-oai and hf-daily sources "
+                   "reach back; arxiv-rss and listing sources cannot and are skipped, saying so.")
 @pass_ctx
 @handle_errors
 def fetch(ctx: Context, sources, since) -> None:
@@ -202,8 +204,10 @@ def fetch(ctx: Context, sources, since) -> None:
             raise ConfigError(f"no source named {name!r} (defined: {', '.join(config.sources) or 'none'})",
                               path=str(config.path))
     since_dt = None
+    skipped = []
     if since:
-        since_dt = datetime.combine(_parse_date(since, "--since"), datetime.min.time(), timezone.utc)
+        since_dt = datetime.combine(_since_day(config, since), datetime.min.time(), timezone.utc)
+        sources, skipped = _backfill_sources(config, sources)
     cycle = Cycle(now=now_utc(), sources=list(sources) or None, since=since_dt)
     from .lock import write_lock
 
@@ -213,6 +217,8 @@ def fetch(ctx: Context, sources, since) -> None:
         with open_store(config) as store:
             reports = fetch_sources(config, store, cycle)
     failed = False
+    for line in skipped:
+        click.echo(line)
     for r in reports:
         if r.error:
             failed = True
@@ -220,6 +226,38 @@ def fetch(ctx: Context, sources, since) -> None:
         else:
             click.echo(f"{r.name}: {r.new} new, {r.updated} updated, {r.unchanged} unchanged")
     sys.exit(1 if failed else 0)
+
+
+def _since_day(config: Config, text: str) -> date:
+    """``fetch --since``: a date, not after today in the configured time zone."""
+    day = _parse_date(text, "--since")
+    today = now_utc().astimezone(config.settings.timezone).date()
+    if day > today:
+        fail(f"--since {day} is in the future (today is {today} in {config.settings.timezone.key})", 2)
+    return day
+
+
+def _backfill_sources(config: Config, names: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """The sources a ``fetch --since`` backfills, and a report line for each one left out
+    because its type cannot reach back. Naming such a source, or having no other, is a
+    usage error (exit 2)."""
+    from .sources import NO_BACKFILL
+
+    def why(name: str) -> str:
+        typ = config.sources[name].type
+        return f"source {name} ({typ}) cannot backfill: {NO_BACKFILL[typ]}"
+
+    for name in names:
+        if config.sources[name].type in NO_BACKFILL:
+            fail(f"--since: {why(name)}; fetch it without --since", 2)
+    if names:
+        return list(names), []
+    able = [n for n in config.sources if config.sources[n].type not in NO_BACKFILL]
+    if config.sources and not able:
+        fail(f"--since: no source can backfill ({'; '.join(why(n) for n in config.sources)}); "
+             "arxiv, arxiv-oai and hf-daily sources can", 2)
+    return able, [f"{n}: skipped ({config.sources[n].type} cannot backfill: "
+                  f"{NO_BACKFILL[config.sources[n].type]})" for n in config.sources if n not in able]
 
 
 def _parse_date(text: str, what: str) -> date:

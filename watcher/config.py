@@ -373,6 +373,9 @@ def parse_config(data: dict, path: Path) -> Config:
         raise r.fail("watcher.timezone", f"unknown time zone {w['timezone']!r}") from None
     if not w["user_agent"].strip():
         raise r.fail("watcher.user_agent", "must not be empty (servers want a contact address)")
+    _check_header_value(r, "watcher.user_agent", w["user_agent"])
+    if not w["database"].strip():
+        raise r.fail("watcher.database", "must not be empty (a file name such as watcher.db)")
     settings = Settings(
         database=_resolve(base, w["database"]),
         timezone=tz,
@@ -412,6 +415,46 @@ def parse_listen(text: str) -> tuple[str, int]:
     if not 1 <= port <= 65535:
         raise ValueError(f"port {port} is not between 1 and 65535")
     return host, port
+
+
+def _check_header_value(r: _Reader, key: str, value: str) -> None:
+    """A value sent as an HTTP header: printable ASCII only (a newline or a non-ASCII letter
+    would make every request fail later, as a "network error")."""
+    bad = next((c for c in value if not (" " <= c <= "~")), None)
+    if bad is not None:
+        what = "a control character" if bad.isascii() or not bad.isprintable() else "a non-ASCII character"
+        raise r.fail(key, f"contains {what} ({bad!r}); an HTTP header takes printable ASCII only")
+
+
+def _check_address(r: _Reader, key: str, value: str) -> None:
+    """One e-mail address, parsed as the e-mail channel's From/To header will be."""
+    from email.headerregistry import HeaderRegistry
+
+    example = "like ann@example.org or Ann <ann@example.org>"
+    try:
+        header = HeaderRegistry()("To", value)
+        addresses, defects = header.addresses, header.defects
+    except Exception:  # the stdlib parser raises IndexError, ValueError … on some broken input
+        addresses, defects = (), ("unparseable",)
+    if len(addresses) > 1 and not defects:
+        raise r.fail(key, f"{value!r} holds {len(addresses)} addresses; give one address per item")
+    if len(addresses) != 1 or defects or not (addresses[0].username and addresses[0].domain):
+        raise r.fail(key, f"{value!r} is not an e-mail address ({example})")
+    if not addresses[0].addr_spec.isascii():
+        raise r.fail(key, f"{value!r}: a non-ASCII address cannot be sent (SMTPUTF8 is not supported)")
+
+
+def _check_http_url(r: _Reader, key: str, url: str) -> None:
+    """An http(s) URL with a host (webhook endpoints)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        ok = False
+    if not ok or any(c.isspace() for c in url):
+        raise r.fail(key, f"{url!r} is not an http(s) URL such as https://example.org/hook")
 
 
 def _env_name(r: _Reader, key: str, value: str | None) -> str | None:
@@ -485,6 +528,8 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
         raise r.fail(f"{where}.url", "a listing source needs url or path")
     if typ == "arxiv-rss" and not v["categories"]:
         raise r.fail(f"{where}.categories", "needs at least one category")
+    if typ == "arxiv" and not v["query"].strip():
+        raise r.fail(f"{where}.query", "must not be empty (an arXiv API query such as cat:cs.LG)")
     if typ == "arxiv" and not 1 <= v["page_size"] <= 2000:
         raise r.fail(f"{where}.page_size", "must be between 1 and 2000")
     r.timeout(f"{where}.timeout", v["timeout"])
@@ -553,6 +598,8 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
     for p in v["profiles"]:
         if p not in profiles:
             raise r.fail(f"{where}.profiles", f"no [profile.{p}] is defined")
+    if not v["channels"]:
+        raise r.fail(f"{where}.channels", "needs at least one channel")
     for c in v["channels"]:
         if c not in channels:
             raise r.fail(f"{where}.channels", f"no [channel.{c}] is defined")
@@ -617,14 +664,21 @@ def _channel(r: _Reader, name: str, t: dict) -> ChannelConfig:
             raise r.fail(f"{where}.port", f"must be between 1 and 65535, got {v['port']}")
         if not 10_000 <= v["max_bytes"] <= 100_000:  # SPEC §6: an e-mail stays under 100 KB
             raise r.fail(f"{where}.max_bytes", f"must be between 10000 and 100000, got {v['max_bytes']}")
+        if not v["host"].strip():
+            raise r.fail(f"{where}.host", "must not be empty (the SMTP server, such as smtp.example.org)")
+        _check_address(r, f"{where}.from", v["from"])
         if not v["to"]:
             raise r.fail(f"{where}.to", "needs at least one recipient")
+        for address in v["to"]:
+            _check_address(r, f"{where}.to", address)
         if v["username"] and not v["password_env"]:
             raise r.fail(f"{where}.password_env", "a username needs password_env (never a password in the file)")
     if typ == "file":
         _check_path_template(r, f"{where}.path", v["path"])
     if typ == "webhook" and bool(v["url"]) == bool(v["url_env"]):
         raise r.fail(f"{where}.url", "give exactly one of url or url_env")
+    if typ == "webhook" and v["url"]:
+        _check_http_url(r, f"{where}.url", v["url"])
     port = v.get("port") or {"starttls": 587, "tls": 465, "none": 25}.get(v.get("security", ""))
     return ChannelConfig(
         name=name, type=typ, host=v.get("host"), port=port,

@@ -97,6 +97,10 @@ def configure(level: str, daemon: bool = False, stream=None) -> None:
     logging.getLogger("watcher.progress").setLevel(progress_level)
     # APScheduler's own chatter ("Added job", "Running job") only when debugging.
     logging.getLogger("apscheduler").setLevel(logging.DEBUG if level.lower() == "debug" else logging.WARNING)
+    # httpx logs every request at info ("HTTP Request: GET … 200 OK"): one event of ours would
+    # be several lines, so the HTTP libraries' lines show only when debugging.
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.DEBUG if level.lower() == "debug" else logging.WARNING)
 
 
 def mask_secrets_of(config) -> None:

@@ -35,7 +35,7 @@ from datetime import date, datetime, time, timezone
 from pathlib import Path
 from typing import Callable, TextIO
 
-from .assemble import assemble, digest_title, window_start
+from .assemble import assemble, delivered_reason, digest_title, window_start
 from .config import Config, DigestConfig
 from .deliver import channel_for, redact
 from .errors import DeliveryError, InputError, SourceError, StoreError
@@ -309,6 +309,11 @@ def dry_run_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             report.papers += 1
     if not digest.matches:
         digest.empty_reason = quiet_day_reason(dcfg, cycle.now) or digest.empty_reason
+        if cycle.since_day:  # say so when the window's matching papers were all delivered
+            delivered = {p.key: p for name in dcfg.channels
+                         for p in store.delivered_since(dcfg.name, name, cycle.since_day)}
+            digest.empty_reason = (delivered_reason(list(delivered.values()), matchers, cycle.since_day)
+                                   or digest.empty_reason)
         if not dcfg.send_empty:
             cycle.stderr.write(f"digest {dcfg.name}: no new papers ({digest.empty_reason})\n")
             cycle.stderr.flush()

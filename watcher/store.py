@@ -365,6 +365,13 @@ class Store:
             args.append(stamp(stored_after))
         return [_filed_paper(r) for r in self.db.query(sql, args)]
 
+    def delivered_since(self, digest: str, channel: str, since_day: date) -> list[Paper]:
+        """Papers listed as new, filed on or after ``since_day``, already delivered through
+        (digest, channel): what ``digest --since`` leaves out."""
+        sql = """SELECT p.* FROM papers p JOIN deliveries d ON d.paper = p.key
+                 WHERE d.digest = ? AND d.channel = ? AND p.listed_as_new = 1 AND p.day >= ?"""
+        return [row_to_paper(r) for r in self.db.query(sql, [digest, channel, iso(since_day)])]
+
     def revised(self, digest: str, channel: str, *, after: datetime | None) -> list[Paper]:
         """Papers delivered through (digest, channel) whose newer version was stored after
         ``after`` — what rich formats list under "updated"."""

@@ -1,4 +1,4 @@
-"""The ``stdout`` channel: prints the digest (text unless the digest asks otherwise)."""
+"""The ``stdout`` channel: prints the digest in each of the digest's formats."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from .base import Channel
 
 
 class StdoutChannel(Channel):
-    """Prints each rendered format, separated by a blank line."""
-
-    def formats(self) -> tuple[str, ...]:
-        """Text, unless the digest's formats leave it out."""
-        return ("text",) if "text" in self.ctx.formats else self.ctx.formats[:1]
+    """Prints each rendered format. One format is printed as it is (a text digest on stdout
+    reads back); several are each preceded by a ``==> digest NAME, format FMT <==`` line."""
 
     def send(self, digest: Digest, rendered: dict[str, str]) -> None:
         """Write to the context's stdout stream."""
-        for body in rendered.values():
-            self.ctx.stdout.write(body + "\n")
-        self.ctx.stdout.flush()
+        out = self.ctx.stdout
+        for n, (fmt, body) in enumerate(rendered.items()):
+            if len(rendered) > 1:
+                out.write(("\n" if n else "") + f"==> digest {digest.name}, format {fmt} <==\n")
+            out.write(body + "\n")
+        out.flush()

@@ -30,11 +30,14 @@ from . import Listing, decode_text, no_paper_at_all, skip_entry
 
 # the key "paper": (a value "paper", say a keyword or a comment, is not the API's layout)
 PAPER_KEY = re.compile(r'"paper"\s*:')
+_EMPTY_ARCHIVE = re.compile(r'\{\s*"data"\s*:\s*\[\s*\]\s*\}\s*')  # {"data": []}: a day without papers
 
 
 def sniff(head: str) -> bool:
     """A JSON array (or ``{"data": [...]}``) whose items have a ``"paper"`` object."""
     stripped = head.lstrip()
+    if _EMPTY_ARCHIVE.fullmatch(stripped):
+        return True
     if stripped.startswith("["):
         return bool(PAPER_KEY.search(stripped[:2000])) and stripped[1:].lstrip().startswith("{")
     return stripped.startswith("{") and '"data"' in stripped[:400] and bool(PAPER_KEY.search(stripped[:4000]))

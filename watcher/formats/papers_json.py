@@ -20,10 +20,13 @@ _TITLE_KEYS = ('"title"',)
 
 
 def sniff(head: str) -> bool:
-    """A JSON array of objects with a title, or JSON Lines whose first line is such an object."""
+    """A JSON array of objects with a title, an empty array (``--to json`` of an empty listing,
+    an empty Hugging Face day), or JSON Lines whose first line is such an object."""
     stripped = head.lstrip()
     if not stripped.startswith(("[", "{")):
         return False
+    if stripped.startswith("[") and stripped[1:].strip() == "]":
+        return True
     first = stripped.split("\n", 1)[0]
     if stripped.startswith("{"):
         try:

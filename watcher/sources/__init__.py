@@ -16,6 +16,12 @@ SOURCES: dict[str, str] = {
     "listing": "watcher.sources.listing:ListingSource",
 }
 
+# Source types that cannot reach back to a given day (``watcher fetch --since``), and why.
+NO_BACKFILL: dict[str, str] = {
+    "arxiv-rss": "the feed holds only the latest announcement",
+    "listing": "a listing is read whole, as it is",
+}
+
 
 def make_source(cfg, ctx: SourceContext) -> Source:
     """The Source object for one ``[source.NAME]`` config table."""
@@ -25,4 +31,4 @@ def make_source(cfg, ctx: SourceContext) -> Source:
     return getattr(importlib.import_module(module), cls)(cfg, ctx)
 
 
-__all__ = ["FetchResult", "Source", "SourceContext", "SOURCES", "make_source"]
+__all__ = ["FetchResult", "NO_BACKFILL", "Source", "SourceContext", "SOURCES", "make_source"]

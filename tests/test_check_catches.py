@@ -1,0 +1,101 @@
+"""`watcher check` (and every command, at config load) refuses what would only fail later."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import MINIMAL_CONFIG, run_watcher
+
+_EMAIL = ('[channel.me]\ntype = "email"\nhost = "smtp.example.org"\nfrom = "me@example.org"\n'
+          'to = ["me@example.org"]\n')
+_ARXIV = '[source.api]\ntype = "arxiv"\nquery = "cat:cs.LG"\n'
+_HOOK = '[channel.hook]\ntype = "webhook"\nurl = "https://example.org/hook"\n'
+
+# (what to change in MINIMAL_CONFIG, the key the error names, words of the problem)
+LATE_FAILURES = [
+    (("[channel.archive]", _EMAIL.replace('from = "me@example.org"', 'from = "not an address"')
+      + "[channel.archive]"), "channel.me.from", "not an e-mail address"),
+    (("[channel.archive]", _EMAIL.replace('to = ["me@example.org"]', 'to = ["also bad"]')
+      + "[channel.archive]"), "channel.me.to", "'also bad' is not an e-mail address"),
+    (("[channel.archive]", _EMAIL.replace('to = ["me@example.org"]', 'to = ["me@example.org", "ann@"]')
+      + "[channel.archive]"), "channel.me.to", "'ann@' is not an e-mail address"),
+    (("[channel.archive]", _EMAIL.replace('to = ["me@example.org"]', 'to = ["a@example.org, b@example.org"]')
+      + "[channel.archive]"), "channel.me.to", "one address per item"),
+    (("[channel.archive]", _EMAIL.replace('from = "me@example.org"', 'from = "me@example.org\\nBcc: x@y.org"')
+      + "[channel.archive]"), "channel.me.from", "not an e-mail address"),
+    (("[channel.archive]", _EMAIL.replace('host = "smtp.example.org"', 'host = ""') + "[channel.archive]"),
+     "channel.me.host", "must not be empty"),
+    (("[channel.archive]", _EMAIL.replace('host = "smtp.example.org"', 'host = "  "') + "[channel.archive]"),
+     "channel.me.host", "must not be empty"),
+    (('database = "watcher.db"', 'database = ""'), "watcher.database", "must not be empty"),
+    (("[channel.archive]", _ARXIV.replace('"cat:cs.LG"', '""') + "[channel.archive]"),
+     "source.api.query", "must not be empty"),
+    (("[channel.archive]", _ARXIV.replace('"cat:cs.LG"', '" \\t "') + "[channel.archive]"),
+     "source.api.query", "must not be empty"),
+    (('timezone = "UTC"', 'timezone = "UTC"\nuser_agent = "a\\nb"'), "watcher.user_agent",
+     "control character"),
+    (('timezone = "UTC"', 'timezone = "UTC"\nuser_agent = "watcher (mailto:me@example.org)\\r"'),
+     "watcher.user_agent", "control character"),
+    (('timezone = "UTC"', 'timezone = "UTC"\nuser_agent = "watcher (Jörg)"'), "watcher.user_agent",
+     "non-ASCII character"),
+    (('channels = ["archive"]', 'channels = []'), "digest.daily.channels", "at least one channel"),
+    (("[channel.archive]", _HOOK.replace("https://example.org/hook", "ftp://x") + "[channel.archive]"),
+     "channel.hook.url", "not an http(s) URL"),
+    (("[channel.archive]", _HOOK.replace("https://example.org/hook", "https://") + "[channel.archive]"),
+     "channel.hook.url", "not an http(s) URL"),
+]
+
+
+@pytest.mark.parametrize("change, key, words", LATE_FAILURES, ids=[f"{k}:{w}" for _, k, w in LATE_FAILURES])
+def test_check_and_once_refuse_what_would_fail_later(write_config, tmp_path, change, key, words):
+    old, new = change
+    assert old in MINIMAL_CONFIG
+    cfg = write_config(MINIMAL_CONFIG.replace(old, new, 1))
+    for args in (["check"], ["once"]):
+        r = run_watcher("--config", str(cfg), *args, cwd=tmp_path)
+        err = r.stderr.decode()
+        assert r.returncode == 2, (args, err)
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+        assert f"config.toml: {key}: " in err and words in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml"]  # no database, no lock
+
+
+@pytest.mark.parametrize("address", [
+    "me@example.org", "Ann Example <ann@example.org>", '"Example, Ann" <ann@example.org>',
+    "root@localhost", "Jörg <joerg@example.org>",
+])
+def test_real_addresses_pass_check(write_config, tmp_path, address):
+    cfg = write_config(MINIMAL_CONFIG.replace("[channel.archive]", _EMAIL.replace(
+        'to = ["me@example.org"]', f"to = ['{address}']") + "[channel.archive]"))
+    r = run_watcher("--config", str(cfg), "check", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+
+
+def test_check_accepts_a_database_folder_that_once_creates(write_config, tmp_path):
+    """`once` creates a missing database folder, so `check` accepts one it can create."""
+    cfg = write_config(MINIMAL_CONFIG.replace('database = "watcher.db"', 'database = "state/db/watcher.db"')
+                       .replace('channels = ["archive"]', 'channels = ["archive"]\nevery = "1d"')
+                       .replace('schedule = "30 21 * * sun-thu"\n', ""))
+    r = run_watcher("--config", str(cfg), "check", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "state").exists()  # check creates nothing
+    r = run_watcher("--config", str(cfg), "once", "--sample", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "state" / "db" / "watcher-sample.db").is_file()
+
+
+@pytest.mark.parametrize("database, words", [
+    ("blocker/watcher.db", "cannot be created: "),
+    ("blocker/sub/watcher.db", "cannot be created: "),
+    ("folder", "is a folder, not a database file"),
+])
+def test_check_reports_a_database_that_once_cannot_create(write_config, tmp_path, database, words):
+    (tmp_path / "blocker").write_text("a file where a folder should be")
+    (tmp_path / "folder").mkdir()
+    cfg = write_config(MINIMAL_CONFIG.replace('database = "watcher.db"', f'database = "{database}"'))
+    r = run_watcher("--config", str(cfg), "check", cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2, err
+    assert "config.toml: watcher.database: " in err and words in err, err
+    once = run_watcher("--config", str(cfg), "once", cwd=tmp_path)
+    assert once.returncode != 0  # and it does fail for real

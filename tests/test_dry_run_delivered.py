@@ -1,0 +1,45 @@
+"""`digest NAME --dry-run --since DATE` says when the papers matched but were already delivered."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+from conftest import MINIMAL_CONFIG, SEED_DIGEST, run_watcher
+from watcher import formats
+from watcher.store import Store
+
+
+OFF_TOPIC = (b"Fish - 2025-04-12\n\nFin regeneration in zebrafish\n\nAuthors:Ann Example\n"
+             b"Date:2025-04-10 10:00:00\n\nWe study how zebrafish regrow their fins.")
+
+
+def test_dry_run_since_tells_delivered_from_unmatched(write_config, tmp_path):
+    papers = formats.read(SEED_DIGEST.read_bytes(), "seed").papers + formats.read(OFF_TOPIC, "off").papers
+    with Store.open(tmp_path / "watcher.db") as store:
+        store.upsert(papers, datetime.now(timezone.utc))
+    cfg = write_config(MINIMAL_CONFIG)
+    since = ("digest", "daily", "--since", "2025-04-01")
+    sent = run_watcher("--config", str(cfg), *since, cwd=tmp_path)
+    assert sent.returncode == 0, sent.stderr
+    [written] = (tmp_path / "digests").iterdir()
+    delivered = len(formats.read(written.read_bytes(), "written").papers)
+    assert delivered == 30  # the off-topic paper does not match
+
+    dry = run_watcher("--config", str(cfg), *since, "--dry-run", cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout == b""
+    assert dry.stderr.decode() == (f"digest daily: no new papers ({delivered} matching papers filed "
+                                   "since 2025-04-01 were already delivered)\n")
+
+    # a window whose papers match nothing (nothing delivered there either) still says so
+    other = write_config(MINIMAL_CONFIG.replace('"reinforcement learning" OR RLHF OR GRPO', "chromodynamics"),
+                         name="other.toml")
+    dry = run_watcher("--config", str(other), *since, "--dry-run", cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stderr == b"digest daily: no new papers (nothing matched your profiles)\n"
+
+    # a window after the papers' dates: nothing there at all
+    dry = run_watcher("--config", str(cfg), "digest", "daily", "--since", "2025-05-01", "--dry-run",
+                      cwd=tmp_path)
+    assert re.fullmatch(rb"digest daily: no new papers \(nothing new was announced\)\n", dry.stderr)
