@@ -15,10 +15,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from watcher.config import load_config
-from watcher.daemon import CatchUp, catch_ups
 from watcher.lock import daemon_lock
-from watcher.logs import configure, mask_secrets_of
-from watcher.pipeline import Cycle, run_once
+from watcher.logs import configure
+from watcher.pipeline import Cycle, Deliver, run_once
+from watcher.schedule import Due, due_digests
 from watcher.status import status_text
 from watcher.store import Store
 
@@ -75,17 +75,18 @@ def test_catch_ups_use_the_last_successful_run(tmp_path):
         "arxiv": datetime(2025, 4, 16, 0, 31, tzinfo=UTC),  # after Tuesday 20:30 New York: on time
         "often": None,  # never ran
     }
-    assert catch_ups(config, last, now) == [
-        CatchUp("nightly", datetime(2025, 4, 15, 19, 30, tzinfo=UTC)),
-        CatchUp("often", None),
+    assert due_digests(config, last, now) == [
+        Due("nightly", datetime(2025, 4, 15, 19, 30, tzinfo=UTC)),
+        Due("often", None),
     ]
-    assert catch_ups(config, last, now, only={"arxiv"}) == []
+    assert due_digests(config, last, now, only={"arxiv"}) == []
+    assert due_digests(config, {}, now, only=["arxiv"]) == [Due("arxiv", None)]  # never ran
 
 
 def test_arxiv_digest_on_a_holiday_says_so(tmp_path):
     config = config_in(tmp_path, send_empty=True)
     thanksgiving = datetime(2025, 11, 27, 20, 30, tzinfo=NY)
-    report = run_once(config, Cycle(now=thanksgiving, digests=["arxiv"]), fetch=False)
+    report = run_once(config, Cycle(now=thanksgiving), None, Deliver(digests=["arxiv"]))
     assert report.ok
     body = (tmp_path / "digests" / "arxiv-2025-11-28.md").read_text()
     assert "no arXiv announcement on Thu 27 Nov 2025 (holiday: Thanksgiving)." in body
@@ -94,7 +95,7 @@ def test_arxiv_digest_on_a_holiday_says_so(tmp_path):
 def test_arxiv_digest_on_a_holiday_logs_it_when_not_sending(tmp_path, caplog):
     config = config_in(tmp_path, send_empty=False)
     caplog.set_level(logging.INFO, logger="watcher")
-    run_once(config, Cycle(now=datetime(2025, 11, 27, 20, 30, tzinfo=NY), digests=["arxiv"]), fetch=False)
+    run_once(config, Cycle(now=datetime(2025, 11, 27, 20, 30, tzinfo=NY)), None, Deliver(digests=["arxiv"]))
     assert "digest arxiv -> archive: no arXiv announcement on Thu 27 Nov 2025 (holiday: Thanksgiving); " \
            "nothing sent" in caplog.text
     assert not (tmp_path / "digests").exists()
@@ -106,8 +107,7 @@ def test_secret_values_are_masked_in_every_log_line(tmp_path, monkeypatch):
     root = logging.getLogger()
     saved = root.handlers[:], root.level
     try:
-        configure("info", stream=out)
-        mask_secrets_of(config_in(tmp_path))
+        configure("info", stream=out, config=config_in(tmp_path))
         logging.getLogger("watcher").error("POST %s failed", "https://hooks.example.org/T000/very-secret-token")
     finally:
         root.handlers[:] = saved[0]

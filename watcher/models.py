@@ -70,6 +70,12 @@ def title_fingerprint(title: str) -> str:
     return " ".join(text.split())
 
 
+def now_utc() -> datetime:
+    """The wall clock, aware UTC: the one place watcher reads it (everything else is handed
+    the time, so tests and the daemon's benchmark can set it)."""
+    return datetime.now(timezone.utc)
+
+
 def utc(dt: datetime | None) -> datetime | None:
     """``dt`` as an aware UTC datetime (naive values are taken to be UTC already)."""
     if dt is None:
