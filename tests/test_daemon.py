@@ -241,13 +241,24 @@ def test_once_waits_while_another_cycle_writes(tmp_path):
     write_config(tmp_path, every="1h", send_empty=False)
     with write_lock(tmp_path / "watcher.db", "a test cycle") as lock:
         assert lock.try_acquire()
-        proc = subprocess.Popen(watcher("--config", str(tmp_path / "config.toml"), "once"),
-                                cwd=tmp_path, env=env_for(), stderr=subprocess.PIPE)
-        time.sleep(1.5)
-        assert proc.poll() is None  # waiting, not failing
-    _, err = proc.communicate(timeout=20)
-    assert proc.returncode == 0, err
+        log = tmp_path / "once.log"
+        with open(log, "wb") as err:
+            proc = subprocess.Popen(watcher("--config", str(tmp_path / "config.toml"), "once"),
+                                    cwd=tmp_path, env=env_for(), stderr=err)
+        try:
+            # it says it waits, and still runs once it said so: waiting, not failing
+            wait_for(lambda: b"waiting for pid" in log.read_bytes() or proc.poll() is not None, 20,
+                     "'waiting for pid' in the log")
+            assert proc.poll() is None, log.read_bytes()
+            assert not (tmp_path / "watcher.db").exists()  # nothing written while it waits
+        except BaseException:
+            proc.kill()
+            raise
+    assert proc.wait(20) == 0, log.read_bytes()
+    err = log.read_bytes()
     assert b"waiting for pid" in err and b"a test cycle" in err
+    with Store.open(tmp_path / "watcher.db") as store:
+        assert [r["status"] for r in store.db["runs"].rows] == ["ok"]  # it ran once the lock was free
 
 
 def test_sigterm_ends_a_cycle_that_waits_for_the_database(tmp_path, daemons):
