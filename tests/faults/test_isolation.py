@@ -8,6 +8,8 @@ digest ``badrender`` raises ``TypeError``. Everything else is watcher as shipped
 listing files. Each failure must stay with its source or digest: logged as an error (its
 traceback in the log, not on the terminal), stored for ``watcher status``, counted (exit 1, the
 run recorded ``failed``), while the healthy source is stored and the healthy digest delivered.
+The same for ``watcher fetch`` and the daemon; a bug outside any cycle (planted in ``watcher
+status``) is one line on the terminal too.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ import json
 import logging
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 from faultkit import assert_no_traceback
@@ -61,6 +65,14 @@ def planted_render(digest, fmt, *args, **kw):
     return _render(digest, fmt, *args, **kw)
 
 pipeline.render = planted_render
+
+if os.environ.get("PLANTED") == "status":
+    import watcher.status
+
+    def broken_status(config, now):
+        raise RuntimeError("planted in watcher status")
+
+    watcher.status.status_text = broken_status
 
 from watcher.cli import main
 main()
@@ -189,6 +201,43 @@ def test_fetch_is_recorded_and_isolates_a_database_error_of_one_source(tmp_path)
     ok = watcher(tmp_path, "fetch", "--source", "lab", planted=None)
     assert ok.returncode == 0 and ok.stdout == "lab: 0 new, 0 updated, 30 unchanged\n", ok.stdout + ok.stderr
     assert last_run(tmp_path)[:2] == ("fetch", "ok")
+
+
+def test_the_daemon_isolates_too_and_logs_the_traceback(tmp_path):
+    setup(tmp_path)
+    log = tmp_path / "daemon.log"
+    env = dict(os.environ, PYTHONPATH=str(REPO), PLANTED="keyerror")
+    for key in ("WATCHER_CONFIG", "NOTIFY_SOCKET", "JOURNAL_STREAM"):
+        env.pop(key, None)
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-c", PLANT, "--config", str(tmp_path / "config.toml"), "run"],
+                                cwd=tmp_path, env=env, stderr=err, stdout=subprocess.DEVNULL)
+    try:  # every digest never ran: the daemon runs them all at start
+        deadline = time.monotonic() + 20
+        while "cycle done" not in log.read_text() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = log.read_text()
+    assert "cycle done" in text and "failed: hf, bad, badrender->archive" in text, text
+    line = next(x for x in text.splitlines() if "source hf failed" in x)
+    assert "ERROR: source hf failed: internal error: KeyError: 'paper' | Traceback (most recent call last):" in line
+    assert "in broken_reader" in line
+    assert (tmp_path / "digests" / f"good-{_today()}.txt").exists()
+    assert last_run(tmp_path)[:2] == ("run", "failed")
+
+
+def test_an_unexpected_error_outside_a_cycle_is_one_line_too(tmp_path):
+    setup(tmp_path)
+    assert watcher(tmp_path, "fetch", "--source", "lab", planted=None).returncode == 0
+    r = watcher(tmp_path, "status", planted="status")
+    assert r.returncode == 1
+    assert r.stderr == ("watcher: ERROR: internal error: RuntimeError: planted in watcher status (a bug in "
+                        "watcher: --log-level debug shows its traceback)\n")
 
 
 def test_the_daemon_log_keeps_the_traceback_and_masks_secrets_in_it(monkeypatch, tmp_path):
