@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import shutil
 import subprocess
 import textwrap
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -166,3 +167,18 @@ def test_units_run_the_documented_commands():
     once = (REPO / "deploy" / "watcher-once.service").read_text()
     assert "once --due" in once
     assert "watcher once --due" in (REPO / "deploy" / "crontab.example").read_text()
+
+
+def test_once_due_runs_only_the_digests_due_by_their_last_run(tmp_path):
+    """``once --due`` asks schedule.due_digests with each digest's last run (any run counts)."""
+    from conftest import run_watcher
+
+    config = config_in(tmp_path)
+    now = datetime.now(UTC)
+    with Store.open(config.settings.database) as store:
+        store.digest_ran("often", now - timedelta(hours=1), False, "it failed")  # 6h: not due again
+        store.digest_ran("nightly", now - timedelta(days=2), True)  # 21:30 passed since
+    r = run_watcher("--config", str(tmp_path / "config.toml"), "once", "--due", "--dry-run", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    shown = sorted(set(re.findall(rb"digest (\w+)", r.stderr)))
+    assert shown == [b"arxiv", b"nightly"], r.stderr  # arxiv never ran
