@@ -1,7 +1,8 @@
 """The ``watcher`` command line (SPEC §3).
 
-Exit status: 0 all good; 1 the run finished but a source or channel failed (said on stderr);
-2 bad usage or bad config (one line naming the file, key and problem; never a traceback).
+Exit status: 0 all good; 1 the run finished but a source, digest or channel failed (said on
+stderr), or the database could not be used, or watcher hit a bug (one line; the traceback with
+--log-level debug); 2 bad usage or bad config (one line naming the file, key and problem; never a traceback).
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ def cli(ctx: click.Context, config_path: str | None, log_level: str) -> None:
     Fetches new listings, stores unseen papers in SQLite, scores them against the profiles
     in config.toml and delivers digests by e-mail, Slack, webhook or file.
 
-    Exit status: 0 all good; 1 a source or channel failed; 2 bad usage or bad config.
+    Exit status: 0 all good; 1 a source, digest or channel failed; 2 bad usage or bad config.
     """
     given = ctx.get_parameter_source("log_level") is not click.core.ParameterSource.DEFAULT
     ctx.obj = Context(config_path, log_level, given)
