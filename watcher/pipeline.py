@@ -41,7 +41,6 @@ import sqlite3
 import sys
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timezone
-from pathlib import Path
 from typing import Callable, TextIO
 
 from .assemble import assemble, digest_title, window_start
