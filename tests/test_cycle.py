@@ -14,6 +14,16 @@ def sample_setup(tmp_path):
     return tmp_path
 
 
+# What the shipped samples (watcher/samples/) give, counted from the files themselves:
+# - the two corpus files hold 330 lines with 317 distinct arXiv ids; the two HF Daily Papers
+#   files 18 papers, 5 of them not in the corpus; the seed digest 30 papers without ids, of
+#   which 6 have the title of a corpus paper (lower-cased, punctuation dropped) and merge into
+#   it. Stored: 317 + 5 + (30 - 6) = 346 papers, 24 of them keyed by title.
+# - 39 of them match the llm-rl profile of config.toml in the 3-day lookback (all 346 are in
+#   it); its max_papers = 30 keeps the best 30.
+SAMPLE_PAPERS, SAMPLE_TITLE_KEYS, SAMPLE_DIGEST = 346, 24, 30
+
+
 def ledger(db):
     with sqlite3.connect(db) as conn:
         return conn.execute("SELECT digest, channel, paper FROM deliveries").fetchall()
@@ -24,7 +34,7 @@ def test_once_sample_delivers_a_text_digest_then_nothing_new(tmp_path):
     r = run_watcher("once", "--sample", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     listing = formats.read(r.stdout.rstrip(b"\n"), "stdout")
-    assert listing.title == "LLM-RL" and 10 <= len(listing.papers) <= 30
+    assert listing.title == "LLM-RL" and len(listing.papers) == SAMPLE_DIGEST
     assert all(p.published for p in listing.papers)  # no empty Date: line
     files = sorted(p.name for p in (tmp_path / "digests").iterdir())
     assert "daily-2025-04-12.txt" in files
@@ -54,8 +64,9 @@ def test_sample_papers_are_newest_first_and_merged_across_listings(tmp_path):
         # the seed digest's id-less entries merged into the corpus entries that carry ids
         n_title_keys = conn.execute("SELECT count(*) FROM papers WHERE key LIKE 'title:%'").fetchone()[0]
         vlm = conn.execute("SELECT key FROM papers WHERE title LIKE 'VLM-R1:%'").fetchall()
+        n_papers = conn.execute("SELECT count(*) FROM papers").fetchone()[0]
     assert len(vlm) == 1
-    assert n_title_keys < 30
+    assert (n_papers, n_title_keys) == (SAMPLE_PAPERS, SAMPLE_TITLE_KEYS)
 
 
 def test_dry_run_sends_and_records_nothing(tmp_path):
@@ -83,7 +94,7 @@ def test_a_failed_delivery_is_retried_next_run_and_then_never_repeated(tmp_path)
     r = run_watcher("once", "--sample", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     first = ledger(tmp_path / "watcher-sample.db")
-    assert len(first) >= 10
+    assert len(first) == SAMPLE_DIGEST
     r = run_watcher("once", "--sample", cwd=tmp_path)
     assert r.returncode == 0 and r.stdout == b""
     assert ledger(tmp_path / "watcher-sample.db") == first

@@ -5,20 +5,21 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import shutil
 import subprocess
 import textwrap
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 
 from watcher.config import load_config
-from watcher.daemon import CatchUp, catch_ups
 from watcher.lock import daemon_lock
-from watcher.logs import configure, mask_secrets_of
-from watcher.pipeline import Cycle, run_once
+from watcher.logs import configure
+from watcher.pipeline import Cycle, Deliver, run_once
+from watcher.schedule import Due, due_digests
 from watcher.status import status_text
 from watcher.store import Store
 
@@ -75,17 +76,18 @@ def test_catch_ups_use_the_last_successful_run(tmp_path):
         "arxiv": datetime(2025, 4, 16, 0, 31, tzinfo=UTC),  # after Tuesday 20:30 New York: on time
         "often": None,  # never ran
     }
-    assert catch_ups(config, last, now) == [
-        CatchUp("nightly", datetime(2025, 4, 15, 19, 30, tzinfo=UTC)),
-        CatchUp("often", None),
+    assert due_digests(config, last, now) == [
+        Due("nightly", datetime(2025, 4, 15, 19, 30, tzinfo=UTC)),
+        Due("often", None),
     ]
-    assert catch_ups(config, last, now, only={"arxiv"}) == []
+    assert due_digests(config, last, now, only={"arxiv"}) == []
+    assert due_digests(config, {}, now, only=["arxiv"]) == [Due("arxiv", None)]  # never ran
 
 
 def test_arxiv_digest_on_a_holiday_says_so(tmp_path):
     config = config_in(tmp_path, send_empty=True)
     thanksgiving = datetime(2025, 11, 27, 20, 30, tzinfo=NY)
-    report = run_once(config, Cycle(now=thanksgiving, digests=["arxiv"]), fetch=False)
+    report = run_once(config, Cycle(now=thanksgiving), None, Deliver(digests=["arxiv"]))
     assert report.ok
     body = (tmp_path / "digests" / "arxiv-2025-11-28.md").read_text()
     assert "no arXiv announcement on Thu 27 Nov 2025 (holiday: Thanksgiving)." in body
@@ -94,7 +96,7 @@ def test_arxiv_digest_on_a_holiday_says_so(tmp_path):
 def test_arxiv_digest_on_a_holiday_logs_it_when_not_sending(tmp_path, caplog):
     config = config_in(tmp_path, send_empty=False)
     caplog.set_level(logging.INFO, logger="watcher")
-    run_once(config, Cycle(now=datetime(2025, 11, 27, 20, 30, tzinfo=NY), digests=["arxiv"]), fetch=False)
+    run_once(config, Cycle(now=datetime(2025, 11, 27, 20, 30, tzinfo=NY)), None, Deliver(digests=["arxiv"]))
     assert "digest arxiv -> archive: no arXiv announcement on Thu 27 Nov 2025 (holiday: Thanksgiving); " \
            "nothing sent" in caplog.text
     assert not (tmp_path / "digests").exists()
@@ -106,8 +108,7 @@ def test_secret_values_are_masked_in_every_log_line(tmp_path, monkeypatch):
     root = logging.getLogger()
     saved = root.handlers[:], root.level
     try:
-        configure("info", stream=out)
-        mask_secrets_of(config_in(tmp_path))
+        configure("info", stream=out, config=config_in(tmp_path))
         logging.getLogger("watcher").error("POST %s failed", "https://hooks.example.org/T000/very-secret-token")
     finally:
         root.handlers[:] = saved[0]
@@ -166,3 +167,18 @@ def test_units_run_the_documented_commands():
     once = (REPO / "deploy" / "watcher-once.service").read_text()
     assert "once --due" in once
     assert "watcher once --due" in (REPO / "deploy" / "crontab.example").read_text()
+
+
+def test_once_due_runs_only_the_digests_due_by_their_last_run(tmp_path):
+    """``once --due`` asks schedule.due_digests with each digest's last run (any run counts)."""
+    from conftest import run_watcher
+
+    config = config_in(tmp_path)
+    now = datetime.now(UTC)
+    with Store.open(config.settings.database) as store:
+        store.digest_ran("often", now - timedelta(hours=1), False, "it failed")  # 6h: not due again
+        store.digest_ran("nightly", now - timedelta(days=2), True)  # 21:30 passed since
+    r = run_watcher("--config", str(tmp_path / "config.toml"), "once", "--due", "--dry-run", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    shown = sorted(set(re.findall(rb"digest (\w+)", r.stderr)))
+    assert shown == [b"arxiv", b"nightly"], r.stderr  # arxiv never ran

@@ -1,7 +1,8 @@
 """The ``watcher`` command line (SPEC §3).
 
-Exit status: 0 all good; 1 the run finished but a source or channel failed (said on stderr);
-2 bad usage or bad config (one line naming the file, key and problem; never a traceback).
+Exit status: 0 all good; 1 the run finished but a source, digest or channel failed (said on
+stderr), or the database could not be used, or watcher hit a bug (one line; the traceback with
+--log-level debug); 2 bad usage or bad config (one line naming the file, key and problem; never a traceback).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import click
 from . import __version__
 from .config import FORMATS, Config, find_config, load_config
 from .errors import ConfigError, InputError, QuerySyntaxError, StoreError, WatcherError
+from .models import now_utc
 
 log = logging.getLogger("watcher")
 
@@ -49,6 +51,11 @@ def handle_errors(fn):
             fail(str(database_error(db, e)), 1)
         except KeyboardInterrupt:
             fail("interrupted", 130)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as e:  # a bug: one line here, the traceback with --log-level debug
+            log.error("internal error: %s: %s", type(e).__name__, e, exc_info=e)
+            sys.exit(1)
 
     return wrapper
 
@@ -60,25 +67,26 @@ class Context:
         self.config_path = config_path
         self.log_level = log_level
         self.log_level_given = log_level_given
+        self.daemon_log = False  # ``watcher run``: the daemon's log format
         self._config: Config | None = None
 
     @property
     def config(self) -> Config:
-        """The validated config (ConfigError when missing or invalid)."""
+        """The validated config (ConfigError when missing or invalid); from then on the log
+        masks the secrets it names."""
         if self._config is None:
             self._config = load_config(find_config(self.config_path))
-            from .logs import mask_secrets_of
-
-            mask_secrets_of(self._config)
+            self.configure_logging()
         return self._config
+
+    def configure_logging(self) -> None:
+        """Log to stderr at the chosen level, masking the loaded config's secrets."""
+        from .logs import configure
+
+        configure(self.log_level, daemon=self.daemon_log, config=self._config)
 
 
 pass_ctx = click.make_pass_decorator(Context)
-
-
-def now_utc() -> datetime:
-    """The wall clock, aware UTC."""
-    return datetime.now(timezone.utc)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -96,13 +104,11 @@ def cli(ctx: click.Context, config_path: str | None, log_level: str) -> None:
     Fetches new listings, stores unseen papers in SQLite, scores them against the profiles
     in config.toml and delivers digests by e-mail, Slack, webhook or file.
 
-    Exit status: 0 all good; 1 a source or channel failed; 2 bad usage or bad config.
+    Exit status: 0 all good; 1 a source, digest or channel failed; 2 bad usage or bad config.
     """
-    from .logs import configure
-
-    configure(log_level)
     given = ctx.get_parameter_source("log_level") is not click.core.ParameterSource.DEFAULT
     ctx.obj = Context(config_path, log_level, given)
+    ctx.obj.configure_logging()
 
 
 def _report_cycle(report, sample_stdout: bool) -> int:
@@ -137,24 +143,24 @@ def _check_digests(config: Config, names: tuple[str, ...]) -> None:
 @handle_errors
 def once(ctx: Context, digests, due, dry_run, sample) -> None:
     """One full cycle now: fetch all sources, store, build and deliver digests."""
-    from .pipeline import Cycle, run_once, sample_now
+    from .pipeline import Cycle, Deliver, DryRun, Fetch, open_store, run_once, sample_config, sample_now
 
     config = ctx.config
     _check_digests(config, digests)
-    if sample and log.getEffectiveLevel() > logging.INFO:
-        log.setLevel(logging.INFO)
+    if sample:
+        if log.getEffectiveLevel() > logging.INFO:
+            log.setLevel(logging.INFO)
+        config = sample_config(config)
     now = sample_now(config) if sample else now_utc()
     selected = list(digests) or list(config.digests)
     if due:
         from .schedule import due_digests
 
-        from .pipeline import open_store
-
-        with open_store(config, sample) as store:
-            selected = [n for n in due_digests(config, store, now) if n in selected]
-    cycle = Cycle(now=now, digests=selected, dry_run=dry_run, sample=sample,
-                  clock=None if sample else now_utc)
-    report = run_once(config, cycle)
+        with open_store(config) as store:
+            last = store.digest_times(config.digests, "last_run")
+        selected = [d.name for d in due_digests(config, last, now, only=selected)]
+    cycle = Cycle(now=now, clock=None if sample else now_utc)
+    report = run_once(config, cycle, Fetch(), Deliver(digests=selected, dry_run=DryRun() if dry_run else None))
     sys.exit(_report_cycle(report, sample and not dry_run))
 
 
@@ -172,12 +178,13 @@ def run(ctx: Context) -> None:
     """
     from .daemon import run_daemon
     from .lock import LockBusy
-    from .logs import configure
 
-    configure(ctx.log_level if ctx.log_level_given else "info", daemon=True)
+    ctx.log_level = ctx.log_level if ctx.log_level_given else "info"
+    ctx.daemon_log = True
+    ctx.configure_logging()
     config = ctx.config
     try:
-        code = run_daemon(config)
+        code = run_daemon(config, ctx.log_level)
     except LockBusy as e:
         fail(str(e), 2)
     sys.exit(code)
@@ -196,7 +203,7 @@ def fetch(ctx: Context, sources, since) -> None:
     Long fetches (a --since backfill, page after page) show progress on stderr: a bar on a
     terminal, else a log line at most every 30 s.
     """
-    from .pipeline import Cycle, fetch_sources, open_store
+    from .pipeline import Cycle, Fetch, run_once
 
     config = ctx.config
     for name in sources:
@@ -208,24 +215,16 @@ def fetch(ctx: Context, sources, since) -> None:
     if since:
         since_dt = datetime.combine(_since_day(config, since), datetime.min.time(), timezone.utc)
         sources, skipped = _backfill_sources(config, sources)
-    cycle = Cycle(now=now_utc(), sources=list(sources) or None, since=since_dt)
-    from .lock import write_lock
-
-    with write_lock(config.settings.database, "watcher fetch") as lock:
-        lock.acquire(cycle.lock_wait)
-        cycle.now = now_utc()  # read once locked: stamps never run behind an earlier writer's
-        with open_store(config) as store:
-            reports = fetch_sources(config, store, cycle)
-    failed = False
+    report = run_once(config, Cycle(now=now_utc(), kind="fetch", clock=now_utc),
+                      Fetch(sources=list(sources) or None, since=since_dt))
     for line in skipped:
         click.echo(line)
-    for r in reports:
+    for r in report.sources:
         if r.error:
-            failed = True
             click.echo(f"{r.name}: failed: {r.error}")
         else:
             click.echo(f"{r.name}: {r.new} new, {r.updated} updated, {r.unchanged} unchanged")
-    sys.exit(1 if failed else 0)
+    sys.exit(0 if report.ok else 1)
 
 
 def _since_day(config: Config, text: str) -> date:
@@ -286,20 +285,19 @@ def digest(ctx: Context, name, fmt, since, dry_run) -> None:
     stderr; when there is nothing to send stdout stays empty and stderr says
     "digest NAME: no new papers (reason)".
     """
-    from .pipeline import Cycle, run_once
+    from .pipeline import Cycle, Deliver, DryRun, run_once
 
     config = ctx.config
     _check_digests(config, (name,))
-    cycle = Cycle(now=now_utc(), digests=[name], dry_run=dry_run, clock=now_utc,
-                  since_day=_parse_date(since, "--since") if since else None,
-                  print_format=fmt if dry_run else None)
+    deliver = Deliver(digests=[name], since_day=_parse_date(since, "--since") if since else None,
+                      dry_run=DryRun(print_format=fmt) if dry_run else None)
     if fmt and not dry_run:
         raise click.UsageError("--to goes with --dry-run (channels send their own formats)")
     if dry_run:  # prints what would be sent: never creates a database to print nothing from
         from .store import require_database
 
         require_database(config.settings.database)
-    report = run_once(config, cycle, fetch=False)
+    report = run_once(config, Cycle(now=now_utc(), kind="digest", clock=now_utc), None, deliver)
     sys.exit(_report_cycle(report, False))
 
 

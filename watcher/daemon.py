@@ -4,9 +4,9 @@ How it runs, written down once::
 
     start:
         take <database>.lock or refuse         # one daemon per database (lock.py)
-        load the config; mask its secrets in the log
+        load the config; log to stderr, its secrets masked (logs.configure)
         catch up: every digest whose last scheduled time passed without a successful run
-                  (digests table, schedule.is_due) is queued to run at once
+                  (digests table, schedule.due_digests) is queued to run at once
         APScheduler (BackgroundScheduler): one job per digest, DigestTrigger (schedule.py);
                   a firing only queues the digest's name
         runner thread: takes queued names, waits GATHER seconds for digests firing together,
@@ -32,28 +32,23 @@ import signal
 import socket
 import threading
 import time
-from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Callable
 
 from .config import Config, load_config
 from .errors import ConfigError, WatcherError
 from .lock import LockBusy, daemon_lock
-from .logs import mask_secrets_of
-from .schedule import is_due, missed_since, trigger_for
-from .store import Store, parse_time
+from .logs import configure
+from .models import now_utc
+from .schedule import due_digests, trigger_for
+from .store import Store
 
 log = logging.getLogger("watcher")
 
 GATHER = 0.3  # seconds a firing waits for other digests due at the same moment
 STOP_GRACE = 8.0  # seconds a stop waits for the running cycle (systemd allows 15, spec 10)
 WAKE_EVERY = 30  # seconds: re-check fire times this often (after suspend, clock jumps)
-
-
-def now_utc() -> datetime:
-    """The wall clock, aware UTC."""
-    return datetime.now(timezone.utc)
 
 
 def notify(state: str) -> None:
@@ -71,29 +66,6 @@ def notify(state: str) -> None:
         log.debug("cannot notify systemd: %s", e)
 
 
-@dataclass(frozen=True)
-class CatchUp:
-    """A digest to run at once, and the scheduled time it missed (None: it never ran)."""
-
-    name: str
-    missed: datetime | None
-
-
-def catch_ups(config: Config, last_success: dict[str, datetime | None], now: datetime,
-              only: set[str] | None = None) -> list[CatchUp]:
-    """The digests (of ``only``, when given) whose schedule fired since their last successful
-    run, by the database's ``last_success`` per digest."""
-    tz = config.settings.timezone
-    out = []
-    for name, dcfg in config.digests.items():
-        if only is not None and name not in only:
-            continue
-        last = last_success.get(name)
-        if is_due(dcfg, tz, last, now):
-            out.append(CatchUp(name, missed_since(dcfg, tz, last, now)))
-    return out
-
-
 def _schedule_key(dcfg) -> tuple:
     return (dcfg.schedule, dcfg.every)
 
@@ -102,9 +74,11 @@ class Daemon:
     """One ``watcher run`` process. ``open`` takes the lock and loads the config, ``serve``
     runs until a stop signal; ``run_digests`` is the job (the benchmark calls it directly)."""
 
-    def __init__(self, config_path: Path, clock: Callable[[], datetime] = now_utc):
+    def __init__(self, config_path: Path, clock: Callable[[], datetime] = now_utc,
+                 log_level: str = "warning"):
         self.config_path = Path(config_path)
         self.clock = clock
+        self.log_level = log_level  # the daemon logs to stderr, each config's secrets masked
         self.config: Config | None = None
         self.lock = None
         self.scheduler = None
@@ -119,7 +93,7 @@ class Daemon:
     def open(self, config: Config | None = None) -> None:
         """Load the config and take the daemon lock of its database (LockBusy: refuse)."""
         self.config = config or load_config(self.config_path)
-        mask_secrets_of(self.config)
+        configure(self.log_level, daemon=True, config=self.config)
         db = self.config.settings.database
         self.lock = daemon_lock(db)
         if not (self.lock.try_acquire() or (time.sleep(0.5) or self.lock.try_acquire())):
@@ -198,7 +172,7 @@ class Daemon:
             log.error("reload failed, still running the previous config: %s", e)
             notify("READY=1")
             return
-        mask_secrets_of(new)
+        configure(self.log_level, daemon=True, config=new)
         log.info("config reloaded from %s (%d digests)", self.config_path, len(new.digests))
         notify("READY=1")
 
@@ -206,14 +180,14 @@ class Daemon:
 
     def _last_success(self, config: Config) -> dict[str, datetime | None]:
         with Store.open(config.settings.database) as store:
-            return {n: parse_time(store.digest_state(n).get("last_success")) for n in config.digests}
+            return store.digest_times(config.digests, "last_success")
 
     def _schedule(self, config: Config, catch_up: set[str]) -> None:
         """(Re)create one job per digest; queue the digests of ``catch_up`` that missed a run.
         Reads the database first: when that fails, no job has changed."""
         now = self.clock()
         last = self._last_success(config)
-        due = catch_ups(config, last, now, only=catch_up)
+        due = due_digests(config, last, now, only=catch_up)
         due_names = {c.name for c in due}
         for job in self.scheduler.get_jobs():
             if job.id != "__wake__":
@@ -260,7 +234,7 @@ class Daemon:
     def run_digests(self, names: list[str]) -> None:
         """The job: one cycle (fetch every source once, deliver each named digest). Errors are
         logged and stored; the daemon carries on."""
-        from .pipeline import Cycle, run_once
+        from .pipeline import Cycle, Deliver, Fetch, run_once
 
         config = self.config
         names = [n for n in names if n in config.digests]  # a reload may have removed some
@@ -269,27 +243,27 @@ class Daemon:
         started = time.monotonic()
         log.info("cycle: %s", ", ".join(names))
         try:
-            report = run_once(config, Cycle(now=self.clock(), digests=names, kind="run",
-                                            stop=self._stopping.is_set, clock=self.clock))
+            report = run_once(config, Cycle(now=self.clock(), kind="run", stop=self._stopping.is_set,
+                                            clock=self.clock), Fetch(), Deliver(digests=names))
         except WatcherError as e:
             log.error("cycle for %s failed: %s", ", ".join(names), e)
             return
         except Exception as e:  # a bug must not end the daemon; the next firing tries again
-            log.error("cycle for %s crashed: %s: %s", ", ".join(names), type(e).__name__, e)
-            log.debug("traceback", exc_info=True)
+            log.error("cycle for %s crashed: %s: %s", ", ".join(names), type(e).__name__, e,
+                      exc_info=e)
             return
         finally:
             self.cycles += 1
-        failed = [s.name for s in report.sources if s.error] + \
+        failed = [s.name for s in report.sources if s.error] + list(report.digests) + \
             [f"{c.digest}->{c.channel}" for c in report.channels if c.error]
         sent = sum(1 for c in report.channels if c.sent)
         log.info("cycle done in %.1fs: %d sources, %d deliveries%s", time.monotonic() - started,
                  len(report.sources), sent, f"; failed: {', '.join(failed)}" if failed else "")
 
 
-def run_daemon(config: Config) -> int:
+def run_daemon(config: Config, log_level: str = "info") -> int:
     """``watcher run``: open, serve, close. Returns the exit status."""
-    daemon = Daemon(config.path)
+    daemon = Daemon(config.path, log_level=log_level)
     daemon.open(config)
     try:
         return daemon.serve()
@@ -297,4 +271,4 @@ def run_daemon(config: Config) -> int:
         daemon.close()
 
 
-__all__ = ["Daemon", "run_daemon", "catch_ups", "CatchUp", "notify"]
+__all__ = ["Daemon", "run_daemon", "notify"]

@@ -8,6 +8,7 @@
     ├── DeliveryError            a channel refused or failed a delivery (stored, exit 1)
     │   └── RenderError          a template is missing or failed (fails that channel only)
     └── StoreError               the database cannot be opened or written
+        └── DatabaseUnavailable  ... at all: locked, read-only, damaged, full (stops a cycle)
 
 Every message is meant for a person: it says what failed and, where it can, what to check.
 Secrets never go into messages.
@@ -72,3 +73,9 @@ class RenderError(DeliveryError):
 
 class StoreError(WatcherError):
     """The SQLite database could not be opened, read or written."""
+
+
+class DatabaseUnavailable(StoreError):
+    """The database cannot be used at all (locked past the timeout, read-only, damaged, full,
+    cannot be opened): a cycle stops there, since nothing after it could be recorded. Any other
+    StoreError fails only the step it came from."""

@@ -4,9 +4,14 @@ Under systemd (``$JOURNAL_STREAM`` names our stderr) each line starts with a sys
 prefix such as ``<6>`` so that journald records the level, and carries no timestamp (journald
 adds its own). Elsewhere lines read ``watcher: LEVEL: message``, with a timestamp in front for
 the daemon. Progress lines of long work (:mod:`watcher.progress`, level info) are shown at the
-default level ``warning`` too; ``error`` hides them. Values of the environment variables that
-the config names as secrets (``password_env`` …) are replaced by ``***`` in every line,
-whatever logged them.
+default level ``warning`` too; ``error`` hides them. Values of the environment variables that the config names as secrets
+(``password_env`` …) are replaced by ``***`` in every line, whatever logged them: configuring
+the log from a config (``configure(..., config=config)``) is what sets them, so every entry
+point that loads a config masks its secrets.
+
+An error logged with its exception (a bug: ``exc_info``) carries its traceback. The daemon's
+log (and journald's) keeps it, joined to the line; on a terminal the line ends with a pointer
+to ``--log-level debug`` instead, which shows it there too.
 """
 
 from __future__ import annotations
@@ -33,15 +38,35 @@ def under_journald(stream=None) -> bool:
     return st.st_dev == int(dev) and st.st_ino == int(ino)
 
 
-class _JournalFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record).replace("\n", " | ")
-        return f"<{_PRIORITY.get(record.levelno, 6)}>{text}"
-
-
 class _LineFormatter(logging.Formatter):
+    """One line per record, tracebacks joined to it (or left out: ``tracebacks=False``), the
+    secrets of ``mask`` masked in all of it (a traceback quotes values too)."""
+
+    def __init__(self, fmt: str, datefmt: str | None = None, *, tracebacks: bool = True,
+                 mask: "SecretFilter | None" = None):
+        super().__init__(fmt, datefmt)
+        self.tracebacks = tracebacks
+        self.mask = mask
+
     def format(self, record: logging.LogRecord) -> str:
-        return super().format(record).replace("\n", " | ")
+        saved = record.exc_info, record.exc_text, record.stack_info
+        hidden = not self.tracebacks and any(saved)
+        if hidden:
+            record.exc_info = record.exc_text = record.stack_info = None
+        try:
+            text = super().format(record)
+        finally:
+            record.exc_info, record.exc_text, record.stack_info = saved
+        if hidden:
+            text += " (a bug in watcher: --log-level debug shows its traceback)"
+        if self.mask:
+            text = self.mask.mask(text)
+        return text.replace("\n", " | ")
+
+
+class _JournalFormatter(_LineFormatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"<{_PRIORITY.get(record.levelno, 6)}>{super().format(record)}"
 
 
 class SecretFilter(logging.Filter):
@@ -56,13 +81,17 @@ class SecretFilter(logging.Filter):
         """Replace the values to mask (longest first; values under 4 characters are ignored)."""
         self.secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
 
+    def mask(self, text: str) -> str:
+        """``text`` with every secret value, and any password in a URL, replaced by ``***``."""
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        if "@" in text:  # a password in a URL (a source's url, logged by httpx at debug level)
+            text = _USERINFO.sub(r"\1***@", text)
+        return text
+
     def filter(self, record: logging.LogRecord) -> bool:
         text = record.getMessage()
-        masked = text
-        for secret in self.secrets:
-            masked = masked.replace(secret, "***")
-        if "@" in masked:  # a password in a URL (a source's url, logged by httpx at debug level)
-            masked = _USERINFO.sub(r"\1***@", masked)
+        masked = self.mask(text)
         if masked != text:
             record.msg, record.args = masked, None
         return True
@@ -71,21 +100,21 @@ class SecretFilter(logging.Filter):
 _USERINFO = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@")
 
 
-_secrets = SecretFilter()
-
-
-def configure(level: str, daemon: bool = False, stream=None) -> None:
-    """Send watcher's log to stderr at ``level``, in the format described above."""
+def configure(level: str, daemon: bool = False, stream=None, config=None) -> None:
+    """Send watcher's log to stderr at ``level``, in the format described above, masking the
+    secrets ``config`` names (none before a config is loaded: call again with it)."""
     stream = stream or sys.stderr
     handler = logging.StreamHandler(stream)
+    secrets = SecretFilter(secret_values(config) if config is not None else ())
     if under_journald(stream):
-        handler.setFormatter(_JournalFormatter("%(message)s"))
+        handler.setFormatter(_JournalFormatter("%(message)s", mask=secrets))
     elif daemon:
         handler.setFormatter(_LineFormatter("%(asctime)s watcher[%(process)d]: %(levelname)s: %(message)s",
-                                            "%Y-%m-%dT%H:%M:%S%z"))
+                                            "%Y-%m-%dT%H:%M:%S%z", mask=secrets))
     else:
-        handler.setFormatter(_LineFormatter("watcher: %(levelname)s: %(message)s"))
-    handler.addFilter(_secrets)
+        handler.setFormatter(_LineFormatter("watcher: %(levelname)s: %(message)s", mask=secrets,
+                                            tracebacks=level.lower() == "debug"))
+    handler.addFilter(secrets)
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
@@ -103,9 +132,11 @@ def configure(level: str, daemon: bool = False, stream=None) -> None:
         logging.getLogger(name).setLevel(logging.DEBUG if level.lower() == "debug" else logging.WARNING)
 
 
-def mask_secrets_of(config) -> None:
-    """Mask the current values of every secret the config names (``*_env`` keys)."""
+def secret_values(config) -> list[str]:
+    """The current values of every secret the config names (``*_env`` keys)."""
     names = set()
     for ch in config.channels.values():
         names.update(n for n in (ch.password_env, ch.webhook_url_env, ch.url_env) if n)
-    _secrets.set(os.environ.get(n, "") for n in names)
+    names.update(n for n in (config.web.secret_env, config.web.password_env,
+                             config.summarizer.api_key_env) if n)
+    return [os.environ.get(n, "") for n in names]

@@ -80,6 +80,12 @@ def surnames(authors: list[str]) -> set[str]:
     return {k[0] for a in authors if isinstance(a, str) and (k := name_key(a))}
 
 
+def now_utc() -> datetime:
+    """The wall clock, aware UTC: the one place watcher reads it (everything else is handed
+    the time, so tests and the daemon's benchmark can set it)."""
+    return datetime.now(timezone.utc)
+
+
 def utc(dt: datetime | None) -> datetime | None:
     """``dt`` as an aware UTC datetime (naive values are taken to be UTC already)."""
     if dt is None:

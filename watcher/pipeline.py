@@ -2,16 +2,16 @@
 
 The flow, written down once::
 
-    run_once(config, digests, now):
+    run_once(config, cycle, fetch, deliver):
         take the write lock beside the database           # waits while another cycle writes
-        store = open the database
-        for each source:                                  # isolated: one failing does not stop others
+        store = open the database; a row in runs          # kind: once, run, fetch or digest
+        for each source (of fetch):                       # isolated: one failing does not stop others
             state = store.source_state(source)
             result = source.fetch(state)                  # HTTP + parse; SourceError on failure
             counts = store.upsert(result.papers, now)     # identity + merge; new / updated / unchanged
             store.source_ok(source, result.state, counts) # or store.source_failed(source, error)
-        for each digest (all, the named ones, or the due ones):  # stop() is checked between steps
-            matchers = the digest's profiles, compiled once
+        for each digest (of deliver):                     # isolated too; stop() is checked between steps
+            plan = the digest's title, day and profiles, compiled once
             for each channel of the digest:               # isolated too
                 watermark = last successful delivery through (digest, channel)
                 candidates = stored papers listed as new, in the window, not in the ledger
@@ -20,6 +20,15 @@ The flow, written down once::
                 if empty and not send_empty: move the watermark, send nothing
                 channel.send(render(digest, each format)) # DeliveryError on failure
                 store.record_delivery(...)                # ledger + watermark, only after acceptance
+            store.digest_ran(digest, ok, errors)
+        the runs row: ok, or failed when any source, digest or channel failed or the cycle stopped
+
+Isolation: a source, a digest or a channel that fails, with watcher's own error or with any
+unexpected exception (a bug), fails alone: its error is logged (an unexpected one with its
+traceback, which the log shows where tracebacks belong: see :mod:`watcher.logs`), stored for
+``watcher status``, and the cycle carries on with the next one. Only a database that cannot be
+used at all (locked past the timeout, read-only, damaged, full: :class:`DatabaseUnavailable`)
+stops the cycle, since nothing after it could be recorded.
 
 Nothing is recorded as delivered before a channel accepted it, so a failed or killed run leaves
 the papers for the next run, and a delivered paper is never delivered again through that channel.
@@ -30,17 +39,17 @@ from __future__ import annotations
 import logging
 import sqlite3
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timezone
-from pathlib import Path
 from typing import Callable, TextIO
 
 from .assemble import assemble, delivered_reason, digest_title, window_start
-from .config import Config, DigestConfig
+from .config import Config, DigestConfig, SourceConfig
 from .deliver import channel_for, redact
-from .errors import DeliveryError, InputError, SourceError, StoreError
+from .errors import DatabaseUnavailable, DeliveryError, InputError, WatcherError
 from .lock import write_lock
 from .match import ProfileMatcher
+from .models import Digest
 from .render import render
 from .schedule import quiet_day_reason
 from .sources import SourceContext, make_source
@@ -74,41 +83,67 @@ class ChannelReport:
 
 @dataclass
 class CycleReport:
-    """Everything one cycle did; ``ok`` is False when any source or channel failed."""
+    """Everything one cycle did; ``ok`` is False when any source, digest or channel failed."""
 
     sources: list[SourceReport] = field(default_factory=list)
     channels: list[ChannelReport] = field(default_factory=list)
+    digests: dict[str, str] = field(default_factory=dict)  # digest -> why it failed as a whole
 
     @property
     def ok(self) -> bool:
-        """True when no source and no channel failed."""
-        return not any(s.error for s in self.sources) and not any(c.error for c in self.channels)
+        """True when no source, no digest and no channel failed."""
+        return not (any(s.error for s in self.sources) or self.digests
+                    or any(c.error for c in self.channels))
 
 
 @dataclass
 class Cycle:
-    """Options of one cycle. ``now`` is an aware datetime (the clock is read by the caller)."""
+    """How one cycle runs, whatever it does. ``now`` is an aware datetime (the clock is read by
+    the caller); with ``clock`` it is read again once the write lock is held."""
 
     now: datetime
-    digests: list[str] | None = None
-    sources: list[str] | None = None
-    dry_run: bool = False
-    sample: bool = False
-    since: datetime | None = None
-    since_day: date | None = None
-    print_format: str | None = None
-    stdout: TextIO = field(default_factory=lambda: sys.stdout)
-    stderr: TextIO = field(default_factory=lambda: sys.stderr)  # the dry run's banners and notes
-    kind: str = "once"  # the runs table's kind: "once" or "run" (the daemon)
+    kind: str = "once"  # the runs table's kind: once, run (the daemon), fetch, digest
     stop: Callable[[], bool] = lambda: False  # the daemon's shutdown: checked between steps
     lock_wait: float = 900.0  # seconds to wait for another cycle's write lock
-    clock: Callable[[], datetime] | None = None  # when given, ``now`` is re-read once locked
+    clock: Callable[[], datetime] | None = None
 
 
-def sample_database(config: Config) -> Path:
-    """Where ``--sample`` keeps its own database, so samples never mix with real history."""
+@dataclass
+class Fetch:
+    """What a cycle fetches: the named sources (all when None); ``since`` backfills history
+    (``watcher fetch --since``: papers first stored are never listed as new)."""
+
+    sources: list[str] | None = None
+    since: datetime | None = None
+
+
+@dataclass
+class DryRun:
+    """``--dry-run``: print each digest instead of sending it (see :func:`dry_run_digest`)."""
+
+    print_format: str | None = None  # ``--to``: only this format
+    stdout: TextIO = field(default_factory=lambda: sys.stdout)
+    stderr: TextIO = field(default_factory=lambda: sys.stderr)  # banners and notes
+
+
+@dataclass
+class Deliver:
+    """What a cycle delivers: the named digests (all when None). ``since_day`` takes papers
+    filed on or after that day, ignoring the last run (``watcher digest --since``); ``stdout``
+    is where a stdout channel writes."""
+
+    digests: list[str] | None = None
+    since_day: date | None = None
+    dry_run: DryRun | None = None
+    stdout: TextIO = field(default_factory=lambda: sys.stdout)
+
+
+def sample_config(config: Config) -> Config:
+    """``--sample``: the config with the shipped sample listings as its only source and a
+    database of its own beside the configured one, so samples never mix with real history."""
     db = config.settings.database
-    return db.with_name(db.stem + "-sample" + db.suffix)
+    return replace(config, settings=replace(config.settings, database=db.with_name(db.stem + "-sample" + db.suffix)),
+                   sources={"sample": SourceConfig(name="sample", type="sample")})
 
 
 def sample_now(config: Config) -> datetime:
@@ -119,44 +154,59 @@ def sample_now(config: Config) -> datetime:
     return datetime.combine(day, time(23, 59), tzinfo=config.settings.timezone).astimezone(timezone.utc)
 
 
-def open_store(config: Config, sample: bool = False) -> Store:
-    """The database of this config (or its sample database)."""
-    return Store.open(sample_database(config) if sample else config.settings.database)
+def open_store(config: Config) -> Store:
+    """The database of this config."""
+    return Store.open(config.settings.database)
 
 
-def fetch_sources(config: Config, store: Store, cycle: Cycle, http=None) -> list[SourceReport]:
+def stops_the_cycle(error: BaseException) -> bool:
+    """True when ``error`` means the database cannot be used at all (nothing later could be
+    recorded); any other error fails only the source, digest or channel it came from."""
+    if isinstance(error, sqlite3.Error):
+        error = database_error("", error)
+    return isinstance(error, DatabaseUnavailable)
+
+
+def failure(what: str, error: Exception, clean=lambda text: text) -> str:
+    """Log the failure of one isolated step (``what``: "source arxiv") and return the one line
+    to store for ``watcher status``. watcher's own errors are explained in their message; any
+    other exception is a bug, logged with its traceback."""
+    if isinstance(error, WatcherError):
+        message = clean(str(error))
+        log.error("%s failed: %s", what, message)
+    else:
+        message = clean(f"internal error: {type(error).__name__}: {error}")
+        log.error("%s failed: %s", what, message, exc_info=error)
+    return message
+
+
+def fetch_sources(config: Config, store: Store, cycle: Cycle, fetch: Fetch, http=None) -> list[SourceReport]:
     """Fetch and store every (selected) source, each in isolation."""
     ctx = SourceContext(now=cycle.now, http=http, user_agent=config.settings.user_agent,
-                        since=cycle.since)
-    if cycle.sample:
-        from .config import SourceConfig
-        from .sources.sample import SampleSource
-
-        sources = [SampleSource(SourceConfig(name="sample", type="sample"), ctx)]
-    else:
-        names = cycle.sources or list(config.sources)
-        sources = [make_source(config.sources[n], ctx) for n in names]
+                        since=fetch.since)
     reports = []
-    for source in sources:
+    for name in fetch.sources or list(config.sources):
         if cycle.stop():
             log.info("stopping: leaving the remaining sources for the next run")
             break
-        report = SourceReport(source.name)
+        report = SourceReport(name)
+        reports.append(report)
         try:
-            result = source.fetch(store.source_state(source.name))
+            source = make_source(config.sources[name], ctx)
+            result = source.fetch(store.source_state(name))
             for paper in result.papers:
-                paper.source = source.name
-            counts = store.upsert(result.papers, cycle.now, backfill=cycle.since is not None)
-            store.source_ok(source.name, result.state, counts.summary(), cycle.now)
+                paper.source = name
+            counts = store.upsert(result.papers, cycle.now, backfill=fetch.since is not None)
+            store.source_ok(name, result.state, counts.summary(), cycle.now)
             report.new, report.updated = len(counts.new), len(counts.updated)
             report.unchanged = counts.unchanged
-            log.info("source %s: %d new, %d updated, %d unchanged", source.name,
+            log.info("source %s: %d new, %d updated, %d unchanged", name,
                      report.new, report.updated, report.unchanged)
-        except (SourceError, InputError) as e:
-            report.error = str(e)
-            store.source_failed(source.name, report.error, cycle.now)
-            log.error("source %s failed: %s", source.name, e)
-        reports.append(report)
+        except Exception as e:
+            if stops_the_cycle(e):
+                raise
+            report.error = failure(f"source {name}", e)
+            store.source_failed(name, report.error, cycle.now)
     return reports
 
 
@@ -190,10 +240,35 @@ def matchers_for(config: Config, profile_names, lookup) -> list[ProfileMatcher]:
             for n in profile_names]
 
 
-def channel_papers(config: Config, store: Store, dcfg: DigestConfig, channel: str,
-                   cycle: Cycle) -> tuple[list, list, date | None]:
+@dataclass
+class DigestPlan:
+    """What every rendering of one digest in one cycle shares: its title, its day and its
+    compiled profiles (built once per digest, for delivery and dry run alike)."""
+
+    dcfg: DigestConfig
+    title: str
+    day: date
+    now: datetime
+    matchers: list[ProfileMatcher]
+
+    @classmethod
+    def make(cls, config: Config, store: Store, dcfg: DigestConfig, now: datetime) -> "DigestPlan":
+        """Compile the digest's profiles (examples looked up in ``store``)."""
+        return cls(dcfg, digest_title(dcfg, config.profiles), now.astimezone(config.settings.timezone).date(),
+                   now, matchers_for(config, dcfg.profiles, store.get))
+
+    def build(self, candidates: list, revised: list) -> Digest:
+        """The digest of these papers; an empty one says why (an arXiv holiday first)."""
+        digest = assemble(self.dcfg.name, self.title, self.day, candidates, self.matchers, self.now, revised)
+        if not digest.matches:
+            digest.empty_reason = quiet_day_reason(self.dcfg, self.now) or digest.empty_reason
+        return digest
+
+
+def channel_papers(config: Config, store: Store, dcfg: DigestConfig, channel: str, now: datetime,
+                   since_day: date | None = None) -> tuple[list, list, date | None]:
     """What (digest, channel) has not had yet: (candidates, revised, the first run's window
-    start or None)."""
+    start or None). ``since_day`` replaces the window and ignores the watermark."""
     tz = config.settings.timezone
     state = store.channel_state(dcfg.name, channel)
     watermark = parse_time(state.get("watermark"))
@@ -203,24 +278,22 @@ def channel_papers(config: Config, store: Store, dcfg: DigestConfig, channel: st
     if watermark is None:  # the first run reaches back lookback; if it failed, its
         # window is kept for the retries
         since = (date.fromisoformat(state["first_window"]) if state.get("first_window")
-                 else window_start(cycle.now, dcfg.lookback, tz))
+                 else window_start(now, dcfg.lookback, tz))
         first_window = since
-    if cycle.since_day:
-        since, watermark = cycle.since_day, None
+    if since_day:
+        since, watermark = since_day, None
     candidates = store.candidates(dcfg.name, channel, since_day=since, stored_after=watermark)
     revised = store.revised(dcfg.name, channel, after=watermark) if watermark else []
     return candidates, revised, first_window
 
 
-def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycle) -> list[ChannelReport]:
+def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycle,
+                   deliver: Deliver) -> list[ChannelReport]:
     """Build the digest for each channel of ``dcfg`` and deliver it (see module docstring);
-    with ``cycle.dry_run``, print it once instead (:func:`dry_run_digest`)."""
-    if cycle.dry_run:
-        return dry_run_digest(config, store, dcfg, cycle)
-    tz = config.settings.timezone
-    day = cycle.now.astimezone(tz).date()
-    title = digest_title(dcfg, config.profiles)
-    matchers = matchers_for(config, dcfg.profiles, store.get)
+    with ``deliver.dry_run``, print it once instead (:func:`dry_run_digest`)."""
+    plan = DigestPlan.make(config, store, dcfg, cycle.now)
+    if deliver.dry_run:
+        return dry_run_digest(config, store, plan, deliver)
     reports = []
     for name in dcfg.channels:
         if cycle.stop():
@@ -229,12 +302,11 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
         reports.append(report)
         first_window = None
         try:
-            channel = channel_for(config, name, dcfg.formats, cycle.stdout)
-            candidates, revised, first_window = channel_papers(config, store, dcfg, name, cycle)
-            digest = assemble(dcfg.name, title, day, candidates, matchers, cycle.now, revised)
+            channel = channel_for(config, name, dcfg.formats, deliver.stdout)
+            candidates, revised, first_window = channel_papers(config, store, dcfg, name, cycle.now,
+                                                               deliver.since_day)
+            digest = plan.build(candidates, revised)
             report.papers = len(digest.matches)
-            if not digest.matches:
-                digest.empty_reason = quiet_day_reason(dcfg, cycle.now) or digest.empty_reason
             if not digest.matches and not dcfg.send_empty:
                 log.info("digest %s -> %s: %s; nothing sent", dcfg.name, name, digest.empty_reason)
                 store.record_delivery(dcfg.name, name, [], cycle.now)
@@ -252,50 +324,45 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             else:  # send_empty: the text format has no place for the reason, the log has
                 log.info("digest %s -> %s: delivered an empty digest (%s)", dcfg.name, name,
                          digest.empty_reason)
-        except (DeliveryError, InputError) as e:
-            report.error = redact(str(e))
+        except DeliveryError as e:
             shown = getattr(e, "delivered", None)  # a split e-mail: the parts accepted before
             if shown:
                 store.record_shown(dcfg.name, name, shown, cycle.now)
+            report.error = failure(f"digest {dcfg.name} -> channel {name}", e, redact)
             store.delivery_failed(dcfg.name, name, report.error, cycle.now, first_window)
-            log.error("digest %s -> channel %s failed: %s", dcfg.name, name, report.error)
-        except (StoreError, sqlite3.Error):  # the database, not the channel: the cycle stops
-            raise
         except Exception as e:  # a bug in one channel must not stop the others (isolation)
-            report.error = redact(f"internal error: {type(e).__name__}: {e}")
+            if stops_the_cycle(e):
+                raise
+            report.error = failure(f"digest {dcfg.name} -> channel {name}", e, redact)
             store.delivery_failed(dcfg.name, name, report.error, cycle.now, first_window)
-            log.error("digest %s -> channel %s failed: %s", dcfg.name, name, report.error,
-                      exc_info=log.isEnabledFor(logging.DEBUG))
     return reports
 
 
-def dry_run_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycle) -> list[ChannelReport]:
+def dry_run_digest(config: Config, store: Store, plan: DigestPlan, deliver: Deliver) -> list[ChannelReport]:
     """``--dry-run``: build the digest once and print it once per format; send and record nothing.
 
     The channels of a digest differ only in what their ledgers already hold, so the digest
     shown is that of the union of their papers: everything at least one channel would get.
-    It is printed in ``cycle.print_format`` (``--to``) or else in every format its channels
-    send, each rendering on ``cycle.stdout`` alone (``--to json`` is one JSON array), with a
-    ``==>`` banner per format on ``cycle.stderr``. When nothing would be sent, stdout stays
+    It is printed in ``dry_run.print_format`` (``--to``) or else in every format its channels
+    send, each rendering on ``dry_run.stdout`` alone (``--to json`` is one JSON array), with a
+    ``==>`` banner per format on ``dry_run.stderr``. When nothing would be sent, stdout stays
     empty and stderr says ``digest NAME: no new papers (reason)``.
     """
-    tz = config.settings.timezone
-    day = cycle.now.astimezone(tz).date()
-    title = digest_title(dcfg, config.profiles)
-    matchers = matchers_for(config, dcfg.profiles, store.get)
+    dcfg, dry = plan.dcfg, deliver.dry_run
     reports, owners, candidates, revised = [], {}, {}, {}
     formats: dict[str, list[str]] = {}  # format -> the channels that send it
     for name in dcfg.channels:
         report = ChannelReport(dcfg.name, name)
         reports.append(report)
         try:
-            channel = channel_for(config, name, dcfg.formats, cycle.stdout)
+            channel = channel_for(config, name, dcfg.formats, dry.stdout)
             for fmt in channel.formats():
                 formats.setdefault(fmt, []).append(name)
-            new, old, _ = channel_papers(config, store, dcfg, name, cycle)
-        except (DeliveryError, InputError) as e:
-            report.error = redact(str(e))
-            log.error("digest %s -> channel %s: %s", dcfg.name, name, report.error)
+            new, old, _ = channel_papers(config, store, dcfg, name, plan.now, deliver.since_day)
+        except Exception as e:
+            if stops_the_cycle(e):
+                raise
+            report.error = failure(f"digest {dcfg.name} -> channel {name}", e, redact)
             continue
         for p in new:
             candidates.setdefault(p.key, p)
@@ -303,76 +370,99 @@ def dry_run_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
         for p in old:
             revised.setdefault(p.key, p)
     revised = [p for key, p in revised.items() if key not in candidates]  # new somewhere wins
-    digest = assemble(dcfg.name, title, day, list(candidates.values()), matchers, cycle.now, revised)
+    digest = plan.build(list(candidates.values()), revised)
     for m in digest.matches:
         for report in owners[m.paper.key]:
             report.papers += 1
-    if not digest.matches:
-        digest.empty_reason = quiet_day_reason(dcfg, cycle.now) or digest.empty_reason
-        if cycle.since_day:  # say so when the window's matching papers were all delivered
-            delivered = {p.key: p for name in dcfg.channels
-                         for p in store.delivered_since(dcfg.name, name, cycle.since_day)}
-            digest.empty_reason = (delivered_reason(list(delivered.values()), matchers, cycle.since_day)
-                                   or digest.empty_reason)
-        if not dcfg.send_empty:
-            cycle.stderr.write(f"digest {dcfg.name}: no new papers ({digest.empty_reason})\n")
-            cycle.stderr.flush()
-            return reports
-    if cycle.print_format:
-        formats = {cycle.print_format: formats.get(cycle.print_format, [])}
+    if not digest.matches and deliver.since_day:  # say so when the window's matches were all delivered
+        delivered = {p.key: p for name in dcfg.channels
+                     for p in store.delivered_since(dcfg.name, name, deliver.since_day)}
+        digest.empty_reason = (delivered_reason(list(delivered.values()), plan.matchers, deliver.since_day)
+                               or digest.empty_reason)
+    if not digest.matches and not dcfg.send_empty:
+        dry.stderr.write(f"digest {dcfg.name}: no new papers ({digest.empty_reason})\n")
+        dry.stderr.flush()
+        return reports
+    if dry.print_format:
+        formats = {dry.print_format: formats.get(dry.print_format, [])}
     for fmt, channels in formats.items():
         body = render(digest, fmt, config.settings.templates_dir)
         to = f"; channels: {', '.join(channels)}" if channels else ""
         empty = f"; empty: {digest.empty_reason}" if not digest.matches else ""
-        cycle.stderr.write(f"==> digest {dcfg.name}, format {fmt} (dry run, not sent{to}{empty})\n")
-        cycle.stderr.flush()
-        cycle.stdout.write(body + "\n")
-        cycle.stdout.flush()
+        dry.stderr.write(f"==> digest {dcfg.name}, format {fmt} (dry run, not sent{to}{empty})\n")
+        dry.stderr.flush()
+        dry.stdout.write(body + "\n")
+        dry.stdout.flush()
     return reports
 
 
-def run_once(config: Config, cycle: Cycle, *, fetch: bool = True, http=None) -> CycleReport:
-    """One cycle: fetch every source, then build and deliver the selected digests."""
+def run_once(config: Config, cycle: Cycle, fetch: Fetch | None = None, deliver: Deliver | None = None,
+             *, http=None) -> CycleReport:
+    """One cycle: fetch the sources of ``fetch``, then build and deliver the digests of
+    ``deliver`` (either may be None: ``watcher fetch`` delivers nothing, ``watcher digest``
+    fetches nothing). Recorded in the runs table as ``cycle.kind``."""
     report = CycleReport()
-    db = sample_database(config) if cycle.sample else config.settings.database
+    db = config.settings.database
     with write_lock(db, f"watcher {cycle.kind}") as lock:
         lock.acquire(cycle.lock_wait, stop=cycle.stop)
         if cycle.clock:  # stamps must not run behind those of a cycle that held the lock before
             cycle.now = cycle.clock()
         try:
-            with open_store(config, cycle.sample) as store:
-                _run_locked(config, store, cycle, report, fetch, http)
+            with open_store(config) as store:
+                _run_locked(config, store, cycle, fetch, deliver, report, http)
         except sqlite3.Error as e:  # locked past the timeout, read-only, damaged: stop the cycle
             raise database_error(db, e) from None
     return report
 
 
-def _run_locked(config: Config, store: Store, cycle: Cycle, report: CycleReport, fetch: bool,
-                http) -> None:
+def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
+                deliver: Deliver | None, report: CycleReport, http) -> None:
     run_id = store.start_run(cycle.kind, cycle.now)
+    stopped_by = None  # the error that ended the cycle early, if one did
     try:
-        if fetch:
-            report.sources = fetch_sources(config, store, cycle, http)
-        names = cycle.digests if cycle.digests is not None else list(config.digests)
-        for name in names:
-            if cycle.stop():
-                log.info("stopping: digest %s is left for the next run", name)
-                continue
-            dcfg = config.digests[name]
-            reports = deliver_digest(config, store, dcfg, cycle)
-            report.channels.extend(reports)
-            if not cycle.dry_run and len(reports) == len(dcfg.channels):  # not cut short by stop()
-                errors = [r.error for r in reports if r.error]
-                store.digest_ran(name, cycle.now, not errors, "; ".join(errors) or None)
+        if fetch is not None:
+            report.sources = fetch_sources(config, store, cycle, fetch, http)
+        if deliver is not None:
+            _deliver_digests(config, store, cycle, deliver, report)
+    except BaseException as e:
+        stopped_by = str(e) if isinstance(e, WatcherError) else ": ".join(filter(None, (type(e).__name__, str(e))))
+        raise
     finally:
+        detail = {"sources": [s.__dict__ for s in report.sources],
+                  "channels": [{k: v for k, v in c.__dict__.items() if k != "rendered"}
+                               for c in report.channels]}
+        if report.digests:
+            detail["digests"] = report.digests
+        if stopped_by:
+            detail["error"] = stopped_by
         try:
-            store.finish_run(run_id, "ok" if report.ok else "failed", {
-                "sources": [s.__dict__ for s in report.sources],
-                "channels": [{k: v for k, v in c.__dict__.items() if k != "rendered"}
-                             for c in report.channels]}, cycle.now)
+            store.finish_run(run_id, "ok" if report.ok and not stopped_by else "failed", detail, cycle.now)
         except sqlite3.Error as e:  # the error that ended the cycle is the one to report
             log.debug("could not record the end of the run: %s", e)
 
 
-__all__ = ["Cycle", "CycleReport", "run_once", "fetch_sources", "deliver_digest", "open_store",
-           "sample_now"]
+def _deliver_digests(config: Config, store: Store, cycle: Cycle, deliver: Deliver,
+                     report: CycleReport) -> None:
+    names = deliver.digests if deliver.digests is not None else list(config.digests)
+    for name in names:
+        if cycle.stop():
+            log.info("stopping: digest %s is left for the next run", name)
+            continue
+        dcfg = config.digests[name]
+        try:
+            reports = deliver_digest(config, store, dcfg, cycle, deliver)
+        except Exception as e:  # its matching or rendering: this digest fails, the next goes on
+            if stops_the_cycle(e):
+                raise
+            report.digests[name] = failure(f"digest {name}", e, redact)
+            if not deliver.dry_run:
+                store.digest_ran(name, cycle.now, False, report.digests[name])
+            continue
+        report.channels.extend(reports)
+        if not deliver.dry_run and len(reports) == len(dcfg.channels):  # not cut short by stop()
+            errors = [r.error for r in reports if r.error]
+            store.digest_ran(name, cycle.now, not errors, "; ".join(errors) or None)
+
+
+__all__ = ["Cycle", "CycleReport", "Deliver", "DryRun", "Fetch", "run_once", "fetch_sources",
+           "deliver_digest", "open_store", "sample_config", "sample_now"]

@@ -23,13 +23,13 @@ nothing it says so (:func:`quiet_day_reason`) instead of staying silent.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
-
-from .store import parse_time
 
 UTC = timezone.utc
 NEW_YORK = ZoneInfo("America/New_York")
@@ -200,13 +200,34 @@ def missed_since(dcfg, tz, last: datetime | None, now: datetime) -> datetime | N
     return t if t <= now else None
 
 
-def due_digests(config, store, now: datetime, key: str = "last_run") -> list[str]:
-    """The digests of ``config`` whose schedule fired since their last run (``key`` =
-    ``"last_run"``: any run counts, as ``once --due`` wants) or their last successful run
-    (``"last_success"``: the daemon's catch-up at start)."""
+@dataclass(frozen=True)
+class Due:
+    """A digest whose schedule fired since its last run, and the scheduled time it missed
+    (None: it never ran)."""
+
+    name: str
+    missed: datetime | None
+
+
+def due_digests(config, last: Mapping[str, datetime | None], now: datetime,
+                only: Iterable[str] | None = None) -> list[Due]:
+    """The one answer to "is this digest due": the digests of ``config`` (of ``only``, when
+    given) whose schedule fired since the time ``last`` holds for each, at or before ``now``; a
+    digest with no time there never ran and is due. ``watcher once --due`` passes each
+    digest's last run (any run counts), the daemon's catch-up and ``watcher status`` its last
+    successful run."""
     tz = config.settings.timezone
-    return [name for name, d in config.digests.items()
-            if is_due(d, tz, parse_time(store.digest_state(name).get(key)), now)]
+    wanted = None if only is None else set(only)
+    out = []
+    for name, dcfg in config.digests.items():
+        if wanted is not None and name not in wanted:
+            continue
+        when = last.get(name)
+        if when is None:
+            out.append(Due(name, None))
+        elif (missed := missed_since(dcfg, tz, when, now)) is not None:
+            out.append(Due(name, missed))
+    return out
 
 
 def arxiv_announcement_day(now: datetime) -> date:

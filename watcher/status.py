@@ -8,7 +8,7 @@ import json
 from datetime import datetime
 
 from .config import Config
-from .schedule import missed_since, next_fire as _next_fire
+from .schedule import due_digests, next_fire as _next_fire
 from .store import Store, parse_time, require_database
 
 
@@ -66,11 +66,12 @@ def status_text(config: Config, now: datetime) -> str:
                 lines.append(f"    FAILING ({r['failures']} in a row), last failed at "
                              f"{_ago(r['last_error_at'], tz)}: {r['last_error']}")
         lines.append("digests:")
+        due = {d.name: d for d in due_digests(config, store.digest_times(config.digests, "last_success"), now)}
         for name, d in config.digests.items():
             st = store.digest_state(name)
             last_ok = parse_time(st.get("last_success"))
-            missed = missed_since(d, tz, last_ok, now) if last_ok else None
-            if missed is not None or last_ok is None:
+            missed = due[name].missed if name in due else None
+            if name in due:
                 when = "now (overdue)" if running else "overdue: at the next 'watcher run' start or 'watcher once --due'"
             else:
                 when = _local(next_fire(d, tz, now, last_ok), tz)

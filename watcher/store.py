@@ -18,13 +18,13 @@ import json
 import os
 import sqlite3
 from dataclasses import dataclass, field, fields
-from datetime import date, datetime, timezone
+from datetime import date, datetime
 from pathlib import Path
 
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
-from .errors import StoreError
+from .errors import DatabaseUnavailable, StoreError
 from .identity import contradicts, merge, merge_batch
 from .models import Paper, title_fingerprint, utc
 
@@ -174,31 +174,32 @@ def busy_timeout() -> float:
 
 
 def database_error(path, error: sqlite3.Error, *, opening: bool = False) -> StoreError:
-    """A StoreError that says in words what an SQLite error means for the user."""
+    """A StoreError that says in words what an SQLite error means for the user; a
+    :class:`DatabaseUnavailable` when the database as a whole cannot be used."""
     text = " ".join(str(error).replace("***", "").split())
     low = text.lower()
     if "locked" in low or "busy" in low:
-        return StoreError(f"{path}: the database is locked by another program (waited "
-                          f"{busy_timeout():g}s); try again once it has finished")
+        return DatabaseUnavailable(f"{path}: the database is locked by another program (waited "
+                                   f"{busy_timeout():g}s); try again once it has finished")
     if "readonly" in low or "read-only" in low:
-        return StoreError(f"{path}: the database is read-only for this user; check the "
-                          "permissions of the file and of its folder")
+        return DatabaseUnavailable(f"{path}: the database is read-only for this user; check the "
+                                   "permissions of the file and of its folder")
     if opening and ("malformed" in low or "not a database" in low or "corrupt" in low):
-        return StoreError(f"{path}: the file is damaged or not a watcher database ({text}); "
-                          "nothing was changed — restore it from a backup, or move it away to "
-                          "start afresh")
+        return DatabaseUnavailable(f"{path}: the file is damaged or not a watcher database ({text}); "
+                                   "nothing was changed — restore it from a backup, or move it away to "
+                                   "start afresh")
     if "malformed" in low or "not a database" in low or "corrupt" in low:
-        return StoreError(f"{path}: the database file is damaged ({text}); watcher stopped "
-                          "there — restore it from a backup, or move it away to start afresh")
+        return DatabaseUnavailable(f"{path}: the database file is damaged ({text}); watcher stopped "
+                                   "there — restore it from a backup, or move it away to start afresh")
     if "unable to open" in low or "disk i/o" in low:
-        return StoreError(f"{path}: cannot open the database ({text}); check that the file and "
-                          "its folder exist and are readable and writable")
+        return DatabaseUnavailable(f"{path}: cannot open the database ({text}); check that the file and "
+                                   "its folder exist and are readable and writable")
     if "full" in low:
-        return StoreError(f"{path}: the disk is full ({text})")
+        return DatabaseUnavailable(f"{path}: the disk is full ({text})")
     if opening:
-        return StoreError(f"{path}: cannot open the database ({text}); it may not be a watcher "
-                          "database — nothing was changed")
-    return StoreError(f"{path}: database error ({text})")
+        return DatabaseUnavailable(f"{path}: cannot open the database ({text}); it may not be a watcher "
+                                   "database — nothing was changed")
+    return StoreError(f"{path}: database error ({text})")  # one step's problem, not the file's
 
 
 def no_database(path: str | Path) -> StoreError:
@@ -465,6 +466,11 @@ class Store:
         rows = list(self.db["digests"].rows_where("name = ?", [name]))
         return rows[0] if rows else {}
 
+    def digest_times(self, names, column: str) -> dict[str, datetime | None]:
+        """Each named digest's ``last_run`` or ``last_success`` (None before the first)."""
+        assert column in ("last_run", "last_success")
+        return {n: parse_time(self.digest_state(n).get(column)) for n in names}
+
     def start_run(self, kind: str, now: datetime) -> int:
         """A new row in runs; returns its id."""
         return self.db["runs"].insert({"kind": kind, "started": iso(now), "status": "running"}).last_pk
@@ -473,8 +479,3 @@ class Store:
         """Close a run with its status and a JSON detail."""
         self.db["runs"].update(run_id, {"finished": iso(now), "status": status,
                                         "detail": json.dumps(detail)})
-
-
-def now_utc() -> datetime:
-    """The current time, aware UTC (the one place that reads the clock for the store's users)."""
-    return datetime.now(timezone.utc)

@@ -54,17 +54,33 @@ def test_database_locked_by_another_writer(tmp_path):
     assert_no_secret(s)
 
 
+LAB_SOURCE = """
+[source.lab]
+type = "listing"
+path = "lab.txt"
+"""
+
+
 def test_status_and_fetch_with_a_locked_database(tmp_path):
-    s = setup(tmp_path, channels=("archive",))
+    s = setup(tmp_path, channels=("archive",), sources=LAB_SOURCE)
+    (tmp_path / "lab.txt").write_text("Lab - 2025-04-12\n\nA lab paper\n\nAuthors:A. Author\n"
+                                      "Date:2025-04-12 10:00:00\n\nIts abstract.")
     holder = hold_lock(s.db, 8)
     try:
         assert "30 papers stored" in s.status()  # readers are not blocked (WAL)
+        started = time.monotonic()
         r = s.watcher("fetch")
+        waited = time.monotonic() - started
     finally:
         holder.kill()
         holder.wait()
     assert_no_traceback(r)
-    assert r.returncode in (0, 1)  # no sources configured: nothing to write
+    assert r.returncode == 1 and waited < 7, (r.returncode, waited, r.stdout, r.stderr)
+    assert "the database is locked by another program (waited 2s); try again once it has finished" in r.stderr
+    assert "30 papers stored" in s.status()  # the lab paper was not half-stored
+    ok = s.watcher("fetch")
+    assert ok.returncode == 0 and ok.stdout == "lab: 1 new, 0 updated, 0 unchanged\n", ok.stdout + ok.stderr
+    assert "31 papers stored" in s.status()
 
 
 def _drop_root_powers():

@@ -23,11 +23,15 @@ NO_BACKFILL: dict[str, str] = {
 }
 
 
+# Not a type a config file may name: ``--sample`` puts it in place of the configured sources.
+_BUILT_IN: dict[str, str] = {"sample": "watcher.sources.sample:SampleSource"}
+
+
 def make_source(cfg, ctx: SourceContext) -> Source:
     """The Source object for one ``[source.NAME]`` config table."""
     import importlib
 
-    module, _, cls = SOURCES[cfg.type].partition(":")
+    module, _, cls = (SOURCES.get(cfg.type) or _BUILT_IN[cfg.type]).partition(":")
     return getattr(importlib.import_module(module), cls)(cfg, ctx)
 
 
