@@ -8,14 +8,13 @@ import dataclasses
 import io
 import shutil
 import sqlite3
-from datetime import datetime, timezone
 
 import pytest
 
 from conftest import MINIMAL_CONFIG, REPO, run_watcher
 from watcher.config import load_config
 from watcher.errors import ConfigError
-from watcher.pipeline import Cycle, run_once, sample_now
+from watcher.pipeline import Cycle, Deliver, Fetch, run_once, sample_config, sample_now
 
 STDOUT = '\n[channel.screen]\ntype = "stdout"\n'
 EMAIL = ('\n[channel.me]\ntype = "email"\nhost = "127.0.0.1"\nfrom = "me@example.org"\n'
@@ -49,8 +48,8 @@ def test_a_channel_that_would_write_nothing_records_nothing(tmp_path):
     shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
     config = load_config(tmp_path / "config.toml")
     daily = dataclasses.replace(config.digests["daily"], formats=(), channels=("archive",))
-    config = dataclasses.replace(config, digests={"daily": daily})
-    report = run_once(config, Cycle(now=sample_now(config), sample=True, stdout=io.StringIO()))
+    config = sample_config(dataclasses.replace(config, digests={"daily": daily}))
+    report = run_once(config, Cycle(now=sample_now(config)), Fetch(), Deliver(stdout=io.StringIO()))
     [channel] = report.channels
     assert channel.error and "writes no format" in channel.error and not channel.sent
     with sqlite3.connect(tmp_path / "watcher-sample.db") as conn:
