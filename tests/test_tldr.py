@@ -61,7 +61,9 @@ def test_every_corpus_abstract_gets_a_short_clean_sentence_taken_from_it():
         tldr = extractive_tldr(row["summary"], row["title"])
         lengths.append(len(tldr))
         assert 20 <= len(tldr) <= MAX_CHARS, (row["id"], tldr)
-        assert not set(tldr) & set("$\\{}"), (row["id"], tldr)
+        assert not set(tldr) & set("$\\"), (row["id"], tldr)
+        if "\\" in row["summary"]:  # LaTeX: its braces go; plain text keeps what it has
+            assert not set(tldr) & set("{}"), (row["id"], tldr)
         assert "\n" not in tldr
         assert tldr.endswith((".", "…", "?", "!", ")", '"', "\u201d")), (row["id"], tldr)
         # extractive: the sentence (or its start) is in the cleaned abstract, a lead-in dropped

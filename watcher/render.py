@@ -29,6 +29,11 @@ from .formats.text import one_line
 from .formats.text import utc_stamp as _utc_stamp
 from .formats.xmlsafe import gc_paused
 from .models import Digest, Match
+from .tldr import tldr_of
+
+# The rich formats show the TL;DR and the abstract cut to this many characters (SPEC §7); the
+# full abstract is a click away, and the text format keeps it whole.
+ABSTRACT_CHARS = 240
 
 TEMPLATE_NAMES = {"text": "digest.txt", "markdown": "digest.md", "html": "digest.html",
                   "slack": "digest.slack.json", "json": "digest.json"}
@@ -109,9 +114,10 @@ def day(dt: datetime | None) -> str:
 
 
 def match_json(m: Match) -> dict:
-    """One paper of the json format: SPEC §5's paper object plus score, reasons and profile."""
+    """One paper of the json format: SPEC §5's paper object plus score, reasons, profile and
+    the TL;DR (SPEC §7)."""
     out = m.paper.to_json()
-    out.update(score=round(m.score, 4), reasons=list(m.reasons), profile=m.profile)
+    out.update(score=round(m.score, 4), reasons=list(m.reasons), profile=m.profile, tldr=tldr_of(m))
     return out
 
 
@@ -130,11 +136,11 @@ def to_json(value, indent: int | None = None) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent)
 
 
-GLOBALS = {"slack_link": slack_link, "plural": plural}
+GLOBALS = {"slack_link": slack_link, "plural": plural, "ABSTRACT_CHARS": ABSTRACT_CHARS}
 FILTERS = {"safe_url": safe_url, "shorten": shorten, "authors": authors, "md": md,
            "mrkdwn": mrkdwn, "slack_link": slack_link, "one_line": one_line,
            "utc_stamp": utc_stamp, "day": day, "papers_json": papers_json, "plural": plural,
-           "json": to_json}
+           "json": to_json, "tldr": tldr_of}
 
 
 @lru_cache(maxsize=8)

@@ -55,7 +55,7 @@ def clean_latex(text: str) -> str:
     import unicodedata
 
     text = " ".join(str(text).split())
-    if not any(c in text for c in ("\\", "$", "~", "``", "{", "}", "--")):
+    if "\\" not in text and "$" not in text:  # no LaTeX: braces, tildes and dashes are text
         return text
     text = _HREF.sub(r"\2", text)
     text = _TEXTCOLOR.sub(r"\1", text)
