@@ -97,5 +97,10 @@ def mask_secrets_of(config) -> None:
     """Mask the current values of every secret the config names (``*_env`` keys)."""
     names = set()
     for ch in config.channels.values():
-        names.update(n for n in (ch.password_env, ch.webhook_url_env, ch.url_env) if n)
-    _secrets.set(os.environ.get(n, "") for n in names)
+        names.update(n for n in (ch.password_env, ch.webhook_url_env, ch.url_env,
+                                 getattr(ch, "urls_env", None)) if n)
+    summarizer = getattr(config, "summarizer", None)
+    if summarizer is not None and summarizer.api_key_env:
+        names.add(summarizer.api_key_env)
+    values = [os.environ.get(n, "") for n in names]
+    _secrets.set([*values, *(url for v in values for url in re.split(r"[\s,]+", v) if url)])

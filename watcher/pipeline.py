@@ -16,6 +16,7 @@ The flow, written down once::
                 watermark = last successful delivery through (digest, channel)
                 candidates = stored papers listed as new, in the window, not in the ledger
                 digest = assemble(candidates, matchers)   # pure: what goes in, in which order
+                summarizer.fill(digest)                   # TL;DRs: cache, model, or extractive
                 if empty: the reason (nothing announced / matched / an arXiv holiday)
                 if empty and not send_empty: move the watermark, send nothing
                 channel.send(render(digest, each format)) # DeliveryError on failure
@@ -45,6 +46,7 @@ from .render import render
 from .schedule import quiet_day_reason
 from .sources import SourceContext, make_source
 from .store import Store, database_error, parse_time
+from .summarize import Summarizer
 
 log = logging.getLogger("watcher")
 
@@ -221,6 +223,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
     day = cycle.now.astimezone(tz).date()
     title = digest_title(dcfg, config.profiles)
     matchers = matchers_for(config, dcfg.profiles, store.get)
+    summarizer = Summarizer(config.summarizer, store, cycle.now)
     reports = []
     for name in dcfg.channels:
         if cycle.stop():
@@ -232,6 +235,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             channel = channel_for(config, name, dcfg.formats, cycle.stdout)
             candidates, revised, first_window = channel_papers(config, store, dcfg, name, cycle)
             digest = assemble(dcfg.name, title, day, candidates, matchers, cycle.now, revised)
+            summarizer.fill(digest)  # the TL;DRs, before rendering; never fails a delivery
             report.papers = len(digest.matches)
             if not digest.matches:
                 digest.empty_reason = quiet_day_reason(dcfg, cycle.now) or digest.empty_reason
@@ -298,6 +302,7 @@ def dry_run_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             revised.setdefault(p.key, p)
     revised = [p for key, p in revised.items() if key not in candidates]  # new somewhere wins
     digest = assemble(dcfg.name, title, day, list(candidates.values()), matchers, cycle.now, revised)
+    Summarizer(config.summarizer, store, cycle.now).fill(digest)
     for m in digest.matches:
         for report in owners[m.paper.key]:
             report.papers += 1
