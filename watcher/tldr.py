@@ -178,8 +178,8 @@ def extractive_tldr(abstract: str, title: str = "", limit: int = MAX_CHARS) -> s
 
 
 def tldr_of(match) -> str:
-    """The TL;DR of a :class:`~watcher.models.Match`: the one the pipeline set, else the
-    extractive one."""
+    """The TL;DR of a :class:`~watcher.models.Match` on one line: the one the pipeline set,
+    else the extractive one."""
     if getattr(match, "tldr", None):
-        return match.tldr
+        return " ".join(str(match.tldr).split())
     return extractive_tldr(match.paper.abstract, match.paper.title)
