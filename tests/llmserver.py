@@ -5,7 +5,8 @@ Its answer is deterministic: ``Stand-in TL;DR: <the title>.``, so tests can tell
 TL;DR from the extractive one. ``mode`` picks the behaviour of every request: ``ok``, ``429``,
 ``500``, ``hang`` (no answer for ``hang_seconds``), ``garbage`` (200, not JSON), ``shape``
 (JSON without choices), ``long`` (a 1,000-character answer), ``empty``, ``echo-key`` (a 401
-whose body repeats the Authorization header, as a careless proxy might).
+whose body repeats the Authorization header, as a careless proxy might). Any other POST path is
+a notification sink (apprise's ``json://`` target) that answers 200.
 
 Run it by hand for the README's demo::
 
@@ -23,8 +24,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class LlmServer:
     """The stand-in on 127.0.0.1 (port 0: a free one), in a thread; a context manager."""
 
-    def __init__(self, mode: str = "ok", port: int = 0, hang_seconds: float = 30.0):
+    def __init__(self, mode: str = "ok", port: int = 0, hang_seconds: float = 30.0,
+                 echo: bool = False):
         self.mode = mode
+        self.echo = echo
         self.hang_seconds = hang_seconds
         self.requests: list[dict] = []  # {"headers": {...}, "body": {...}}
         server = self
@@ -41,8 +44,11 @@ class LlmServer:
                 except ValueError:
                     body = None
                 server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                if self.path.rstrip("/") != "/v1/chat/completions":
-                    return self.answer(404, b'{"error": "not found"}')
+                if self.path.rstrip("/") != "/v1/chat/completions":  # a notification sink too
+                    if server.echo:  # (apprise's json:// posts {"title", "message"} here)
+                        print(f"notification on {self.path}: {(body or {}).get('title')!r}, "
+                              f"{len((body or {}).get('message') or '')} characters", flush=True)
+                    return self.answer(200, b'{"ok": true}')
                 mode = server.mode
                 if mode == "hang":
                     time.sleep(server.hang_seconds)
@@ -109,7 +115,7 @@ if __name__ == "__main__":
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--mode", default="ok")
     args = parser.parse_args()
-    with LlmServer(args.mode, args.port) as s:
+    with LlmServer(args.mode, args.port, echo=True) as s:
         print(f"chat-completions stand-in at {s.base_url} (mode {args.mode}); Ctrl-C stops it", flush=True)
         try:
             s.thread.join()

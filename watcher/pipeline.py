@@ -288,8 +288,8 @@ def dry_run_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
         reports.append(report)
         try:
             channel = channel_for(config, name, dcfg.formats, cycle.stdout)
-            for fmt in channel.formats():
-                formats.setdefault(fmt, []).append(name)
+            for fmt in channel.formats() or ("markdown",):  # apprise, feed: built from the
+                formats.setdefault(fmt, []).append(name)    # digest; Markdown shows its content
             new, old, _ = channel_papers(config, store, dcfg, name, cycle)
         except (DeliveryError, InputError) as e:
             report.error = redact(str(e))

@@ -166,7 +166,8 @@ class Summarizer:
             if isinstance(outcome, str):
                 self.memo[p.key] = outcome
                 remember.append((p.key, outcome))
-            else:
+            else:  # not asked again in this run (its other channels): extractive
+                self.memo[p.key] = extractive_tldr(p.abstract, p.title)
                 reason = outcome.reason if outcome else f"no answer within the {self.cfg.timeout:g}s timeout"
                 failures[reason].append(p.key)
                 if outcome and outcome.answered:
@@ -229,12 +230,15 @@ class Summarizer:
             return dict(results), started[0]
 
     def _fallback(self, papers: list[Paper], reason: str) -> None:
+        for p in papers:
+            self.memo[p.key] = extractive_tldr(p.abstract, p.title)
         self._log_fallback([p.key for p in papers], reason)
 
     def _log_fallback(self, keys: list[str], reason: str) -> None:
         from .deliver.base import redact
 
-        shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+        names = [k if len(k) <= 40 else k[:39] + "…" for k in keys[:5]]
+        shown = ", ".join(names) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
         log.warning("summarizer: %s for %d paper%s (%s); using the extractive TL;DR",
                     redact(reason), len(keys), "" if len(keys) == 1 else "s", shown)
 
