@@ -163,12 +163,14 @@ def environment(user_dir: str | None = None) -> jinja2.Environment:
 
 
 def render(digest: Digest, fmt: str, user_dir: str | Path | None = None, *,
-           full_limit: int | None = None, list_limit: int | None = None) -> str:
+           full_limit: int | None = None, list_limit: int | None = None, brief: bool = False) -> str:
     """``digest`` rendered as ``fmt`` (one of text, markdown, html, slack, json).
 
     ``full_limit`` shows only the first N papers in full and lists the rest as titles with
     links (the e-mail size budget); ``list_limit`` caps that list, the remainder becoming a
-    count. Raises :class:`RenderError` when a (user) template is missing or fails.
+    count. ``brief`` asks the text format for the TL;DR and a shortened abstract instead of the
+    whole one (the e-mail's text part). Raises :class:`RenderError` when a (user) template is
+    missing or fails.
     """
     name = TEMPLATE_NAMES[fmt]
     matches = digest.matches
@@ -181,7 +183,8 @@ def render(digest: Digest, fmt: str, user_dir: str | Path | None = None, *,
         # that walk every live object, the whole digest included: pause the collector.
         with gc_paused():
             return template.render(digest=digest, matches=matches, full=full, overflow=overflow,
-                                   hidden=len(rest) - len(overflow), updated=digest.updated)
+                                   hidden=len(rest) - len(overflow), updated=digest.updated,
+                                   brief=brief)
     except jinja2.TemplateSyntaxError as e:
         raise RenderError(f"template {e.filename or name}: line {e.lineno}: {e.message}") from None
     except jinja2.TemplateError as e:

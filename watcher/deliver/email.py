@@ -70,13 +70,16 @@ class EmailChannel(Channel):
         """The message as bytes, under ``max_bytes``: the full digest when it fits, else the most
         full entries that fit with the rest as titles, else titles only (as many as fit)."""
         limit = self.cfg.max_bytes
-        data = self.build(digest, rendered["text"], rendered["html"]).as_bytes()
+        tdir = self.ctx.templates_dir
+        # The text part mirrors the HTML (TL;DR, shortened abstract): it is read, not kept
+        # as a listing; files and stdout keep the seed format with whole abstracts.
+        text = render(digest, "text", tdir, brief=True)
+        data = self.build(digest, text, rendered["html"]).as_bytes()
         if len(data) < limit:
             return data
-        tdir = self.ctx.templates_dir
 
         def attempt(full: int, listed: int | None = None) -> bytes:
-            parts = {f: render(digest, f, tdir, full_limit=full, list_limit=listed)
+            parts = {f: render(digest, f, tdir, full_limit=full, list_limit=listed, brief=True)
                      for f in ("text", "html")}
             return self.build(digest, parts["text"], parts["html"]).as_bytes()
 
