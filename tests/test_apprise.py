@@ -169,3 +169,28 @@ def test_once_sample_delivers_through_apprise_once(tmp_path):
         second = run_watcher("--config", str(tmp_path / "config.toml"), "once", "--sample", env=env)
         assert second.returncode == 0 and len(sink.requests) == 1  # the ledger: nothing twice
     assert json.dumps(env[ENV]).strip('"') not in (first.stderr + second.stderr).decode()
+
+
+def test_log_lines_never_show_an_apprise_url_or_the_summarizers_key(tmp_path, monkeypatch):
+    import logging
+
+    from watcher import logs
+    from watcher.config import load_config
+
+    (tmp_path / "config.toml").write_text(CONFIG + """
+[summarizer]
+type = "openai"
+base_url = "http://127.0.0.1:9/v1"
+model = "m"
+api_key_env = "WATCHER_TEST_LLM_KEY"
+""")
+    monkeypatch.setenv(ENV, "tgram://123456:SECRETBOT/42, ntfy://ntfy.sh/my-secret-topic")
+    monkeypatch.setenv("WATCHER_TEST_LLM_KEY", "sk-very-secret")
+    logs.mask_secrets_of(load_config(tmp_path / "config.toml"))
+    try:
+        for text in ("posting to ntfy://ntfy.sh/my-secret-topic failed", "key sk-very-secret"):
+            record = logging.LogRecord("x", logging.INFO, __file__, 1, text, None, None)
+            logs._secrets.filter(record)
+            assert "secret" not in record.getMessage(), record.getMessage()
+    finally:
+        logs._secrets.set(())
