@@ -173,3 +173,13 @@ def test_once_sample_writes_the_feed_and_a_broken_feed_fails_only_itself(tmp_pat
     again = run_watcher("--config", str(tmp_path / "config.toml"), "once", "--sample")
     assert b"channel broken" in again.stderr  # the broken one retries; the feed has no repeats
     assert [e.id for e in read(tmp_path).entries] == [e.id for e in parsed.entries]
+
+
+def test_a_dry_run_shows_a_feed_channels_digest_in_markdown_and_writes_nothing(tmp_path):
+    (tmp_path / "config.toml").write_text(CONFIG.replace('channels = ["feed", "broken", "archive"]',
+                                                         'channels = ["feed"]'))
+    result = run_watcher("--config", str(tmp_path / "config.toml"), "once", "--sample", "--dry-run")
+    assert result.returncode == 0, result.stderr
+    assert b"format markdown (dry run, not sent; channels: feed)" in result.stderr
+    assert result.stdout.startswith(b"# LLM-RL") and result.stdout.count(b"**TL;DR:** ") == 5
+    assert not (tmp_path / "feeds").exists()
