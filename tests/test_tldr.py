@@ -80,6 +80,13 @@ def test_most_tldrs_are_not_simply_the_first_sentence():
     assert first < len(CORPUS) / 4
 
 
+def test_a_we_inside_a_relative_clause_is_not_the_contribution():
+    text = ("Such failures are against the ``test-time scaling law'' and were observed on datasets "
+            "we curated. We find that the response length drastically increases.")
+    assert extractive_tldr(text) == "We find that the response length drastically increases."
+    assert extractive_tldr("To this end we propose a method. We find more.") == "To this end we propose a method."
+
+
 def test_clean_latex():
     assert clean_latex(r"We reach $92.5\%$ on \textbf{MATH} with $\sim 3\times$ fewer tokens~\cite{x}.") \
         == "We reach 92.5% on MATH with ~3× fewer tokens."
@@ -87,6 +94,8 @@ def test_clean_latex():
         == "Nested and our code and Schrödinger"
     assert clean_latex(r"$O(n^{2})$ vs.\ $\mathcal{O}(n)$ --- ``quoted''") == "O(n^2) vs. O(n) — \u201cquoted\u201d"
     assert clean_latex(r"\textcolor{red}{Red} \color{blue}text \c{c}a") == "Red text ça"
+    assert clean_latex("the ``test-time scaling law'' (no other LaTeX)") == \
+        "the \u201ctest-time scaling law\u201d (no other LaTeX)"
 
 
 def test_sentences_do_not_split_at_abbreviations_or_decimals():

@@ -55,6 +55,7 @@ def clean_latex(text: str) -> str:
     import unicodedata
 
     text = " ".join(str(text).split())
+    text = text.replace("``", "\u201c").replace("''", "\u201d")  # TeX quotes, LaTeX or not
     if "\\" not in text and "$" not in text:  # no LaTeX: braces, tildes and dashes are text
         return text
     text = _HREF.sub(r"\2", text)
@@ -70,7 +71,7 @@ def clean_latex(text: str) -> str:
     text = _SYMBOL_RE.sub(lambda m: _SYMBOLS[m.group(0)], text)
     text = _MATH.sub(lambda m: _math(m.group(1)), text)
     text = _COMMAND.sub("", text)
-    text = text.replace("``", "\u201c").replace("''", "\u201d").replace("---", "—").replace("--", "–")
+    text = text.replace("---", "—").replace("--", "–")
     text = text.replace("{", "").replace("}", "").replace("\\", "")
     text = re.sub(r"\s+([,.;:!?)])", r"\1", text)
     text = re.sub(r"\(\s+", "(", text)
@@ -116,12 +117,12 @@ _SUBJECT = r"(?:we|this (?:paper|work|study|article|letter|thesis|report|note)|h
 _STRONG = re.compile(
     rf"\b{_SUBJECT}\s+(?:\w+ly\s+)?(?:propos|present|introduc|develop|design|build|built|construct|"
     r"formulat|devis|releas|establish|deriv|contribut|describ|offer|put forward|puts forward|"
-    r"creat|provid|address|tackl|leverag|extend|curat|collect|train|fine-tun|pre-?train)\w*\b", re.I)
+    r"creat|provid|address|tackl|leverag|extend)\w*\b", re.I)
 _WEAK = re.compile(
     rf"\b{_SUBJECT}\s+(?:\w+ly\s+)?(?:show|stud|investigat|explor|examin|analy[sz]|demonstrat|"
     r"evaluat|find|found|prove|proving|argu|focus|consider|aim|seek|sought|revisit|benchmark|"
     r"compar|characteri[sz]|appl|use|conduct|perform|measur|assess|quantif|test|identif|report|"
-    r"reveal|uncover|highlight|discuss|review|survey)\w*\b", re.I)
+    r"reveal|uncover|highlight|discuss|review|survey|curat|collect|train|fine-tun|pre-?train)\w*\b", re.I)
 _NAMED = re.compile(r"\b(?:we|this paper|this work)\b.{0,40}?\b(?:called|named|dubbed|termed)\b", re.I)
 _BACKGROUND = re.compile(
     r"^(?:recent|recently|despite|although|while|however|large language models|llms|in recent|"
@@ -134,11 +135,28 @@ _AND_STRONG = re.compile(
     r"design|build|release|construct|formulat|devis|creat|provid)\w*\b", re.I)
 
 
+# Words after which a mid-sentence "we ..." still opens the main clause ("To this end we
+# propose"); after any other word it is a relative clause ("datasets we curated").
+_CONNECTIVES = {"end", "paper", "work", "study", "article", "letter", "here", "thus", "hence",
+                "then", "therefore", "also", "first", "second", "third", "finally", "further",
+                "and", "so", "now", "instead", "specifically", "moreover", "additionally",
+                "furthermore", "consequently", "accordingly", "next", "lastly", "overall", "that",
+                "this", "paper,", "i.e.", "e.g.", "addition", "particular", "contrast", "short",
+                "summary", "sum", "response", "practice", "turn", "doing", "result"}
+
+
+def _main_clause(sentence: str, start: int) -> bool:
+    prefix = sentence[:start].rstrip()
+    if not prefix or prefix[-1] in ",;:(—–-\u201c\"'":
+        return True
+    return prefix.rsplit(None, 1)[-1].lower() in _CONNECTIVES
+
+
 def choose(sents: list[str]) -> str:
     """The sentence that states what the paper does (see the module docstring)."""
     for pattern in (_STRONG, _AND_STRONG, _NAMED, _WEAK):
         for s in sents:
-            if pattern.search(s):
+            if any(_main_clause(s, m.start()) for m in pattern.finditer(s)):
                 return s
     for s in sents:
         if not _BACKGROUND.match(s):
