@@ -9,7 +9,7 @@ import pytest
 
 from helpers import DATA
 from watcher.models import Match, Paper
-from watcher.tldr import MAX_CHARS, clean_latex, extractive_tldr, sentences, tldr_of
+from watcher.tldr import MAX_CHARS, clean_latex, excerpt, extractive_tldr, sentences, tldr_of
 
 
 def corpus() -> dict[str, dict]:
@@ -118,3 +118,11 @@ def test_tldr_of_prefers_the_pipelines_tldr():
     paper = Paper(title="T", abstract="Background. We propose a thing.")
     assert tldr_of(Match(paper, 1.0, [], "p")) == "We propose a thing."
     assert tldr_of(Match(paper, 1.0, [], "p", tldr="A model's sentence.")) == "A model's sentence."
+
+
+def test_the_excerpt_under_the_tldr_does_not_repeat_it():
+    opens = "We present Kimi-VL, a small model. It reads long documents. It also sees images."
+    assert excerpt(opens, extractive_tldr(opens), 240) == "It reads long documents. It also sees images."
+    later = "Models are big. We present a small one. It reads long documents."
+    assert excerpt(later, extractive_tldr(later), 240) == later
+    assert excerpt(later, extractive_tldr(later), 20) == "Models are big. We…"

@@ -29,7 +29,7 @@ from .formats.text import one_line
 from .formats.text import utc_stamp as _utc_stamp
 from .formats.xmlsafe import gc_paused
 from .models import Digest, Match
-from .tldr import tldr_of
+from .tldr import excerpt, tldr_of
 
 # The rich formats show the TL;DR and the abstract cut to this many characters (SPEC §7); the
 # full abstract is a click away, and the text format keeps it whole.
@@ -113,6 +113,11 @@ def day(dt: datetime | None) -> str:
     return _utc_stamp(dt)[:10]
 
 
+def abstract_excerpt(m: Match) -> str:
+    """What the rich formats show of ``m``'s abstract under its TL;DR."""
+    return excerpt(m.paper.abstract, tldr_of(m), ABSTRACT_CHARS)
+
+
 def match_json(m: Match) -> dict:
     """One paper of the json format: SPEC §5's paper object plus score, reasons, profile and
     the TL;DR (SPEC §7)."""
@@ -140,7 +145,7 @@ GLOBALS = {"slack_link": slack_link, "plural": plural, "ABSTRACT_CHARS": ABSTRAC
 FILTERS = {"safe_url": safe_url, "shorten": shorten, "authors": authors, "md": md,
            "mrkdwn": mrkdwn, "slack_link": slack_link, "one_line": one_line,
            "utc_stamp": utc_stamp, "day": day, "papers_json": papers_json, "plural": plural,
-           "json": to_json, "tldr": tldr_of}
+           "json": to_json, "tldr": tldr_of, "excerpt": abstract_excerpt}
 
 
 @lru_cache(maxsize=8)

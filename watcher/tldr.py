@@ -195,6 +195,19 @@ def extractive_tldr(abstract: str, title: str = "", limit: int = MAX_CHARS) -> s
     return tighten(choose(sents), limit)
 
 
+def excerpt(abstract: str, tldr: str, limit: int) -> str:
+    """The abstract cut to ``limit`` characters at a word, shown under the TL;DR; when the
+    abstract opens with the TL;DR's sentence, the excerpt starts after it (no repeat)."""
+    from .render import shorten
+
+    text = " ".join(str(abstract or "").split())
+    head = tldr.removesuffix("…")[:60].lower()
+    sents = sentences(text)
+    if len(sents) > 1 and head and clean_latex(sents[0]).lower().startswith(head):
+        text = text[text.index(sents[1]):]
+    return shorten(text, limit)
+
+
 def tldr_of(match) -> str:
     """The TL;DR of a :class:`~watcher.models.Match` on one line: the one the pipeline set,
     else the extractive one."""

@@ -34,7 +34,7 @@ from ..errors import DeliveryError, InputError
 from ..formats.text import one_line
 from ..formats.xmlsafe import check_prolog
 from ..models import Digest, Match, Paper
-from ..render import ABSTRACT_CHARS, authors, safe_url, shorten
+from ..render import abstract_excerpt, safe_url
 from ..tldr import tldr_of
 from .base import Channel
 from .file import atomic_write
@@ -73,7 +73,7 @@ def entry_html(m: Match) -> str:
     if m.reasons:
         parts.append(f"<p><b>Why:</b> {escape(_text('; '.join(m.reasons)))}</p>")
     if p.abstract:
-        parts.append(f"<p>{escape(_text(shorten(p.abstract, ABSTRACT_CHARS)))}</p>")
+        parts.append(f"<p>{escape(_text(abstract_excerpt(m)))}</p>")
     links = [f'<a href="{escape(url)}">{label}</a>'
              for url, label in ((safe_url(p.abs_url), "Abstract"), (safe_url(p.pdf_url), "PDF")) if url]
     if links:
