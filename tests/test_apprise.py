@@ -194,3 +194,14 @@ api_key_env = "WATCHER_TEST_LLM_KEY"
             assert "secret" not in record.getMessage(), record.getMessage()
     finally:
         logs._secrets.set(())
+
+
+def test_config_wants_urls_env_as_a_variable_name(write_config):
+    from watcher.config import load_config
+    from watcher.errors import ConfigError
+
+    base = CONFIG.replace('urls_env = "WATCHER_TEST_APPRISE_URLS"\n', "")
+    with pytest.raises(ConfigError, match="channel.phone.urls_env: required key is missing"):
+        load_config(write_config(base))
+    with pytest.raises(ConfigError, match="channel.phone.urls_env: 'tgram://x/y' is not an environment variable name"):
+        load_config(write_config(base + 'urls_env = "tgram://x/y"\n'))
