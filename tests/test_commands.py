@@ -132,6 +132,7 @@ def test_dry_run_json_is_one_array_whatever_the_number_of_channels(two_channels,
     papers = json.loads(r.stdout)  # what `| python -m json.tool` needs
     assert isinstance(papers, list) and len(papers) >= 20
     assert len({p["title"] for p in papers}) == len(papers)
+    assert all(p["tldr"] and len(p["tldr"]) <= 200 for p in papers)  # SPEC §7
     assert r.stderr.decode().count("==> digest daily, format json") == 1
     assert not (tmp_path / "digests").exists() and not (tmp_path / "copies").exists()
 

@@ -52,7 +52,9 @@ def test_plain_smtp_delivers_both_parts_to_every_recipient():
     assert msg.get_content_type() == "multipart/alternative"
     text, html = msg.get_payload()
     assert text.get_content_type() == "text/plain" and html.get_content_type() == "text/html"
-    assert text.get_content().replace("\r\n", "\n") == render(digest, "text") + "\n"
+    assert text.get_content().replace("\r\n", "\n") == render(digest, "text", brief=True) + "\n"
+    assert text.get_content().count("TL;DR: ") == 4  # the text part mirrors the HTML's TL;DRs
+    assert digest.matches[0].paper.abstract not in text.get_content()
     assert html.get_content().replace("\r\n", "\n") == render(digest, "html") + "\n"
     assert str(msg["Subject"]) == "LLM-RL — 2025-04-12: 4 new papers"
     assert msg["From"].addresses[0].display_name == "Wätcher Bot"

@@ -171,7 +171,9 @@ def test_missing_file_and_stdin(tmp_path):
 
 def test_convert_merges_inputs_into_one_listing_without_duplicates(tmp_path):
     r = run_watcher("convert", str(SEED_DIGEST), str(SEED_DIGEST), "--to", "json", cwd=tmp_path)
-    assert len(json.loads(r.stdout)) == 30
+    papers = json.loads(r.stdout)
+    assert len(papers) == 30
+    assert all(20 <= len(p["tldr"]) <= 200 and p["tldr"] != p["abstract"] for p in papers)  # SPEC §7
     r = run_watcher("convert", str(SEED_DIGEST), "--to", "markdown", "--title", "Mine", "--date",
                     "2025-05-01", cwd=tmp_path)
     assert r.returncode == 0

@@ -90,18 +90,20 @@ LONG_TOKEN = r"$\href{https://github.com/AlexanderRubinstein/OCCAM}{here}$."  # 
 
 def long_token_digest():
     """The sample digest with arXiv-style unbroken tokens: a LaTeX link in an abstract (as in
-    2504.07092), a bare long URL, a long hyphen-less title word and a long author name."""
+    2504.07092), a bare long URL (in an abstract and in a TL;DR), a long hyphen-less title word
+    and a long author name. They open the abstracts, which rich formats shorten."""
     digest = sample_digest(3, updated=1)
     m = digest.matches[0]
     p = replace(m.paper,
-                abstract=m.paper.abstract + " Code is available " + LONG_TOKEN,
+                abstract="Code is available " + LONG_TOKEN + " " + m.paper.abstract,
                 title="Supercalifragilistic" * 4 + ": " + m.paper.title,
                 authors=["A" * 60] + m.paper.authors)
     digest.matches[0] = Match(p, m.score, ["all: " + "x" * 80], m.profile)
     second = digest.matches[1]
-    digest.matches[1] = Match(replace(second.paper, abstract=second.paper.abstract
-                                      + " https://example.org/" + "a/very/long/path" * 8),
-                              second.score, second.reasons, second.profile)
+    url = "https://example.org/" + "a/very/long/path" * 8
+    digest.matches[1] = Match(replace(second.paper, abstract=url + " " + second.paper.abstract),
+                              second.score, second.reasons, second.profile,
+                              tldr="We release everything at " + url)
     return digest
 
 

@@ -121,6 +121,26 @@ def test_every_format_keeps_hostile_fields_inert(fmt):
             assert blocks[i + 1].startswith("Authors:") and "\nDate:" in blocks[i + 1]
 
 
+@pytest.mark.parametrize("fmt", ["html", "markdown", "slack"])
+def test_a_hostile_tldr_from_a_model_stays_inert(fmt):
+    """A model's TL;DR is untrusted text too: each paper's is its own hostile title."""
+    digest = hostile_digest()
+    for m in digest.matches:
+        m.tldr = m.paper.title
+    out = render(digest, fmt)
+    assert_common(out)
+    if fmt == "html":
+        parser = HtmlCollector()
+        parser.feed(out)
+        assert set(parser.tags) <= TEMPLATE_TAGS, set(parser.tags) - TEMPLATE_TAGS
+        assert not any(name.startswith("on") for name, _ in parser.attrs)
+    elif fmt == "slack":
+        wire = json.dumps(json.loads(out)["blocks"][1:], ensure_ascii=False)
+        assert not any(control in wire for control in SLACK_CONTROLS)
+    else:
+        assert "<script" not in out and "<img" not in out
+
+
 def test_slack_messages_stay_within_limits_and_keep_links_whole():
     digest = hostile_digest()
     digest.matches *= 8  # 64 papers: several messages

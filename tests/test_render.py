@@ -12,7 +12,9 @@ from deliverkit import HtmlCollector, GOLDEN, SEED_DIGEST, injection_digest, sam
 
 from watcher.errors import RenderError
 from watcher.models import Digest, Match
-from watcher.render import EXTENSIONS, TEMPLATE_NAMES, authors, md, mrkdwn, render, safe_url
+from watcher.render import (ABSTRACT_CHARS, EXTENSIONS, TEMPLATE_NAMES, authors, md, mrkdwn, render,
+                            safe_url, shorten)
+from watcher.tldr import extractive_tldr
 
 FORMATS = list(TEMPLATE_NAMES)
 
@@ -85,13 +87,24 @@ def test_rich_formats_show_every_field():
     assert "updated" in render(d, "markdown").lower()
 
 
-def test_slack_abstract_is_shortened_and_html_is_not():
+def test_rich_formats_show_the_tldr_and_shorten_the_abstract_text_keeps_it_whole():
     d = sample_digest(1, updated=0)
-    abstract = d.matches[0].paper.abstract
-    assert str(escape(abstract)) in render(d, "html")
-    slack = json.loads(render(d, "slack"))
-    section = slack["blocks"][2]["text"]["text"]
-    assert abstract not in section and "…" in section and len(section) < 1000
+    paper = d.matches[0].paper
+    tldr = extractive_tldr(paper.abstract, paper.title)
+    assert tldr and tldr != paper.abstract
+    assert paper.abstract in render(d, "text")
+    html = render(d, "html")
+    assert str(escape(tldr)) in html and str(escape(paper.abstract)) not in html
+    assert str(escape(shorten(paper.abstract, ABSTRACT_CHARS))) in html
+    markdown = render(d, "markdown")
+    assert "**TL;DR:** " + md(tldr) in markdown and md(paper.abstract) not in markdown
+    section = json.loads(render(d, "slack"))["blocks"][2]["text"]["text"]
+    assert "*TL;DR:* " + mrkdwn(tldr) in section
+    assert paper.abstract not in section and "…" in section and len(section) < 1000
+    assert json.loads(render(d, "json"))[0]["tldr"] == tldr
+    d.matches[0].tldr = "A model's own sentence <b>."  # the pipeline's TL;DR wins, escaped
+    assert "A model&#39;s own sentence &lt;b&gt;." in render(d, "html")
+    assert json.loads(render(d, "json"))[0]["tldr"] == "A model's own sentence <b>."
 
 
 def test_authors_shortened():

@@ -34,8 +34,28 @@ def test_migrations_are_recorded_and_reopening_is_a_no_op(tmp_path):
         s.upsert([paper(arxiv_id="2504.07615", version=1)], NOW)
     with Store.open(path) as s:
         names = [r["name"] for r in s.db["_sqlite_migrations"].rows]
-        assert names == ["m001_initial"]
+        assert names[0] == "m001_initial" and "m004_tldr_cache" in names
+        assert len(names) == len(set(names))
         assert s.count_papers() == 1
+
+
+def test_a_database_from_before_the_tldr_cache_migrates_forward_with_nothing_lost(tmp_path):
+    path = tmp_path / "w.db"
+    with Store.open(path) as s:
+        s.upsert([paper(arxiv_id="2504.07615", version=1)], NOW)
+        s.record_delivery("daily", "me", [paper(arxiv_id="2504.07615")], NOW)
+        s.db.execute("DROP TABLE tldr_cache")  # as written by a version without m004
+        s.db.execute("DROP TABLE tldr_calls")
+        s.db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm004_tldr_cache'")
+    with Store.open(path) as s:
+        assert s.count_papers() == 1 and s.channel_state("daily", "me")["watermark"]
+        s.tldr_remember([("2504.07615", "One sentence."), ("title:x", None)], "m", NOW)
+        s.tldr_count_calls("2025-04-12", 2)
+        s.tldr_count_calls("2025-04-12", 1)
+    with Store.open(path) as s:
+        assert s.tldr_cached(["2504.07615", "title:x", "2504.00001"]) == {
+            "2504.07615": "One sentence.", "title:x": None}
+        assert s.tldr_calls("2025-04-12") == 3 and s.tldr_calls("2025-04-13") == 0
 
 
 def test_a_new_paper_then_the_same_paper_again_is_unchanged(store):

@@ -25,10 +25,12 @@ def check_config(config: Config) -> tuple[list[str], str]:
         problems.append(f"{where}: watcher.templates_dir: {templates_dir} is not a folder")
     problems += check_templates(str(templates_dir) if templates_dir else None)
     for ch in config.channels.values():
-        for key in ("password_env", "webhook_url_env", "url_env"):
+        for key in ("password_env", "webhook_url_env", "url_env", "urls_env"):
             var = getattr(ch, key)
             if var and not os.environ.get(var):
                 problems.append(f"{where}: channel.{ch.name}.{key}: environment variable {var} is not set")
+        if ch.type == "apprise":
+            problems += check_apprise(where, ch)
     for key in ("secret_env", "password_env"):
         var = getattr(config.web, key)
         if var and not os.environ.get(var):
@@ -66,6 +68,30 @@ def database_problem(db: Path) -> str | None:
         made = "is not writable" if folder == db.parent else f"cannot be created: {folder} is not writable"
         return f"folder {db.parent} {made}"
     return None
+
+
+def check_apprise(where: str, ch) -> list[str]:
+    """apprise must be installed, and every URL in ``urls_env`` must name a service apprise
+    knows, in a form it accepts. URLs are shown by position and scheme only (they hold tokens)."""
+    from .deliver.apprise_channel import INSTALL_HINT, mask, split_urls, url_problem
+
+    key = f"{where}: channel.{ch.name}"
+    try:
+        import apprise  # noqa: F401
+    except ImportError:
+        return [f"{key}.type: {INSTALL_HINT}"]
+    value = os.environ.get(ch.urls_env or "")
+    if not value:
+        return []  # said above: the variable is not set
+    urls = split_urls(value)
+    if not urls:
+        return [f"{key}.urls_env: {ch.urls_env} holds no apprise URL"]
+    problems = []
+    for i, url in enumerate(urls, 1):
+        problem = url_problem(url)
+        if problem:
+            problems.append(f"{key}.urls_env: URL {i} of {len(urls)} ({mask(url)}) {problem}")
+    return problems
 
 
 def check_templates(templates_dir: str | None) -> list[str]:

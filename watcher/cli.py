@@ -102,7 +102,7 @@ def cli(ctx: click.Context, config_path: str | None, log_level: str) -> None:
     """watcher: every morning, the new arXiv and Hugging Face papers that match your profiles.
 
     Fetches new listings, stores unseen papers in SQLite, scores them against the profiles
-    in config.toml and delivers digests by e-mail, Slack, webhook or file.
+    in config.toml and delivers digests by e-mail, Slack, webhook, apprise, Atom feed or file.
 
     Exit status: 0 all good; 1 a source, digest or channel failed; 2 bad usage or bad config.
     """

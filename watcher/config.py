@@ -24,7 +24,7 @@ from .errors import ConfigError, QuerySyntaxError
 REQUIRED = object()  # marks a key without default
 
 SOURCE_TYPES = ("arxiv", "arxiv-rss", "arxiv-oai", "hf-daily", "listing")
-CHANNEL_TYPES = ("email", "slack", "file", "webhook", "stdout")
+CHANNEL_TYPES = ("email", "slack", "file", "webhook", "stdout", "apprise", "feed")
 FORMATS = ("text", "markdown", "html", "slack", "json")
 FORMAT_CHANNELS = ("file", "stdout")  # the channel types that write the digest's own formats
 
@@ -38,6 +38,7 @@ CRON_HORIZON = timedelta(days=5 * 366)  # a cron line must fire at least once wi
 # archive (cs, hep-th); permissive about case, strict about spaces and punctuation.
 _CATEGORY_RE = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*(?:\.[A-Za-z]+(?:-[A-Za-z]+)*)?")
 FILE_PATH_FIELDS = ("digest", "date", "ext", "format")
+FEED_PATH_FIELDS = ("digest",)  # one file a reader follows: no {date}
 
 
 def parse_duration(text: str) -> timedelta:
@@ -129,6 +130,8 @@ class ChannelConfig:
     url_env: str | None = None
     timeout: float = 30.0
     max_bytes: int = 100_000
+    urls_env: str | None = None
+    max_entries: int = 200
 
 
 @dataclass(frozen=True)
@@ -250,6 +253,8 @@ _CHANNEL_KEYS = {
     "file": {"path": (str, REQUIRED)},
     "webhook": {"url": (str, None), "url_env": (str, None)},
     "stdout": {},
+    "apprise": {"urls_env": (str, REQUIRED)},
+    "feed": {"path": (str, REQUIRED), "max_entries": (int, 200)},
 }
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
                list: "a list", dict: "a table"}
@@ -635,15 +640,16 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
     )
 
 
-def _check_path_template(r: _Reader, key: str, template: str) -> None:
+def _check_path_template(r: _Reader, key: str, template: str,
+                         allowed: tuple[str, ...] = FILE_PATH_FIELDS) -> None:
     """Format the file channel's path with dummy values, as FileChannel.send will for real."""
-    known = ", ".join("{" + f + "}" for f in FILE_PATH_FIELDS)
+    known = ", ".join("{" + f + "}" for f in allowed)
     if not template.strip():
         raise r.fail(key, "must not be empty")
     try:
         fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
         for f in fields:
-            if f not in FILE_PATH_FIELDS:
+            if f not in allowed:
                 raise r.fail(key, f"unknown field {{{f}}} (known fields: {known})")
         template.format(digest="d", date="2000-01-01", ext="txt", format="text")
     except (ValueError, IndexError, KeyError, AttributeError) as e:
@@ -675,6 +681,12 @@ def _channel(r: _Reader, name: str, t: dict) -> ChannelConfig:
             raise r.fail(f"{where}.password_env", "a username needs password_env (never a password in the file)")
     if typ == "file":
         _check_path_template(r, f"{where}.path", v["path"])
+    if typ == "feed":
+        _check_path_template(r, f"{where}.path", v["path"], FEED_PATH_FIELDS)
+        if v["max_entries"] < 1:
+            raise r.fail(f"{where}.max_entries", f"must be at least 1, got {v['max_entries']}")
+    if typ == "apprise":
+        _env_name(r, f"{where}.urls_env", v["urls_env"])
     if typ == "webhook" and bool(v["url"]) == bool(v["url_env"]):
         raise r.fail(f"{where}.url", "give exactly one of url or url_env")
     if typ == "webhook" and v["url"]:
@@ -686,4 +698,5 @@ def _channel(r: _Reader, name: str, t: dict) -> ChannelConfig:
         password_env=v.get("password_env"), sender=v.get("from"), to=v.get("to") or (),
         webhook_url_env=v.get("webhook_url_env"), path=v.get("path"), url=v.get("url"),
         url_env=v.get("url_env"), timeout=v["timeout"], max_bytes=v.get("max_bytes", 100_000),
+        urls_env=v.get("urls_env"), max_entries=v.get("max_entries", 200),
     )

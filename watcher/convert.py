@@ -81,7 +81,10 @@ def _select(config, profile: str, papers: list[Paper], limit: int | None, now: d
 
 
 def _json(m: Match, scored: bool) -> dict:
+    from .tldr import tldr_of
+
     out = m.paper.to_json()
+    out["tldr"] = tldr_of(m)
     if scored:
         out["score"] = round(m.score, 4)
         out["reasons"] = list(m.reasons)

@@ -232,12 +232,16 @@ class Paper:
 
 @dataclass(slots=True)
 class Match:
-    """A paper that a profile selected, with its score and the human-readable reasons."""
+    """A paper that a profile selected, with its score and the human-readable reasons.
+
+    ``tldr`` is the one-sentence summary the pipeline computed before rendering (SPEC §7);
+    when it is None, renderers use the extractive one (:func:`watcher.tldr.tldr_of`)."""
 
     paper: Paper
     score: float
     reasons: list[str]
     profile: str
+    tldr: str | None = None
 
 
 @dataclass(slots=True)

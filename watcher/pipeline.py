@@ -16,6 +16,7 @@ The flow, written down once::
                 watermark = last successful delivery through (digest, channel)
                 candidates = stored papers listed as new, in the window, not in the ledger
                 digest = assemble(candidates, matchers)   # pure: what goes in, in which order
+                summarizer.fill(digest)                   # TL;DRs: cache, model, or extractive
                 if empty: the reason (nothing announced / matched / an arXiv holiday)
                 if empty and not send_empty: move the watermark, send nothing
                 channel.send(render(digest, each format)) # DeliveryError on failure
@@ -44,7 +45,7 @@ from datetime import date, datetime, time, timezone
 from typing import Callable, TextIO
 
 from .assemble import assemble, delivered_reason, digest_title, window_start
-from .config import Config, DigestConfig, SourceConfig
+from .config import FORMAT_CHANNELS, Config, DigestConfig, SourceConfig
 from .deliver import channel_for, redact
 from .errors import DatabaseUnavailable, DeliveryError, InputError, WatcherError
 from .lock import write_lock
@@ -54,6 +55,7 @@ from .render import render
 from .schedule import quiet_day_reason
 from .sources import SourceContext, make_source
 from .store import Store, database_error, parse_time
+from .summarize import Summarizer
 
 log = logging.getLogger("watcher")
 
@@ -294,6 +296,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
     plan = DigestPlan.make(config, store, dcfg, cycle.now)
     if deliver.dry_run:
         return dry_run_digest(config, store, plan, deliver)
+    summarizer = Summarizer(config.summarizer, store, cycle.now)
     reports = []
     for name in dcfg.channels:
         if cycle.stop():
@@ -306,12 +309,14 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             candidates, revised, first_window = channel_papers(config, store, dcfg, name, cycle.now,
                                                                deliver.since_day)
             digest = plan.build(candidates, revised)
+            summarizer.fill(digest)  # the TL;DRs, before rendering; never fails a delivery
             report.papers = len(digest.matches)
             if not digest.matches and not dcfg.send_empty:
                 log.info("digest %s -> %s: %s; nothing sent", dcfg.name, name, digest.empty_reason)
                 store.record_delivery(dcfg.name, name, [], cycle.now)
                 continue
-            if not channel.formats():  # it would write nothing, yet record the papers
+            if not channel.formats() and config.channels[name].type in FORMAT_CHANNELS:
+                # a file or stdout channel with no format would write nothing, yet record
                 raise DeliveryError(f"channel {name} writes no format for digest {dcfg.name} "
                                     "(its formats are empty); nothing recorded")
             report.rendered = {fmt: render(digest, fmt, config.settings.templates_dir)
@@ -356,8 +361,8 @@ def dry_run_digest(config: Config, store: Store, plan: DigestPlan, deliver: Deli
         reports.append(report)
         try:
             channel = channel_for(config, name, dcfg.formats, dry.stdout)
-            for fmt in channel.formats():
-                formats.setdefault(fmt, []).append(name)
+            for fmt in channel.formats() or ("markdown",):  # apprise, feed: built from the
+                formats.setdefault(fmt, []).append(name)    # digest; Markdown shows its content
             new, old, _ = channel_papers(config, store, dcfg, name, plan.now, deliver.since_day)
         except Exception as e:
             if stops_the_cycle(e):
@@ -371,6 +376,7 @@ def dry_run_digest(config: Config, store: Store, plan: DigestPlan, deliver: Deli
             revised.setdefault(p.key, p)
     revised = [p for key, p in revised.items() if key not in candidates]  # new somewhere wins
     digest = plan.build(list(candidates.values()), revised)
+    Summarizer(config.summarizer, store, plan.now).fill(digest)
     for m in digest.matches:
         for report in owners[m.paper.key]:
             report.papers += 1

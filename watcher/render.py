@@ -29,6 +29,11 @@ from .formats.text import one_line
 from .formats.text import utc_stamp as _utc_stamp
 from .formats.xmlsafe import gc_paused
 from .models import Digest, Match
+from .tldr import excerpt, tldr_of
+
+# The rich formats show the TL;DR and the abstract cut to this many characters (SPEC §7); the
+# full abstract is a click away, and the text format keeps it whole.
+ABSTRACT_CHARS = 240
 
 TEMPLATE_NAMES = {"text": "digest.txt", "markdown": "digest.md", "html": "digest.html",
                   "slack": "digest.slack.json", "json": "digest.json"}
@@ -108,10 +113,16 @@ def day(dt: datetime | None) -> str:
     return _utc_stamp(dt)[:10]
 
 
+def abstract_excerpt(m: Match) -> str:
+    """What the rich formats show of ``m``'s abstract under its TL;DR."""
+    return excerpt(m.paper.abstract, tldr_of(m), ABSTRACT_CHARS)
+
+
 def match_json(m: Match) -> dict:
-    """One paper of the json format: SPEC §5's paper object plus score, reasons and profile."""
+    """One paper of the json format: SPEC §5's paper object plus score, reasons, profile and
+    the TL;DR (SPEC §7)."""
     out = m.paper.to_json()
-    out.update(score=round(m.score, 4), reasons=list(m.reasons), profile=m.profile)
+    out.update(score=round(m.score, 4), reasons=list(m.reasons), profile=m.profile, tldr=tldr_of(m))
     return out
 
 
@@ -130,11 +141,11 @@ def to_json(value, indent: int | None = None) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent)
 
 
-GLOBALS = {"slack_link": slack_link, "plural": plural}
+GLOBALS = {"slack_link": slack_link, "plural": plural, "ABSTRACT_CHARS": ABSTRACT_CHARS}
 FILTERS = {"safe_url": safe_url, "shorten": shorten, "authors": authors, "md": md,
            "mrkdwn": mrkdwn, "slack_link": slack_link, "one_line": one_line,
            "utc_stamp": utc_stamp, "day": day, "papers_json": papers_json, "plural": plural,
-           "json": to_json}
+           "json": to_json, "tldr": tldr_of, "excerpt": abstract_excerpt}
 
 
 @lru_cache(maxsize=8)
@@ -157,12 +168,14 @@ def environment(user_dir: str | None = None) -> jinja2.Environment:
 
 
 def render(digest: Digest, fmt: str, user_dir: str | Path | None = None, *,
-           full_limit: int | None = None, list_limit: int | None = None) -> str:
+           full_limit: int | None = None, list_limit: int | None = None, brief: bool = False) -> str:
     """``digest`` rendered as ``fmt`` (one of text, markdown, html, slack, json).
 
     ``full_limit`` shows only the first N papers in full and lists the rest as titles with
     links (the e-mail size budget); ``list_limit`` caps that list, the remainder becoming a
-    count. Raises :class:`RenderError` when a (user) template is missing or fails.
+    count. ``brief`` asks the text format for the TL;DR and a shortened abstract instead of the
+    whole one (the e-mail's text part). Raises :class:`RenderError` when a (user) template is
+    missing or fails.
     """
     name = TEMPLATE_NAMES[fmt]
     matches = digest.matches
@@ -175,7 +188,8 @@ def render(digest: Digest, fmt: str, user_dir: str | Path | None = None, *,
         # that walk every live object, the whole digest included: pause the collector.
         with gc_paused():
             return template.render(digest=digest, matches=matches, full=full, overflow=overflow,
-                                   hidden=len(rest) - len(overflow), updated=digest.updated)
+                                   hidden=len(rest) - len(overflow), updated=digest.updated,
+                                   brief=brief)
     except jinja2.TemplateSyntaxError as e:
         raise RenderError(f"template {e.filename or name}: line {e.lineno}: {e.message}") from None
     except jinja2.TemplateError as e:

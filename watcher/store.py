@@ -26,7 +26,7 @@ from sqlite_utils.migrations import Migrations
 
 from .errors import DatabaseUnavailable, StoreError
 from .identity import contradicts, merge, merge_batch
-from .models import Paper, title_fingerprint, utc
+from .models import Paper, now_utc, title_fingerprint, utc
 
 migrations = Migrations("watcher")
 
@@ -76,6 +76,17 @@ def m001_initial(db: sqlite_utils.Database) -> None:
             version INTEGER, delivered_at TEXT NOT NULL,
             PRIMARY KEY (digest, channel, paper)
         )""")
+
+
+@migrations()
+def m004_tldr_cache(db: sqlite_utils.Database) -> None:
+    """The summarizer's memory (SPEC §7): a model's TL;DR per paper, asked for once ever (``tldr``
+    NULL: the model answered with nothing usable), and the calls made per UTC day."""
+    db.execute("""
+        CREATE TABLE tldr_cache (
+            paper TEXT PRIMARY KEY, tldr TEXT, model TEXT NOT NULL, created TEXT NOT NULL
+        )""")
+    db.execute("CREATE TABLE tldr_calls (day TEXT PRIMARY KEY, calls INTEGER NOT NULL DEFAULT 0)")
 
 
 _PAPER_FIELDS = [f.name for f in fields(Paper)]
@@ -411,6 +422,38 @@ class Store:
         counts = {r["source"]: r["n"] for r in self.db.query(
             "SELECT source, count(*) AS n FROM papers GROUP BY source")}
         return [dict(r, papers=counts.get(r["name"], 0)) for r in self.db["sources"].rows]
+
+    # --- the summarizer's cache and budget ----------------------------------------------------
+
+    def tldr_cached(self, keys: list[str]) -> dict[str, str | None]:
+        """The remembered model TL;DRs of these papers (None: asked, nothing usable came back)."""
+        out = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for paper, tldr in self.db.execute(
+                    f"SELECT paper, tldr FROM tldr_cache WHERE paper IN ({marks})", chunk).fetchall():
+                out[paper] = tldr
+        return out
+
+    def tldr_remember(self, rows: list[tuple[str, str | None]], model: str,
+                      now: datetime | None) -> None:
+        """Keep (paper key, TL;DR or None) pairs; a paper is never asked for again."""
+        if rows:
+            when = iso(now or now_utc())
+            self.db["tldr_cache"].upsert_all(
+                [{"paper": k, "tldr": t, "model": model, "created": when} for k, t in rows], pk="paper")
+
+    def tldr_calls(self, day: str) -> int:
+        """Calls made to the summarizer's endpoint on ``day`` (YYYY-MM-DD, UTC)."""
+        row = self.db.execute("SELECT calls FROM tldr_calls WHERE day = ?", [day]).fetchone()
+        return row[0] if row else 0
+
+    def tldr_count_calls(self, day: str, calls: int) -> None:
+        """Add ``calls`` to ``day``'s count."""
+        if calls:
+            self.db.execute("INSERT INTO tldr_calls (day, calls) VALUES (?, ?) ON CONFLICT(day) "
+                            "DO UPDATE SET calls = calls + excluded.calls", [day, calls])
 
     # --- digests, channels, ledger ----------------------------------------------------------
 

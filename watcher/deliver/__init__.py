@@ -14,6 +14,8 @@ CHANNELS: dict[str, str] = {
     "slack": "watcher.deliver.slack:SlackChannel",
     "stdout": "watcher.deliver.stdout:StdoutChannel",
     "webhook": "watcher.deliver.webhook:WebhookChannel",
+    "apprise": "watcher.deliver.apprise_channel:AppriseChannel",
+    "feed": "watcher.deliver.feed:FeedChannel",
 }
 
 

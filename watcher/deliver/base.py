@@ -59,6 +59,13 @@ def secret_env(cfg, key: str) -> str:
 _SECRETS: set[str] = set()
 
 
+def remember_secret(value: str) -> None:
+    """Mask ``value`` from now on, as :func:`secret_env` does for the values it reads (the
+    summarizer's API key, each apprise URL)."""
+    if value and len(value) >= 4:
+        _SECRETS.add(value)
+
+
 def redact(text: str) -> str:
     """``text`` with every secret read through :func:`secret_env` replaced by ``***``."""
     for secret in _SECRETS:

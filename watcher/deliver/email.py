@@ -93,13 +93,16 @@ class EmailChannel(Channel):
         full digest when it fits; else one message with the most full entries that fit and the
         rest as titles with links; else as few parts as hold every paper at least as a title."""
         limit = min(self.cfg.max_bytes, MAX_BYTES)
-        data = self.build(digest, rendered["text"], rendered["html"]).as_bytes()
+        tdir = self.ctx.templates_dir
+        # The text part mirrors the HTML (TL;DR, shortened abstract): it is read, not kept
+        # as a listing; files and stdout keep the seed format with whole abstracts.
+        text = render(digest, "text", tdir, brief=True)
+        data = self.build(digest, text, rendered["html"]).as_bytes()
         if len(data) < limit:
             return [(data, digest.papers)]
-        tdir = self.ctx.templates_dir
 
         def attempt(part: Digest, full: int) -> bytes:
-            texts = {f: render(part, f, tdir, full_limit=full) for f in ("text", "html")}
+            texts = {f: render(part, f, tdir, full_limit=full, brief=True) for f in ("text", "html")}
             return self.build(part, texts["text"], texts["html"]).as_bytes()
 
         def fits(part: Digest, full: int) -> bool:

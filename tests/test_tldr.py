@@ -1,0 +1,128 @@
+"""The extractive TL;DR on real abstracts (the two captured arXiv days in tests/data)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from helpers import DATA
+from watcher.models import Match, Paper
+from watcher.tldr import MAX_CHARS, clean_latex, excerpt, extractive_tldr, sentences, tldr_of
+
+
+def corpus() -> dict[str, dict]:
+    rows = {}
+    for name in ("corpus-2025-04-09.jsonl.gz", "corpus-2025-04-10.jsonl.gz"):
+        for line in gzip.open(DATA / name):
+            row = json.loads(line)
+            rows[row["id"]] = row
+    return rows
+
+
+CORPUS = corpus()
+
+# Read by hand: the sentence that says what the paper does, not the background before it.
+EXPECTED = {
+    # background first, then "To resolve this challenge, we propose" with \textbf{\color{ddt}D}…
+    "2504.05741": "We propose a new Decoupled Diffusion Transformer (DDT), with a decoupled design of "
+                  "a dedicated condition encoder for semantic extraction alongside a specialized "
+                  "velocity decoder.",
+    # "In this work, we trained …" after three sentences of medical background
+    "2504.06924": "We trained two 3D models (nnUNet) with and without anatomical priors to "
+                  "automatically segment lung lesions and quantified total lesion burden for each "
+                  "patient.",
+    # "Drawing inspiration from neuroscience, we propose a … ($\mathrm{MRD}$) metric"
+    "2504.06658": "We propose a Memory Removal Difficulty (MRD) metric to quantify sample-level "
+                  "unlearning difficulty.",
+    # the contribution is the second verb: "We answer both questions … and introduce PreSumm"
+    "2504.05420": "We answer both questions affirmatively and introduce PreSumm, a novel task in "
+                  "which a system predicts summarization performance based solely on the source "
+                  "document.",
+    # a 237-character sentence, cut at a clause boundary
+    "2504.06039": "This work introduces an ensemble strategy to address this challenge in anomaly "
+                  "detection tasks in video capsule endoscopies…",
+    "2504.05325": "Our study examines the biases present in LLMs recommendations of U.S. cities and "
+                  "towns across three domains: relocation, tourism, and starting a business.",
+}
+
+
+@pytest.mark.parametrize("arxiv_id", sorted(EXPECTED))
+def test_picks_the_sentence_that_states_the_contribution(arxiv_id):
+    row = CORPUS[arxiv_id]
+    assert extractive_tldr(row["summary"], row["title"]) == EXPECTED[arxiv_id]
+
+
+def test_every_corpus_abstract_gets_a_short_clean_sentence_taken_from_it():
+    assert len(CORPUS) > 300
+    lengths = []
+    for row in CORPUS.values():
+        tldr = extractive_tldr(row["summary"], row["title"])
+        lengths.append(len(tldr))
+        assert 20 <= len(tldr) <= MAX_CHARS, (row["id"], tldr)
+        assert not set(tldr) & set("$\\"), (row["id"], tldr)
+        if "\\" in row["summary"]:  # LaTeX: its braces go; plain text keeps what it has
+            assert not set(tldr) & set("{}"), (row["id"], tldr)
+        assert "\n" not in tldr
+        assert tldr.endswith((".", "…", "?", "!", ")", '"', "\u201d")), (row["id"], tldr)
+        # extractive: the sentence (or its start) is in the cleaned abstract, a lead-in dropped
+        core = tldr.removesuffix("…")
+        assert core[1:] in clean_latex(row["summary"]), (row["id"], tldr)
+        assert extractive_tldr(row["summary"], row["title"]) == tldr  # deterministic
+    assert sum(lengths) / len(lengths) < 170
+
+
+def test_most_tldrs_are_not_simply_the_first_sentence():
+    """Abstracts open with background; the contribution comes later."""
+    first = sum(extractive_tldr(r["summary"]) == sentences(clean_latex(r["summary"]))[0]
+                for r in CORPUS.values())
+    assert first < len(CORPUS) / 4
+
+
+def test_a_we_inside_a_relative_clause_is_not_the_contribution():
+    text = ("Such failures are against the ``test-time scaling law'' and were observed on datasets "
+            "we curated. We find that the response length drastically increases.")
+    assert extractive_tldr(text) == "We find that the response length drastically increases."
+    assert extractive_tldr("To this end we propose a method. We find more.") == "To this end we propose a method."
+
+
+def test_clean_latex():
+    assert clean_latex(r"We reach $92.5\%$ on \textbf{MATH} with $\sim 3\times$ fewer tokens~\cite{x}.") \
+        == "We reach 92.5% on MATH with ~3× fewer tokens."
+    assert clean_latex(r"\emph{\textbf{Nested}} and \href{https://x.org}{our code} and Schr\"{o}dinger") \
+        == "Nested and our code and Schrödinger"
+    assert clean_latex(r"$O(n^{2})$ vs.\ $\mathcal{O}(n)$ --- ``quoted''") == "O(n^2) vs. O(n) — \u201cquoted\u201d"
+    assert clean_latex(r"\textcolor{red}{Red} \color{blue}text \c{c}a") == "Red text ça"
+    assert clean_latex("the ``test-time scaling law'' (no other LaTeX)") == \
+        "the \u201ctest-time scaling law\u201d (no other LaTeX)"
+
+
+def test_sentences_do_not_split_at_abbreviations_or_decimals():
+    text = ("Models (e.g. GPT-4) and methods of Smith et al. reach 3.5 points. See Fig. 2 for "
+            "details, i.e. the curves. We propose X.")
+    assert sentences(text) == ["Models (e.g. GPT-4) and methods of Smith et al. reach 3.5 points.",
+                               "See Fig. 2 for details, i.e. the curves.", "We propose X."]
+
+
+def test_no_abstract_falls_back_to_the_title_and_long_text_is_cut():
+    assert extractive_tldr("", "A Title") == "A Title"
+    assert extractive_tldr("", "") == ""
+    long = extractive_tldr("We propose " + "very " * 100 + "long things.")
+    assert len(long) <= MAX_CHARS and long.endswith("…")
+    unbroken = extractive_tldr("A" * 10_000)
+    assert len(unbroken) <= MAX_CHARS
+
+
+def test_tldr_of_prefers_the_pipelines_tldr():
+    paper = Paper(title="T", abstract="Background. We propose a thing.")
+    assert tldr_of(Match(paper, 1.0, [], "p")) == "We propose a thing."
+    assert tldr_of(Match(paper, 1.0, [], "p", tldr="A model's sentence.")) == "A model's sentence."
+
+
+def test_the_excerpt_under_the_tldr_does_not_repeat_it():
+    opens = "We present Kimi-VL, a small model. It reads long documents. It also sees images."
+    assert excerpt(opens, extractive_tldr(opens), 240) == "It reads long documents. It also sees images."
+    later = "Models are big. We present a small one. It reads long documents."
+    assert excerpt(later, extractive_tldr(later), 240) == later
+    assert excerpt(later, extractive_tldr(later), 20) == "Models are big. We…"

@@ -1,0 +1,291 @@
+"""The ``apprise`` channel: the digest through apprise to Telegram, Discord, Teams, Matrix, ntfy,
+Gotify, Mattermost, e-mail and the 100+ other services it knows (SPEC §7).
+
+The apprise URLs come from the environment variable ``urls_env`` names (they hold tokens), one
+or more separated by spaces, commas or new lines. apprise is an optional extra:
+``pip install 'watcher-papers[apprise]'``; without it ``watcher check`` and the channel say so.
+
+**Markup.** Each service gets the markup it takes (apprise's ``notify_format`` for it, or the
+URL's own ``?format=``): plain text, Markdown or HTML, built here from the digest with every
+paper field escaped for that markup, and mentions (``@everyone``, ``@here``, ``<@…>``,
+``<!channel>``) broken so that a title cannot ping anybody. watcher hands apprise the body in
+the service's own format, so apprise converts nothing.
+
+**Limits.** Papers are packed whole into messages within the service's message length
+(``body_maxlen``, the title included where the service puts it into the body); a digest that does
+not fit one message goes out as several, in order, marked "part i of n". A single paper longer
+than a service's limit (SMS) is split by apprise itself. Every paper is delivered.
+
+**Ledger.** The channel counts as delivered only when every URL accepted every part. When one of
+several URLs fails, the others are still sent to, then the channel fails: nothing enters the
+ledger, and the next run sends the whole digest again to every URL — the URLs that worked get
+it twice. To keep services apart (one failing never repeats another), give each its own
+``[channel.NAME]``.
+
+**Secrets.** An apprise URL is never shown: errors name it by position and scheme only
+(``URL 2 of 3 (tgram://…)``), and apprise's own log lines are kept out of watcher's log.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from urllib.parse import parse_qsl, urlsplit
+
+from markupsafe import escape
+
+from ..errors import DeliveryError
+from ..formats.text import one_line
+from ..models import Digest, Match
+from ..render import authors, day, md, plural, safe_url, shorten
+from ..tldr import tldr_of
+from .base import Channel, remember_secret, secret_env
+
+INSTALL_HINT = "apprise is not installed; install it with: pip install 'watcher-papers[apprise]'"
+DEFAULT_MAXLEN = 32768
+_MENTION = re.compile(r"@(?=(?:everyone|here|channel)\b)|<(?=[@!#]|https?:|mailto:)", re.I)
+
+
+# --- the bodies (pure) -------------------------------------------------------------------------
+
+def inert(text: str) -> str:
+    """Mentions broken with a zero-width space: ``@everyone``, ``@here``, ``@channel``, and the
+    ``<@U…>``, ``<!channel>``, ``<#C…>`` and ``<https://…|label>`` forms chat services expand."""
+    return _MENTION.sub(lambda m: m.group(0) + "\u200b", text)
+
+
+def _text(value: str, limit: int = 300) -> str:
+    return inert(shorten(one_line(str(value)), limit))
+
+
+def paper_block(m: Match, fmt: str) -> str:
+    """One paper in ``fmt`` (``text``, ``markdown`` or ``html``): title (linked), authors and
+    date, TL;DR, reasons."""
+    p = m.paper
+    url = safe_url(p.abs_url)
+    meta = " · ".join(x for x in (authors(p.authors, 5), day(p.published)) if x)
+    tldr = tldr_of(m)
+    why = "; ".join(m.reasons)
+    if fmt == "html":
+        title = escape(_text(p.title))
+        lines = [f'<b><a href="{escape(url)}">{title}</a></b>' if url else f"<b>{title}</b>"]
+        if meta:
+            lines.append(str(escape(_text(meta))))
+        lines.append(f"<b>TL;DR:</b> {escape(_text(tldr))}")
+        if why:
+            lines.append(f"<i>Why:</i> {escape(_text(why))}")
+        return "<br>".join(lines)
+    if fmt == "markdown":
+        title = inert(md(shorten(p.title, 300)))
+        lines = [f"**[{title}]({url})**" if url else f"**{title}**"]
+        if meta:
+            lines.append(inert(md(shorten(meta, 300))))
+        lines.append(f"**TL;DR:** {inert(md(tldr))}")
+        if why:
+            lines.append(f"*Why:* {inert(md(shorten(why, 300)))}")
+        return "\n".join(lines)
+    lines = [_text(p.title)]
+    if meta:
+        lines.append(_text(meta))
+    lines.append(f"TL;DR: {_text(tldr)}")
+    if why:
+        lines.append(f"Why: {_text(why)}")
+    if url:
+        lines.append(url)
+    return "\n".join(lines)
+
+
+def updated_block(digest: Digest, fmt: str, limit: int = 20) -> str | None:
+    """The revised papers delivered before, as one block of titles (at most ``limit``)."""
+    if not digest.updated:
+        return None
+    items = []
+    for m in digest.updated[:limit]:
+        p, url = m.paper, safe_url(m.paper.abs_url)
+        version = f" (v{p.version})" if p.version else ""
+        if fmt == "html":
+            t = escape(_text(p.title, 200))
+            items.append(f'• <a href="{escape(url)}">{t}</a>{version}' if url else f"• {t}{version}")
+        elif fmt == "markdown":
+            t = inert(md(shorten(p.title, 200)))
+            items.append(f"- [{t}]({url}){version}" if url else f"- {t}{version}")
+        else:
+            items.append(f"- {_text(p.title, 200)}{version}" + (f" {url}" if url else ""))
+    if len(digest.updated) > limit:
+        items.append(f"… and {plural(len(digest.updated) - limit, 'more paper')}")
+    head = {"html": "<b>Updated</b>", "markdown": "**Updated**"}.get(fmt, "Updated")
+    return ("<br>" if fmt == "html" else "\n").join([head, *items])
+
+
+def blocks(digest: Digest, fmt: str) -> list[str]:
+    """The digest as blocks that are never split across messages."""
+    if not digest.matches:
+        reason = f": {digest.empty_reason}" if digest.empty_reason else ""
+        text = f"No new papers today{reason}."
+        out = [str(escape(inert(text))) if fmt == "html" else inert(md(text)) if fmt == "markdown" else inert(text)]
+    else:
+        out = [paper_block(m, fmt) for m in digest.matches]
+    extra = updated_block(digest, fmt)
+    return out + ([extra] if extra else [])
+
+
+def title(digest: Digest) -> str:
+    """``LLM-RL — 2025-04-12: 12 new papers`` (plain text; services escape titles themselves)."""
+    what = plural(len(digest.matches), "new paper") if digest.matches else "no new papers"
+    return inert(one_line(f"{digest.title} — {digest.date.isoformat()}: {what}"))
+
+
+def pack(parts: list[str], limit: int, separator: str) -> list[str]:
+    """``parts`` joined into as few messages of at most ``limit`` characters as keep each part
+    whole (a part longer than ``limit`` is a message of its own)."""
+    messages, current = [], ""
+    for part in parts:
+        candidate = f"{current}{separator}{part}" if current else part
+        if current and len(candidate) > limit:
+            messages.append(current)
+            current = part
+        else:
+            current = candidate
+    if current:
+        messages.append(current)
+    return messages
+
+
+SEPARATORS = {"html": "<br><br>", "markdown": "\n\n", "text": "\n\n"}
+
+
+def messages(digest: Digest, fmt: str, body_maxlen: int, title_maxlen: int) -> list[tuple[str, str]]:
+    """(title, body) of every message for a service of these limits, in order."""
+    head = title(digest)
+    limit = body_maxlen if body_maxlen > 0 else DEFAULT_MAXLEN
+    if title_maxlen <= 0:  # the service puts the title into the body
+        limit -= len(head) + len(" (part 99 of 99)") + 4
+    bodies = pack(blocks(digest, fmt), max(limit, 1), SEPARATORS[fmt])
+    n = len(bodies)
+    return [(head if n == 1 else f"{head} (part {i} of {n})", body) for i, body in enumerate(bodies, 1)]
+
+
+# --- URLs --------------------------------------------------------------------------------------
+
+def split_urls(value: str) -> list[str]:
+    """The apprise URLs in an environment variable's value."""
+    return [u for u in re.split(r"[\s,]+", value or "") if u]
+
+
+def mask(url: str) -> str:
+    """How an apprise URL is shown: its scheme only (``tgram://…``)."""
+    m = re.match(r"([A-Za-z][A-Za-z0-9+.-]{0,31})://", url)
+    return f"{m.group(1).lower()}://…" if m else "(not a URL)"
+
+
+def scrub(text: str, url: str) -> str:
+    """``text`` (an apprise log line) without the URL or any part of it that may be a token."""
+    pieces = {url}
+    try:
+        parts = urlsplit(url)
+        pieces.update(x for x in (parts.username, parts.password) if x)
+        pieces.update(s for s in re.split(r"[/:@]", parts.netloc + parts.path) if s)
+        pieces.update(v for _, v in parse_qsl(parts.query) if v)
+    except ValueError:
+        pass
+    for piece in sorted((p for p in pieces if len(p) >= 4 and not re.fullmatch(r"[\d.]+", p)),
+                        key=len, reverse=True):
+        text = text.replace(piece, "***")
+    return " ".join(text.split())
+
+
+def _apprise():
+    try:
+        import apprise
+    except ImportError:
+        raise DeliveryError(INSTALL_HINT) from None
+    logging.getLogger("apprise").propagate = False  # its lines may hold URLs; we report ourselves
+    return apprise
+
+
+def url_problem(url: str) -> str | None:
+    """Why apprise cannot use ``url`` (an unknown service, or malformed for its service), else
+    None. DeliveryError when apprise is not installed."""
+    apprise = _apprise()
+    from apprise.manager_plugins import NotificationManager
+
+    m = re.match(r"([A-Za-z][A-Za-z0-9+.-]*)://", url)
+    if not m:
+        return "is not a URL (apprise URLs look like ntfy://host/topic, tgram://token/chat_id)"
+    scheme = m.group(1).lower()
+    if scheme not in NotificationManager():
+        return f"names an unknown service ({scheme}://); see apprise's list of services"
+    with apprise.LogCapture(level=logging.DEBUG, fmt="%(message)s"):
+        plugin = apprise.Apprise.instantiate(url, suppress_exceptions=True)
+    if plugin is None:
+        return f"is malformed for its service ({scheme}://); check it against apprise's documentation"
+    return None
+
+
+class AppriseChannel(Channel):
+    """Sends the digest to every apprise URL in ``urls_env``."""
+
+    def formats(self) -> tuple[str, ...]:
+        """None: each service's body is built from the digest in its own markup."""
+        return ()
+
+    def urls(self) -> list[str]:
+        """The URLs (each registered as a secret); DeliveryError when there are none."""
+        urls = split_urls(secret_env(self.cfg, "urls_env"))
+        for url in urls:
+            remember_secret(url)
+        if not urls:
+            raise DeliveryError(f"channel {self.cfg.name}: {self.cfg.urls_env} holds no apprise URL")
+        return urls
+
+    def send(self, digest: Digest, rendered: dict[str, str]) -> None:
+        """Send to every URL (all parts, in order); DeliveryError naming the URLs that failed."""
+        name = self.cfg.name
+        try:
+            apprise = _apprise()
+        except DeliveryError as e:
+            raise DeliveryError(f"channel {name}: {e}") from None
+        urls = self.urls()
+        failed = []
+        for i, url in enumerate(urls, 1):
+            who = f"URL {i} of {len(urls)} ({mask(url)})"
+            problem = url_problem(url)
+            if problem:
+                failed.append(f"{who} {problem}")
+                continue
+            error = self._send_one(apprise, url, digest)
+            if error:
+                failed.append(f"{who}: {error}")
+        if failed:
+            sent = len(urls) - len(failed)
+            also = (f"; the other {plural(sent, 'URL')} got it and will get it again on the next run"
+                    if sent else "")
+            raise DeliveryError(f"channel {name}: " + "; ".join(failed) + also)
+
+    def _send_one(self, apprise, url: str, digest: Digest) -> str | None:
+        """Send every part to one URL; the reason it failed, or None."""
+        with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as log:
+            plugin = apprise.Apprise.instantiate(url, suppress_exceptions=True)
+            fmt = (plugin.resolve_format(None) if hasattr(plugin, "resolve_format")
+                   else plugin.notify_format)
+            fmt = getattr(fmt, "value", str(fmt))
+            fmt = fmt if fmt in SEPARATORS else "text"
+            parts = messages(digest, fmt, plugin.body_maxlen, plugin.title_maxlen)
+            for k, (head, body) in enumerate(parts, 1):
+                try:
+                    ok = plugin.notify(body=body, title=head, body_format=fmt,
+                                       overflow=apprise.OverflowMode.SPLIT)
+                except Exception as e:  # noqa: BLE001 - a plugin's bug fails this URL only
+                    ok, detail = False, f"{type(e).__name__}: {e}"
+                else:
+                    detail = ""
+                if not ok:
+                    lines = [ln for ln in log.getvalue().splitlines() if ln.strip()]
+                    reason = scrub(detail or (lines[-1] if lines else "refused"), url)
+                    where = f"part {k} of {len(parts)} " if len(parts) > 1 else ""
+                    return f"{where}not accepted ({reason})"
+        return None
+
+
+__all__ = ["AppriseChannel", "messages", "pack", "paper_block", "url_problem", "mask", "split_urls",
+           "INSTALL_HINT"]

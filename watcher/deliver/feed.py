@@ -1,0 +1,203 @@
+"""The ``feed`` channel: an Atom 1.0 file per digest that any feed reader can follow (SPEC §7).
+
+Each delivery adds one ``<entry>`` per new paper to the feed at ``path`` (a template with
+``{digest}``, such as ``feeds/{digest}.atom``) and keeps the newest ``max_entries``: the new
+papers first, then the entries already in the file. The file is rewritten atomically (a
+temporary file and a rename), so a reader never sees half a feed.
+
+An entry's ``<id>`` is the paper's arXiv abstract URL (or ``urn:watcher:paper:…`` for a paper
+without an arXiv id): the same for a paper however often the feed is rewritten, so a reader
+never shows one twice. The entry carries the title, authors, categories, links to the abstract
+and PDF, the TL;DR as ``<summary>``, and as ``<content type="html">`` the TL;DR, the reasons it
+matched and the shortened abstract — every piece of paper text escaped, so a hostile title
+stays text in any reader.
+
+A file that cannot be written, or an existing file that is not an Atom feed, fails this channel
+only (the ledger keeps the papers for the next run); the existing file is never overwritten
+with less than it held.
+
+:func:`feed_path` and :func:`read_feed` give the web server's ``/feeds/{digest}.atom`` its
+answer in one call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
+from pathlib import Path
+
+from markupsafe import escape
+
+from ..errors import DeliveryError, InputError
+from ..formats.text import one_line
+from ..formats.xmlsafe import check_prolog
+from ..models import Digest, Match, Paper
+from ..render import abstract_excerpt, safe_url
+from ..tldr import tldr_of
+from .base import Channel
+from .file import atomic_write
+
+ATOM = "http://www.w3.org/2005/Atom"
+MAX_AUTHORS = 20  # names per entry; more become "et al."
+_NOT_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")  # not allowed in XML 1.0 (controls are
+# already gone: Paper cleans them)
+
+ET.register_namespace("", ATOM)
+
+
+def _q(tag: str) -> str:
+    return f"{{{ATOM}}}{tag}"
+
+
+def _text(value: object) -> str:
+    return _NOT_XML.sub("", one_line(str(value)))
+
+
+def _stamp(dt: datetime) -> str:
+    return dt.astimezone(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def entry_id(paper: Paper) -> str:
+    """The entry's permanent id: the arXiv abstract URL, else a URN from the paper's key."""
+    if paper.arxiv_id:
+        return f"https://arxiv.org/abs/{paper.arxiv_id}"
+    return "urn:watcher:paper:" + hashlib.sha256(paper.key.encode("utf-8")).hexdigest()[:32]
+
+
+def entry_html(m: Match) -> str:
+    """The entry's HTML content: TL;DR, reasons, shortened abstract and links, all escaped."""
+    p = m.paper
+    parts = [f"<p><b>TL;DR:</b> {escape(_text(tldr_of(m)))}</p>"]
+    if m.reasons:
+        parts.append(f"<p><b>Why:</b> {escape(_text('; '.join(m.reasons)))}</p>")
+    if p.abstract:
+        parts.append(f"<p>{escape(_text(abstract_excerpt(m)))}</p>")
+    links = [f'<a href="{escape(url)}">{label}</a>'
+             for url, label in ((safe_url(p.abs_url), "Abstract"), (safe_url(p.pdf_url), "PDF")) if url]
+    if links:
+        parts.append("<p>" + " · ".join(links) + "</p>")
+    return "".join(parts)
+
+
+def build_entry(m: Match, delivered: datetime) -> ET.Element:
+    """One ``<entry>`` for a matched paper delivered at ``delivered``."""
+    p = m.paper
+    entry = ET.Element(_q("entry"))
+    ET.SubElement(entry, _q("id")).text = entry_id(p)
+    ET.SubElement(entry, _q("title"), type="text").text = _text(p.title) or "(untitled)"
+    ET.SubElement(entry, _q("updated")).text = _stamp(delivered)
+    if p.published:
+        ET.SubElement(entry, _q("published")).text = _stamp(p.published)
+    names = [_text(a) for a in p.authors if _text(a)]
+    for name in names[:MAX_AUTHORS]:
+        ET.SubElement(ET.SubElement(entry, _q("author")), _q("name")).text = name
+    if len(names) > MAX_AUTHORS:
+        ET.SubElement(ET.SubElement(entry, _q("author")), _q("name")).text = \
+            f"et al. ({len(names)} authors)"
+    if safe_url(p.abs_url):
+        ET.SubElement(entry, _q("link"), rel="alternate", type="text/html", href=safe_url(p.abs_url))
+    if safe_url(p.pdf_url):
+        ET.SubElement(entry, _q("link"), rel="related", type="application/pdf", href=safe_url(p.pdf_url))
+    for category in p.categories:
+        if _text(category):
+            ET.SubElement(entry, _q("category"), term=_text(category))
+    ET.SubElement(entry, _q("summary"), type="text").text = _text(tldr_of(m))
+    ET.SubElement(entry, _q("content"), type="html").text = entry_html(m)
+    return entry
+
+
+def existing_entries(data: bytes | None, origin: str) -> list[ET.Element]:
+    """The ``<entry>`` elements of a feed file watcher wrote before; InputError when it is not
+    an Atom feed (a DOCTYPE is refused, as for every XML watcher reads)."""
+    if not data or not data.strip():
+        return []
+    try:
+        root_name = check_prolog(data, origin)
+        root = ET.fromstring(data)
+    except ET.ParseError as e:
+        raise InputError(f"{origin}: not well-formed XML ({e})") from None
+    if root.tag != _q("feed"):
+        raise InputError(f"{origin}: not an Atom feed (root element {root_name or root.tag!r})")
+    return root.findall(_q("entry"))
+
+
+def merge_feed(digest: Digest, old: list[ET.Element], delivered: datetime,
+               max_entries: int) -> str:
+    """The feed document: ``digest``'s papers first, then ``old`` entries with other ids, the
+    first ``max_entries`` kept."""
+    feed = ET.Element(_q("feed"))
+    ET.SubElement(feed, _q("id")).text = "urn:watcher:feed:" + _text(digest.name)
+    ET.SubElement(feed, _q("title"), type="text").text = _text(digest.title)
+    ET.SubElement(feed, _q("subtitle"), type="text").text = f"New papers of the watcher digest {_text(digest.name)}"
+    ET.SubElement(feed, _q("updated")).text = _stamp(delivered)
+    ET.SubElement(ET.SubElement(feed, _q("author")), _q("name")).text = "watcher"
+    ET.SubElement(feed, _q("generator")).text = "watcher"
+    new = [build_entry(m, delivered) for m in digest.matches]
+    seen = set()
+    kept = []
+    for entry in [*new, *old]:
+        ident = entry.findtext(_q("id"))
+        if ident in seen:
+            continue
+        seen.add(ident)
+        kept.append(entry)
+    feed.extend(kept[:max_entries])
+    ET.indent(feed)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(feed, encoding="unicode") + "\n"
+
+
+def feed_path(cfg, base_dir: Path, digest: str) -> Path:
+    """Where the feed channel ``cfg`` keeps the feed of ``digest``."""
+    return base_dir / cfg.path.format(digest=digest, ext="atom", format="atom")
+
+
+def read_feed(config, digest: str) -> bytes | None:
+    """The Atom feed of ``digest`` as last written by its first ``feed`` channel, or None when
+    the digest has no feed channel or nothing was delivered to it yet (for ``/feeds/{digest}.atom``)."""
+    dcfg = config.digests.get(digest)
+    if dcfg is None:
+        return None
+    for name in dcfg.channels:
+        cfg = config.channels[name]
+        if cfg.type == "feed":
+            try:
+                return feed_path(cfg, config.base_dir, digest).read_bytes()
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+    return None
+
+
+class FeedChannel(Channel):
+    """Adds the digest's papers to an Atom feed file."""
+
+    path: Path
+
+    def formats(self) -> tuple[str, ...]:
+        """None: the feed is built from the digest itself."""
+        return ()
+
+    def send(self, digest: Digest, rendered: dict[str, str], now: datetime | None = None) -> None:
+        """Merge the new papers into the feed and write it atomically; DeliveryError otherwise."""
+        name = self.cfg.name
+        self.path = path = feed_path(self.cfg, self.ctx.base_dir, digest.name)
+        try:
+            data = path.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):  # a first delivery (or a path the
+            data = None  # write below refuses, saying why)
+        except OSError as e:
+            raise DeliveryError(f"channel {name}: cannot read {path}: {e.strerror}") from None
+        try:
+            old = existing_entries(data, str(path))
+        except InputError as e:
+            raise DeliveryError(f"channel {name}: {e}; move the file away and the next run "
+                                "starts a new feed") from None
+        body = merge_feed(digest, old, now or datetime.now(timezone.utc), self.cfg.max_entries)
+        try:
+            atomic_write(path, body)
+        except OSError as e:
+            raise DeliveryError(f"channel {name}: cannot write {path}: {e.strerror}") from None
+
+
+__all__ = ["FeedChannel", "build_entry", "entry_id", "feed_path", "merge_feed", "read_feed"]

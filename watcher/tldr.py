@@ -1,0 +1,216 @@
+"""The extractive TL;DR: one sentence of the abstract that says what the paper does (SPEC §7).
+
+Pure and deterministic, no model, no network: :func:`extractive_tldr` cleans the abstract of
+LaTeX (math kept as plain text, commands dropped, ``\\textbf{x}`` -> ``x``), splits it into
+sentences (not at "e.g.", "et al.", "Fig. 2" or "3.5"), and picks the sentence that states the
+contribution: the first one with a strong cue ("we propose", "this paper introduces", "we
+present" ...), else a weaker cue ("we show", "we study"), else the first sentence that is
+not background, else the first. A leading connective clause ("To address this, we propose X")
+is dropped, and a sentence longer than :data:`MAX_CHARS` is cut at a clause boundary or a
+word, with "…".
+
+:func:`tldr_of` is what every renderer and channel calls: the TL;DR the pipeline computed
+(``Match.tldr``, maybe a model's), else this one.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_CHARS = 200
+
+# --- LaTeX ---------------------------------------------------------------------------------
+
+_TEXT_COMMANDS = re.compile(
+    r"\\(?:textbf|textit|texttt|textsc|textrm|textsf|emph|underline|mathrm|mathbf|mathit|"
+    r"mathsf|mathtt|mathcal|mathbb|mathfrak|boldsymbol|bm|text|operatorname|mbox|hbox|"
+    r"textnormal|uline|textup|textsl)\s*\{([^{}]*)\}")
+_DROP_COMMANDS = re.compile(r"\\(?:cite[tp]?|ref|eqref|label|footnote|url|vspace|hspace|color)\*?\s*\{[^{}]*\}")
+_TEXTCOLOR = re.compile(r"\\textcolor\s*\{[^{}]*\}\s*\{([^{}]*)\}")
+_HREF = re.compile(r"\\href\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+_SYMBOLS = {
+    r"\times": "×", r"\approx": "≈", r"\sim": "~", r"\leq": "≤", r"\le": "≤", r"\geq": "≥",
+    r"\ge": "≥", r"\neq": "≠", r"\pm": "±", r"\cdot": "·", r"\infty": "∞", r"\rightarrow": "→",
+    r"\to": "→", r"\leftarrow": "←", r"\alpha": "α", r"\beta": "β", r"\gamma": "γ",
+    r"\delta": "δ", r"\epsilon": "ε", r"\varepsilon": "ε", r"\lambda": "λ", r"\mu": "μ",
+    r"\pi": "π", r"\sigma": "σ", r"\theta": "θ", r"\tau": "τ", r"\phi": "φ", r"\omega": "ω",
+    r"\Delta": "Δ", r"\%": "%", r"\&": "&", r"\$": "$", r"\_": "_", r"\#": "#",
+    r"\ldots": "…", r"\dots": "…", r"\%": "%",
+}
+_SYMBOL_RE = re.compile("|".join(re.escape(k) + (r"(?![A-Za-z])" if k[-1].isalpha() else "")
+                                 for k in sorted(_SYMBOLS, key=len, reverse=True)))
+_COMMAND = re.compile(r"\\[A-Za-z]+\*?")
+_MATH = re.compile(r"\$\$?([^$]*)\$\$?")
+_ACCENT = re.compile(r"""\\(?:['"`^~=.]\{?([A-Za-z])\}?|[uvHc]\{([A-Za-z])\})""")
+_ACCENTS = {"'": "\u0301", '"': "\u0308", "`": "\u0300", "^": "\u0302", "~": "\u0303",
+            "=": "\u0304", ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b", "c": "\u0327"}
+
+
+def clean_latex(text: str) -> str:
+    """``text`` with LaTeX markup turned into plain text, on one line.
+
+    >>> clean_latex(r"We reach $92.5\\%$ on \\textbf{MATH} with $\\sim 3\\times$ fewer tokens~\\cite{x}.")
+    'We reach 92.5% on MATH with ~3× fewer tokens.'
+    """
+    import unicodedata
+
+    text = " ".join(str(text).split())
+    text = text.replace("``", "\u201c").replace("''", "\u201d")  # TeX quotes, LaTeX or not
+    if "\\" not in text and "$" not in text:  # no LaTeX: braces, tildes and dashes are text
+        return text
+    text = _HREF.sub(r"\2", text)
+    text = _TEXTCOLOR.sub(r"\1", text)
+    text = _DROP_COMMANDS.sub("", text)
+    text = _ACCENT.sub(lambda m: unicodedata.normalize(
+        "NFC", (m.group(1) or m.group(2)) + _ACCENTS[m.group(0)[1]]), text)
+    text = re.sub(r"(?<!\\)~", " ", text)  # a non-breaking space
+    for _ in range(3):  # nested \textbf{\emph{x}}
+        text, n = _TEXT_COMMANDS.subn(r"\1", text)
+        if not n:
+            break
+    text = _SYMBOL_RE.sub(lambda m: _SYMBOLS[m.group(0)], text)
+    text = _MATH.sub(lambda m: _math(m.group(1)), text)
+    text = _COMMAND.sub("", text)
+    text = text.replace("---", "—").replace("--", "–")
+    text = text.replace("{", "").replace("}", "").replace("\\", "")
+    text = re.sub(r"\s+([,.;:!?)])", r"\1", text)
+    text = re.sub(r"\(\s+", "(", text)
+    return " ".join(text.split())
+
+
+def _math(body: str) -> str:
+    """Inline math as text: ``^{2}`` -> ``^2``, ``_{t}`` -> ``_t``, spacing squeezed."""
+    body = re.sub(r"([\^_])\{([^{}]*)\}", r"\1\2", body)
+    body = body.replace("{", "").replace("}", "")
+    body = re.sub(r"\s*([×≈≤≥≠±·→←~])\s*", r"\1", body)
+    return " ".join(body.split())
+
+
+# --- sentences -----------------------------------------------------------------------------
+
+# Words after which a period does not end a sentence.
+_ABBREV = {"e.g", "i.e", "et al", "al", "etc", "vs", "cf", "fig", "figs", "eq", "eqs", "sec",
+           "no", "approx", "resp", "ref", "refs", "dr", "prof", "mr", "ms", "st", "viz", "ca",
+           "incl", "w.r.t", "wrt", "a.k.a", "u.s", "ph.d", "e.t.c", "tab", "appx", "ch", "vol"}
+_BOUNDARY = re.compile(r"(?<=[.!?])[\"'\u201d)\]]*\s+(?=[\"'\u201c(\[]*[A-Z0-9])")
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` split into sentences (abbreviations, initials and decimals do not split)."""
+    out, start = [], 0
+    for m in _BOUNDARY.finditer(text):
+        before = text[start:m.start()].rstrip("\"'\u201d)]")
+        last = before.rsplit(None, 1)[-1] if before.split() else ""
+        word = last.rstrip(".!?").lstrip("(\"'\u201c[").lower()
+        if before.endswith(".") and (word in _ABBREV or re.fullmatch(r"[a-z]", word)
+                                     or before.lower().endswith("et al.")):
+            continue
+        out.append(text[start:m.start()].strip())
+        start = m.end()
+    out.append(text[start:].strip())
+    return [s for s in out if s]
+
+
+# --- choosing ------------------------------------------------------------------------------
+
+_SUBJECT = r"(?:we|this (?:paper|work|study|article|letter|thesis|report|note)|here,? we|in this (?:paper|work|study|article|letter),? we|our (?:work|paper|approach|method|framework|study))"
+_STRONG = re.compile(
+    rf"\b{_SUBJECT}\s+(?:\w+ly\s+)?(?:propos|present|introduc|develop|design|build|built|construct|"
+    r"formulat|devis|releas|establish|deriv|contribut|describ|offer|put forward|puts forward|"
+    r"creat|provid|address|tackl|leverag|extend)\w*\b", re.I)
+_WEAK = re.compile(
+    rf"\b{_SUBJECT}\s+(?:\w+ly\s+)?(?:show|stud|investigat|explor|examin|analy[sz]|demonstrat|"
+    r"evaluat|find|found|prove|proving|argu|focus|consider|aim|seek|sought|revisit|benchmark|"
+    r"compar|characteri[sz]|appl|use|conduct|perform|measur|assess|quantif|test|identif|report|"
+    r"reveal|uncover|highlight|discuss|review|survey|curat|collect|train|fine-tun|pre-?train)\w*\b", re.I)
+_NAMED = re.compile(r"\b(?:we|this paper|this work)\b.{0,40}?\b(?:called|named|dubbed|termed)\b", re.I)
+_BACKGROUND = re.compile(
+    r"^(?:recent|recently|despite|although|while|however|large language models|llms|in recent|"
+    r"over the past|with the|as |the (?:rapid|recent|success|emergence|growing|increasing)|"
+    r"existing|current|traditional|conventional|many|most|prior|previous)", re.I)
+_LEAD_IN = re.compile(  # "To address this, we ..." / "Drawing on X, this paper ..."
+    r"^[A-Z][^.;:!?]{0,100}?,\s+(?=(?:we|this (?:paper|work|study|article|letter)|our)\b)")
+_AND_STRONG = re.compile(
+    rf"\b{_SUBJECT}\s+[^.;:,]{{0,40}}?\band\s+(?:\w+ly\s+)?(?:propos|present|introduc|develop|"
+    r"design|build|release|construct|formulat|devis|creat|provid)\w*\b", re.I)
+
+
+# Words after which a mid-sentence "we ..." still opens the main clause ("To this end we
+# propose"); after any other word it is a relative clause ("datasets we curated").
+_CONNECTIVES = {"end", "paper", "work", "study", "article", "letter", "here", "thus", "hence",
+                "then", "therefore", "also", "first", "second", "third", "finally", "further",
+                "and", "so", "now", "instead", "specifically", "moreover", "additionally",
+                "furthermore", "consequently", "accordingly", "next", "lastly", "overall", "that",
+                "this", "paper,", "i.e.", "e.g.", "addition", "particular", "contrast", "short",
+                "summary", "sum", "response", "practice", "turn", "doing", "result"}
+
+
+def _main_clause(sentence: str, start: int) -> bool:
+    prefix = sentence[:start].rstrip()
+    if not prefix or prefix[-1] in ",;:(—–-\u201c\"'":
+        return True
+    return prefix.rsplit(None, 1)[-1].lower() in _CONNECTIVES
+
+
+def choose(sents: list[str]) -> str:
+    """The sentence that states what the paper does (see the module docstring)."""
+    for pattern in (_STRONG, _AND_STRONG, _NAMED, _WEAK):
+        for s in sents:
+            if any(_main_clause(s, m.start()) for m in pattern.finditer(s)):
+                return s
+    for s in sents:
+        if not _BACKGROUND.match(s):
+            return s
+    return sents[0] if sents else ""
+
+
+def tighten(sentence: str, limit: int = MAX_CHARS) -> str:
+    """Drop a lead-in clause before "we ...", capitalise, and cut to ``limit`` characters."""
+    s = _LEAD_IN.sub("", sentence, count=1)
+    s = s[:1].upper() + s[1:]
+    if len(s) <= limit:
+        return s
+    window = s[:limit - 1]
+    cut = -1
+    for sep in ("; ", " — ", ", which ", ", where ", ", while ", ", and ", ", by ", ", achieving ",
+                ", enabling ", ", allowing ", ", using ", ", with ", ", "):
+        i = window.rfind(sep)
+        if i >= limit * 0.5:
+            cut = i
+            break
+    if cut < 0:
+        cut = window.rfind(" ")
+        if cut < limit * 0.5:
+            cut = limit - 1
+    return s[:cut].rstrip(" ,;:.(–—") + "…"
+
+
+def extractive_tldr(abstract: str, title: str = "", limit: int = MAX_CHARS) -> str:
+    """One sentence of ``abstract`` that says what the paper does, at most ``limit`` characters
+    (the title, cleaned, when there is no abstract)."""
+    text = clean_latex(abstract or "")
+    sents = sentences(text)
+    if not sents:
+        return tighten(clean_latex(title or ""), limit) if title else ""
+    return tighten(choose(sents), limit)
+
+
+def excerpt(abstract: str, tldr: str, limit: int) -> str:
+    """The abstract cut to ``limit`` characters at a word, shown under the TL;DR; when the
+    abstract opens with the TL;DR's sentence, the excerpt starts after it (no repeat)."""
+    from .render import shorten
+
+    text = " ".join(str(abstract or "").split())
+    head = tldr.removesuffix("…")[:60].lower()
+    sents = sentences(text)
+    if len(sents) > 1 and head and clean_latex(sents[0]).lower().startswith(head):
+        text = text[text.index(sents[1]):]
+    return shorten(text, limit)
+
+
+def tldr_of(match) -> str:
+    """The TL;DR of a :class:`~watcher.models.Match` on one line: the one the pipeline set,
+    else the extractive one."""
+    if getattr(match, "tldr", None):
+        return " ".join(str(match.tldr).split())
+    return extractive_tldr(match.paper.abstract, match.paper.title)
