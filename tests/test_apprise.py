@@ -186,14 +186,11 @@ api_key_env = "WATCHER_TEST_LLM_KEY"
 """)
     monkeypatch.setenv(ENV, "tgram://123456:SECRETBOT/42, ntfy://ntfy.sh/my-secret-topic")
     monkeypatch.setenv("WATCHER_TEST_LLM_KEY", "sk-very-secret")
-    logs.mask_secrets_of(load_config(tmp_path / "config.toml"))
-    try:
-        for text in ("posting to ntfy://ntfy.sh/my-secret-topic failed", "key sk-very-secret"):
-            record = logging.LogRecord("x", logging.INFO, __file__, 1, text, None, None)
-            logs._secrets.filter(record)
-            assert "secret" not in record.getMessage(), record.getMessage()
-    finally:
-        logs._secrets.set(())
+    secrets = logs.SecretFilter(logs.secret_values(load_config(tmp_path / "config.toml")))
+    for text in ("posting to ntfy://ntfy.sh/my-secret-topic failed", "key sk-very-secret"):
+        record = logging.LogRecord("x", logging.INFO, __file__, 1, text, None, None)
+        secrets.filter(record)
+        assert "secret" not in record.getMessage(), record.getMessage()
 
 
 def test_config_wants_urls_env_as_a_variable_name(write_config):

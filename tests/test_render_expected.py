@@ -54,7 +54,7 @@ Ada Lovelace, Alan Turing · 2025-04-10 · cs.LG, cs.CL · ▲ 17
 
 *Why:* all: "reinforcement learning"; category cs.LG
 
-We study RL.
+**TL;DR:** We study RL.
 
 [Abstract](https://arxiv.org/abs/2504.07600) · [PDF](https://arxiv.org/pdf/2504.07600)
 
@@ -65,7 +65,8 @@ New versions of papers you have already seen:
 - [Old paper, new version](https://arxiv.org/abs/2504.07601) (v3)
 """
 
-# SPEC §5 (--to json): every field named there, unknown values null, plus score and reasons.
+# SPEC §5 (--to json): every field named there, unknown values null, plus score and reasons;
+# SPEC §7: the TL;DR (a one-sentence abstract is its own TL;DR, and no excerpt repeats it).
 JSON = [{
     "title": "Ratio: RL for LLMs", "arxiv_id": "2504.07600", "version": 2,
     "authors": ["Ada Lovelace", "Alan Turing"], "abstract": "We study RL.",
@@ -74,6 +75,7 @@ JSON = [{
     "announce_type": None, "upvotes": 17, "source": "arxiv", "announced": None, "author_count": None,
     "organization": None, "github_repo": None, "ai_keywords": [], "score": 3.0,
     "reasons": ['all: "reinforcement learning"', "category cs.LG"], "profile": "llm-rl",
+    "tldr": "We study RL.",
 }]
 
 SLACK = {
@@ -86,7 +88,7 @@ SLACK = {
             "Ada Lovelace, Alan Turing\n"
             "2025-04-10 · cs.LG, cs.CL · :arrow_up_small: 17\n"
             '_Why:_ all: "reinforcement learning"; category cs.LG\n'
-            "We study RL.\n"
+            "*TL;DR:* We study RL.\n"
             "<https://arxiv.org/pdf/2504.07600|PDF>")}},
         {"type": "section", "text": {"type": "mrkdwn", "text": (
             "*Updated* (new versions of papers you have already seen)\n"

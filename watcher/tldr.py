@@ -197,13 +197,16 @@ def extractive_tldr(abstract: str, title: str = "", limit: int = MAX_CHARS) -> s
 
 def excerpt(abstract: str, tldr: str, limit: int) -> str:
     """The abstract cut to ``limit`` characters at a word, shown under the TL;DR; when the
-    abstract opens with the TL;DR's sentence, the excerpt starts after it (no repeat)."""
+    abstract opens with the TL;DR's sentence, the excerpt starts after it (no repeat), and an
+    abstract that is nothing but that sentence has no excerpt ("")."""
     from .render import shorten
 
     text = " ".join(str(abstract or "").split())
     head = tldr.removesuffix("…")[:60].lower()
     sents = sentences(text)
-    if len(sents) > 1 and head and clean_latex(sents[0]).lower().startswith(head):
+    if sents and head and clean_latex(sents[0]).lower().startswith(head):
+        if len(sents) == 1:
+            return ""
         text = text[text.index(sents[1]):]
     return shorten(text, limit)
 

@@ -122,7 +122,8 @@ def utc_stamp(dt: datetime | None) -> str:
 
 def one_line(text: str) -> str:
     """Collapse line breaks (arXiv hard-wraps, CRLF) and the spaces around them to one space;
-    text already on one line is kept byte for byte."""
-    if "\n" not in text and "\r" not in text:
+    text already on one line is kept byte for byte, except blanks alone, which are nothing (a
+    last abstract of blanks would read back as an editor's trailing blank line)."""
+    if "\n" not in text and "\r" not in text and text.strip():
         return text
     return " ".join(text.split())
