@@ -1,0 +1,173 @@
+"""Searching the stored papers: SQLite FTS5 narrows, the profile query language decides.
+
+A search is a query in the profile query language (SPEC §4: ``GRPO``, ``ti:survey``,
+``au:Levine AND cat:cs.LG``, ...). :func:`fts_expression` turns its tree into an FTS5
+expression that matches at least every paper the query matches (a superset: a ``NOT`` or a
+name cannot be said exactly in FTS5, so it is left out of the expression), the ``papers_fts``
+index returns those candidates best first (bm25) or newest first, and the query itself, run
+by the same code as the profiles (:mod:`watcher.index`), keeps the papers it really matches.
+Candidates are checked in growing chunks until a page is full, so the first page of a search
+costs a few dozen checks, never a scan of every paper.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+
+from .index import prepare
+from .models import Paper
+from .query import And, Not, Or, Query, Term, parse_query
+from .store import Store, row_to_paper
+
+MAX_SCAN = 20_000  # candidates checked at most for one page; past it the page says so
+FIRST_CHUNK = 50
+
+_TOKEN = re.compile(r"[^\W_]+")
+_COLUMNS = {"ti": "title", "abs": "abstract", "au": "authors", "cat": "categories",
+            "all": "{title abstract authors}"}
+
+
+def _term(term: Term) -> str | None:
+    tokens = _TOKEN.findall(term.text.lower())
+    if not tokens:
+        return None
+    if term.field == "au":  # names come in many spellings; the longest part is the surname
+        tokens = [max(tokens, key=len)]
+    prefix = term.text.endswith("*") and term.field != "au"
+    if term.field == "cat":
+        prefix = False
+    phrase = '"' + " ".join(tokens) + '"' + ("*" if prefix else "")
+    return f"{_COLUMNS[term.field]} : {phrase}"
+
+
+def fts_expression(node) -> str | None:
+    """An FTS5 expression matching a superset of what ``node`` matches; None: no narrowing
+    possible (every paper is a candidate)."""
+    if isinstance(node, Term):
+        return _term(node)
+    if isinstance(node, Not):
+        return None
+    if isinstance(node, And):
+        parts = [p for p in (fts_expression(i) for i in node.items) if p]
+        return " AND ".join(f"({p})" for p in parts) if parts else None
+    if isinstance(node, Or):
+        parts = [fts_expression(i) for i in node.items]
+        if any(p is None for p in parts):
+            return None
+        return " OR ".join(f"({p})" for p in parts)
+    return None
+
+
+@dataclass
+class Filters:
+    """What narrows a search besides the query: filing dates, a category, a profile's matcher."""
+
+    day_from: date | None = None
+    day_to: date | None = None
+    category: str | None = None
+    matcher: object | None = None  # a ProfileMatcher: only papers it selects
+
+
+@dataclass
+class Results:
+    """One page of a search. ``more``: a next page exists; ``capped``: the search stopped after
+    MAX_SCAN candidates, so later pages may be missing."""
+
+    papers: list[Paper] = field(default_factory=list)
+    more: bool = False
+    capped: bool = False
+    scanned: int = 0
+
+
+def run_search(store: Store, query: Query | None, filters: Filters, *, offset: int = 0,
+               limit: int = 25, order: str = "relevance") -> Results:
+    """One page (``offset``, ``limit``) of the stored papers that ``query`` (None: every
+    paper) and ``filters`` select; ``order`` is ``relevance`` (bm25, when the query narrows
+    through the index) or ``newest``."""
+    expr = fts_expression(query.root) if query else None
+    where, args = [], []
+    if expr:
+        sql = "SELECT p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
+        where.append("papers_fts MATCH ?")
+        args.append(expr)
+    else:
+        sql = "SELECT p.* FROM papers p"
+    if filters.day_from:
+        where.append("p.day >= ?")
+        args.append(filters.day_from.isoformat())
+    if filters.day_to:
+        where.append("p.day <= ?")
+        args.append(filters.day_to.isoformat())
+    if filters.category:
+        where.append("(p.primary_category = ? OR EXISTS (SELECT 1 FROM json_each(p.categories) "
+                     "WHERE value = ? OR value LIKE ? || '.%'))")
+        args += [filters.category] * 3
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    if expr and order == "relevance":
+        sql += " ORDER BY papers_fts.rank, p.key"
+    else:
+        sql += " ORDER BY p.day DESC, p.first_seen DESC, p.key"
+    out = Results()
+    want = offset + limit + 1
+    kept: list[Paper] = []
+    cursor = store.db.execute(sql, args)
+    cursor.row_factory = None
+    names = [d[0] for d in cursor.description]
+    chunk = FIRST_CHUNK
+    while len(kept) < want and out.scanned < MAX_SCAN:
+        rows = cursor.fetchmany(min(chunk, MAX_SCAN - out.scanned))
+        if not rows:
+            break
+        out.scanned += len(rows)
+        chunk *= 2
+        papers = [row_to_paper(dict(zip(names, r))) for r in rows]
+        kept.extend(_keep(papers, query, filters))
+    else:
+        out.capped = len(kept) < want and out.scanned >= MAX_SCAN
+    cursor.close()
+    out.papers = kept[offset:offset + limit]
+    out.more = len(kept) > offset + limit
+    return out
+
+
+def _keep(papers: list[Paper], query: Query | None, filters: Filters) -> list[Paper]:
+    batch = prepare(papers)
+    keep = set(batch.evaluate(query.root)) if query else set(range(len(papers)))
+    if filters.matcher is not None and keep:
+        keep &= set(filters.matcher.score_batch(batch))
+    return [p for i, p in enumerate(papers) if i in keep]
+
+
+def parse_search(text: str) -> Query | None:
+    """The query of a search box (QuerySyntaxError when malformed); None when empty."""
+    return parse_query(text) if text.strip() else None
+
+
+def similar_papers(store: Store, paper: Paper, weight, limit: int = 5) -> list[tuple[Paper, float]]:
+    """Stored papers most like ``paper``: candidates sharing its rarest title and abstract
+    words (FTS5, bm25), ranked by the cosine similarity the profiles' examples use."""
+    from .index import paper_vector, prepare_doc, similarity
+
+    vector = paper_vector(prepare_doc(paper), weight)
+    words = sorted(vector, key=lambda w: -vector[w])[:12]
+    tokens = [t for w in words for t in _TOKEN.findall(w)]
+    if not tokens:
+        return []
+    expr = " OR ".join(f'"{t}"' for t in dict.fromkeys(tokens))
+    rows = store.db.execute(
+        "SELECT p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid "
+        "WHERE papers_fts MATCH ? AND p.key != ? ORDER BY papers_fts.rank LIMIT 200",
+        [f"{{title abstract}} : ({expr})", paper.key])
+    names = [d[0] for d in rows.description]
+    candidates = [row_to_paper(dict(zip(names, r))) for r in rows.fetchall()]
+    if not candidates:
+        return []
+    scores = similarity(prepare(candidates), vector, weight)
+    best = sorted(scores.items(), key=lambda kv: (-kv[1], candidates[kv[0]].key))[:limit]
+    return [(candidates[i], s) for i, s in best if s > 0]
+
+
+__all__ = ["fts_expression", "run_search", "parse_search", "similar_papers", "Filters", "Results"]

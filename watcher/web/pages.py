@@ -1,0 +1,97 @@
+"""What every page area uses: the templates, the store of a request, links and errors."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Iterator
+from urllib.parse import quote, urlencode
+
+import jinja2
+import sqlite_utils
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from ..errors import StoreError
+from ..render import FILTERS, safe_url, shipped_templates_dir
+from ..store import Store, database_error, no_database
+from .state import WebState
+
+log = logging.getLogger("watcher")
+
+
+def state(request: Request) -> WebState:
+    """The app's :class:`WebState`."""
+    return request.app.state.web
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """The web templates (``templates/web``), HTML-autoescaped, with the digest filters."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(shipped_templates_dir() / "web")),
+                             autoescape=True, undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(FILTERS)
+    env.filters["urlpart"] = lambda s: quote(str(s), safe="/:")
+    env.filters["safe_url"] = safe_url
+    return env
+
+
+def url(request: Request, path: str, **params) -> str:
+    """A link to ``path`` of this app (behind the ``base_url`` prefix), with query ``params``
+    (None values left out)."""
+    query = urlencode({k: v for k, v in params.items() if v not in (None, "")})
+    return state(request).prefix + path + (f"?{query}" if query else "")
+
+
+def page(request: Request, template: str, status_code: int = 200, **context) -> HTMLResponse:
+    """Render ``template`` with ``context``; every page gets ``request``, ``url``,
+    ``csrf_token``, ``logged_in`` and ``login_required``."""
+    from .auth import csrf_token, logged_in
+
+    st = state(request)
+    body = environment().get_template(template).render(
+        request=request, url=lambda path, **kw: url(request, path, **kw),
+        csrf_token=csrf_token(request), login_required=st.password is not None,
+        logged_in=logged_in(request), profiles=list(st.config.profiles), **context)
+    return HTMLResponse(body, status_code=status_code)
+
+
+def not_found(what: str) -> HTTPException:
+    """The 404 to raise for a missing paper, digest or profile."""
+    return HTTPException(404, what)
+
+
+@contextmanager
+def reading(request: Request) -> Iterator[Store]:
+    """The database, opened read-only for one request. A missing, locked or unreadable
+    database raises StoreError (the app answers 503)."""
+    st = state(request)
+    path = st.database.resolve()
+    if not path.exists():
+        raise no_database(st.database)
+    try:
+        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=st.db_timeout,
+                               check_same_thread=False)
+    except sqlite3.Error as e:
+        raise database_error(st.database, e) from None
+    try:
+        yield Store(sqlite_utils.Database(conn), st.database)
+    except sqlite3.Error as e:
+        raise database_error(st.database, e) from None
+    finally:
+        conn.close()
+
+
+def page_number(request: Request) -> int:
+    """The ``page`` query parameter (1 when absent or not a positive number)."""
+    try:
+        return max(1, min(10_000, int(request.query_params.get("page", "1"))))
+    except ValueError:
+        return 1
+
+
+__all__ = ["state", "page", "url", "reading", "not_found", "page_number", "StoreError"]
