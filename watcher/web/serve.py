@@ -103,6 +103,14 @@ def server(config: Config, p: Plan, sock: socket.socket):
     """A uvicorn Server over the app (not started)."""
     import uvicorn
 
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig, frame):
+            """A stop signal ends the server cleanly (exit 0); uvicorn would raise it again
+            once stopped, so that the process ended by the signal."""
+            super().handle_exit(sig, frame)
+            if isinstance(getattr(self, "_captured_signals", None), list):
+                self._captured_signals.clear()
+
     from .app import create_app
 
     app = create_app(config, p.database, password=p.password, secret=p.secret)
@@ -110,7 +118,7 @@ def server(config: Config, p: Plan, sock: socket.socket):
     cfg = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
                          proxy_headers=proxied, forwarded_allow_ips="127.0.0.1,::1" if proxied else None,
                          server_header=False, timeout_graceful_shutdown=5)
-    return uvicorn.Server(cfg)
+    return Server(cfg)
 
 
 def serve(config: Config, listen: str | None = None, sample: bool = False, echo=print) -> int:

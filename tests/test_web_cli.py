@@ -1,0 +1,139 @@
+"""`watcher serve` and `[web].serve` in `watcher run`, as a user starts them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from deliverkit import free_port
+
+from conftest import REPO, run_watcher
+
+
+def env(**extra) -> dict:
+    out = dict(os.environ)
+    out["PYTHONPATH"] = str(REPO) + os.pathsep + out.get("PYTHONPATH", "")
+    out.pop("WATCHER_CONFIG", None)
+    out.update(extra)
+    return out
+
+
+@contextmanager
+def started(args: list[str], cwd: Path, **extra):
+    """``python -m watcher ARGS`` running in the background; yields (process, first stdout
+    lines up to the URL)."""
+    proc = subprocess.Popen([sys.executable, "-m", "watcher", *args], cwd=cwd, env=env(**extra),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def read_url(proc) -> tuple[str, list[str]]:
+    lines = []
+    for line in proc.stdout:
+        lines.append(line.rstrip("\n"))
+        if "open http://" in line:
+            return line.split("open ", 1)[1].split()[0], lines
+    raise AssertionError(f"no URL printed: {lines} {proc.stderr.read()}")
+
+
+def wait_ok(url: str) -> httpx.Response:
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            return httpx.get(url, timeout=5)
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+@pytest.fixture
+def sample_dir(tmp_path):
+    shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
+    r = run_watcher("once", "--sample", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    return tmp_path
+
+
+def test_serve_after_once_sample_prints_the_url_and_serves_the_sample_digest(sample_dir):
+    port = free_port()
+    with started(["serve", "--listen", f"127.0.0.1:{port}"], sample_dir) as proc:
+        url, lines = read_url(proc)
+        assert url == f"http://127.0.0.1:{port}/"
+        assert any("sample database" in line for line in lines)
+        r = wait_ok(url)
+        assert r.status_code == 200 and "LLM-RL" in r.text and "2025-04-12" in r.text
+        assert wait_ok(url + "healthz").text == "ok"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+
+
+def test_serve_refuses_a_public_address_without_a_password_and_an_unset_password(sample_dir):
+    r = run_watcher("serve", "--listen", "0.0.0.0:8080", cwd=sample_dir)
+    assert r.returncode == 2 and b"not a loopback address" in r.stderr and b"Traceback" not in r.stderr
+    r = run_watcher("serve", "--listen", "127.0.0.1:99999", cwd=sample_dir)
+    assert r.returncode == 2 and b"--listen" in r.stderr
+    cfg = sample_dir / "config.toml"
+    cfg.write_text(cfg.read_text() + '\n[web]\nlisten = "0.0.0.0:8080"\npassword_env = "WATCHER_TEST_PW"\n')
+    r = run_watcher("serve", cwd=sample_dir, env={"WATCHER_TEST_PW": ""})
+    assert r.returncode == 2 and b"WATCHER_TEST_PW is not set" in r.stderr
+
+
+def test_serve_says_when_the_address_is_taken(sample_dir):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        r = run_watcher("serve", "--listen", f"127.0.0.1:{s.getsockname()[1]}", cwd=sample_dir)
+    assert r.returncode == 1 and b"cannot listen on" in r.stderr and b"Traceback" not in r.stderr
+
+
+def test_run_with_web_serve_serves_the_inbox_in_the_same_process(tmp_path):
+    port = free_port()
+    (tmp_path / "config.toml").write_text(f"""
+[watcher]
+database = "watcher.db"
+timezone = "UTC"
+
+[profile.llm-rl]
+title = "LLM-RL"
+query = "GRPO"
+
+[digest.daily]
+profiles = ["llm-rl"]
+schedule = "30 21 * * sun-thu"
+channels = ["archive"]
+
+[channel.archive]
+type = "file"
+path = "digests/{{digest}}-{{date}}.{{ext}}"
+
+[web]
+listen = "127.0.0.1:{port}"
+serve = true
+""")
+    with started(["run"], tmp_path) as proc:
+        r = wait_ok(f"http://127.0.0.1:{port}/healthz")
+        assert (r.status_code, r.text) == (200, "ok")
+        assert wait_ok(f"http://127.0.0.1:{port}/").status_code == 200
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+        assert "web inbox on http://127.0.0.1:" in proc.stderr.read()
