@@ -137,3 +137,26 @@ serve = true
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(15) == 0
         assert "web inbox on http://127.0.0.1:" in proc.stderr.read()
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None,
+                    reason="systemd-analyze is not installed (apt-get install systemd)")
+def test_the_web_unit_passes_systemd_analyze_verify_and_is_hardened(tmp_path):
+    text = (REPO / "deploy" / "watcher-web.service").read_text()
+    assert "ExecStart=/usr/local/bin/watcher --config /etc/watcher/config.toml serve" in text
+    for setting in ("DynamicUser=yes", "StateDirectory=watcher", "NoNewPrivileges=yes",
+                    "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes",
+                    "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6", "CapabilityBoundingSet=",
+                    "SystemCallFilter=@system-service", "RestartPreventExitStatus=2"):
+        assert setting in text.splitlines(), setting
+    fake = tmp_path / "bin" / "watcher"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    unit = tmp_path / "watcher-web.service"
+    unit.write_text(text.replace("/usr/local/bin/watcher", str(fake)))
+    proc = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True,
+                          timeout=60)
+    problems = [line for line in (proc.stdout + proc.stderr).splitlines()
+                if str(tmp_path) in line or "watcher" in line]
+    assert proc.returncode == 0 and not problems, proc.stdout + proc.stderr

@@ -14,7 +14,7 @@ from sqlite_utils.migrations import Migrations
 from watcher import store as store_module
 from watcher.models import Digest, Match, Paper
 from watcher.query import parse_query
-from watcher.search import Filters, fts_expression, run_search
+from watcher.search import Filters, fts_expression, run_search, translate
 from watcher.store import Store
 
 NOW = datetime(2025, 4, 12, 20, 0, tzinfo=timezone.utc)
@@ -100,11 +100,36 @@ def test_a_delivered_digest_is_kept_in_order_and_later_deliveries_that_day_add_t
         assert s.issue("daily", "2025-04-13") is None
 
 
-def test_the_fts_expression_is_a_superset_of_the_query():
+def test_the_fts_expression_is_a_superset_of_the_query_and_says_when_it_is_exact():
     assert fts_expression(parse_query("GRPO").root) == '{title abstract authors} : "grpo"'
     assert fts_expression(parse_query("NOT GRPO").root) is None
     assert fts_expression(parse_query("GRPO OR NOT PPO").root) is None
-    assert fts_expression(parse_query("GRPO ANDNOT PPO").root) == '({title abstract authors} : "grpo")'
+    assert translate(parse_query("GRPO ANDNOT PPO").root) == \
+        ('(({title abstract authors} : "grpo")) NOT ({title abstract authors} : "ppo")', True)
+    assert translate(parse_query("GRPO ANDNOT au:Levine").root)[1] is False  # checked again
+    assert translate(parse_query("ti:survey OR cat:cs.CL").root)[1] is True
+    assert translate(parse_query("reinforc*").root)[1] is False
     assert fts_expression(parse_query("reinforc* AND au:\"S. Levine\"").root) == \
         '({title abstract authors} : "reinforc"*) AND (authors : "levine")'
     assert fts_expression(parse_query("cat:cs.LG").root) == 'categories : "cs lg"'
+
+
+def test_exact_and_checked_searches_agree_with_the_profile_language(tmp_path):
+    """Whether the index alone answers or the query language checks again, the papers found are
+    those the profiles' own matcher selects."""
+    from watcher.index import prepare
+
+    papers = [paper(arxiv_id=f"2504.{i:05d}", title=t, abstract=a, authors=au, categories=c)
+              for i, (t, a, au, c) in enumerate([
+                  ("GRPO for LLM reasoning", "policy optimization", ["Sergey Levine"], ["cs.LG"]),
+                  ("Fine-tuning LLMs with PPO", "reinforcement learning from human feedback", ["A. B"], ["cs.CL"]),
+                  ("A survey of diffusion", "images", ["C. D"], ["cs.CV"]),
+                  ("Reinforced transformers", "GRPO and PPO on vision", ["Levine, S."], ["cs.CV", "cs.LG"]),
+              ])]
+    with Store.open(tmp_path / "w.db") as s:
+        s.upsert(papers, NOW)
+        for q in ["GRPO", "GRPO ANDNOT cat:cs.CV", "fine-tuning", "LLM", "ti:survey OR cat:cs.CL",
+                  "au:Levine", "reinforc*", "NOT GRPO", "PPO AND (cat:cs.CV OR ti:LLMs)"]:
+            query = parse_query(q)
+            expected = {papers[i].key for i in prepare(papers).evaluate(query.root)}
+            assert set(keys(s, q)) == expected, q

@@ -4,10 +4,12 @@ A search is a query in the profile query language (SPEC §4: ``GRPO``, ``ti:surv
 ``au:Levine AND cat:cs.LG``, ...). :func:`fts_expression` turns its tree into an FTS5
 expression that matches at least every paper the query matches (a superset: a ``NOT`` or a
 name cannot be said exactly in FTS5, so it is left out of the expression), the ``papers_fts``
-index returns those candidates best first (bm25) or newest first, and the query itself, run
+index returns those candidates newest first (or best first, bm25), and the query itself, run
 by the same code as the profiles (:mod:`watcher.index`), keeps the papers it really matches.
 Candidates are checked in growing chunks until a page is full, so the first page of a search
-costs a few dozen checks, never a scan of every paper.
+costs a few dozen checks, never a scan of every paper. A query the index answers exactly
+(words, phrases, ``ti:``/``abs:``/``cat:``, AND, OR, ANDNOT) needs no second check: its page
+comes straight from SQLite.
 """
 
 from __future__ import annotations
@@ -29,35 +31,57 @@ _COLUMNS = {"ti": "title", "abs": "abstract", "au": "authors", "cat": "categorie
             "all": "{title abstract authors}"}
 
 
-def _term(term: Term) -> str | None:
+def _term(term: Term) -> tuple[str | None, bool]:
     tokens = _TOKEN.findall(term.text.lower())
     if not tokens:
-        return None
+        return None, False
     if term.field == "au":  # names come in many spellings; the longest part is the surname
-        tokens = [max(tokens, key=len)]
-    prefix = term.text.endswith("*") and term.field != "au"
-    if term.field == "cat":
-        prefix = False
+        return f'authors : "{max(tokens, key=len)}"', False
+    prefix = term.text.endswith("*") and term.field != "cat"
     phrase = '"' + " ".join(tokens) + '"' + ("*" if prefix else "")
-    return f"{_COLUMNS[term.field]} : {phrase}"
+    # a prefix is matched on stems by FTS5, on words by the query language: check it again
+    return f"{_COLUMNS[term.field]} : {phrase}", not prefix
 
 
-def fts_expression(node) -> str | None:
-    """An FTS5 expression matching a superset of what ``node`` matches; None: no narrowing
-    possible (every paper is a candidate)."""
+def translate(node) -> tuple[str | None, bool]:
+    """``(expression, exact)``: an FTS5 expression matching at least every paper ``node``
+    matches (None: no narrowing possible, every paper is a candidate), and whether it matches
+    exactly those (words, phrases, categories, AND, OR, ANDNOT), so that no second check is
+    needed."""
     if isinstance(node, Term):
         return _term(node)
     if isinstance(node, Not):
-        return None
+        return None, False
     if isinstance(node, And):
-        parts = [p for p in (fts_expression(i) for i in node.items) if p]
-        return " AND ".join(f"({p})" for p in parts) if parts else None
+        exact, parts, negated = True, [], []
+        for item in node.items:
+            if isinstance(item, Not):
+                negated.append(translate(item.item))
+                continue
+            expr, ok = translate(item)
+            exact &= ok and expr is not None
+            if expr:
+                parts.append(f"({expr})")
+        if not parts:
+            return None, False
+        expr = " AND ".join(parts)
+        for inner, ok in negated:
+            if inner and ok:
+                expr = f"({expr}) NOT ({inner})"
+            else:
+                exact = False
+        return expr, exact
     if isinstance(node, Or):
-        parts = [fts_expression(i) for i in node.items]
-        if any(p is None for p in parts):
-            return None
-        return " OR ".join(f"({p})" for p in parts)
-    return None
+        parts = [translate(i) for i in node.items]
+        if any(expr is None for expr, _ in parts):
+            return None, False
+        return " OR ".join(f"({expr})" for expr, _ in parts), all(ok for _, ok in parts)
+    return None, False
+
+
+def fts_expression(node) -> str | None:
+    """The FTS5 expression of :func:`translate`."""
+    return translate(node)[0]
 
 
 @dataclass
@@ -82,11 +106,11 @@ class Results:
 
 
 def run_search(store: Store, query: Query | None, filters: Filters, *, offset: int = 0,
-               limit: int = 25, order: str = "relevance") -> Results:
+               limit: int = 25, order: str = "newest") -> Results:
     """One page (``offset``, ``limit``) of the stored papers that ``query`` (None: every
-    paper) and ``filters`` select; ``order`` is ``relevance`` (bm25, when the query narrows
-    through the index) or ``newest``."""
-    expr = fts_expression(query.root) if query else None
+    paper) and ``filters`` select; ``order`` is ``newest`` (last stored first) or
+    ``relevance`` (bm25, when the query narrows through the index)."""
+    expr, exact = translate(query.root) if query else (None, True)
     where, args = [], []
     if expr:
         sql = "SELECT p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
@@ -106,18 +130,25 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
         args += [filters.category] * 3
     if where:
         sql += " WHERE " + " AND ".join(where)
-    if expr and order == "relevance":
-        sql += " ORDER BY papers_fts.rank, p.key"
+    # newest: the order papers were stored in, which the index walks without sorting
+    if expr:
+        sql += " ORDER BY papers_fts.rank" if order == "relevance" else " ORDER BY papers_fts.rowid DESC"
     else:
-        sql += " ORDER BY p.day DESC, p.first_seen DESC, p.key"
+        sql += " ORDER BY p.rowid DESC"
+    exact = exact and filters.matcher is None
     out = Results()
     want = offset + limit + 1
+    if exact:  # the index alone decides: one page straight from SQLite
+        sql += " LIMIT ? OFFSET ?"
+        args += [limit + 1, offset]
     kept: list[Paper] = []
     cursor = store.db.execute(sql, args)
-    cursor.row_factory = None
     names = [d[0] for d in cursor.description]
+    if exact:
+        kept = [None] * offset + [row_to_paper(dict(zip(names, r))) for r in cursor.fetchall()]
+        out.scanned = len(kept) - offset
     chunk = FIRST_CHUNK
-    while len(kept) < want and out.scanned < MAX_SCAN:
+    while not exact and len(kept) < want and out.scanned < MAX_SCAN:
         rows = cursor.fetchmany(min(chunk, MAX_SCAN - out.scanned))
         if not rows:
             break
@@ -126,7 +157,7 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
         papers = [row_to_paper(dict(zip(names, r))) for r in rows]
         kept.extend(_keep(papers, query, filters))
     else:
-        out.capped = len(kept) < want and out.scanned >= MAX_SCAN
+        out.capped = not exact and len(kept) < want and out.scanned >= MAX_SCAN
     cursor.close()
     out.papers = kept[offset:offset + limit]
     out.more = len(kept) > offset + limit
@@ -170,4 +201,4 @@ def similar_papers(store: Store, paper: Paper, weight, limit: int = 5) -> list[t
     return [(candidates[i], s) for i, s in best if s > 0]
 
 
-__all__ = ["fts_expression", "run_search", "parse_search", "similar_papers", "Filters", "Results"]
+__all__ = ["fts_expression", "translate", "run_search", "parse_search", "similar_papers", "Filters", "Results"]

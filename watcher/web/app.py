@@ -9,7 +9,10 @@ from __future__ import annotations
 import importlib
 import logging
 import sqlite3
+from contextlib import asynccontextmanager
 from pathlib import Path
+
+import anyio.to_thread
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -73,6 +76,17 @@ def _unavailable(request: Request, exc: Exception):
                 message=str(exc))
 
 
+THREADS = 8  # pages run in worker threads (SQLite is blocking); more only costs memory
+
+
+@asynccontextmanager
+async def lifespan(app):
+    """At start: at most THREADS pages at once (each holds a connection and its own memory
+    arena; past a few, the interpreter lock serialises them anyway)."""
+    anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
+    yield
+
+
 def create_app(config: Config, database: Path | None = None, *, password: str | None = None,
                secret: str | None = None) -> Starlette:
     """The web inbox over ``database`` (default: the config's). ``password`` None: no login;
@@ -97,6 +111,7 @@ def create_app(config: Config, database: Path | None = None, *, password: str | 
         ],
         exception_handlers={HTTPException: _http_error, StoreError: _unavailable,
                             sqlite3.Error: _unavailable},
+        lifespan=lifespan,
     )
     app.state.web = web
     return app

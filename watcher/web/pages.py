@@ -33,7 +33,7 @@ def environment() -> jinja2.Environment:
     """The web templates (``templates/web``), HTML-autoescaped, with the digest filters."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(shipped_templates_dir() / "web")),
                              autoescape=True, undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True)
+                             trim_blocks=True, lstrip_blocks=True, auto_reload=False)
     env.filters.update(FILTERS)
     env.filters["urlpart"] = lambda s: quote(str(s), safe="/:")
     env.filters["safe_url"] = safe_url

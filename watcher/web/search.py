@@ -37,7 +37,7 @@ def search(request: Request):
     filters = Filters(day_from=_day(form["from"], "from", problems),
                       day_to=_day(form["to"], "to", problems),
                       category=form["cat"].strip() or None)
-    order = form["order"] if form["order"] in ("relevance", "newest") else "relevance"
+    order = form["order"] if form["order"] in ("relevance", "newest") else "newest"
     number = page_number(request)
     error = caret = None
     results = None
