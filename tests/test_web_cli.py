@@ -54,14 +54,18 @@ def read_url(proc) -> tuple[str, list[str]]:
 
 
 def wait_ok(url: str) -> httpx.Response:
+    """GET ``url`` once the server answers, and (for up to 20 s) until it is not 503: a new
+    daemon's database appears with its first cycle."""
     deadline = time.monotonic() + 20
     while True:
         try:
-            return httpx.get(url, timeout=5)
+            r = httpx.get(url, timeout=5)
+            if r.status_code != 503 or time.monotonic() > deadline:
+                return r
         except httpx.TransportError:
             if time.monotonic() > deadline:
                 raise
-            time.sleep(0.1)
+        time.sleep(0.1)
 
 
 @pytest.fixture
