@@ -138,6 +138,12 @@ async def load(base: str, requests: int, concurrency: int) -> dict[str, list]:
     return out
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def pct(values: list[float], p: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] * 1000 if values else float("nan")
@@ -181,9 +187,11 @@ def main(argv: list[str] | None = None) -> int:
                     return 1
                 time.sleep(0.2)
             asyncio.run(load(base, 40, 4))  # warm-up: templates compiled, matchers built
-            started = time.perf_counter()
+            started, cpu0, client0 = time.perf_counter(), cpu_seconds(server.pid), time.process_time()
             result = asyncio.run(load(base, args.requests, args.concurrency))
             wall = time.perf_counter() - started
+            server_cpu = cpu_seconds(server.pid) - cpu0
+            client_cpu = time.process_time() - client0
             rss, peak = rss_peak_mb(server.pid)
         finally:
             server.send_signal(signal.SIGTERM)
@@ -198,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         ("web_inbox_p95_ms", pct(result["inbox"], 95), "ms", 100.0),
         ("web_errors", float(len(result["errors"])), "", 0.0),
         ("web_rss_mb", peak, "MB", 120.0),
+        ("web_server_cpu_ms_per_request", server_cpu / args.requests * 1000, "ms", None),
     ]
     missed = []
     for name, value, unit, target in figures:
@@ -209,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
                 missed.append(name)
         print(f"{name} {value:.1f} {unit}{mark}")
     print(f"# {args.requests} requests, {args.concurrency} concurrent, {wall:.1f} s "
-          f"({args.requests / wall:.0f} req/s); server RSS at the end {rss:.1f} MB; "
+          f"({args.requests / wall:.0f} req/s); CPU of the server {server_cpu:.1f} s, of this client "
+          f"{client_cpu:.1f} s; server RSS at the end {rss:.1f} MB; "
           f"load average {os.getloadavg()[0]:.2f}")
     for e in result["errors"][:5]:
         print(f"# error: {e}")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import threading
 from contextlib import contextmanager
 from functools import lru_cache
+from pathlib import Path
 from typing import Iterator
 from urllib.parse import quote, urlencode
 
@@ -65,25 +67,59 @@ def not_found(what: str) -> HTTPException:
     return HTTPException(404, what)
 
 
+_local = threading.local()
+
+
+def _connection(st: WebState, path: Path) -> sqlite3.Connection:
+    """This worker thread's read-only connection to ``path``, kept between requests (opening
+    one and reading the schema costs more than most pages); a new one when the file was
+    replaced."""
+    ident = path.stat()
+    key = (str(path), ident.st_dev, ident.st_ino)
+    cached = getattr(_local, "conn", None)
+    if cached and cached[0] == key:
+        return cached[1]
+    _drop()
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=st.db_timeout,
+                           check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {int(st.db_timeout * 1000)}")
+    _local.conn = (key, conn)
+    return conn
+
+
+def _drop() -> None:
+    cached = getattr(_local, "conn", None)
+    _local.conn = None
+    if cached:
+        try:
+            cached[1].close()
+        except sqlite3.Error:
+            pass
+
+
 @contextmanager
 def reading(request: Request) -> Iterator[Store]:
-    """The database, opened read-only for one request. A missing, locked or unreadable
-    database raises StoreError (the app answers 503)."""
+    """The database, read-only, for one request. A missing, locked or unreadable database
+    raises StoreError (the app answers 503)."""
     st = state(request)
     path = st.database.resolve()
-    if not path.exists():
-        raise no_database(st.database)
     try:
-        conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=st.db_timeout,
-                               check_same_thread=False)
+        conn = _connection(st, path)
+    except FileNotFoundError:
+        raise no_database(st.database) from None
+    except OSError as e:
+        raise StoreError(f"{st.database}: cannot read the database ({e.strerror})") from None
     except sqlite3.Error as e:
+        _drop()
         raise database_error(st.database, e) from None
     try:
         yield Store(sqlite_utils.Database(conn), st.database)
     except sqlite3.Error as e:
+        _drop()  # a broken connection is not kept for the next request
         raise database_error(st.database, e) from None
     finally:
-        conn.close()
+        if conn.in_transaction:
+            conn.rollback()
 
 
 def page_number(request: Request) -> int:
