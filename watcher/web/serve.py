@@ -55,6 +55,10 @@ def plan(config: Config, listen: str | None = None, sample: bool = False) -> Pla
         if secret is None:
             raise ConfigError(f"environment variable {web.secret_env} is not set (it signs sessions "
                               "and links)", path=str(config.path), key="web.secret_env")
+    if web.base_url and password is None:
+        log.warning("web.base_url is set but web.password_env is not: behind a reverse proxy every "
+                    "request comes from loopback, so anyone who reaches %s can read the inbox",
+                    web.base_url)
     database, note = config.settings.database, None
     sample_db = sample_database(config)
     if sample or (not database.exists() and sample_db.exists()):
