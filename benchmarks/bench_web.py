@@ -127,7 +127,7 @@ async def load(base: str, requests: int, concurrency: int) -> dict[str, list]:
                 started = time.perf_counter()
                 try:
                     r = await client.get(path, params=params)
-                    ok = r.status_code == 200 and len(r.content) > 1000
+                    ok = r.status_code == 200 and r.content.rstrip().endswith(b"</html>")
                 except httpx.HTTPError as e:
                     ok, r = False, e
                 out[kind].append(time.perf_counter() - started)

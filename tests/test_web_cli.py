@@ -164,3 +164,16 @@ def test_the_web_unit_passes_systemd_analyze_verify_and_is_hardened(tmp_path):
     problems = [line for line in (proc.stdout + proc.stderr).splitlines()
                 if str(tmp_path) in line or "watcher" in line]
     assert proc.returncode == 0 and not problems, proc.stdout + proc.stderr
+
+
+def test_the_web_benchmark_runs_and_prints_its_figures():
+    """benchmarks/bench_web.py at a tiny size, so that it keeps working (its figures are not
+    judged here: timings are for the benchmark run, not the tests)."""
+    r = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_web.py"), "--papers", "1500",
+                        "--requests", "60", "--concurrency", "4"], env=env(), capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    for name in ("web_search_p50_ms", "web_search_p95_ms", "web_inbox_p50_ms", "web_inbox_p95_ms",
+                 "web_rss_mb", "web_server_cpu_ms_per_request"):
+        assert f"\n{name} " in "\n" + r.stdout, name
+    assert "\nweb_errors 0.0" in "\n" + r.stdout, r.stdout
