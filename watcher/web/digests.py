@@ -7,11 +7,12 @@ from datetime import date
 from starlette.requests import Request
 from starlette.routing import Route
 
-from .pages import not_found, page, page_number, reading
+from .pages import inline, not_found, page, page_number, reading
 
 PER_PAGE = 50
 
 
+@inline
 def archive(request: Request):
     number = page_number(request)
     name = request.query_params.get("digest") or None
@@ -21,6 +22,7 @@ def archive(request: Request):
                 number=number, digest=name)
 
 
+@inline
 def issue(request: Request):
     name, day = request.path_params["digest"], request.path_params["day"]
     try:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.routing import Route
 
-from .pages import page, reading, state
+from .pages import inline, page, reading, state
 
 
+@inline
 def inbox(request: Request):
     config = state(request).config
     with reading(request) as store:

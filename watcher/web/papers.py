@@ -15,7 +15,7 @@ from .pages import not_found, page, reading, state, url
 MAX_AUTHORS = 100
 
 
-def paper(request: Request):
+def paper(request: Request):  # similar papers rank many candidates: a worker thread
     key = request.path_params["key"]
     st = state(request)
     with reading(request) as store:

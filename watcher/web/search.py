@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from datetime import date
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.routing import Route
 
 from ..errors import QuerySyntaxError
-from ..search import Filters, parse_search, run_search
+from ..search import Filters, parse_search, run_search, translate
 from .pages import page, page_number, reading, state
 
 PER_PAGE = 25
@@ -27,7 +28,7 @@ def _day(text: str | None, what: str, problems: list[str]) -> date | None:
         return None
 
 
-def search(request: Request):
+def _search(request: Request):
     st = state(request)
     params = request.query_params
     q = params.get("q", "")[:MAX_QUERY]
@@ -56,6 +57,19 @@ def search(request: Request):
     status = 400 if error or problems else 200
     return page(request, "search.html", status_code=status, form=form, results=results,
                 error=error, caret=caret, problems=problems, number=number, order=order)
+
+
+async def search(request: Request):
+    """A query the index answers alone, newest first, is a few milliseconds: run on the event
+    loop; anything that may check many candidates runs in a worker thread."""
+    params = request.query_params
+    try:
+        query = parse_search(params.get("q", "")[:MAX_QUERY])
+    except QuerySyntaxError:
+        query = None
+    quick = (not params.get("profile") and params.get("order", "newest") == "newest"
+             and (query is None or translate(query.root)[1]))
+    return _search(request) if quick else await run_in_threadpool(_search, request)
 
 
 routes = [Route("/search", search)]

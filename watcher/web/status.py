@@ -10,7 +10,7 @@ from starlette.routing import Route
 
 from ..status import status_text
 from ..store import now_utc
-from .pages import page, reading, state
+from .pages import inline, page, reading, state
 
 PUBLIC = ("/healthz",)
 
@@ -23,6 +23,7 @@ def status(request: Request):
     return page(request, "status.html", text=status_text(config, now_utc()))
 
 
+@inline
 def healthz(request: Request):
     with reading(request) as store:
         store.db.execute("SELECT 1 FROM papers LIMIT 1").fetchall()
