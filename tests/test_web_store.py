@@ -133,3 +133,11 @@ def test_exact_and_checked_searches_agree_with_the_profile_language(tmp_path):
             query = parse_query(q)
             expected = {papers[i].key for i in prepare(papers).evaluate(query.root)}
             assert set(keys(s, q)) == expected, q
+
+
+def test_an_empty_digest_sent_with_send_empty_is_an_issue_with_its_reason(tmp_path):
+    with Store.open(tmp_path / "w.db") as s:
+        empty = Digest("daily", "LLM-RL", date(2025, 4, 13), [], empty_reason="nothing matched your profiles")
+        s.record_delivery("daily", "mail", [], NOW, issue=empty)
+        issue = s.issue("daily", "2025-04-13")
+        assert issue["matches"] == [] and issue["empty_reason"] == "nothing matched your profiles"
