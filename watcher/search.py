@@ -24,7 +24,6 @@ from .query import And, Not, Or, Query, Term, parse_query
 from .store import Store, row_to_paper
 
 MAX_SCAN = 20_000  # candidates checked at most for one page; past it the page says so
-FIRST_CHUNK = 50
 
 _TOKEN = re.compile(r"[^\W_]+")
 _COLUMNS = {"ti": "title", "abs": "abstract", "au": "authors", "cat": "categories",
@@ -147,7 +146,7 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
     if exact:
         kept = [None] * offset + [row_to_paper(dict(zip(names, r))) for r in cursor.fetchall()]
         out.scanned = len(kept) - offset
-    chunk = FIRST_CHUNK
+    chunk = want  # most candidates usually pass: the first chunk is a page's worth
     while not exact and len(kept) < want and out.scanned < MAX_SCAN:
         rows = cursor.fetchmany(min(chunk, MAX_SCAN - out.scanned))
         if not rows:
