@@ -370,3 +370,29 @@ def test_behind_a_proxy_every_link_carries_the_base_url_path(sample, tmp_path):
         local = [h for h in hrefs if not h.startswith("http")]
         assert local and all(h.startswith("/papers/") or h == "/papers" for h in local), local[:5]
         assert "secure" in c.get("/login").headers.get("set-cookie", "secure").lower()
+
+
+def test_the_chart_follows_papers_stored_after_it_was_drawn(sample, tmp_path):
+    from datetime import date, datetime, timezone
+
+    from watcher.models import Paper
+    from watcher.store import Store
+
+    config, db = sample
+    copy = tmp_path / "copy.db"
+    src = sqlite3.connect(db)
+    src.execute(f"VACUUM INTO '{copy}'")
+    src.close()
+
+    def matched(c) -> int:
+        r = c.get("/profiles/llm-rl")
+        return int(re.search(r"(\d+) papers matched and", text(r)).group(1))
+
+    with TestClient(app_for(config, copy)) as c:
+        before = matched(c)
+        with Store.open(copy) as store:
+            store.upsert([Paper(title="GRPO for LLM agents", arxiv_id="2504.99999", version=1,
+                                abstract="Reinforcement learning with GRPO for a large language model.",
+                                announced=date(2025, 4, 12))],
+                         datetime(2025, 4, 12, 22, tzinfo=timezone.utc))
+        assert matched(c) == before + 1

@@ -136,9 +136,11 @@ def test_hostile_papers_run_nothing_and_fit_the_screen(browser, tmp_path, width)
     config, db, digest = hostile_setup(tmp_path)
     with live_server(config, db) as base:
         page = new_page(browser, width)
-        for path in ["/", "/digests/daily/2025-04-12", "/search?q=reinforcement"] + \
-                    [f"/papers/{p.key}" for p in digest.papers[:7]]:
+        for path in ["/", "/digests/daily/2025-04-12", "/search?q=reinforcement",
+                     "/profiles/llm-rl?days=30&preview=%3Cscript%3Ealert(1)%3C%2Fscript%3E"] + \
+                    [f"/papers/{p.key}" for p in digest.papers]:
             page.goto(base + path)
             assert page.evaluate("document.scripts.length") == 0
             no_overflow(page, f"hostile{path.replace('/', '_')}-{width}")
         assert not page.dialogs, page.dialogs
+        assert not [m for m in page.console if "Refused" in m], page.console  # no CSP violation

@@ -49,8 +49,7 @@ def _papers(store, start: date, end: date):
 
 def _matched_per_day(st, store, name: str, start: date, end: date) -> dict[date, int]:
     """How many papers of each day the profile matches (cached until the papers change)."""
-    version = tuple(store.db.execute("SELECT count(*), max(last_changed) FROM papers").fetchone())
-    key = ("matched", name, start, end, version)
+    key = ("matched", name, start, end, st.signature())
     if key not in st.cache:
         papers, days = _papers(store, start, end)
         counts: dict[date, int] = {}

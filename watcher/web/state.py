@@ -39,6 +39,18 @@ class WebState:
     def https(self) -> bool:
         return bool(self.config.web.base_url and self.config.web.base_url.startswith("https://"))
 
+    def signature(self) -> tuple:
+        """Changes whenever the database does (size and time of the file and its WAL): a
+        key for what is worth keeping between requests."""
+        out = []
+        for path in (self.database, self.database.with_name(self.database.name + "-wal")):
+            try:
+                st = path.stat()
+                out.append((st.st_ino, st.st_mtime_ns, st.st_size))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
     def matcher(self, name: str, store):
         """The compiled matcher of profile ``name`` (built once; examples resolved through
         ``store``)."""
