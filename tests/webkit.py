@@ -14,22 +14,22 @@ from pathlib import Path
 
 import httpx
 
-from conftest import REPO
+from conftest import REPO, run_watcher
 from watcher.config import load_config
-from watcher.pipeline import Cycle, run_once, sample_database, sample_now
 from watcher.store import Store
 from watcher.web import create_app
 from watcher.web.serve import Plan, bind, server
 
 
 def sample_setup(folder: Path):
-    """The shipped config.toml in ``folder`` and its sample database after one
-    `watcher once --sample` cycle (in process). Returns (config, database)."""
+    """The shipped config.toml in ``folder`` and its sample database after
+    `watcher once --sample`, as a user runs it. Returns (config, database)."""
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copy(REPO / "config.toml", folder / "config.toml")
+    r = run_watcher("once", "--sample", cwd=folder)
+    assert r.returncode == 0, r.stderr
     config = load_config(folder / "config.toml")
-    run_once(config, Cycle(now=sample_now(config), sample=True))
-    return config, sample_database(config)
+    return config, folder / "watcher-sample.db"
 
 
 def hostile_setup(folder: Path):

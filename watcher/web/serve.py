@@ -32,8 +32,6 @@ class Plan:
 def plan(config: Config, listen: str | None = None, sample: bool = False) -> Plan:
     """Resolve ``--listen``, the database and the secrets; ConfigError (exit 2) when a
     non-loopback address has no password or a named variable is unset."""
-    from ..pipeline import sample_database
-
     web = config.web
     if listen:
         try:
@@ -60,7 +58,8 @@ def plan(config: Config, listen: str | None = None, sample: bool = False) -> Pla
                     "request comes from loopback, so anyone who reaches %s can read the inbox",
                     web.base_url)
     database, note = config.settings.database, None
-    sample_db = sample_database(config)
+    db = config.settings.database
+    sample_db = db.with_name(db.stem + "-sample" + db.suffix)  # where `watcher once --sample` writes
     if sample or (not database.exists() and sample_db.exists()):
         database = sample_db
         note = f"serving the sample database {sample_db} (from 'watcher once --sample')"
