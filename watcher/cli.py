@@ -183,8 +183,11 @@ def run(ctx: Context) -> None:
     ctx.daemon_log = True
     ctx.configure_logging()
     config = ctx.config
+    from .web.serve import background
+
     try:
-        code = run_daemon(config, ctx.log_level)
+        with background(config):  # [web].serve = true: the web inbox in this process too
+            code = run_daemon(config, ctx.log_level)
     except LockBusy as e:
         fail(str(e), 2)
     sys.exit(code)
@@ -381,6 +384,27 @@ def explain(ctx: Context, paper, profile) -> None:
     click.echo(f"profile {profile}: score {m.score:.2f} ({'selected' if selected else 'not selected'})")
     for reason in m.reasons:
         click.echo(f"  - {reason}")
+
+
+@cli.command()
+@click.option("--listen", metavar="HOST:PORT",
+              help="Address to listen on (default: [web].listen, else 127.0.0.1:8080).")
+@click.option("--sample", is_flag=True,
+              help="Serve the sample database of 'watcher once --sample' (the default when only "
+                   "that one exists).")
+@pass_ctx
+@handle_errors
+def serve(ctx: Context, listen, sample) -> None:
+    """The web inbox: read, search and revisit every digest in a browser.
+
+    Prints the URL to open. Loopback only unless [web].password_env is set (then it asks for
+    that password). Stops on Ctrl-C / SIGTERM.
+    """
+    from .web.serve import serve as run_server
+
+    if log.getEffectiveLevel() > logging.INFO:
+        log.setLevel(logging.INFO)
+    sys.exit(run_server(ctx.config, listen, sample, echo=lambda s: click.echo(s)))
 
 
 @cli.command("test-deliver")

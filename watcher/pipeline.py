@@ -322,7 +322,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             report.rendered = {fmt: render(digest, fmt, config.settings.templates_dir)
                                for fmt in channel.formats()}
             channel.send(digest, report.rendered)
-            store.record_delivery(dcfg.name, name, digest.papers, cycle.now)
+            store.record_delivery(dcfg.name, name, digest.papers, cycle.now, issue=digest)
             report.sent = True
             if digest.matches:
                 log.info("digest %s -> %s: delivered %d papers", dcfg.name, name, report.papers)

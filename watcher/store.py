@@ -26,7 +26,7 @@ from sqlite_utils.migrations import Migrations
 
 from .errors import DatabaseUnavailable, StoreError
 from .identity import contradicts, merge, merge_batch
-from .models import Paper, now_utc, title_fingerprint, utc
+from .models import Digest, Match, Paper, now_utc, title_fingerprint, utc
 
 migrations = Migrations("watcher")
 
@@ -76,6 +76,41 @@ def m001_initial(db: sqlite_utils.Database) -> None:
             version INTEGER, delivered_at TEXT NOT NULL,
             PRIMARY KEY (digest, channel, paper)
         )""")
+
+
+@migrations()
+def m002_web_search(db: sqlite_utils.Database) -> None:
+    """The web inbox (SPEC §7): a full-text index of the papers (FTS5, kept in step by
+    triggers as papers are stored, updated and re-keyed), and what each delivered digest held
+    (``issues``: one row per digest and date; ``issue_papers``: its papers in order, with
+    score, profile and reasons). Deliveries made before this migration become issues of their
+    UTC delivery date, without scores or reasons; nothing else changes."""
+    db["papers"].enable_fts(["title", "abstract", "authors", "categories"], fts_version="FTS5",
+                            create_triggers=True, tokenize="porter unicode61 remove_diacritics 2")
+    db.execute("""
+        CREATE TABLE issues (
+            digest TEXT NOT NULL, day TEXT NOT NULL, title TEXT NOT NULL,
+            first_delivered TEXT NOT NULL, last_delivered TEXT NOT NULL, empty_reason TEXT,
+            PRIMARY KEY (digest, day)
+        )""")
+    db.execute("""
+        CREATE TABLE issue_papers (
+            digest TEXT NOT NULL, day TEXT NOT NULL, paper TEXT NOT NULL, position INTEGER NOT NULL,
+            kind TEXT NOT NULL DEFAULT 'new', version INTEGER, score REAL, profile TEXT,
+            reasons TEXT NOT NULL DEFAULT '[]',
+            PRIMARY KEY (digest, day, paper)
+        )""")
+    db.execute("CREATE INDEX issue_papers_paper ON issue_papers(paper)")
+    db.execute("""
+        INSERT INTO issues (digest, day, title, first_delivered, last_delivered)
+        SELECT digest, substr(delivered_at, 1, 10), digest, min(delivered_at), max(delivered_at)
+        FROM deliveries GROUP BY digest, substr(delivered_at, 1, 10)""")
+    db.execute("""
+        INSERT OR IGNORE INTO issue_papers (digest, day, paper, position, version)
+        SELECT digest, substr(delivered_at, 1, 10), paper,
+               row_number() OVER (PARTITION BY digest, substr(delivered_at, 1, 10)
+                                  ORDER BY delivered_at, paper), version
+        FROM deliveries""")
 
 
 @migrations()
@@ -339,6 +374,8 @@ class Store:
         conn.execute(f"UPDATE papers SET {sets} WHERE key = ?", [*row.values(), found["key"]])
         if found["key"] != row["key"]:
             conn.execute("UPDATE deliveries SET paper = ? WHERE paper = ?", (row["key"], found["key"]))
+            conn.execute("UPDATE OR IGNORE issue_papers SET paper = ? WHERE paper = ?",
+                         (row["key"], found["key"]))
         counts.updated.append(row["key"])
 
     def get(self, key: str) -> Paper | None:
@@ -462,10 +499,14 @@ class Store:
         rows = list(self.db["channels"].rows_where("digest = ? AND channel = ?", [digest, channel]))
         return rows[0] if rows else {}
 
-    def record_delivery(self, digest: str, channel: str, papers: list[Paper], now: datetime) -> None:
+    def record_delivery(self, digest: str, channel: str, papers: list[Paper], now: datetime,
+                        issue: Digest | None = None) -> None:
         """After the channel accepted: ledger rows for ``papers`` and the watermark moved to now,
-        in one transaction. An empty ``papers`` (nothing to send) only moves the watermark."""
+        in one transaction. An empty ``papers`` (nothing to send) only moves the watermark.
+        ``issue``, the digest as sent, is kept for the web inbox (:meth:`record_issue`)."""
         with self.db.atomic():
+            if issue is not None:
+                self.record_issue(issue, now)
             self.db["deliveries"].upsert_all(
                 [{"digest": digest, "channel": channel, "paper": p.key, "version": p.version,
                   "delivered_at": iso(now)} for p in papers],
@@ -484,6 +525,80 @@ class Store:
                 [{"digest": digest, "channel": channel, "paper": p.key, "version": p.version,
                   "delivered_at": iso(now)} for p in papers],
                 pk=("digest", "channel", "paper"))
+
+    def record_issue(self, issue: Digest, now: datetime) -> None:
+        """Keep what a delivered digest held: one ``issues`` row per (digest, date), its papers
+        in order with score, profile and reasons. A later delivery of the same digest and date
+        (another channel, another run that day) adds the papers it did not hold yet after the
+        others; a paper keeps its first place."""
+        day = iso(issue.date)
+        when = iso(now)
+        self.db.execute("""
+            INSERT INTO issues (digest, day, title, first_delivered, last_delivered, empty_reason)
+            VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (digest, day) DO UPDATE SET last_delivered = excluded.last_delivered,
+                title = excluded.title""",
+                        [issue.name, day, issue.title, when, when, issue.empty_reason])
+        start = self.db.execute("SELECT coalesce(max(position), 0) FROM issue_papers WHERE digest = ? "
+                                "AND day = ?", [issue.name, day]).fetchone()[0]
+        rows = [(m, "new") for m in issue.matches] + [(m, "updated") for m in issue.updated]
+        for i, (m, kind) in enumerate(rows, start + 1):
+            self.db.execute("""
+                INSERT OR IGNORE INTO issue_papers
+                    (digest, day, paper, position, kind, version, score, profile, reasons)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                            [issue.name, day, m.paper.key, i, kind, m.paper.version, round(m.score, 4),
+                             m.profile, json.dumps(list(m.reasons), ensure_ascii=False)])
+
+    def issues(self, digest: str | None = None, *, limit: int | None = None,
+               offset: int = 0) -> list[dict]:
+        """Delivered digests, newest date first (of one digest when named), each with
+        ``papers``: how many it held."""
+        sql = """SELECT i.*, (SELECT count(*) FROM issue_papers p WHERE p.digest = i.digest
+                              AND p.day = i.day AND p.kind = 'new') AS papers
+                 FROM issues i"""
+        args: list = []
+        if digest is not None:
+            sql += " WHERE i.digest = ?"
+            args.append(digest)
+        sql += " ORDER BY i.day DESC, i.digest"
+        if limit is not None:
+            sql += " LIMIT ? OFFSET ?"
+            args += [limit, offset]
+        return list(self.db.query(sql, args))
+
+    def latest_issues(self) -> list[dict]:
+        """The newest delivered issue of each digest."""
+        return list(self.db.query("""
+            SELECT i.* FROM issues i
+            WHERE i.day = (SELECT max(day) FROM issues j WHERE j.digest = i.digest)
+            ORDER BY i.digest"""))
+
+    def issue(self, digest: str, day: str) -> dict | None:
+        """One delivered issue with its ``matches`` (Match objects, in digest order) and
+        ``updated``; None when there is no such issue. A paper that is no longer stored is
+        left out."""
+        rows = list(self.db.query("SELECT * FROM issues WHERE digest = ? AND day = ?", [digest, day]))
+        if not rows:
+            return None
+        out = dict(rows[0], matches=[], updated=[])
+        for r in self.db.query("""
+                SELECT ip.kind, ip.score, ip.profile, ip.reasons, ip.version AS sent_version, p.*
+                FROM issue_papers ip JOIN papers p ON p.key = ip.paper
+                WHERE ip.digest = ? AND ip.day = ? ORDER BY ip.position""", [digest, day]):
+            m = Match(row_to_paper(r), r["score"] or 0.0, json.loads(r["reasons"] or "[]"),
+                      r["profile"] or "")
+            out["matches" if r["kind"] == "new" else "updated"].append(m)
+        return out
+
+    def paper_deliveries(self, key: str) -> list[dict]:
+        """Where a paper went: one row per (digest, channel) with the version and time, and the
+        issue (digest date) that held it when known."""
+        return list(self.db.query("""
+            SELECT d.digest, d.channel, d.version, d.delivered_at,
+                   (SELECT ip.day FROM issue_papers ip WHERE ip.digest = d.digest AND ip.paper = d.paper
+                    ORDER BY ip.day LIMIT 1) AS day
+            FROM deliveries d WHERE d.paper = ? ORDER BY d.delivered_at, d.digest, d.channel""", [key]))
 
     def delivery_failed(self, digest: str, channel: str, error: str, now: datetime,
                         first_window: date | None = None) -> None:

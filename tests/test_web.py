@@ -1,0 +1,398 @@
+"""The web inbox through its ASGI app (Starlette's httpx test client): every page over the
+sample database, bad input, 404 and 503 pages, login, sessions and CSRF (SPEC §7)."""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+import time
+from html import unescape
+
+import warnings
+
+import pytest
+
+with warnings.catch_warnings():  # newer Starlette suggests httpx2 for its test client; httpx works
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+from webkit import app_for, hostile_setup, markup_problems, sample_setup
+
+from watcher.web.auth import SLOW_BASE
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    return sample_setup(tmp_path_factory.mktemp("web"))
+
+
+@pytest.fixture
+def client(sample):
+    config, db = sample
+    with TestClient(app_for(config, db), follow_redirects=False) as c:
+        yield c
+
+
+def text(response) -> str:
+    """The page's visible text, tags stripped, entities decoded, spacing collapsed."""
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", response.text)).split())
+
+
+def links(response, pattern: str) -> list[str]:
+    return [unescape(h) for h in re.findall(r'href="([^"]+)"', response.text) if re.search(pattern, unescape(h))]
+
+
+# --- pages --------------------------------------------------------------------------------
+
+def test_the_inbox_shows_the_latest_sample_digest_with_its_papers_and_reasons(client):
+    r = client.get("/")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/html")
+    page = text(r)
+    assert "LLM-RL" in page and "2025-04-12" in page and "30 papers" in page
+    assert len(links(r, r"^/papers/")) == 30
+    assert "VLM-R1: A Stable and Generalizable R1-style Large Vision-Language Model" in page
+    assert 'ti: "VLM"' in page  # the stored reasons of the delivery
+    assert links(r, r"^/digests/daily/2025-04-12$")
+
+
+def test_the_digest_archive_and_the_permalink_show_the_digest_as_delivered(client):
+    r = client.get("/digests")
+    assert r.status_code == 200 and "2025-04-12 · LLM-RL" in text(r) and "30 papers" in text(r)
+    issue = client.get("/digests/daily/2025-04-12")
+    assert issue.status_code == 200
+    inbox = client.get("/")
+    # the same papers in the same order as the inbox (the digest's order when it was sent)
+    assert links(issue, r"^/papers/") == links(inbox, r"^/papers/")
+    assert client.get("/digests?digest=daily").status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/digests/daily/2025-04-13", "/digests/weekly/2025-04-12",
+                                  "/digests/daily/not-a-date", "/papers/2504.99999",
+                                  "/papers/title:no such paper", "/profiles/nobody", "/nowhere"])
+def test_a_missing_paper_digest_or_profile_is_a_404_page(client, path):
+    r = client.get(path)
+    assert r.status_code == 404
+    assert "Not found" in r.text and "<!doctype html>" in r.text
+
+
+def test_a_paper_page_has_versions_deliveries_reasons_per_profile_and_similar_papers(client):
+    r = client.get("/papers/2504.07615")
+    assert r.status_code == 200
+    page = text(r)
+    assert "VLM-R1" in page and "Haozhan Shen" in page
+    assert "https://arxiv.org/abs/2504.07615v" in r.text or "Versions" in page
+    assert "daily 2025-04-12 → archive" in page  # where it was delivered
+    assert links(r, r"^/digests/daily/2025-04-12$")
+    assert re.search(r"LLM-RL ?: selected, score \d", page)
+    assert 'ti: "VLM"' in page
+    similar = r.text.split("Similar stored papers")[1]
+    assert len(re.findall(r'href="/papers/', similar)) >= 1
+    assert "/papers/2504.07615\"" not in similar  # not similar to itself
+
+
+def test_a_paper_addressed_with_its_version_redirects_and_an_id_less_paper_has_a_page(client):
+    r = client.get("/papers/2504.07615v2")
+    assert r.status_code == 301 and r.headers["location"] == "/papers/2504.07615"
+    title_links = links(client.get("/"), r"^/papers/title")
+    assert title_links
+    r = client.get(title_links[0])
+    assert r.status_code == 200 and re.search(r"LLM-RL ?: (not )?selected", text(r))
+
+
+def test_search_finds_grpo_with_the_full_text_index(client):
+    r = client.get("/search", params={"q": "GRPO"})
+    assert r.status_code == 200
+    found = links(r, r"^/papers/")
+    assert len(found) >= 3
+    for href in found:  # each hit really mentions GRPO
+        assert "grpo" in client.get(href).text.lower()
+
+
+def test_search_speaks_the_profile_query_language(client):
+    one = links(client.get("/search", params={"q": "ti:survey"}), r"^/papers/")
+    assert one and all("survey" in client.get(h).text.split("<h1>")[1].split("</h1>")[0].lower()
+                       for h in one)
+    both = links(client.get("/search", params={"q": "GRPO AND cat:cs.CV"}), r"^/papers/")
+    grpo = links(client.get("/search", params={"q": "GRPO"}), r"^/papers/")
+    assert set(both) < set(grpo)
+    without = links(client.get("/search", params={"q": "GRPO ANDNOT cat:cs.CV"}), r"^/papers/")
+    assert set(both).isdisjoint(without) and set(both) | set(without) == set(grpo)
+
+
+def test_search_filters_by_category_date_and_profile(client):
+    all_grpo = set(links(client.get("/search", params={"q": "GRPO"}), r"^/papers/"))
+    cv = set(links(client.get("/search", params={"q": "GRPO", "cat": "cs.CV"}), r"^/papers/"))
+    assert cv == set(links(client.get("/search", params={"q": "GRPO AND cat:cs.CV"}), r"^/papers/"))
+    assert client.get("/search", params={"q": "GRPO", "from": "2031-01-01"}).text.count('href="/papers/') == 0
+    assert set(links(client.get("/search", params={"q": "GRPO", "to": "2031-01-01"}), r"^/papers/")) == all_grpo
+    prof = set(links(client.get("/search", params={"q": "GRPO", "profile": "llm-rl"}), r"^/papers/"))
+    assert prof and prof <= all_grpo
+    r = client.get("/search", params={"q": "GRPO", "from": "yesterday"})
+    assert r.status_code == 400 and "not a date" in text(r)
+
+
+def test_search_is_paginated_without_repeating_a_paper(client):
+    pages, seen = 0, []
+    url = "/search?q=learning&order=newest"
+    while url and pages < 30:
+        r = client.get(url)
+        assert r.status_code == 200
+        seen += links(r, r"^/papers/")
+        nxt = [h for h in links(r, r"^/search\?") if "next" in r.text and h.endswith(f"page={pages + 2}")]
+        url = nxt[0] if nxt else None
+        pages += 1
+    assert pages >= 2 and len(seen) == len(set(seen)) > 25
+
+
+@pytest.mark.parametrize("query, caret", [("ti:(foo", "ti:(foo\n   ^"), ("GRPO AND", None),
+                                          ('"unclosed', None), ("nope:x", None), ("a OR OR b", None),
+                                          ("x*", None), (")", None)])
+def test_a_malformed_search_is_shown_back_with_the_caret_never_a_500(client, query, caret):
+    r = client.get("/search", params={"q": query})
+    assert r.status_code == 400
+    assert '<pre class="caret">' in r.text and "^" in text(r)
+    if caret:
+        assert caret in unescape(r.text)
+
+
+def test_odd_searches_never_fail(client):
+    for q in ["", "*", "NOT GRPO", "au:Levine", "cat:cs", "cat:cs.*", '"" ', "ti:\"a b\"",
+              "x" * 3000, "AND", "' OR 1=1 --", "{}", "NEAR(a b)", "col:x", "\\"]:
+        r = client.get("/search", params={"q": q, "page": "2"})
+        assert r.status_code in (200, 400), (q, r.status_code)
+
+
+def test_the_profile_page_charts_matches_per_day_as_svg(client):
+    r = client.get("/profiles/llm-rl")
+    assert r.status_code == 200
+    svg = re.search(r"<svg.*?</svg>", r.text, re.S).group(0)
+    bars = re.findall(r"<title>(\d{4}-\d\d-\d\d): (\d+) (matched|delivered)</title>", svg)
+    assert len(bars) == 60  # 30 days, two series
+    delivered = {d: int(n) for d, n, s in bars if s == "delivered"}
+    assert delivered["2025-04-12"] == 30 and sum(delivered.values()) == 30
+    matched = sum(int(n) for d, n, s in bars if s == "matched")
+    assert matched >= 30
+    assert f"{matched} papers matched and 30 delivered" in text(r)
+
+
+def test_the_query_preview_shows_what_a_draft_would_select_and_the_toml(client):
+    r = client.get("/profiles/llm-rl", params={"preview": "GRPO", "days": "30"})
+    assert r.status_code == 200
+    page = text(r)
+    m = re.search(r"the draft matches (\d+) ; the current query matches (\d+)", page)
+    assert m and 0 < int(m.group(1)) < int(m.group(2))
+    assert "[profile.llm-rl]\nquery = '''\nGRPO\n'''" in unescape(r.text)
+    tricky = client.get("/profiles/llm-rl", params={"preview": "ti:\"a '''b\"", "days": "7"})
+    assert tricky.status_code == 200 and 'query = "ti:\\"a \'\'\'b\\""' in unescape(tricky.text)
+
+
+def test_a_malformed_preview_is_shown_back_with_the_caret(client):
+    r = client.get("/profiles/llm-rl", params={"preview": "GRPO AND (", "days": "7"})
+    assert r.status_code == 400 and '<pre class="caret">' in r.text and "GRPO AND (" in unescape(r.text)
+
+
+def test_status_and_healthz(client):
+    r = client.get("/status")
+    assert r.status_code == 200 and "papers stored" in r.text and "daily" in r.text
+    h = client.get("/healthz")
+    assert (h.status_code, h.text) == (200, "ok")
+
+
+# --- the database unavailable ---------------------------------------------------------------
+
+def test_a_locked_unreadable_or_missing_database_is_a_503_page_and_the_server_carries_on(
+        sample, tmp_path, caplog):
+    config, db = sample
+    copy = tmp_path / "copy.db"
+    src = sqlite3.connect(db)
+    src.execute(f"VACUUM INTO '{copy}'")
+    src.close()
+    app = app_for(config, copy)
+    app.state.web.db_timeout = 0.1
+    with TestClient(app) as c:
+        assert c.get("/").status_code == 200
+        holder = sqlite3.connect(copy, isolation_level=None)
+        holder.execute("PRAGMA journal_mode=DELETE")
+        holder.execute("BEGIN EXCLUSIVE")
+        with caplog.at_level(logging.ERROR, logger="watcher"):
+            for path in ("/", "/healthz", "/search?q=GRPO", "/papers/2504.07615"):
+                r = c.get(path)
+                assert r.status_code == 503, path
+                assert "Database unavailable" in r.text and "locked" in r.text
+        assert any("503" in rec.getMessage() and "locked" in rec.getMessage() for rec in caplog.records)
+        holder.execute("ROLLBACK")
+        holder.close()
+        assert c.get("/").status_code == 200  # back as soon as the lock is gone
+        good = copy.read_bytes()
+        copy.write_bytes(b"not a database at all" * 100)
+        assert c.get("/").status_code == 503 and c.get("/healthz").status_code == 503
+        copy.unlink()
+        assert c.get("/").status_code == 503 and "no database yet" in c.get("/").text
+        copy.write_bytes(good)
+        assert c.get("/healthz").status_code == 200
+
+
+# --- security -------------------------------------------------------------------------------
+
+PAGES = ["/", "/digests", "/digests/daily/2025-04-12", "/search?q=GRPO", "/profiles/llm-rl",
+         "/status", "/login", "/papers/nope", "/search?q=ti:(x"]
+
+
+def test_every_page_has_the_content_security_policy_and_no_script(client):
+    for path in PAGES:
+        r = client.get(path, follow_redirects=True)
+        csp = r.headers["content-security-policy"]
+        assert "default-src 'none'" in csp and "script-src" not in csp  # so no script at all
+        assert "'unsafe-inline'" not in csp and "frame-ancestors 'none'" in csp
+        assert r.headers["x-content-type-options"] == "nosniff"
+        assert "<script" not in r.text.lower() and " style=" not in r.text
+        assert not markup_problems(r.text), (path, markup_problems(r.text))
+
+
+def test_get_never_changes_state_and_post_needs_the_csrf_token(client, sample):
+    config, db = sample
+    watch = sqlite3.connect(db)  # data_version moves when another connection commits
+    before = watch.execute("PRAGMA data_version").fetchone()
+    for path in PAGES + ["/papers/2504.07615", "/profiles/llm-rl?preview=GRPO&days=30", "/healthz"]:
+        client.get(path)
+    assert client.post("/logout").status_code == 403
+    assert client.post("/logout", data={"csrf": "forged"}).status_code == 403
+    assert client.post("/login", data={"password": "x"}).status_code in (303, 403)
+    assert client.post("/search", data={"q": "x"}).status_code == 405
+    assert watch.execute("PRAGMA data_version").fetchone() == before
+    watch.close()
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    return hostile_setup(tmp_path_factory.mktemp("hostile"))
+
+
+def test_hostile_papers_stay_text_on_every_page(hostile):
+    config, db, digest = hostile
+    with TestClient(app_for(config, db)) as c:
+        paths = ["/", "/digests", "/digests/daily/2025-04-12", "/profiles/llm-rl",
+                 "/profiles/llm-rl?days=30&preview=" + "%3Cscript%3Ealert(1)%3C/script%3E",
+                 "/search?q=reinforcement", "/search?q=Slack", "/search?q=Header",
+                 "/search?q=%3Cscript%3E", "/search?q=" + "%3Cb%20onmouseover%3D1%3E(",
+                 "/status"]
+        paths += [f"/papers/{p.key}" for p in digest.papers]
+        for path in paths:
+            r = c.get(path)
+            assert r.status_code in (200, 400), path
+            body = r.text
+            assert not markup_problems(body), (path, markup_problems(body))
+            assert "<script" not in body.lower() and "<!channel>" not in body and "<@U" not in body
+            assert "\x00" not in body and "\x1b" not in body and "\u202e" not in body[:0]
+            assert "JINJA-RAN" not in body.replace("%}JINJA-RAN{%", "")
+            assert "Bcc: victim" not in r.headers.get("location", "")
+        inbox = c.get("/").text
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in inbox
+        assert "&lt;!channel&gt;" in inbox
+        assert "{{ 7*7 }}" in unescape(inbox)
+
+
+def login_client(config, db, password="s3cret pass"):
+    return TestClient(app_for(config, db, password=password, secret="test-secret"),
+                      follow_redirects=False)
+
+
+def csrf_of(response) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', response.text).group(1)
+
+
+def test_with_a_password_every_page_but_healthz_needs_the_login(sample):
+    config, db = sample
+    with login_client(config, db) as c:
+        r = c.get("/search?q=GRPO")
+        assert r.status_code == 303 and r.headers["location"] == "/login?next=%2Fsearch%3Fq%3DGRPO"
+        for path in ("/", "/papers/2504.07615", "/profiles/llm-rl", "/status", "/digests"):
+            assert c.get(path).status_code == 303
+        assert c.post("/logout").status_code == 403
+        assert c.get("/healthz").status_code == 200 and c.get("/login").status_code == 200
+        assert c.get("/static/web.css").status_code == 200
+
+
+def test_login_sets_a_signed_httponly_samesite_cookie_and_logout_ends_it(sample):
+    config, db = sample
+    with login_client(config, db) as c:
+        form = c.get("/login?next=/profiles/llm-rl")
+        token = csrf_of(form)
+        assert c.post("/login", data={"password": "s3cret pass"}).status_code == 403  # no token
+        r = c.post("/login", data={"csrf": token, "password": "s3cret pass", "next": "/profiles/llm-rl"})
+        assert r.status_code == 303 and r.headers["location"] == "/profiles/llm-rl"
+        cookie = r.headers["set-cookie"]
+        assert "watcher_session=" in cookie and "httponly" in cookie.lower()
+        assert "samesite=lax" in cookie.lower()
+        assert c.get("/").status_code == 200
+        value = c.cookies["watcher_session"]
+        c.cookies.set("watcher_session", value[:-3] + ("AAA" if not value.endswith("AAA") else "BBB"))
+        assert c.get("/").status_code == 303  # an altered cookie is no session
+        c.cookies.clear()
+        token = csrf_of(c.get("/login"))
+        c.post("/login", data={"csrf": token, "password": "s3cret pass"})
+        home = c.get("/")
+        assert home.status_code == 200
+        out = c.post("/logout", data={"csrf": csrf_of(home)})
+        assert out.status_code == 303 and out.headers["location"] == "/login"
+        assert c.get("/").status_code == 303
+
+
+def test_failed_logins_are_slowed_and_the_next_target_stays_on_this_site(sample):
+    config, db = sample
+    with login_client(config, db) as c:
+        token = csrf_of(c.get("/login"))
+        first = c.post("/login", data={"csrf": token, "password": "wrong"})
+        assert first.status_code == 401 and "Wrong password" in first.text
+        started = time.monotonic()
+        second = c.post("/login", data={"csrf": token, "password": "also wrong"})
+        assert second.status_code == 401
+        assert time.monotonic() - started >= SLOW_BASE  # the second failure waited
+        throttle = c.app.state.web.cache["throttle"]
+        assert throttle.delay("testclient") >= 2 * SLOW_BASE
+        for evil in ("//evil.example/x", "https://evil.example", "/\\evil.example"):
+            token = csrf_of(c.get("/login"))  # a login renews the session's token
+            r = c.post("/login", data={"csrf": token, "password": "s3cret pass", "next": evil})
+            assert r.status_code == 303 and r.headers["location"] == "/"
+        assert throttle.delay("testclient") == 0  # a success forgives
+
+
+def test_behind_a_proxy_every_link_carries_the_base_url_path(sample, tmp_path):
+    from dataclasses import replace
+
+    config, db = sample
+    config = replace(config, web=replace(config.web, base_url="https://example.org/papers",
+                                         secret_env="WATCHER_SECRET"))
+    with TestClient(app_for(config, db, secret="x"), base_url="https://example.org") as c:
+        r = c.get("/")
+        hrefs = re.findall(r'(?:href|action)="([^"]+)"', r.text)
+        local = [h for h in hrefs if not h.startswith("http")]
+        assert local and all(h.startswith("/papers/") or h == "/papers" for h in local), local[:5]
+        assert "secure" in c.get("/login").headers.get("set-cookie", "secure").lower()
+
+
+def test_the_chart_follows_papers_stored_after_it_was_drawn(sample, tmp_path):
+    from datetime import date, datetime, timezone
+
+    from watcher.models import Paper
+    from watcher.store import Store
+
+    config, db = sample
+    copy = tmp_path / "copy.db"
+    src = sqlite3.connect(db)
+    src.execute(f"VACUUM INTO '{copy}'")
+    src.close()
+
+    def matched(c) -> int:
+        r = c.get("/profiles/llm-rl")
+        return int(re.search(r"(\d+) papers matched and", text(r)).group(1))
+
+    with TestClient(app_for(config, copy)) as c:
+        before = matched(c)
+        with Store.open(copy) as store:
+            store.upsert([Paper(title="GRPO for LLM agents", arxiv_id="2504.99999", version=1,
+                                abstract="Reinforcement learning with GRPO for a large language model.",
+                                announced=date(2025, 4, 12))],
+                         datetime(2025, 4, 12, 22, tzinfo=timezone.utc))
+        assert matched(c) == before + 1

@@ -1,0 +1,146 @@
+"""The web inbox in a real browser: Debian's Chromium driven by Playwright (never a downloaded
+browser), at phone (390 px) and desktop (1280 px) width, without script and without
+horizontal overflow.
+
+The path of the README's quick start: ``watcher once --sample``, then ``watcher serve``, open
+the printed URL, see the sample digest, search "GRPO", open a paper and its reasons, open the
+profile chart; and logging in with a password. Screenshots land in ``$WATCHER_SCREENSHOT_DIR``
+when it is set.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from deliverkit import free_port
+from test_web_cli import read_url, sample_dir, started, wait_ok  # noqa: F401 (fixture)
+from webkit import hostile_setup, live_server
+
+CHROMIUM = os.environ.get("WATCHER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+playwright = pytest.importorskip("playwright.sync_api", reason="the test extra installs playwright")
+if not Path(CHROMIUM).exists():
+    pytest.skip("needs Debian's chromium (apt-get install chromium)", allow_module_level=True)
+
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
+        "--disable-extensions", "--disable-default-apps"]
+WIDTHS = (390, 1280)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def new_page(browser, width: int):
+    context = browser.new_context(viewport={"width": width, "height": 900}, java_script_enabled=True)
+    page = context.new_page()
+    page.dialogs = []
+    page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
+    page.console = []
+    page.on("console", lambda m: page.console.append(m.text))
+    return page
+
+
+def no_overflow(page, what: str) -> None:
+    """The page is not wider than the window (no sideways scrolling), once loaded with its
+    stylesheet."""
+    page.wait_for_load_state("load")
+    scroll, inner = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    assert scroll <= inner, f"{what}: {scroll} px wide in a {inner} px window"
+    shots = os.environ.get("WATCHER_SCREENSHOT_DIR")
+    if shots:
+        Path(shots).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(shots) / f"web-{what}.png"), full_page=True)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_quick_start_path_in_chromium(browser, sample_dir, width):  # noqa: F811
+    port = free_port()
+    with started(["serve", "--listen", f"127.0.0.1:{port}"], sample_dir) as proc:
+        url, _ = read_url(proc)
+        wait_ok(url + "healthz")
+        page = new_page(browser, width)
+        page.goto(url)
+        assert page.locator("h2", has_text="LLM-RL").count() == 1
+        assert page.locator("article.paper").count() == 30
+        no_overflow(page, f"inbox-{width}")
+
+        page.click("header nav >> text=Search")
+        page.fill("input[name=q]", "GRPO")
+        page.click("button:has-text('Search')")
+        page.wait_for_url("**/search?q=GRPO*")
+        hits = page.locator("article.paper h3 a")
+        assert hits.count() >= 3
+        no_overflow(page, f"search-{width}")
+
+        title = hits.first.inner_text()
+        hits.first.click()
+        page.wait_for_url("**/papers/**")
+        assert page.locator("h1").inner_text() == title
+        assert page.locator("section.explain h3").first.inner_text().startswith("LLM-RL")
+        assert page.locator("section.explain li").count() >= 1  # the reasons
+        no_overflow(page, f"paper-{width}")
+
+        page.click("header nav >> text=llm-rl")
+        page.wait_for_url("**/profiles/llm-rl")
+        chart = page.locator("svg.chart")
+        box = chart.bounding_box()
+        assert box and box["width"] > 300 and box["height"] > 50
+        assert page.locator("svg.chart rect").count() == 60
+        no_overflow(page, f"profile-{width}")
+
+        page.fill("textarea[name=preview]", "GRPO AND (")
+        page.click("button:has-text('Preview')")
+        assert "^" in page.locator("pre.caret").inner_text()
+        no_overflow(page, f"preview-error-{width}")
+        assert not page.dialogs
+        assert not [m for m in page.console if "Refused" in m or "404" in m], page.console
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_log_in_with_a_password_in_chromium(browser, sample_dir, width):  # noqa: F811
+    port = free_port()
+    cfg = sample_dir / "config.toml"
+    cfg.write_text(cfg.read_text() + '\n[web]\npassword_env = "WATCHER_TEST_WEB_PASSWORD"\n')
+    with started(["serve", "--listen", f"127.0.0.1:{port}"], sample_dir,
+                 WATCHER_TEST_WEB_PASSWORD="correct horse") as proc:
+        url, lines = read_url(proc)
+        assert "password" in lines[-1]
+        page = new_page(browser, width)
+        page.goto(url + "profiles/llm-rl")
+        assert "/login" in page.url
+        no_overflow(page, f"login-{width}")
+        page.fill("input[name=password]", "wrong")
+        page.click("button:has-text('Log in')")
+        assert page.locator("text=Wrong password").count() == 1
+        page.fill("input[name=password]", "correct horse")
+        page.click("button:has-text('Log in')")
+        page.wait_for_url("**/profiles/llm-rl")
+        assert page.locator("svg.chart").count() == 1
+        cookie = next(c for c in page.context.cookies() if c["name"] == "watcher_session")
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Lax"
+        page.click("button:has-text('Log out')")
+        page.goto(url)
+        assert "/login" in page.url
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_hostile_papers_run_nothing_and_fit_the_screen(browser, tmp_path, width):
+    config, db, digest = hostile_setup(tmp_path)
+    with live_server(config, db) as base:
+        page = new_page(browser, width)
+        for path in ["/", "/digests/daily/2025-04-12", "/search?q=reinforcement",
+                     "/profiles/llm-rl?days=30&preview=%3Cscript%3Ealert(1)%3C%2Fscript%3E"] + \
+                    [f"/papers/{p.key}" for p in digest.papers]:
+            page.goto(base + path)
+            assert page.evaluate("document.scripts.length") == 0
+            no_overflow(page, f"hostile{path.replace('/', '_')}-{width}")
+        assert not page.dialogs, page.dialogs
+        assert not [m for m in page.console if "Refused" in m], page.console  # no CSP violation

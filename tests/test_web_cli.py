@@ -1,0 +1,179 @@
+"""`watcher serve` and `[web].serve` in `watcher run`, as a user starts them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from deliverkit import free_port
+
+from conftest import REPO, run_watcher
+
+
+def env(**extra) -> dict:
+    out = dict(os.environ)
+    out["PYTHONPATH"] = str(REPO) + os.pathsep + out.get("PYTHONPATH", "")
+    out.pop("WATCHER_CONFIG", None)
+    out.update(extra)
+    return out
+
+
+@contextmanager
+def started(args: list[str], cwd: Path, **extra):
+    """``python -m watcher ARGS`` running in the background; yields (process, first stdout
+    lines up to the URL)."""
+    proc = subprocess.Popen([sys.executable, "-m", "watcher", *args], cwd=cwd, env=env(**extra),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def read_url(proc) -> tuple[str, list[str]]:
+    lines = []
+    for line in proc.stdout:
+        lines.append(line.rstrip("\n"))
+        if "open http://" in line:
+            return line.split("open ", 1)[1].split()[0], lines
+    raise AssertionError(f"no URL printed: {lines} {proc.stderr.read()}")
+
+
+def wait_ok(url: str) -> httpx.Response:
+    """GET ``url`` once the server answers, and (for up to 20 s) until it is not 503: a new
+    daemon's database appears with its first cycle."""
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            r = httpx.get(url, timeout=5)
+            if r.status_code != 503 or time.monotonic() > deadline:
+                return r
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def sample_dir(tmp_path):
+    shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
+    r = run_watcher("once", "--sample", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    return tmp_path
+
+
+def test_serve_after_once_sample_prints_the_url_and_serves_the_sample_digest(sample_dir):
+    port = free_port()
+    with started(["serve", "--listen", f"127.0.0.1:{port}"], sample_dir) as proc:
+        url, lines = read_url(proc)
+        assert url == f"http://127.0.0.1:{port}/"
+        assert any("sample database" in line for line in lines)
+        r = wait_ok(url)
+        assert r.status_code == 200 and "LLM-RL" in r.text and "2025-04-12" in r.text
+        assert wait_ok(url + "healthz").text == "ok"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+
+
+def test_serve_refuses_a_public_address_without_a_password_and_an_unset_password(sample_dir):
+    r = run_watcher("serve", "--listen", "0.0.0.0:8080", cwd=sample_dir)
+    assert r.returncode == 2 and b"not a loopback address" in r.stderr and b"Traceback" not in r.stderr
+    r = run_watcher("serve", "--listen", "127.0.0.1:99999", cwd=sample_dir)
+    assert r.returncode == 2 and b"--listen" in r.stderr
+    cfg = sample_dir / "config.toml"
+    cfg.write_text(cfg.read_text() + '\n[web]\nlisten = "0.0.0.0:8080"\npassword_env = "WATCHER_TEST_PW"\n')
+    r = run_watcher("serve", cwd=sample_dir, env={"WATCHER_TEST_PW": ""})
+    assert r.returncode == 2 and b"WATCHER_TEST_PW is not set" in r.stderr
+
+
+def test_serve_says_when_the_address_is_taken(sample_dir):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(1)
+        r = run_watcher("serve", "--listen", f"127.0.0.1:{s.getsockname()[1]}", cwd=sample_dir)
+    assert r.returncode == 1 and b"cannot listen on" in r.stderr and b"Traceback" not in r.stderr
+
+
+def test_run_with_web_serve_serves_the_inbox_in_the_same_process(tmp_path):
+    port = free_port()
+    (tmp_path / "config.toml").write_text(f"""
+[watcher]
+database = "watcher.db"
+timezone = "UTC"
+
+[profile.llm-rl]
+title = "LLM-RL"
+query = "GRPO"
+
+[digest.daily]
+profiles = ["llm-rl"]
+schedule = "30 21 * * sun-thu"
+channels = ["archive"]
+
+[channel.archive]
+type = "file"
+path = "digests/{{digest}}-{{date}}.{{ext}}"
+
+[web]
+listen = "127.0.0.1:{port}"
+serve = true
+""")
+    with started(["run"], tmp_path) as proc:
+        r = wait_ok(f"http://127.0.0.1:{port}/healthz")
+        assert (r.status_code, r.text) == (200, "ok")
+        assert wait_ok(f"http://127.0.0.1:{port}/").status_code == 200
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+        assert "web inbox on http://127.0.0.1:" in proc.stderr.read()
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None,
+                    reason="systemd-analyze is not installed (apt-get install systemd)")
+def test_the_web_unit_passes_systemd_analyze_verify_and_is_hardened(tmp_path):
+    text = (REPO / "deploy" / "watcher-web.service").read_text()
+    assert "ExecStart=/usr/local/bin/watcher --config /etc/watcher/config.toml serve" in text
+    for setting in ("DynamicUser=yes", "StateDirectory=watcher", "NoNewPrivileges=yes",
+                    "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes",
+                    "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6", "CapabilityBoundingSet=",
+                    "SystemCallFilter=@system-service", "RestartPreventExitStatus=2"):
+        assert setting in text.splitlines(), setting
+    fake = tmp_path / "bin" / "watcher"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    unit = tmp_path / "watcher-web.service"
+    unit.write_text(text.replace("/usr/local/bin/watcher", str(fake)))
+    proc = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True,
+                          timeout=60)
+    problems = [line for line in (proc.stdout + proc.stderr).splitlines()
+                if str(tmp_path) in line or "watcher" in line]
+    assert proc.returncode == 0 and not problems, proc.stdout + proc.stderr
+
+
+def test_the_web_benchmark_runs_and_prints_its_figures():
+    """benchmarks/bench_web.py at a tiny size, so that it keeps working (its figures are not
+    judged here: timings are for the benchmark run, not the tests)."""
+    r = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_web.py"), "--papers", "1500",
+                        "--requests", "60", "--concurrency", "4"], env=env(), capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    for name in ("web_search_p50_ms", "web_search_p95_ms", "web_inbox_p50_ms", "web_inbox_p95_ms",
+                 "web_rss_mb", "web_server_cpu_ms_per_request"):
+        assert f"\n{name} " in "\n" + r.stdout, name
+    assert "\nweb_errors 0.0" in "\n" + r.stdout, r.stdout

@@ -1,0 +1,143 @@
+"""The store behind the web inbox: migration m002_web_search brings an existing database
+forward with nothing lost, the FTS5 index follows every store, update and re-key, and each
+delivered digest is kept as it was sent."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import date, datetime, timedelta, timezone
+
+import sqlite_utils
+from sqlite_utils.migrations import Migrations
+
+from watcher import store as store_module
+from watcher.models import Digest, Match, Paper
+from watcher.query import parse_query
+from watcher.search import Filters, fts_expression, run_search, translate
+from watcher.store import Store
+
+NOW = datetime(2025, 4, 12, 20, 0, tzinfo=timezone.utc)
+
+
+def paper(**kw) -> Paper:
+    base = dict(title="VLM-R1: A Stable and Generalizable R1-style Large Vision-Language Model",
+                arxiv_id="2504.07615", version=1, authors=["Haozhan Shen"],
+                abstract="Reinforcement learning with GRPO for vision-language models.",
+                published=datetime(2025, 4, 10, 10, 5, tzinfo=timezone.utc), categories=["cs.CV"])
+    base.update(kw)
+    return Paper(**base)
+
+
+def keys(store: Store, q: str, **filters) -> list[str]:
+    return [p.key for p in run_search(store, parse_query(q), Filters(**filters), limit=100).papers]
+
+
+def test_an_m001_database_migrates_forward_with_nothing_lost(tmp_path):
+    path = tmp_path / "old.db"
+    old = Migrations("watcher")
+    old()(store_module.m001_initial)
+    db = sqlite_utils.Database(path)
+    old.apply(db)
+    rows = [store_module._paper_row(p) for p in (paper(), paper(arxiv_id="2504.00001", title="Other GRPO work"))]
+    for row in rows:
+        row.update(first_seen="2025-04-11T00:00:00.000000+00:00", last_changed="2025-04-11T00:00:00.000000+00:00")
+        db["papers"].insert(row)
+    db["deliveries"].insert_all([
+        {"digest": "daily", "channel": "mail", "paper": "2504.07615", "version": 1,
+         "delivered_at": "2025-04-11T21:30:00+00:00"},
+        {"digest": "daily", "channel": "mail", "paper": "2504.00001", "version": 1,
+         "delivered_at": "2025-04-11T21:30:00+00:00"}])
+    before = {t: list(db[t].rows) for t in ("papers", "deliveries")}
+    db.close()
+    with Store.open(path) as s:
+        names = [r["name"] for r in s.db["_sqlite_migrations"].rows]
+        assert "m002_web_search" in names
+        assert {t: list(s.db[t].rows) for t in ("papers", "deliveries")} == before
+        assert sorted(keys(s, "GRPO")) == ["2504.00001", "2504.07615"]  # the index holds old papers
+        issue = s.issue("daily", "2025-04-11")
+        assert [m.paper.key for m in issue["matches"]] == ["2504.00001", "2504.07615"]  # by time, then id
+        assert s.latest_issues()[0]["day"] == "2025-04-11"
+    with Store.open(path) as s:  # reopening changes nothing
+        assert len(list(s.db["issues"].rows)) == 1
+
+
+def test_the_search_index_follows_new_updated_and_rekeyed_papers(tmp_path):
+    with Store.open(tmp_path / "w.db") as s:
+        s.upsert([paper()], NOW)
+        assert keys(s, "GRPO") == ["2504.07615"] and keys(s, "ti:bananas") == []
+        s.upsert([paper(version=2, title="Bananas: a revised title", abstract="Now about PPO.")],
+                 NOW + timedelta(days=1))
+        assert keys(s, "ti:bananas") == ["2504.07615"]
+        assert keys(s, "GRPO") == [] and keys(s, "PPO") == ["2504.07615"]
+        idless = paper(arxiv_id=None, version=None, title="Quokka policies for LLM agents")
+        s.upsert([idless], NOW)
+        digest = Digest("daily", "LLM-RL", date(2025, 4, 12), [Match(idless, 1.0, ["x"], "llm-rl")])
+        s.record_delivery("daily", "mail", digest.papers, NOW, issue=digest)
+        assert keys(s, "quokka") == [idless.key]
+        s.upsert([paper(arxiv_id="2504.99999", title="Quokka policies for LLM agents")], NOW + timedelta(days=2))
+        assert keys(s, "quokka") == ["2504.99999"]  # re-keyed: one row, found under its id
+        assert [m.paper.key for m in s.issue("daily", "2025-04-12")["matches"]] == ["2504.99999"]
+        assert s.db.execute("SELECT count(*) FROM papers_fts").fetchone()[0] == s.count_papers() == 2
+
+
+def test_a_delivered_digest_is_kept_in_order_and_later_deliveries_that_day_add_to_it(tmp_path):
+    with Store.open(tmp_path / "w.db") as s:
+        a, b, c = (paper(arxiv_id=f"2504.0000{i}", title=f"Paper {i}") for i in (1, 2, 3))
+        s.upsert([a, b, c], NOW)
+        first = Digest("daily", "LLM-RL", date(2025, 4, 12),
+                       [Match(b, 2.5, ['ti: "x"', "<b>y</b>"], "llm-rl"), Match(a, 1.0, ["z"], "llm-rl")])
+        s.record_delivery("daily", "mail", first.papers, NOW, issue=first)
+        second = Digest("daily", "LLM-RL", date(2025, 4, 12),
+                        [Match(c, 3.0, ["c"], "llm-rl"), Match(a, 1.0, ["z"], "llm-rl")])
+        s.record_delivery("daily", "slack", second.papers, NOW + timedelta(hours=1), issue=second)
+        issue = s.issue("daily", "2025-04-12")
+        assert [m.paper.key for m in issue["matches"]] == ["2504.00002", "2504.00001", "2504.00003"]
+        assert issue["matches"][0].reasons == ['ti: "x"', "<b>y</b>"] and issue["matches"][0].score == 2.5
+        assert issue["first_delivered"] < issue["last_delivered"]
+        assert s.issues()[0]["papers"] == 3
+        assert [d["channel"] for d in s.paper_deliveries("2504.00001")] == ["mail", "slack"]
+        assert s.issue("daily", "2025-04-13") is None
+
+
+def test_the_fts_expression_is_a_superset_of_the_query_and_says_when_it_is_exact():
+    assert fts_expression(parse_query("GRPO").root) == '{title abstract authors} : "grpo"'
+    assert fts_expression(parse_query("NOT GRPO").root) is None
+    assert fts_expression(parse_query("GRPO OR NOT PPO").root) is None
+    assert translate(parse_query("GRPO ANDNOT PPO").root) == \
+        ('(({title abstract authors} : "grpo")) NOT ({title abstract authors} : "ppo")', True)
+    assert translate(parse_query("GRPO ANDNOT au:Levine").root)[1] is False  # checked again
+    assert translate(parse_query("ti:survey OR cat:cs.CL").root)[1] is True
+    assert translate(parse_query("reinforc*").root)[1] is False
+    assert fts_expression(parse_query("reinforc* AND au:\"S. Levine\"").root) == \
+        '({title abstract authors} : "reinforc"*) AND (authors : "levine")'
+    assert fts_expression(parse_query("cat:cs.LG").root) == 'categories : "cs lg"'
+
+
+def test_exact_and_checked_searches_agree_with_the_profile_language(tmp_path):
+    """Whether the index alone answers or the query language checks again, the papers found are
+    those the profiles' own matcher selects."""
+    from watcher.index import prepare
+
+    papers = [paper(arxiv_id=f"2504.{i:05d}", title=t, abstract=a, authors=au, categories=c)
+              for i, (t, a, au, c) in enumerate([
+                  ("GRPO for LLM reasoning", "policy optimization", ["Sergey Levine"], ["cs.LG"]),
+                  ("Fine-tuning LLMs with PPO", "reinforcement learning from human feedback", ["A. B"], ["cs.CL"]),
+                  ("A survey of diffusion", "images", ["C. D"], ["cs.CV"]),
+                  ("Reinforced transformers", "GRPO and PPO on vision", ["Levine, S."], ["cs.CV", "cs.LG"]),
+              ])]
+    with Store.open(tmp_path / "w.db") as s:
+        s.upsert(papers, NOW)
+        for q in ["GRPO", "GRPO ANDNOT cat:cs.CV", "fine-tuning", "LLM", "ti:survey OR cat:cs.CL",
+                  "au:Levine", "reinforc*", "NOT GRPO", "PPO AND (cat:cs.CV OR ti:LLMs)"]:
+            query = parse_query(q)
+            expected = {papers[i].key for i in prepare(papers).evaluate(query.root)}
+            assert set(keys(s, q)) == expected, q
+
+
+def test_an_empty_digest_sent_with_send_empty_is_an_issue_with_its_reason(tmp_path):
+    with Store.open(tmp_path / "w.db") as s:
+        empty = Digest("daily", "LLM-RL", date(2025, 4, 13), [], empty_reason="nothing matched your profiles")
+        s.record_delivery("daily", "mail", [], NOW, issue=empty)
+        issue = s.issue("daily", "2025-04-13")
+        assert issue["matches"] == [] and issue["empty_reason"] == "nothing matched your profiles"

@@ -1,0 +1,203 @@
+"""Searching the stored papers: SQLite FTS5 narrows, the profile query language decides.
+
+A search is a query in the profile query language (SPEC §4: ``GRPO``, ``ti:survey``,
+``au:Levine AND cat:cs.LG``, ...). :func:`fts_expression` turns its tree into an FTS5
+expression that matches at least every paper the query matches (a superset: a ``NOT`` or a
+name cannot be said exactly in FTS5, so it is left out of the expression), the ``papers_fts``
+index returns those candidates newest first (or best first, bm25), and the query itself, run
+by the same code as the profiles (:mod:`watcher.index`), keeps the papers it really matches.
+Candidates are checked in growing chunks until a page is full, so the first page of a search
+costs a few dozen checks, never a scan of every paper. A query the index answers exactly
+(words, phrases, ``ti:``/``abs:``/``cat:``, AND, OR, ANDNOT) needs no second check: its page
+comes straight from SQLite.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+
+from .index import prepare
+from .models import Paper
+from .query import And, Not, Or, Query, Term, parse_query
+from .store import Store, row_to_paper
+
+MAX_SCAN = 20_000  # candidates checked at most for one page; past it the page says so
+
+_TOKEN = re.compile(r"[^\W_]+")
+_COLUMNS = {"ti": "title", "abs": "abstract", "au": "authors", "cat": "categories",
+            "all": "{title abstract authors}"}
+
+
+def _term(term: Term) -> tuple[str | None, bool]:
+    tokens = _TOKEN.findall(term.text.lower())
+    if not tokens:
+        return None, False
+    if term.field == "au":  # names come in many spellings; the longest part is the surname
+        return f'authors : "{max(tokens, key=len)}"', False
+    prefix = term.text.endswith("*") and term.field != "cat"
+    phrase = '"' + " ".join(tokens) + '"' + ("*" if prefix else "")
+    # a prefix is matched on stems by FTS5, on words by the query language: check it again
+    return f"{_COLUMNS[term.field]} : {phrase}", not prefix
+
+
+def translate(node) -> tuple[str | None, bool]:
+    """``(expression, exact)``: an FTS5 expression matching at least every paper ``node``
+    matches (None: no narrowing possible, every paper is a candidate), and whether it matches
+    exactly those (words, phrases, categories, AND, OR, ANDNOT), so that no second check is
+    needed."""
+    if isinstance(node, Term):
+        return _term(node)
+    if isinstance(node, Not):
+        return None, False
+    if isinstance(node, And):
+        exact, parts, negated = True, [], []
+        for item in node.items:
+            if isinstance(item, Not):
+                negated.append(translate(item.item))
+                continue
+            expr, ok = translate(item)
+            exact &= ok and expr is not None
+            if expr:
+                parts.append(f"({expr})")
+        if not parts:
+            return None, False
+        expr = " AND ".join(parts)
+        for inner, ok in negated:
+            if inner and ok:
+                expr = f"({expr}) NOT ({inner})"
+            else:
+                exact = False
+        return expr, exact
+    if isinstance(node, Or):
+        parts = [translate(i) for i in node.items]
+        if any(expr is None for expr, _ in parts):
+            return None, False
+        return " OR ".join(f"({expr})" for expr, _ in parts), all(ok for _, ok in parts)
+    return None, False
+
+
+def fts_expression(node) -> str | None:
+    """The FTS5 expression of :func:`translate`."""
+    return translate(node)[0]
+
+
+@dataclass
+class Filters:
+    """What narrows a search besides the query: filing dates, a category, a profile's matcher."""
+
+    day_from: date | None = None
+    day_to: date | None = None
+    category: str | None = None
+    matcher: object | None = None  # a ProfileMatcher: only papers it selects
+
+
+@dataclass
+class Results:
+    """One page of a search. ``more``: a next page exists; ``capped``: the search stopped after
+    MAX_SCAN candidates, so later pages may be missing."""
+
+    papers: list[Paper] = field(default_factory=list)
+    more: bool = False
+    capped: bool = False
+    scanned: int = 0
+
+
+def run_search(store: Store, query: Query | None, filters: Filters, *, offset: int = 0,
+               limit: int = 25, order: str = "newest") -> Results:
+    """One page (``offset``, ``limit``) of the stored papers that ``query`` (None: every
+    paper) and ``filters`` select; ``order`` is ``newest`` (last stored first) or
+    ``relevance`` (bm25, when the query narrows through the index)."""
+    expr, exact = translate(query.root) if query else (None, True)
+    where, args = [], []
+    if expr:
+        sql = "SELECT p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
+        where.append("papers_fts MATCH ?")
+        args.append(expr)
+    else:
+        sql = "SELECT p.* FROM papers p"
+    if filters.day_from:
+        where.append("p.day >= ?")
+        args.append(filters.day_from.isoformat())
+    if filters.day_to:
+        where.append("p.day <= ?")
+        args.append(filters.day_to.isoformat())
+    if filters.category:
+        where.append("(p.primary_category = ? OR EXISTS (SELECT 1 FROM json_each(p.categories) "
+                     "WHERE value = ? OR value LIKE ? || '.%'))")
+        args += [filters.category] * 3
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    # newest: the order papers were stored in, which the index walks without sorting
+    if expr:
+        sql += " ORDER BY papers_fts.rank" if order == "relevance" else " ORDER BY papers_fts.rowid DESC"
+    else:
+        sql += " ORDER BY p.rowid DESC"
+    exact = exact and filters.matcher is None
+    out = Results()
+    want = offset + limit + 1
+    if exact:  # the index alone decides: one page straight from SQLite
+        sql += " LIMIT ? OFFSET ?"
+        args += [limit + 1, offset]
+    kept: list[Paper] = []
+    cursor = store.db.execute(sql, args)
+    names = [d[0] for d in cursor.description]
+    if exact:
+        kept = [None] * offset + [row_to_paper(dict(zip(names, r))) for r in cursor.fetchall()]
+        out.scanned = len(kept) - offset
+    chunk = want  # most candidates usually pass: the first chunk is a page's worth
+    while not exact and len(kept) < want and out.scanned < MAX_SCAN:
+        rows = cursor.fetchmany(min(chunk, MAX_SCAN - out.scanned))
+        if not rows:
+            break
+        out.scanned += len(rows)
+        chunk *= 2
+        papers = [row_to_paper(dict(zip(names, r))) for r in rows]
+        kept.extend(_keep(papers, query, filters))
+    else:
+        out.capped = not exact and len(kept) < want and out.scanned >= MAX_SCAN
+    cursor.close()
+    out.papers = kept[offset:offset + limit]
+    out.more = len(kept) > offset + limit
+    return out
+
+
+def _keep(papers: list[Paper], query: Query | None, filters: Filters) -> list[Paper]:
+    batch = prepare(papers)
+    keep = set(batch.evaluate(query.root)) if query else set(range(len(papers)))
+    if filters.matcher is not None and keep:
+        keep &= set(filters.matcher.score_batch(batch))
+    return [p for i, p in enumerate(papers) if i in keep]
+
+
+def parse_search(text: str) -> Query | None:
+    """The query of a search box (QuerySyntaxError when malformed); None when empty."""
+    return parse_query(text) if text.strip() else None
+
+
+def similar_papers(store: Store, paper: Paper, weight, limit: int = 5) -> list[tuple[Paper, float]]:
+    """Stored papers most like ``paper``: candidates sharing its rarest title and abstract
+    words (FTS5, bm25), ranked by the cosine similarity the profiles' examples use."""
+    from .index import paper_vector, prepare_doc, similarity
+
+    vector = paper_vector(prepare_doc(paper), weight)
+    words = sorted(vector, key=lambda w: -vector[w])[:12]
+    tokens = [t for w in words for t in _TOKEN.findall(w)]
+    if not tokens:
+        return []
+    expr = " OR ".join(f'"{t}"' for t in dict.fromkeys(tokens))
+    rows = store.db.execute(
+        "SELECT p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid "
+        "WHERE papers_fts MATCH ? AND p.key != ? ORDER BY papers_fts.rank LIMIT 200",
+        [f"{{title abstract}} : ({expr})", paper.key])
+    names = [d[0] for d in rows.description]
+    candidates = [row_to_paper(dict(zip(names, r))) for r in rows.fetchall()]
+    if not candidates:
+        return []
+    scores = similarity(prepare(candidates), vector, weight)
+    best = sorted(scores.items(), key=lambda kv: (-kv[1], candidates[kv[0]].key))[:limit]
+    return [(candidates[i], s) for i, s in best if s > 0]
+
+
+__all__ = ["fts_expression", "translate", "run_search", "parse_search", "similar_papers", "Filters", "Results"]

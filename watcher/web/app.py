@@ -1,0 +1,117 @@
+"""The app factory: the page areas, the middleware and the error pages.
+
+Adding an area of pages is a module with ``routes`` (and, for pages that need no login,
+``PUBLIC`` path prefixes) plus its name in :data:`AREAS`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sqlite3
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio.to_thread
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.sessions import SessionMiddleware
+from starlette.requests import Request
+from starlette.routing import Mount
+from starlette.staticfiles import StaticFiles
+
+from ..config import Config
+from ..errors import StoreError
+from ..render import shipped_templates_dir
+from ..store import database_error
+from .auth import PUBLIC, AuthGate
+from .pages import page
+from .state import WebState
+
+log = logging.getLogger("watcher")
+
+AREAS = ("auth", "inbox", "digests", "papers", "search", "profiles", "status")
+
+CSP = ("default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+       "frame-ancestors 'none'; base-uri 'none'")
+HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
+           (b"referrer-policy", b"same-origin"), (b"x-frame-options", b"DENY"),
+           (b"cache-control", b"no-store")]
+
+
+class SecurityHeaders:
+    """ASGI middleware: the Content-Security-Policy (no script at all, styles only from the
+    app's own stylesheet) and its companions on every response."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                names = {k.lower() for k, _ in message.get("headers", [])}
+                message["headers"] = list(message.get("headers", [])) + [
+                    (k, v) for k, v in HEADERS if k not in names]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _http_error(request: Request, exc: HTTPException):
+    titles = {404: "Not found", 403: "Forbidden", 405: "Method not allowed"}
+    return page(request, "error.html", status_code=exc.status_code,
+                title=titles.get(exc.status_code, "Error"), message=exc.detail)
+
+
+def _unavailable(request: Request, exc: Exception):
+    if isinstance(exc, sqlite3.Error):
+        exc = database_error(request.app.state.web.database, exc)
+    log.error("web: %s %s: 503: %s", request.method, request.url.path, exc)
+    return page(request, "error.html", status_code=503, title="Database unavailable",
+                message=str(exc))
+
+
+THREADS = 8  # pages run in worker threads (SQLite is blocking); more only costs memory
+
+
+@asynccontextmanager
+async def lifespan(app):
+    """At start: at most THREADS pages at once (each holds a connection and its own memory
+    arena; past a few, the interpreter lock serialises them anyway)."""
+    anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
+    yield
+
+
+def create_app(config: Config, database: Path | None = None, *, password: str | None = None,
+               secret: str | None = None) -> Starlette:
+    """The web inbox over ``database`` (default: the config's). ``password`` None: no login;
+    ``secret`` signs the session cookie (default: random per process)."""
+    web = WebState(config, Path(database or config.settings.database), password)
+    if secret:
+        web.secret = secret
+    routes, public = [], list(PUBLIC)
+    for name in AREAS:
+        module = importlib.import_module(f".{name}", __package__)
+        routes.extend(module.routes)
+        public.extend(getattr(module, "PUBLIC", ()))
+    static = shipped_templates_dir() / "web" / "static"
+    routes.append(Mount("/static", StaticFiles(directory=str(static)), name="static"))
+    app = Starlette(
+        routes=routes,
+        middleware=[
+            Middleware(SecurityHeaders),
+            Middleware(SessionMiddleware, secret_key=web.secret, session_cookie="watcher_session",
+                       same_site="lax", https_only=web.https, path=web.prefix or "/"),
+            Middleware(AuthGate, public=tuple(dict.fromkeys(public))),
+        ],
+        exception_handlers={HTTPException: _http_error, StoreError: _unavailable,
+                            sqlite3.Error: _unavailable},
+        lifespan=lifespan,
+    )
+    app.state.web = web
+    return app

@@ -1,0 +1,148 @@
+"""What every page area uses: the templates, the store of a request, links and errors."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sqlite3
+import threading
+from contextlib import contextmanager
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import quote, urlencode
+
+import jinja2
+import sqlite_utils
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from ..errors import StoreError
+from ..render import FILTERS, safe_url, shipped_templates_dir
+from ..store import Store, database_error, no_database
+from .state import WebState
+
+log = logging.getLogger("watcher")
+
+
+def state(request: Request) -> WebState:
+    """The app's :class:`WebState`."""
+    return request.app.state.web
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """The web templates (``templates/web``), HTML-autoescaped, with the digest filters."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(shipped_templates_dir() / "web")),
+                             autoescape=True, undefined=jinja2.StrictUndefined,
+                             trim_blocks=True, lstrip_blocks=True, auto_reload=False)
+    env.filters.update(FILTERS)
+    env.filters["urlpart"] = lambda s: quote(str(s), safe="/:")
+    env.filters["safe_url"] = safe_url
+    return env
+
+
+def url(request: Request, path: str, **params) -> str:
+    """A link to ``path`` of this app (behind the ``base_url`` prefix), with query ``params``
+    (None values left out)."""
+    query = urlencode({k: v for k, v in params.items() if v not in (None, "")})
+    return state(request).prefix + path + (f"?{query}" if query else "")
+
+
+def page(request: Request, template: str, status_code: int = 200, **context) -> HTMLResponse:
+    """Render ``template`` with ``context``; every page gets ``request``, ``url``,
+    ``csrf_token``, ``logged_in`` and ``login_required``."""
+    from .auth import csrf_token, logged_in
+
+    st = state(request)
+    body = environment().get_template(template).render(
+        request=request, url=lambda path, **kw: url(request, path, **kw),
+        csrf_token=csrf_token(request), login_required=st.password is not None,
+        logged_in=logged_in(request), profiles=list(st.config.profiles), **context)
+    return HTMLResponse(body, status_code=status_code)
+
+
+def not_found(what: str) -> HTTPException:
+    """The 404 to raise for a missing paper, digest or profile."""
+    return HTTPException(404, what)
+
+
+_local = threading.local()
+
+
+def _connection(st: WebState, path: Path) -> sqlite3.Connection:
+    """This worker thread's read-only connection to ``path``, kept between requests (opening
+    one and reading the schema costs more than most pages); a new one when the file was
+    replaced."""
+    ident = path.stat()
+    key = (str(path), ident.st_dev, ident.st_ino)
+    cached = getattr(_local, "conn", None)
+    if cached and cached[0] == key:
+        return cached[1]
+    _drop()
+    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=st.db_timeout,
+                           check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {int(st.db_timeout * 1000)}")
+    _local.conn = (key, conn)
+    return conn
+
+
+def _drop() -> None:
+    cached = getattr(_local, "conn", None)
+    _local.conn = None
+    if cached:
+        try:
+            cached[1].close()
+        except sqlite3.Error:
+            pass
+
+
+@contextmanager
+def reading(request: Request) -> Iterator[Store]:
+    """The database, read-only, for one request. A missing, locked or unreadable database
+    raises StoreError (the app answers 503)."""
+    st = state(request)
+    path = st.database.resolve()
+    try:
+        conn = _connection(st, path)
+    except FileNotFoundError:
+        raise no_database(st.database) from None
+    except OSError as e:
+        raise StoreError(f"{st.database}: cannot read the database ({e.strerror})") from None
+    except sqlite3.Error as e:
+        _drop()
+        raise database_error(st.database, e) from None
+    try:
+        yield Store(sqlite_utils.Database(conn), st.database)
+    except sqlite3.Error as e:
+        _drop()  # a broken connection is not kept for the next request
+        raise database_error(st.database, e) from None
+    finally:
+        if conn.in_transaction:
+            conn.rollback()
+
+
+def inline(fn):
+    """Run the page ``fn`` on the event loop instead of a worker thread: for pages that take a
+    few milliseconds (one or two indexed queries and a template). Under load the hop to a
+    thread and back cost more than such a page (p95 3x, throughput 0.6x in bench_web.py).
+    A page that may take longer (a scan, a chart over many papers) stays a plain ``def``:
+    Starlette runs it in a worker thread, so it never holds up the others."""
+
+    @functools.wraps(fn)
+    async def run(request: Request):
+        return fn(request)
+
+    return run
+
+
+def page_number(request: Request) -> int:
+    """The ``page`` query parameter (1 when absent or not a positive number)."""
+    try:
+        return max(1, min(10_000, int(request.query_params.get("page", "1"))))
+    except ValueError:
+        return 1
+
+
+__all__ = ["state", "page", "url", "reading", "not_found", "page_number", "inline", "StoreError"]

@@ -1,0 +1,110 @@
+"""``/profiles/{name}``: papers the profile matched per day (an SVG chart) and a query preview:
+what a draft query would have selected over the last 7 or 30 days, with the TOML to paste."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from datetime import date, timedelta
+
+from starlette.requests import Request
+from starlette.routing import Route
+
+from ..errors import QuerySyntaxError
+from ..index import prepare
+from ..match import ProfileMatcher, rank_key
+from ..pipeline import load_example_papers
+from ..store import now_utc, row_to_paper
+from .chart import bar_chart
+from .pages import not_found, page, reading, state
+
+CHART_DAYS = 30
+PREVIEW_DAYS = (7, 30)
+PREVIEW_SHOWN = 50
+MAX_QUERY = 4000
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML string: a multi-line literal when it can be, else a basic string."""
+    if "'''" not in text and not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", text) and not text.endswith("'"):
+        return "'''\n" + text.strip("\n") + "\n'''"
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _window(store, days: int) -> tuple[date, date]:
+    """The ``days`` days up to the newest stored paper's day (today on a running watcher;
+    the sample's last day on the sample database)."""
+    newest = store.db.execute("SELECT max(day) FROM papers WHERE day <= ?",
+                              [(now_utc().date() + timedelta(days=1)).isoformat()]).fetchone()[0]
+    end = date.fromisoformat(newest) if newest else now_utc().date()
+    return end - timedelta(days=days - 1), end
+
+
+def _papers(store, start: date, end: date):
+    rows = list(store.db.query("SELECT * FROM papers WHERE day >= ? AND day <= ?",
+                               [start.isoformat(), end.isoformat()]))
+    return [row_to_paper(r) for r in rows], [date.fromisoformat(r["day"]) for r in rows]
+
+
+def _matched_per_day(st, store, name: str, start: date, end: date) -> dict[date, int]:
+    """How many papers of each day the profile matches (cached until the papers change)."""
+    key = ("matched", name, start, end, st.signature())
+    if key not in st.cache:
+        papers, days = _papers(store, start, end)
+        counts: dict[date, int] = {}
+        for i in st.matcher(name, store).score_batch(prepare(papers)):
+            counts[days[i]] = counts.get(days[i], 0) + 1
+        st.cache = {k: v for k, v in st.cache.items() if not (isinstance(k, tuple) and k[:2] == key[:2])}
+        st.cache[key] = counts
+    return st.cache[key]
+
+
+def profile(request: Request):
+    st = state(request)
+    name = request.path_params["name"]
+    prof = st.config.profiles.get(name)
+    if prof is None:
+        raise not_found(f"no profile named {name!r}")
+    params = request.query_params
+    draft = params.get("preview")
+    try:
+        days = int(params.get("days", "7"))
+    except ValueError:
+        days = 7
+    days = days if days in PREVIEW_DAYS else 7
+    error = caret = None
+    preview = None
+    with reading(request) as store:
+        start, end = _window(store, CHART_DAYS)
+        matched = _matched_per_day(st, store, name, start, end)
+        delivered = {date.fromisoformat(d): n for d, n in store.db.execute(
+            "SELECT day, count(*) FROM issue_papers WHERE profile = ? AND kind = 'new' "
+            "AND day >= ? AND day <= ? GROUP BY day", [name, start.isoformat(), end.isoformat()])}
+        if draft is not None:
+            draft = draft[:MAX_QUERY]
+            try:
+                matcher = ProfileMatcher(replace(prof, query=draft.strip() or None),
+                                         load_example_papers(prof, store.get))
+            except QuerySyntaxError as e:
+                error, caret = str(e), e.caret()
+            else:
+                p_start, p_end = _window(store, days)
+                papers, _ = _papers(store, p_start, p_end)
+                batch = prepare(papers)
+                found = sorted(matcher.score_batch(batch).values(), key=rank_key)
+                current = len(st.matcher(name, store).score_batch(batch))
+                preview = {"start": p_start, "end": p_end, "matches": found[:PREVIEW_SHOWN],
+                           "count": len(found), "current": current, "stored": len(papers),
+                           "toml": f"[profile.{name}]\nquery = {toml_string(draft.strip())}"}
+    day_list = [start + timedelta(days=i) for i in range((end - start).days + 1)]
+    chart = bar_chart(day_list, [("matched", matched, "matched"), ("delivered", delivered, "delivered")],
+                      f"Papers matched and delivered per day, {start} to {end}")
+    digests = [d for d, cfg in st.config.digests.items() if name in cfg.profiles]
+    return page(request, "profile.html", status_code=400 if error else 200, profile=prof,
+                chart=chart, start=start, end=end, total=sum(matched.values()),
+                delivered_total=sum(delivered.values()), draft=draft, days=days, error=error,
+                caret=caret, preview=preview, digests=digests, preview_days=PREVIEW_DAYS)
+
+
+routes = [Route("/profiles/{name}", profile)]

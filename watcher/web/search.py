@@ -1,0 +1,75 @@
+"""``/search?q=``: every stored paper, by full text (FTS5) and the profile query language,
+with date, category and profile filters, paginated. A malformed query is shown back with the
+caret under the problem (status 400), never a 500."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.routing import Route
+
+from ..errors import QuerySyntaxError
+from ..search import Filters, parse_search, run_search, translate
+from .pages import page, page_number, reading, state
+
+PER_PAGE = 25
+MAX_QUERY = 2000
+
+
+def _day(text: str | None, what: str, problems: list[str]) -> date | None:
+    if not text:
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        problems.append(f"{what}: {text!r} is not a date (YYYY-MM-DD)")
+        return None
+
+
+def _search(request: Request):
+    st = state(request)
+    params = request.query_params
+    q = params.get("q", "")[:MAX_QUERY]
+    form = {k: params.get(k, "") for k in ("from", "to", "cat", "profile", "order")}
+    form["q"] = q
+    problems: list[str] = []
+    filters = Filters(day_from=_day(form["from"], "from", problems),
+                      day_to=_day(form["to"], "to", problems),
+                      category=form["cat"].strip() or None)
+    order = form["order"] if form["order"] in ("relevance", "newest") else "newest"
+    number = page_number(request)
+    error = caret = None
+    results = None
+    if form["profile"] and form["profile"] not in st.config.profiles:
+        problems.append(f"no profile named {form['profile']!r}")
+    try:
+        query = parse_search(q)
+    except QuerySyntaxError as e:
+        error, caret, query = str(e), e.caret(), None
+    if error is None and not problems:
+        with reading(request) as store:
+            if form["profile"]:
+                filters.matcher = st.matcher(form["profile"], store)
+            results = run_search(store, query, filters, offset=(number - 1) * PER_PAGE,
+                                 limit=PER_PAGE, order=order)
+    status = 400 if error or problems else 200
+    return page(request, "search.html", status_code=status, form=form, results=results,
+                error=error, caret=caret, problems=problems, number=number, order=order)
+
+
+async def search(request: Request):
+    """A query the index answers alone, newest first, is a few milliseconds: run on the event
+    loop; anything that may check many candidates runs in a worker thread."""
+    params = request.query_params
+    try:
+        query = parse_search(params.get("q", "")[:MAX_QUERY])
+    except QuerySyntaxError:
+        query = None
+    quick = (not params.get("profile") and params.get("order", "newest") == "newest"
+             and (query is None or translate(query.root)[1]))
+    return _search(request) if quick else await run_in_threadpool(_search, request)
+
+
+routes = [Route("/search", search)]

@@ -1,0 +1,163 @@
+"""Running the web app: ``watcher serve`` and ``[web].serve`` inside ``watcher run``."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Iterator
+
+from ..config import Config, WebConfig, is_loopback, parse_listen
+from ..errors import ConfigError, WatcherError
+from ..store import Store
+
+log = logging.getLogger("watcher")
+
+
+@dataclass
+class Plan:
+    """What to serve: where, which database, and the secrets read from the environment."""
+
+    web: WebConfig
+    database: Path
+    password: str | None
+    secret: str | None
+    note: str | None = None  # said once at start (e.g. serving the sample database)
+
+
+def plan(config: Config, listen: str | None = None, sample: bool = False) -> Plan:
+    """Resolve ``--listen``, the database and the secrets; ConfigError (exit 2) when a
+    non-loopback address has no password or a named variable is unset."""
+    web = config.web
+    if listen:
+        try:
+            host, port = parse_listen(listen)
+        except ValueError as e:
+            raise ConfigError(f"--listen: {e}") from None
+        web = replace(web, host=host, port=port)
+        if not is_loopback(host) and not web.password_env:
+            raise ConfigError(f"--listen {listen} is not a loopback address: set web.password_env "
+                              "(the web inbox then asks for that password)", path=str(config.path))
+    password = secret = None
+    if web.password_env:
+        password = os.environ.get(web.password_env) or None
+        if password is None:
+            raise ConfigError(f"environment variable {web.password_env} is not set (it holds the web "
+                              "password)", path=str(config.path), key="web.password_env")
+    if web.secret_env:
+        secret = os.environ.get(web.secret_env) or None
+        if secret is None:
+            raise ConfigError(f"environment variable {web.secret_env} is not set (it signs sessions "
+                              "and links)", path=str(config.path), key="web.secret_env")
+    if web.base_url and password is None:
+        log.warning("web.base_url is set but web.password_env is not: behind a reverse proxy every "
+                    "request comes from loopback, so anyone who reaches %s can read the inbox",
+                    web.base_url)
+    database, note = config.settings.database, None
+    db = config.settings.database
+    sample_db = db.with_name(db.stem + "-sample" + db.suffix)  # where `watcher once --sample` writes
+    if sample or (not database.exists() and sample_db.exists()):
+        database = sample_db
+        note = f"serving the sample database {sample_db} (from 'watcher once --sample')"
+    return Plan(web, database, password, secret, note)
+
+
+def migrate(database: Path) -> None:
+    """Bring the database's schema up to date (the search index) before serving; a database
+    that cannot be opened now is served anyway (its pages say 503 until it can)."""
+    if not database.exists():
+        log.warning("web: %s does not exist yet; pages answer 503 until a run creates it", database)
+        return
+    try:
+        Store.open(database).close()
+    except WatcherError as e:
+        log.error("web: %s", e)
+
+
+def bind(web: WebConfig) -> socket.socket:
+    """The listening socket (an address in use is a one-line error, exit 1)."""
+    family = socket.AF_INET6 if ":" in web.host else socket.AF_INET
+    # IPPROTO_TCP spelled out: asyncio turns Nagle's algorithm off only on sockets that say
+    # TCP, and with it on, each response waited ~40 ms for a delayed ACK
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((web.host, web.port))
+    except OSError as e:
+        sock.close()
+        raise WatcherError(f"cannot listen on {web.listen}: {e.strerror}") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def address(web: WebConfig, sock: socket.socket) -> str:
+    """The URL to open."""
+    port = sock.getsockname()[1]
+    host = f"[{web.host}]" if ":" in web.host else web.host
+    if host in ("0.0.0.0", "[::]"):
+        host = "127.0.0.1" if host == "0.0.0.0" else "[::1]"
+    return f"http://{host}:{port}/"
+
+
+def server(config: Config, p: Plan, sock: socket.socket):
+    """A uvicorn Server over the app (not started)."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig, frame):
+            """A stop signal ends the server cleanly (exit 0); uvicorn would raise it again
+            once stopped, so that the process ended by the signal."""
+            super().handle_exit(sig, frame)
+            if isinstance(getattr(self, "_captured_signals", None), list):
+                self._captured_signals.clear()
+
+    from .app import create_app
+
+    app = create_app(config, p.database, password=p.password, secret=p.secret)
+    proxied = bool(config.web.base_url)  # behind a reverse proxy: trust its X-Forwarded-* from loopback
+    cfg = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                         proxy_headers=proxied, forwarded_allow_ips="127.0.0.1,::1" if proxied else None,
+                         server_header=False, timeout_graceful_shutdown=5)
+    return Server(cfg)
+
+
+def serve(config: Config, listen: str | None = None, sample: bool = False, echo=print) -> int:
+    """``watcher serve``: bind, say the URL, serve until SIGINT / SIGTERM. Returns 0."""
+    p = plan(config, listen, sample)
+    migrate(p.database)
+    sock = bind(p.web)
+    if p.note:
+        echo(f"watcher serve: {p.note}")
+    echo(f"watcher serve: open {address(p.web, sock)}"
+         + (" (log in with the password in $" + p.web.password_env + ")" if p.password else ""))
+    srv = server(config, p, sock)
+    srv.run(sockets=[sock])
+    return 0
+
+
+@contextmanager
+def background(config: Config) -> Iterator[None]:
+    """With ``[web].serve = true``: the web inbox in a thread of this process for the duration
+    (``watcher run``); otherwise nothing."""
+    if not config.web.serve:
+        yield
+        return
+    p = plan(config)
+    migrate(p.database)
+    sock = bind(p.web)
+    srv = server(config, p, sock)
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, name="watcher-web",
+                              daemon=True)
+    thread.start()
+    log.info("web inbox on %s", address(p.web, sock))
+    try:
+        yield
+    finally:
+        srv.should_exit = True
+        thread.join(6)
+        sock.close()
