@@ -332,7 +332,7 @@ def explain(ctx: Context, paper, profile) -> None:
         found = store.find(paper)
         if found is None:
             raise InputError(f"{paper}: no such paper in {config.settings.database}")
-        matcher = matchers_for(config, [profile], store.get)[0]
+        matcher = matchers_for(config, [profile], store.get, store)[0]
         m = matcher.explain(found)
         selected = matcher.score(found) is not None
     click.echo(f"{found.title}")

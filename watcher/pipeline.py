@@ -184,10 +184,20 @@ def load_example_papers(profile, lookup) -> list:
     return papers
 
 
-def matchers_for(config: Config, profile_names, lookup) -> list[ProfileMatcher]:
-    """Compiled matchers for the named profiles; ``lookup`` resolves example ids."""
-    return [ProfileMatcher(config.profiles[n], load_example_papers(config.profiles[n], lookup))
+def matchers_for(config: Config, profile_names, lookup, store: Store | None = None) -> list[ProfileMatcher]:
+    """Compiled matchers for the named profiles; ``lookup`` resolves example ids; with a
+    ``store``, each profile also learns from its ratings (:mod:`watcher.learn`)."""
+    return [ProfileMatcher(config.profiles[n], load_example_papers(config.profiles[n], lookup),
+                           feedback=feedback_for(store, n) if store is not None else None)
             for n in profile_names]
+
+
+def feedback_for(store: Store, profile: str):
+    """The ratings of ``profile`` as the matcher's examples and counter-examples."""
+    from .learn import Feedback
+    from .ratings import rated_papers
+
+    return Feedback(*rated_papers(store, profile))
 
 
 def channel_papers(config: Config, store: Store, dcfg: DigestConfig, channel: str,
@@ -220,7 +230,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
     tz = config.settings.timezone
     day = cycle.now.astimezone(tz).date()
     title = digest_title(dcfg, config.profiles)
-    matchers = matchers_for(config, dcfg.profiles, store.get)
+    matchers = matchers_for(config, dcfg.profiles, store.get, store)
     reports = []
     for name in dcfg.channels:
         if cycle.stop():
@@ -276,7 +286,7 @@ def dry_run_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
     tz = config.settings.timezone
     day = cycle.now.astimezone(tz).date()
     title = digest_title(dcfg, config.profiles)
-    matchers = matchers_for(config, dcfg.profiles, store.get)
+    matchers = matchers_for(config, dcfg.profiles, store.get, store)
     reports, owners, candidates, revised = [], {}, {}, {}
     formats: dict[str, list[str]] = {}  # format -> the channels that send it
     for name in dcfg.channels:

@@ -77,6 +77,24 @@ def m001_initial(db: sqlite_utils.Database) -> None:
         )""")
 
 
+@migrations()
+def m003_ratings(db: sqlite_utils.Database) -> None:
+    """Ratings (SPEC §7): per profile and paper up or down, when and from where; the global
+    reading list. Keyed by profile *name*, so ratings outlive profile edits and removals."""
+    db.execute("""
+        CREATE TABLE ratings (
+            profile TEXT NOT NULL, paper TEXT NOT NULL,
+            value TEXT NOT NULL CHECK (value IN ('up', 'down')),
+            rated_at TEXT NOT NULL, source TEXT NOT NULL,
+            PRIMARY KEY (profile, paper)
+        )""")
+    db.execute("CREATE INDEX ratings_paper ON ratings(paper)")
+    db.execute("""
+        CREATE TABLE saved (
+            paper TEXT PRIMARY KEY, saved_at TEXT NOT NULL, source TEXT NOT NULL
+        )""")
+
+
 _PAPER_FIELDS = [f.name for f in fields(Paper)]
 _JSON_FIELDS = {"authors", "categories", "ai_keywords"}
 _REPLACE_TYPES = ("replace", "replace-cross")
@@ -316,6 +334,8 @@ class Store:
         conn.execute(f"UPDATE papers SET {sets} WHERE key = ?", [*row.values(), found["key"]])
         if found["key"] != row["key"]:
             conn.execute("UPDATE deliveries SET paper = ? WHERE paper = ?", (row["key"], found["key"]))
+            conn.execute("UPDATE OR REPLACE ratings SET paper = ? WHERE paper = ?", (row["key"], found["key"]))
+            conn.execute("UPDATE OR REPLACE saved SET paper = ? WHERE paper = ?", (row["key"], found["key"]))
         counts.updated.append(row["key"])
 
     def get(self, key: str) -> Paper | None:
