@@ -301,6 +301,10 @@ def check(ctx: Context) -> None:
     if problems:
         sys.exit(2)
     click.echo(summary)
+    from .ratings import orphan_notes
+
+    for note in orphan_notes(ctx.config):
+        click.echo(note)
 
 
 @cli.command()
@@ -356,6 +360,9 @@ def test_deliver(ctx: Context, channel) -> None:
                           path=str(config.path))
     send_test_digest(config, channel, now_utc())
     click.echo(f"sent a test digest through channel {channel}")
+
+
+from . import cli_ratings  # noqa: E402,F401  (registers rate, ratings, saved)
 
 
 def main() -> None:

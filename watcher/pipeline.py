@@ -162,7 +162,8 @@ def fetch_sources(config: Config, store: Store, cycle: Cycle, http=None) -> list
 
 def load_example_papers(profile, lookup) -> list:
     """Resolve a profile's ``examples`` to papers: a path (relative to the config) is read as a
-    listing; anything else is an arXiv id looked up with ``lookup(id) -> Paper | None``."""
+    listing, or as BibTeX when it ends in ``.bib`` (a stored paper stands in for its entry, as it
+    has the abstract); anything else is an arXiv id looked up with ``lookup(id) -> Paper | None``."""
     from . import formats
     from .models import parse_arxiv_id
 
@@ -178,7 +179,13 @@ def load_example_papers(profile, lookup) -> list:
                 log.warning("profile %s: example %s is not known yet", profile.name, example)
             continue
         try:
-            papers.extend(formats.read(path.read_bytes(), str(path)).papers)
+            if path.suffix.lower() == ".bib":  # papers one likes, e.g. exported from Zotero
+                from .bibtex import read as read_bib
+
+                papers.extend(p.arxiv_id and lookup(p.arxiv_id) or p
+                              for p in read_bib(path.read_bytes(), str(path)))
+            else:
+                papers.extend(formats.read(path.read_bytes(), str(path)).papers)
         except OSError as e:
             raise InputError(f"profile {profile.name}: example file {path}: {e.strerror}") from None
     return papers

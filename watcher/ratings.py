@@ -136,5 +136,22 @@ def orphaned(store: Store, profiles: Collection[str]) -> dict[str, int]:
         if r["profile"] not in profiles}
 
 
-__all__ = ["ACTIONS", "Applied", "RatingError", "apply_rating", "ratings", "rated_papers",
+def orphan_notes(config) -> list[str]:
+    """For ``watcher check``: one line per profile that has ratings in the database but is no
+    longer in the config (renamed or removed). Nothing when there is no database yet."""
+    from pathlib import Path
+
+    db = Path(config.settings.database)
+    if not db.exists():
+        return []
+    with Store.open(db, readonly=True) as store:
+        if "ratings" not in store.db.table_names():  # not migrated yet: no ratings
+            return []
+        gone = orphaned(store, config.profiles)
+    return [f"{config.path}: ratings of profile {name!r}, which is no longer in the config: {n} "
+            f"kept (a profile of that name takes them up again; 'watcher ratings --profile {name}' "
+            "lists them)" for name, n in gone.items()]
+
+
+__all__ = ["orphan_notes", "ACTIONS", "Applied", "RatingError", "apply_rating", "ratings", "rated_papers",
            "saved", "orphaned", "find_paper", "label"]
