@@ -39,6 +39,7 @@ from .assemble import assemble, digest_title, window_start
 from .config import Config, DigestConfig
 from .deliver import channel_for, redact
 from .errors import DeliveryError, InputError, SourceError, StoreError
+from .links import links_for
 from .lock import write_lock
 from .match import ProfileMatcher
 from .render import render
@@ -249,6 +250,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             channel = channel_for(config, name, dcfg.formats, cycle.stdout)
             candidates, revised, first_window = channel_papers(config, store, dcfg, name, cycle)
             digest = assemble(dcfg.name, title, day, candidates, matchers, cycle.now, revised)
+            digest.links = links_for(config)
             report.papers = len(digest.matches)
             if not digest.matches:
                 digest.empty_reason = quiet_day_reason(dcfg, cycle.now) or digest.empty_reason
@@ -315,6 +317,7 @@ def dry_run_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             revised.setdefault(p.key, p)
     revised = [p for key, p in revised.items() if key not in candidates]  # new somewhere wins
     digest = assemble(dcfg.name, title, day, list(candidates.values()), matchers, cycle.now, revised)
+    digest.links = links_for(config)
     for m in digest.matches:
         for report in owners[m.paper.key]:
             report.papers += 1

@@ -108,16 +108,19 @@ def day(dt: datetime | None) -> str:
     return _utc_stamp(dt)[:10]
 
 
-def match_json(m: Match) -> dict:
-    """One paper of the json format: SPEC §5's paper object plus score, reasons and profile."""
+def match_json(m: Match, links=None) -> dict:
+    """One paper of the json format: SPEC §5's paper object plus score, reasons and profile
+    (and ``links``, when the digest has them)."""
     out = m.paper.to_json()
     out.update(score=round(m.score, 4), reasons=list(m.reasons), profile=m.profile)
+    if links is not None:
+        out["links"] = links.paper(m)
     return out
 
 
-def papers_json(matches: list[Match]) -> str:
-    """The json format's array."""
-    return json.dumps([match_json(m) for m in matches], ensure_ascii=False, indent=2)
+def papers_json(matches: list[Match], links=None) -> str:
+    """The json format's array (with rating links when ``links`` is given)."""
+    return json.dumps([match_json(m, links) for m in matches], ensure_ascii=False, indent=2)
 
 
 def plural(n: int, word: str) -> str:
