@@ -15,10 +15,13 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from .errors import InputError
-from .models import Paper
-from .store import Store, iso, now_utc, row_to_paper
+
+if TYPE_CHECKING:  # the store (sqlite-utils) is imported when used: `watcher --help` stays quick
+    from .models import Paper
+    from .store import Store
 
 ACTIONS = ("up", "down", "save", "unsave", "clear")
 PROFILE_ACTIONS = ("up", "down", "clear")  # the ones that belong to a profile
@@ -75,6 +78,8 @@ def apply_rating(store: Store, action: str, profile: str | None, paper: str, sou
         if profile not in profiles:
             raise RatingError(f"unknown profile {profile!r}"
                               + (f" (profiles: {', '.join(profiles)})" if profiles else ""))
+    from .store import iso, now_utc
+
     found = find_paper(store, paper)
     when = iso(now or now_utc())
     db = store.db
@@ -113,6 +118,8 @@ def ratings(store: Store, profile: str | None = None) -> list[dict]:
 def rated_papers(store: Store, profile: str) -> tuple[list[Paper], list[Paper]]:
     """The papers rated up and down for ``profile``, oldest rating first: what the learner
     (:mod:`watcher.learn`) takes as examples and counter-examples."""
+    from .store import row_to_paper
+
     liked, disliked = [], []
     for row in store.db.query(
             """SELECT p.*, r.value AS rating FROM ratings r JOIN papers p ON p.key = r.paper
@@ -123,6 +130,8 @@ def rated_papers(store: Store, profile: str) -> tuple[list[Paper], list[Paper]]:
 
 def saved(store: Store) -> list[tuple[Paper, str]]:
     """The reading list, oldest first: ``(paper, saved_at)``."""
+    from .store import row_to_paper
+
     return [(row_to_paper(r), r.pop("saved_at")) for r in store.db.query(
         """SELECT p.*, s.saved_at AS saved_at FROM saved s JOIN papers p ON p.key = s.paper
            ORDER BY s.saved_at, s.paper""")]
@@ -140,6 +149,8 @@ def orphan_notes(config) -> list[str]:
     """For ``watcher check``: one line per profile that has ratings in the database but is no
     longer in the config (renamed or removed). Nothing when there is no database yet."""
     from pathlib import Path
+
+    from .store import Store
 
     db = Path(config.settings.database)
     if not db.exists():
