@@ -31,7 +31,6 @@ import io
 import json
 import sys
 import time
-import tomllib
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path

@@ -162,3 +162,25 @@ def test_a_click_in_the_mail_teaches_the_next_digest(tmp_path):
     names = {f"like {c.paper} (you liked)" for c in clicked}
     assert any(names & set(p["reasons"]) for p in papers), [p["reasons"] for p in papers]
     assert all(set(p["links"]) == {"up", "down", "save", "web"} for p in papers)
+
+
+def test_verify_link_uses_the_configs_secret_and_check_says_when_links_are_off(write_config, monkeypatch):
+    from watcher.links import link_notes, verify_link
+
+    table = "[web]\nsecret_env = \"WATCHER_TEST_SECRET\"\n"
+    body = """
+        [profile.p]
+        query = "x"
+        """
+    monkeypatch.setenv("WATCHER_TEST_SECRET", SECRET)
+    off = load_config(write_config(body + table))
+    assert link_notes(off) == [f"{off.path}: web.base_url is not set: digests carry no rating links"]
+    token = make_token(SECRET, "up", "p", "2504.07615")
+    with pytest.raises(BadLink, match="links are off"):
+        verify_link(off, token)
+    on = load_config(write_config(body + table + 'base_url = "https://papers.example.org"\n', "on.toml"))
+    assert link_notes(on) == []
+    assert verify_link(on, token).paper == "2504.07615"
+    monkeypatch.setenv("WATCHER_TEST_SECRET", "rotated")
+    with pytest.raises(BadLink):
+        verify_link(on, token)

@@ -301,9 +301,10 @@ def check(ctx: Context) -> None:
     if problems:
         sys.exit(2)
     click.echo(summary)
+    from .links import link_notes
     from .ratings import orphan_notes
 
-    for note in orphan_notes(ctx.config):
+    for note in orphan_notes(ctx.config) + link_notes(ctx.config):
         click.echo(note)
 
 

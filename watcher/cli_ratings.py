@@ -111,6 +111,7 @@ def saved(ctx: Context, fmt) -> None:
     """The reading list (papers saved with 'watcher rate save' or from a digest), oldest first;
     --to bibtex writes a .bib for LaTeX and Zotero."""
     from .pipeline import open_store
+    from .ratings import export_saved
     from .ratings import saved as saved_papers
     from .store import require_database
 
@@ -119,25 +120,3 @@ def saved(ctx: Context, fmt) -> None:
     with open_store(config) as store:
         items = saved_papers(store)
     click.echo(export_saved(items, fmt), nl=not fmt == "bibtex")
-
-
-def export_saved(items, fmt: str) -> str:
-    """The reading list ``[(paper, saved_at)]`` in ``fmt``: text, json, bibtex or markdown
-    (also what the web inbox's ``/saved.bib`` serves)."""
-    if fmt == "bibtex":
-        from .bibtex import write
-
-        return write([p for p, _ in items])
-    if fmt == "json":
-        return json.dumps([dict(p.to_json(), saved_at=when) for p, when in items],
-                          ensure_ascii=False, indent=2)
-    lines = []
-    for p, when in items:
-        url = p.abs_url or p.url or ""
-        authors = ", ".join(p.authors[:3]) + (" et al." if len(p.authors) > 3 else "")
-        if fmt == "markdown":
-            title = p.title.replace("[", "\\[").replace("]", "\\]")
-            lines.append(f"- [{title}]({url}) — {authors}" if url else f"- {title} — {authors}")
-        else:
-            lines.append(f"{p.arxiv_id or '-'}  {p.title}  ({authors}; saved {when[:10]})")
-    return "\n".join(lines) if lines else ("" if fmt == "markdown" else "the reading list is empty")

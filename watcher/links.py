@@ -84,6 +84,24 @@ class Links:
         return f"{self.base_url}/digests/{quote(name, safe='')}/{day.isoformat()}"
 
 
+def verify_link(config, token: str) -> LinkRating:
+    """What the token of a ``/r/{token}`` link asks for, checked with this config's secret;
+    BadLink when it does not verify or when links are off (no base_url or no secret)."""
+    links = links_for(config)
+    if links is None:
+        raise BadLink("rating links are off: [web] base_url or its secret is not set")
+    return verify_token(links._secret, token)
+
+
+def link_notes(config) -> list[str]:
+    """For ``watcher check``: why digests carry no rating links, when a secret is named but
+    base_url is not set (a missing secret is reported with the other unset variables)."""
+    web = config.web
+    if web.secret_env and not web.base_url:
+        return [f"{config.path}: web.base_url is not set: digests carry no rating links"]
+    return []
+
+
 def links_for(config) -> Links | None:
     """The links of this config's digests, or None when ``[web].base_url`` or the secret (the
     value of ``[web].secret_env``) is missing."""
@@ -95,4 +113,4 @@ def links_for(config) -> Links | None:
 
 
 __all__ = ["BadLink", "LinkRating", "Links", "LINK_ACTIONS", "links_for", "make_token",
-           "verify_token"]
+           "verify_token", "verify_link", "link_notes"]

@@ -145,6 +145,30 @@ def orphaned(store: Store, profiles: Collection[str]) -> dict[str, int]:
         if r["profile"] not in profiles}
 
 
+def export_saved(items, fmt: str) -> str:
+    """The reading list ``[(paper, saved_at)]`` in ``fmt``: text, json, bibtex or markdown
+    (also what the web inbox's ``/saved`` and ``/saved.bib`` serve)."""
+    import json
+
+    if fmt == "bibtex":
+        from .bibtex import write
+
+        return write([p for p, _ in items])
+    if fmt == "json":
+        return json.dumps([dict(p.to_json(), saved_at=when) for p, when in items],
+                          ensure_ascii=False, indent=2)
+    lines = []
+    for p, when in items:
+        url = p.abs_url or p.url or ""
+        authors = ", ".join(p.authors[:3]) + (" et al." if len(p.authors) > 3 else "")
+        if fmt == "markdown":
+            title = p.title.replace("[", "\\[").replace("]", "\\]")
+            lines.append(f"- [{title}]({url}) — {authors}" if url else f"- {title} — {authors}")
+        else:
+            lines.append(f"{p.arxiv_id or '-'}  {p.title}  ({authors}; saved {when[:10]})")
+    return "\n".join(lines) if lines else ("" if fmt == "markdown" else "the reading list is empty")
+
+
 def orphan_notes(config) -> list[str]:
     """For ``watcher check``: one line per profile that has ratings in the database but is no
     longer in the config (renamed or removed). Nothing when there is no database yet."""
@@ -164,5 +188,5 @@ def orphan_notes(config) -> list[str]:
             "lists them)" for name, n in gone.items()]
 
 
-__all__ = ["orphan_notes", "ACTIONS", "Applied", "RatingError", "apply_rating", "ratings", "rated_papers",
+__all__ = ["orphan_notes", "export_saved", "ACTIONS", "Applied", "RatingError", "apply_rating", "ratings", "rated_papers",
            "saved", "orphaned", "find_paper", "label"]
