@@ -188,18 +188,46 @@ def test_saved_exports_bibtex_that_parses_back_and_compiles(folder, tmp_path):
     assert set(entries) == {BOTH, RAG_ONLY}
     assert entries[RAG_ONLY]["archivePrefix"] == "arXiv"
     assert entries[RAG_ONLY]["title"].startswith("{Retrieval Augmented Generation")
+    compiles(bib, tmp_path, 2)
+
+
+def compiles(bib: str, folder, entries: int) -> None:
+    """``bib`` goes through pdflatex + bibtex without an error or a BibTeX warning."""
+    import bibtexparser
+
     if not (shutil.which("pdflatex") and shutil.which("bibtex")):
         pytest.skip("no LaTeX here to compile the .bib with")
-    (tmp_path / "saved.bib").write_text(bib)
-    keys = ",".join(e.key for e in library.entries)
-    (tmp_path / "doc.tex").write_text("\\documentclass{article}\\begin{document}\\nocite{" + keys
-                                      + "}\\bibliographystyle{plain}\\bibliography{saved}\\end{document}\n")
-    for cmd in (["pdflatex", "-interaction=nonstopmode", "doc"], ["bibtex", "doc"],
-                ["pdflatex", "-interaction=nonstopmode", "doc"]):
-        run = subprocess.run(cmd, cwd=tmp_path, capture_output=True, timeout=60)
-        assert run.returncode == 0, run.stdout.decode()[-2000:]
-    assert "Warning--" not in (tmp_path / "doc.blg").read_text()
-    assert (tmp_path / "doc.bbl").read_text().count("\\bibitem") == 2
+    (folder / "saved.bib").write_text(bib, encoding="utf-8")
+    keys = ",".join(e.key for e in bibtexparser.parse_string(bib).entries)
+    (folder / "doc.tex").write_text("\\documentclass{article}\\begin{document}\\nocite{" + keys
+                                    + "}\\bibliographystyle{plain}\\bibliography{saved}\\end{document}\n")
+    for cmd in (["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc"], ["bibtex", "doc"],
+                ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc"]):
+        run = subprocess.run(cmd, cwd=folder, capture_output=True, timeout=60)
+        assert run.returncode == 0, run.stdout.decode(errors="replace")[-2000:]
+    assert "Warning--" not in (folder / "doc.blg").read_text()
+    assert (folder / "doc.bbl").read_text().count("\\bibitem") == entries
+
+
+def test_bibtex_keeps_arxiv_math_escapes_the_rest_and_compiles(tmp_path):
+    import bibtexparser
+
+    from watcher.bibtex import read, write
+
+    titles = ["LLM$\\times$MapReduce-V2: Entropy-Driven Scaling", "F$^3$Set: Fast Events",
+              "SAEs $\\textit{Can}$ Improve Unlearning", "R&D at 100% of $5 #1 {braces} under_score",
+              "Broken $\\frac{a$ math", "Ünïcödé – “quotes” and ∑ sums"]
+    papers = [Paper(title=t, arxiv_id=f"2504.0000{i}", authors=["Jürgen Schmidhuber", "Zoë O'Neil"],
+                    published=NOW, abstract="50% of {this} & that_") for i, t in enumerate(titles)]
+    bib = write(papers)
+    assert "LLM$\\times$MapReduce" in bib and "F$^3$Set" in bib and "$\\textit{Can}$" in bib
+    assert "R\\&D at 100\\% of \\$5 \\#1 (braces) under\\_score" in bib
+    assert not bibtexparser.parse_string(bib).failed_blocks
+    back = read(bib.encode(), "saved.bib")
+    assert [p.arxiv_id for p in back] == [p.arxiv_id for p in papers]
+    assert back[0].authors == ["Jürgen Schmidhuber", "Zoë O'Neil"]
+    assert back[3].title.startswith("R&D at 100% of $5 #1")
+    compiles(bib, tmp_path, len(papers))
 
 
 def test_check_lists_the_ratings_of_a_renamed_profile(folder):

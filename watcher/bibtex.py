@@ -87,11 +87,31 @@ def read(data: bytes, origin: str) -> list[Paper]:
     return papers
 
 
+_MATH = re.compile(r"(\$[^$]+\$)")
+
+
 def _latex(text: str) -> str:
+    """Plain text for LaTeX: its special characters escaped, non-ASCII letters encoded; math as
+    arXiv titles write it (``F$^3$Set``, ``$\\textit{Can}$``) is kept when its braces balance."""
     from pylatexenc.latexencode import unicode_to_latex
 
-    text = _SPECIAL.sub(r"\\\1", text.replace("\\", "/").replace("{", "(").replace("}", ")"))
-    return unicode_to_latex(text, non_ascii_only=True, unknown_char_policy="replace")
+    out = []
+    for i, part in enumerate(_MATH.split(text)):
+        if i % 2 and _balanced(part) and not re.search(r"[%#&]", part):
+            out.append(part)
+            continue
+        part = _SPECIAL.sub(r"\\\1", part.replace("\\", "/").replace("{", "(").replace("}", ")"))
+        out.append(unicode_to_latex(part, non_ascii_only=True, unknown_char_policy="replace"))
+    return "".join(out)
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def _name(author: str) -> str:
