@@ -39,3 +39,14 @@ def test_run_quick_prints_every_figure():
         value = float(values[name])
         assert value > 0 or name == "daemon_rss_growth_pct", f"{name} = {value}"
     assert lines[-1] == "targets: not judged (--quick)"
+
+
+def test_eval_feedback_runs_the_pipeline_and_prints_every_figure():
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, str(REPO / "benchmarks" / "eval_feedback.py"), "--days", "4",
+                        "--cold", "5"], env=env, capture_output=True, text=True, timeout=90)
+    assert r.returncode == 0, r.stderr
+    rows = [line.split()[0] for line in r.stdout.splitlines() if " shown " in line]
+    assert rows == ["query", "query+ratings", "cold+ratings", "cold"] * 2
+    first = next(line for line in r.stdout.splitlines() if line.startswith("query "))
+    assert re.search(r"P [01]\.\d{3}  R [01]\.\d{3}  F1 [01]\.\d{3}", first)

@@ -54,8 +54,6 @@ BAD = [
      "not one of"),
     (('channels = ["archive"]', 'channels = ["archive"]\nlookback = "3 days"'), "digest.daily.lookback",
      "not a duration"),
-    (('query = \'"reinforcement learning" OR RLHF OR GRPO\'', 'max_papers = 3'), "profile.llm-rl",
-     "at least one of query, authors or examples"),
     (('title = "LLM-RL"', 'title = "LLM-RL"\nauthors = ["Ada Lovelace", 3]'), "profile.llm-rl.authors",
      "expected a list of strings, but item 2 is an integer"),
     # values that used to pass `check` and crash later with a traceback

@@ -44,6 +44,17 @@ def test_golden_over_budget(fmt):
                                                         full_limit=2, list_limit=3))
 
 
+@pytest.mark.parametrize("fmt", ["markdown", "html", "slack", "json"])
+def test_golden_with_rating_links(fmt):
+    """[web] base_url and secret set: per paper up / down / save (json: links), and the
+    digest's "view in browser"."""
+    from watcher.links import Links
+
+    digest = sample_digest(2, updated=1)
+    digest.links = Links("https://papers.example.org", "golden-secret")
+    golden(f"digest-links.{EXTENSIONS[fmt]}", render(digest, fmt))
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_golden_empty(fmt):
     d = Digest(name="daily", title="LLM-RL", date=sample_digest().date,

@@ -34,7 +34,8 @@ def test_migrations_are_recorded_and_reopening_is_a_no_op(tmp_path):
         s.upsert([paper(arxiv_id="2504.07615", version=1)], NOW)
     with Store.open(path) as s:
         names = [r["name"] for r in s.db["_sqlite_migrations"].rows]
-        assert names[0] == "m001_initial" and {"m002_web_search", "m004_tldr_cache"} <= set(names)
+        assert names[0] == "m001_initial"
+        assert {"m002_web_search", "m003_ratings", "m004_tldr_cache"} <= set(names)
         assert len(names) == len(set(names))
         assert s.count_papers() == 1
 

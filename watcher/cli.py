@@ -345,6 +345,11 @@ def check(ctx: Context) -> None:
     if problems:
         sys.exit(2)
     click.echo(summary)
+    from .links import link_notes
+    from .ratings import orphan_notes
+
+    for note in orphan_notes(ctx.config) + link_notes(ctx.config):
+        click.echo(note)
 
 
 @cli.command()
@@ -376,7 +381,7 @@ def explain(ctx: Context, paper, profile) -> None:
         found = store.find(paper)
         if found is None:
             raise InputError(f"{paper}: no such paper in {config.settings.database}")
-        matcher = matchers_for(config, [profile], store.get)[0]
+        matcher = matchers_for(config, [profile], store.get, store)[0]
         m = matcher.explain(found)
         selected = matcher.score(found) is not None
     click.echo(f"{found.title}")
@@ -421,6 +426,9 @@ def test_deliver(ctx: Context, channel) -> None:
                           path=str(config.path))
     send_test_digest(config, channel, now_utc())
     click.echo(f"sent a test digest through channel {channel}")
+
+
+from . import cli_ratings  # noqa: E402,F401  (registers rate, ratings, saved)
 
 
 def main() -> None:

@@ -556,8 +556,7 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
 def _profile(r: _Reader, name: str, t: dict, base: Path) -> Profile:
     where = f"profile.{name}"
     v = r.table(where, t, _PROFILE_KEYS)
-    if not (v["query"] or v["authors"] or v["examples"]):
-        raise r.fail(where, "a profile needs at least one of query, authors or examples")
+    # no query, authors or examples: the profile selects what its ratings teach (watcher.learn)
     if v["max_papers"] < 1:
         raise r.fail(f"{where}.max_papers", "must be at least 1")
     for key in ("query", "exclude"):

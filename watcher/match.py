@@ -46,6 +46,7 @@ from typing import Iterable, Sequence
 from .docfreq import DocFreq, default_doc_freq
 from .index import (Batch, cosine, example_vector, paper_vector, prepare, similarity,
                     top_words, vector_sum)
+from .learn import liked_reason
 from .models import Match, Paper
 from .query import parse_query
 from .text import name_key, same_person
@@ -76,7 +77,8 @@ class ProfileMatcher:
     ``doc_freq`` defaults to the shipped table.
     """
 
-    def __init__(self, profile, example_papers: Sequence[Paper] = (), doc_freq: DocFreq | None = None):
+    def __init__(self, profile, example_papers: Sequence[Paper] = (), doc_freq: DocFreq | None = None,
+                 feedback=None):
         self.profile = profile
         self.doc_freq = doc_freq or default_doc_freq()
         self.query = parse_query(profile.query) if profile.query else None
@@ -85,7 +87,14 @@ class ProfileMatcher:
         self.weights = {t: self.doc_freq.phrase_idf(t.words) for t in self.terms}
         self.authors = [(a, k) for a in profile.authors if (k := name_key(a))]
         self.categories = frozenset(c.lower().removesuffix(".*") for c in profile.categories)
-        self.examples = _Examples(example_papers, self.doc_freq.vector_weight) if example_papers else None
+        # ratings (see :mod:`watcher.learn`): liked papers join the examples
+        self.feedback = feedback if feedback else None
+        liked = list(feedback.liked) if self.feedback else []
+        self.examples = (_Examples([*liked, *example_papers], self.doc_freq.vector_weight,
+                                   {p.key for p in liked}) if example_papers or liked else None)
+        if self.feedback:
+            self.examples = self.feedback.attach(self.examples, self.doc_freq.vector_weight,
+                                                 TITLE_BOOST, reach=not (self.query or self.authors))
 
     def score(self, paper: Paper) -> Match | None:
         """The match of ``paper``, or None when the profile does not select it."""
@@ -124,6 +133,8 @@ class ProfileMatcher:
                 why_not.append(self._no_match(batch, i, sim))
             elif doc.paper.upvotes:
                 scored.append((math.log1p(doc.paper.upvotes), f"{doc.paper.upvotes} upvotes"))
+            if scored and self.feedback and (penalty := self.feedback.penalty(doc, scored)):
+                scored.append(penalty)  # the ratings put it among the disliked
             score = round(sum(s for s, _ in scored), 3)
             if self.categories and doc.categories and not (self.categories & doc.categories):
                 why_not.append(f"category not in {', '.join(self.profile.categories)}")
@@ -135,7 +146,7 @@ class ProfileMatcher:
             if why_not and not explain:
                 continue
             scored.sort(key=lambda sr: -sr[0])
-            reasons = [f"similar to {self.examples.closest(doc)}" if r is _SIMILAR else r
+            reasons = [self.examples.closest(doc) if r is _SIMILAR else r
                        for _, r in scored]
             out[i] = Match(doc.paper, score, reasons + why_not, self.profile.name)
         return out
@@ -190,17 +201,19 @@ class _Examples:
     """A profile's examples for "more like these": their centroid and the similarity to it
     that makes a paper similar (see the module docstring)."""
 
-    def __init__(self, papers: Sequence[Paper], weight):
+    def __init__(self, papers: Sequence[Paper], weight, liked=frozenset()):
         self.weight = weight
         seen: set = set()  # an example given twice (its id and a digest) counts once
         docs = prepare([p for p in papers if not (p.key in seen or seen.add(p.key))]).docs
-        vectors = [(_label(d.paper), example_vector(d, weight, TITLE_BOOST), d) for d in docs]
+        vectors = [(liked_reason(d.paper) if d.paper.key in liked else f"similar to {_label(d.paper)}",
+                    example_vector(d, weight, TITLE_BOOST), d) for d in docs]
         vectors = [v for v in vectors if v[1]]  # an example without a weighted word says nothing
         self.labels = [label for label, _, _ in vectors]
         self.vectors = [vector for _, vector, _ in vectors]
         total = vector_sum(self.vectors)
         self.centroid = top_words(total, CENTROID_WORDS)
         self.threshold = SIMILAR_ONE
+        self.sims: list[float] = []  # a sample of the examples' similarities to the others
         if (n := len(vectors)) > 1:
             step = max(1, len(vectors) // THRESHOLD_SAMPLE)
             sims = []
@@ -210,6 +223,7 @@ class _Examples:
                     others[word] -= w
                 sims.append(cosine(top_words(others, CENTROID_WORDS),
                                    paper_vector(vectors[k][2], weight, TITLE_BOOST)))
+            self.sims = sorted(sims)
             relative = SIMILAR_RATIO * statistics.median(sims)
             shrunk = (SIMILAR_ONE + (n - 1) * relative) / n  # few examples: a noisy median
             self.threshold = min(SIMILAR_MAX, max(SIMILAR_FLOOR, shrunk))
@@ -218,7 +232,8 @@ class _Examples:
         return bool(self.centroid)
 
     def closest(self, doc) -> str:
-        """The label of the example most similar to ``doc`` (a prepared paper)."""
+        """The reason naming the example most similar to ``doc`` (a prepared paper):
+        ``similar to 2504.07615``, or ``like 2504.07615 (you liked)`` for a liked paper."""
         if len(self.vectors) == 1:
             return self.labels[0]
         vector = paper_vector(doc, self.weight, TITLE_BOOST)

@@ -259,6 +259,7 @@ class Digest:
     matches: list[Match] = field(default_factory=list)
     updated: list[Match] = field(default_factory=list)
     empty_reason: str | None = None
+    links: object | None = None  # watcher.links.Links: rating links, when [web] has them
 
     @property
     def papers(self) -> list[Paper]:

@@ -48,6 +48,7 @@ from .assemble import assemble, delivered_reason, digest_title, window_start
 from .config import FORMAT_CHANNELS, Config, DigestConfig, SourceConfig
 from .deliver import channel_for, redact
 from .errors import DatabaseUnavailable, DeliveryError, InputError, WatcherError
+from .links import links_for
 from .lock import write_lock
 from .match import ProfileMatcher
 from .models import Digest
@@ -214,7 +215,8 @@ def fetch_sources(config: Config, store: Store, cycle: Cycle, fetch: Fetch, http
 
 def load_example_papers(profile, lookup) -> list:
     """Resolve a profile's ``examples`` to papers: a path (relative to the config) is read as a
-    listing; anything else is an arXiv id looked up with ``lookup(id) -> Paper | None``."""
+    listing, or as BibTeX when it ends in ``.bib`` (a stored paper stands in for its entry, as it
+    has the abstract); anything else is an arXiv id looked up with ``lookup(id) -> Paper | None``."""
     from . import formats
     from .models import parse_arxiv_id
 
@@ -230,15 +232,23 @@ def load_example_papers(profile, lookup) -> list:
                 log.warning("profile %s: example %s is not known yet", profile.name, example)
             continue
         try:
-            papers.extend(formats.read(path.read_bytes(), str(path)).papers)
+            if path.suffix.lower() == ".bib":  # papers one likes, e.g. exported from Zotero
+                from .bibtex import read as read_bib
+
+                papers.extend(p.arxiv_id and lookup(p.arxiv_id) or p
+                              for p in read_bib(path.read_bytes(), str(path)))
+            else:
+                papers.extend(formats.read(path.read_bytes(), str(path)).papers)
         except OSError as e:
             raise InputError(f"profile {profile.name}: example file {path}: {e.strerror}") from None
     return papers
 
 
-def matchers_for(config: Config, profile_names, lookup) -> list[ProfileMatcher]:
-    """Compiled matchers for the named profiles; ``lookup`` resolves example ids."""
-    return [ProfileMatcher(config.profiles[n], load_example_papers(config.profiles[n], lookup))
+def matchers_for(config: Config, profile_names, lookup, store: Store | None = None) -> list[ProfileMatcher]:
+    """Compiled matchers for the named profiles; ``lookup`` resolves example ids; with a
+    ``store``, each profile also learns from its ratings (:mod:`watcher.learn`)."""
+    return [ProfileMatcher(config.profiles[n], load_example_papers(config.profiles[n], lookup),
+                           feedback=feedback_for(store, n) if store is not None else None)
             for n in profile_names]
 
 
@@ -257,7 +267,7 @@ class DigestPlan:
     def make(cls, config: Config, store: Store, dcfg: DigestConfig, now: datetime) -> "DigestPlan":
         """Compile the digest's profiles (examples looked up in ``store``)."""
         return cls(dcfg, digest_title(dcfg, config.profiles), now.astimezone(config.settings.timezone).date(),
-                   now, matchers_for(config, dcfg.profiles, store.get))
+                   now, matchers_for(config, dcfg.profiles, store.get, store))
 
     def build(self, candidates: list, revised: list) -> Digest:
         """The digest of these papers; an empty one says why (an arXiv holiday first)."""
@@ -265,6 +275,14 @@ class DigestPlan:
         if not digest.matches:
             digest.empty_reason = quiet_day_reason(self.dcfg, self.now) or digest.empty_reason
         return digest
+
+
+def feedback_for(store: Store, profile: str):
+    """The ratings of ``profile`` as the matcher's examples and counter-examples."""
+    from .learn import Feedback
+    from .ratings import rated_papers
+
+    return Feedback(*rated_papers(store, profile))
 
 
 def channel_papers(config: Config, store: Store, dcfg: DigestConfig, channel: str, now: datetime,
@@ -310,6 +328,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
                                                                deliver.since_day)
             digest = plan.build(candidates, revised)
             summarizer.fill(digest)  # the TL;DRs, before rendering; never fails a delivery
+            digest.links = links_for(config)
             report.papers = len(digest.matches)
             if not digest.matches and not dcfg.send_empty:
                 log.info("digest %s -> %s: %s; nothing sent", dcfg.name, name, digest.empty_reason)
@@ -377,6 +396,7 @@ def dry_run_digest(config: Config, store: Store, plan: DigestPlan, deliver: Deli
     revised = [p for key, p in revised.items() if key not in candidates]  # new somewhere wins
     digest = plan.build(list(candidates.values()), revised)
     Summarizer(config.summarizer, store, plan.now).fill(digest)
+    digest.links = links_for(config)
     for m in digest.matches:
         for report in owners[m.paper.key]:
             report.papers += 1

@@ -118,17 +118,19 @@ def abstract_excerpt(m: Match) -> str:
     return excerpt(m.paper.abstract, tldr_of(m), ABSTRACT_CHARS)
 
 
-def match_json(m: Match) -> dict:
+def match_json(m: Match, links=None) -> dict:
     """One paper of the json format: SPEC §5's paper object plus score, reasons, profile and
-    the TL;DR (SPEC §7)."""
+    the TL;DR (SPEC §7), and ``links`` when the digest has them."""
     out = m.paper.to_json()
     out.update(score=round(m.score, 4), reasons=list(m.reasons), profile=m.profile, tldr=tldr_of(m))
+    if links is not None:
+        out["links"] = links.paper(m)
     return out
 
 
-def papers_json(matches: list[Match]) -> str:
-    """The json format's array."""
-    return json.dumps([match_json(m) for m in matches], ensure_ascii=False, indent=2)
+def papers_json(matches: list[Match], links=None) -> str:
+    """The json format's array (with rating links when ``links`` is given)."""
+    return json.dumps([match_json(m, links) for m in matches], ensure_ascii=False, indent=2)
 
 
 def plural(n: int, word: str) -> str:

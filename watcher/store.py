@@ -114,6 +114,24 @@ def m002_web_search(db: sqlite_utils.Database) -> None:
 
 
 @migrations()
+def m003_ratings(db: sqlite_utils.Database) -> None:
+    """Ratings (SPEC §7): per profile and paper up or down, when and from where; the global
+    reading list. Keyed by profile *name*, so ratings outlive profile edits and removals."""
+    db.execute("""
+        CREATE TABLE ratings (
+            profile TEXT NOT NULL, paper TEXT NOT NULL,
+            value TEXT NOT NULL CHECK (value IN ('up', 'down')),
+            rated_at TEXT NOT NULL, source TEXT NOT NULL,
+            PRIMARY KEY (profile, paper)
+        )""")
+    db.execute("CREATE INDEX ratings_paper ON ratings(paper)")
+    db.execute("""
+        CREATE TABLE saved (
+            paper TEXT PRIMARY KEY, saved_at TEXT NOT NULL, source TEXT NOT NULL
+        )""")
+
+
+@migrations()
 def m004_tldr_cache(db: sqlite_utils.Database) -> None:
     """The summarizer's memory (SPEC §7): a model's TL;DR per paper, asked for once ever (``tldr``
     NULL: the model answered with nothing usable), and the calls made per UTC day."""
@@ -376,6 +394,8 @@ class Store:
             conn.execute("UPDATE deliveries SET paper = ? WHERE paper = ?", (row["key"], found["key"]))
             conn.execute("UPDATE OR IGNORE issue_papers SET paper = ? WHERE paper = ?",
                          (row["key"], found["key"]))
+            conn.execute("UPDATE OR REPLACE ratings SET paper = ? WHERE paper = ?", (row["key"], found["key"]))
+            conn.execute("UPDATE OR REPLACE saved SET paper = ? WHERE paper = ?", (row["key"], found["key"]))
         counts.updated.append(row["key"])
 
     def get(self, key: str) -> Paper | None:

@@ -1,0 +1,186 @@
+"""Signed rating links: tokens, the links digests carry, and a click that teaches the next digest."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+from deliverkit import MailServer, sample_digest
+
+from conftest import DATA, run_watcher
+from watcher.config import load_config
+from watcher.links import BadLink, Links, links_for, make_token, verify_token
+from watcher.ratings import apply_rating, ratings
+from watcher.render import render
+from watcher.store import Store
+
+SECRET = "correct horse battery staple"
+
+
+def test_a_token_names_action_profile_and_paper_and_verifies():
+    token = make_token(SECRET, "up", "llm-rl", "2504.07615")
+    got = verify_token(SECRET, token)
+    assert (got.action, got.profile, got.paper) == ("up", "llm-rl", "2504.07615")
+    assert re.fullmatch(r"[A-Za-z0-9_.-]+", token)  # URL-safe as it is
+
+
+@pytest.mark.parametrize("change", [
+    lambda t: t[:-1],  # truncated signature
+    lambda t: t[: len(t) // 2],  # truncated in the payload
+    lambda t: ("A" if t[0] != "A" else "B") + t[1:],  # payload altered
+    lambda t: t[:-2] + ("AA" if t[-2:] != "AA" else "BB"),  # signature altered
+    lambda t: "",
+    lambda t: "not-a-token",
+])
+def test_altered_or_truncated_tokens_do_not_verify(change):
+    token = make_token(SECRET, "down", "llm-rl", "2504.07615")
+    with pytest.raises(BadLink):
+        verify_token(SECRET, change(token))
+
+
+def test_a_forged_token_and_a_rotated_secret_do_not_verify():
+    from itsdangerous import URLSafeSerializer
+
+    forged = URLSafeSerializer("guessed", salt="watcher.rate").dumps(["up", "llm-rl", "2504.07615"])
+    with pytest.raises(BadLink):
+        verify_token(SECRET, forged)
+    old = make_token(SECRET, "save", "llm-rl", "2504.07615")
+    with pytest.raises(BadLink):
+        verify_token("a new secret", old)
+    # another action in a validly signed payload is refused too
+    other = URLSafeSerializer(SECRET, salt="watcher.rate").dumps(["clear", "llm-rl", "2504.07615"])
+    with pytest.raises(BadLink):
+        verify_token(SECRET, other)
+
+
+def test_links_need_base_url_and_the_secret(write_config, monkeypatch):
+    base = "[web]\nbase_url = \"https://papers.example.org/\"\nsecret_env = \"WATCHER_TEST_SECRET\"\n"
+    path = write_config("""
+        [profile.p]
+        query = "x"
+        [digest.d]
+        profiles = ["p"]
+        channels = ["c"]
+        every = "1d"
+        [channel.c]
+        type = "stdout"
+        """ + base)
+    monkeypatch.delenv("WATCHER_TEST_SECRET", raising=False)
+    assert links_for(load_config(path)) is None
+    monkeypatch.setenv("WATCHER_TEST_SECRET", SECRET)
+    links = links_for(load_config(path))
+    assert links.base_url == "https://papers.example.org"
+    no_base = write_config((DATA.parent / "conftest.py").read_text().split('MINIMAL_CONFIG = """')[1]
+                           .split('"""')[0], "other.toml")
+    assert links_for(load_config(no_base)) is None
+
+
+def digest_with_links():
+    digest = sample_digest(2, updated=0)
+    digest.links = Links("https://papers.example.org", SECRET)
+    return digest
+
+
+def test_every_rich_format_carries_the_links_and_json_has_them_per_paper():
+    digest = digest_with_links()
+    first = digest.matches[0]
+    expected = {a: f"https://papers.example.org/r/{make_token(SECRET, a, first.profile, first.paper.key)}"
+                for a in ("up", "down", "save")}
+    page = "https://papers.example.org/digests/daily/2025-04-12"
+    for fmt in ("html", "markdown", "slack"):
+        out = render(digest, fmt)
+        assert all(url in out for url in expected.values()), fmt
+        assert page in out, fmt
+    papers = json.loads(render(digest, "json"))
+    assert papers[0]["links"] == dict(expected, web=f"https://papers.example.org/papers/{first.paper.arxiv_id}")
+    assert "/r/" not in render(digest, "text")  # the seed text format stays as it is
+    digest.links = None
+    assert all("papers.example.org" not in render(digest, f) for f in ("html", "markdown", "slack", "json"))
+    assert "links" not in json.loads(render(digest, "json"))[0]
+
+
+CONFIG = """
+[watcher]
+database = "watcher.db"
+
+[source.day]
+type = "listing"
+path = "day.jsonl.gz"
+
+[profile.mine]
+query = '"retrieval-augmented" OR RAG OR "retrieval augmented"'
+
+[digest.daily]
+profiles = ["mine"]
+every = "1d"
+channels = ["mail"]
+
+[channel.mail]
+type = "email"
+host = "127.0.0.1"
+port = {port}
+security = "none"
+from = "watcher <bot@example.org>"
+to = ["me@example.org"]
+
+[web]
+base_url = "https://papers.example.org"
+secret_env = "WATCHER_TEST_SECRET"
+"""
+
+
+def test_a_click_in_the_mail_teaches_the_next_digest(tmp_path):
+    """The e-mail (through a real SMTP server) carries the links; a click's token, recorded
+    as the web inbox's POST /r/{token} will record it, changes the next day's digest."""
+    env = {"WATCHER_TEST_SECRET": SECRET}
+    shutil.copy(DATA / "corpus-2025-04-09.jsonl.gz", tmp_path / "day.jsonl.gz")
+    with MailServer() as server:
+        (tmp_path / "config.toml").write_text(CONFIG.replace("{port}", str(server.port)))
+        assert run_watcher("fetch", cwd=tmp_path, env=env).returncode == 0
+        out = run_watcher("digest", "daily", "--since", "2025-04-01", cwd=tmp_path, env=env)
+        assert out.returncode == 0, out.stderr
+    [mail] = server.received
+    html = mail.message.get_payload()[1].get_content()
+    assert "https://papers.example.org/digests/daily/" in html
+    ups = re.findall(r'href="https://papers\.example\.org/r/([^"]+)"[^>]*>👍 More like this', html)
+    assert ups, "no up link in the mail"
+    clicked = [verify_token(SECRET, t) for t in ups]
+    with Store.open(tmp_path / "watcher.db") as store:  # the reader likes every paper shown
+        assert ratings(store) == []
+        for c in clicked:
+            apply_rating(store, c.action, c.profile, c.paper, "link", profiles=["mine"])
+        assert sorted((r["paper"], r["value"], r["source"]) for r in ratings(store)) == sorted(
+            (c.paper, "up", "link") for c in clicked)
+    shutil.copy(DATA / "corpus-2025-04-10.jsonl.gz", tmp_path / "day.jsonl.gz")
+    (tmp_path / "config.toml").write_text(CONFIG.replace("{port}", "1"))
+    assert run_watcher("fetch", cwd=tmp_path, env=env).returncode == 0
+    out = run_watcher("digest", "daily", "--dry-run", "--to", "json", "--since", "2025-04-10",
+                      cwd=tmp_path, env=env)
+    papers = json.loads(out.stdout)
+    names = {f"like {c.paper} (you liked)" for c in clicked}
+    assert any(names & set(p["reasons"]) for p in papers), [p["reasons"] for p in papers]
+    assert all(set(p["links"]) == {"up", "down", "save", "web"} for p in papers)
+
+
+def test_verify_link_uses_the_configs_secret_and_check_says_when_links_are_off(write_config, monkeypatch):
+    from watcher.links import link_notes, verify_link
+
+    table = "[web]\nsecret_env = \"WATCHER_TEST_SECRET\"\n"
+    body = """
+        [profile.p]
+        query = "x"
+        """
+    monkeypatch.setenv("WATCHER_TEST_SECRET", SECRET)
+    off = load_config(write_config(body + table))
+    assert link_notes(off) == [f"{off.path}: web.base_url is not set: digests carry no rating links"]
+    token = make_token(SECRET, "up", "p", "2504.07615")
+    with pytest.raises(BadLink, match="links are off"):
+        verify_link(off, token)
+    on = load_config(write_config(body + table + 'base_url = "https://papers.example.org"\n', "on.toml"))
+    assert link_notes(on) == []
+    assert verify_link(on, token).paper == "2504.07615"
+    monkeypatch.setenv("WATCHER_TEST_SECRET", "rotated")
+    with pytest.raises(BadLink):
+        verify_link(on, token)

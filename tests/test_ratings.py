@@ -1,0 +1,288 @@
+"""Ratings: the store (m003_ratings), apply_rating, and `watcher rate / ratings / saved / check`
+run as a user would, on a database filled from a real corpus day."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from datetime import datetime, timezone
+
+import pytest
+
+from conftest import DATA, run_watcher
+from watcher.models import Paper
+from watcher.ratings import RatingError, apply_rating, orphaned, rated_papers, ratings, saved
+from watcher.store import Store
+
+NOW = datetime(2025, 4, 9, 21, tzinfo=timezone.utc)
+PROFILES = ("rag", "vision")
+
+
+def paper(**kw) -> Paper:
+    base = dict(title="Retrieval augmented generation for everything", arxiv_id="2504.00001",
+                abstract="We retrieve passages and generate.")
+    base.update(kw)
+    return Paper(**base)
+
+
+@pytest.fixture
+def store():
+    with Store.open(None) as s:
+        s.upsert([paper(), paper(arxiv_id="2504.00002", title="Another paper")], NOW)
+        yield s
+
+
+# --- the data ------------------------------------------------------------------------------
+
+def test_a_later_rating_replaces_rating_twice_is_one_and_clear_removes(store):
+    apply_rating(store, "up", "rag", "2504.00001", "cli", profiles=PROFILES, now=NOW)
+    again = apply_rating(store, "up", "rag", "2504.00001v2", "link", profiles=PROFILES, now=NOW)
+    assert not again.changed and len(ratings(store)) == 1
+    assert ratings(store)[0]["source"] == "cli"  # the first of two equal ratings stays
+    apply_rating(store, "down", "rag", "2504.00001", "web", profiles=PROFILES, now=NOW)
+    [row] = ratings(store)
+    assert (row["value"], row["source"], row["profile"]) == ("down", "web", "rag")
+    apply_rating(store, "up", "vision", "2504.00001", "cli", profiles=PROFILES, now=NOW)
+    assert [len(x) for x in rated_papers(store, "rag")] == [0, 1]
+    assert [len(x) for x in rated_papers(store, "vision")] == [1, 0]
+    assert apply_rating(store, "clear", "rag", "2504.00001", "cli", profiles=PROFILES).changed
+    assert [r["profile"] for r in ratings(store)] == ["vision"]
+
+
+def test_save_and_unsave_are_global(store):
+    apply_rating(store, "save", None, "2504.00002", "cli", profiles=PROFILES, now=NOW)
+    apply_rating(store, "save", None, "2504.00002", "link", profiles=PROFILES, now=NOW)
+    assert [p.arxiv_id for p, _ in saved(store)] == ["2504.00002"]
+    apply_rating(store, "unsave", None, "2504.00002", "cli", profiles=PROFILES)
+    assert saved(store) == []
+
+
+@pytest.mark.parametrize("action, profile, paper_id, problem", [
+    ("up", "rag", "2504.99999", "unknown paper"),
+    ("up", "gone", "2504.00001", "unknown profile 'gone'"),
+    ("down", None, "2504.00001", "needs a profile"),
+    ("like", "rag", "2504.00001", "unknown action"),
+])
+def test_bad_ratings_are_refused_and_record_nothing(store, action, profile, paper_id, problem):
+    with pytest.raises(RatingError, match=problem):
+        apply_rating(store, action, profile, paper_id, "cli", profiles=PROFILES)
+    assert ratings(store) == [] and saved(store) == []
+
+
+def test_ratings_follow_a_paper_that_gets_its_arxiv_id(store):
+    idless = paper(arxiv_id=None, title="A paper first seen without its id")
+    store.upsert([idless], NOW)
+    apply_rating(store, "up", "rag", idless.key, "cli", profiles=PROFILES, now=NOW)
+    apply_rating(store, "save", None, idless.key, "cli", profiles=PROFILES, now=NOW)
+    store.upsert([paper(arxiv_id="2504.00003", title="A paper first seen without its id")], NOW)
+    assert [r["paper"] for r in ratings(store)] == ["2504.00003"]
+    assert [p.key for p, _ in saved(store)] == ["2504.00003"]
+
+
+def test_ratings_of_a_removed_profile_are_kept_and_reported(store):
+    apply_rating(store, "up", "old-name", "2504.00001", "cli", profiles=("old-name",), now=NOW)
+    assert orphaned(store, PROFILES) == {"old-name": 1}
+    assert orphaned(store, ("old-name",)) == {}
+
+
+def test_a_database_without_ratings_migrates_forward_and_keeps_its_papers(tmp_path):
+    path = tmp_path / "old.db"
+    with Store.open(path) as s:  # make it look like a database from before m003_ratings
+        s.upsert([paper()], NOW)
+        s.db.execute("DROP TABLE ratings")
+        s.db.execute("DROP TABLE saved")
+        s.db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm003_ratings'")
+    with Store.open(path) as s:
+        assert s.count_papers() == 1
+        apply_rating(s, "up", "rag", "2504.00001", "cli", profiles=PROFILES, now=NOW)
+        assert len(ratings(s)) == 1
+
+
+# --- the commands --------------------------------------------------------------------------
+
+CONFIG = """
+[watcher]
+database = "watcher.db"
+
+[source.day]
+type = "listing"
+path = "day.jsonl.gz"
+
+[profile.rag]
+query = '"retrieval-augmented" OR RAG OR "retrieval augmented"'
+
+[profile.{vision}]
+query = 'image OR images OR hallucination'
+
+[digest.daily]
+profiles = ["rag", "{vision}"]
+every = "1d"
+channels = ["out"]
+
+[channel.out]
+type = "stdout"
+"""
+BOTH = "2504.05324"  # hybrid retrieval for hallucination mitigation: both profiles select it
+RAG_ONLY = "2504.05731"  # retrieval augmented generation with collaborative filtering
+
+
+@pytest.fixture
+def folder(tmp_path):
+    shutil.copy(DATA / "corpus-2025-04-09.jsonl.gz", tmp_path / "day.jsonl.gz")
+    (tmp_path / "config.toml").write_text(CONFIG.replace("{vision}", "vision"))
+    assert run_watcher("fetch", cwd=tmp_path).returncode == 0
+    return tmp_path
+
+
+def watcher(folder, *args):
+    return run_watcher(*args, cwd=folder)
+
+
+def listed(folder) -> list[dict]:
+    out = watcher(folder, "ratings", "--to", "json")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_rate_finds_the_profile_or_asks_for_it(folder):
+    both = watcher(folder, "rate", "up", BOTH)
+    assert both.returncode == 2
+    assert both.stderr.decode().strip() == (f"watcher: {BOTH} belongs to several profiles (rag, vision): "
+                                            "say which with --profile")
+    assert listed(folder) == []
+    ok = watcher(folder, "rate", "up", RAG_ONLY)
+    assert ok.returncode == 0 and ok.stdout.decode().strip() == f"{RAG_ONLY}: rated up for rag"
+    ok = watcher(folder, "rate", "down", BOTH, "--profile", "vision")
+    assert ok.returncode == 0, ok.stderr
+    assert [(r["paper"], r["profile"], r["value"], r["source"]) for r in listed(folder)] == [
+        (RAG_ONLY, "rag", "up", "cli"), (BOTH, "vision", "down", "cli")]
+    text = watcher(folder, "ratings", "--profile", "vision").stdout.decode()
+    assert "down" in text and BOTH in text and RAG_ONLY not in text
+
+
+@pytest.mark.parametrize("args, message", [
+    (["up", RAG_ONLY, "2504.99999"], "watcher: unknown paper '2504.99999': not in the database"),
+    (["up", RAG_ONLY, "--profile", "nope"], "watcher: unknown profile 'nope' (profiles: rag, vision)"),
+])
+def test_rate_with_an_unknown_paper_or_profile_records_nothing(folder, args, message):
+    out = watcher(folder, "rate", *args)
+    assert (out.returncode, out.stderr.decode().strip()) == (2, message)
+    assert listed(folder) == []
+
+
+def test_saved_exports_bibtex_that_parses_back_and_compiles(folder, tmp_path):
+    import bibtexparser
+
+    assert watcher(folder, "rate", "save", BOTH, RAG_ONLY).returncode == 0
+    text = watcher(folder, "saved").stdout.decode()
+    assert BOTH in text and RAG_ONLY in text
+    markdown = watcher(folder, "saved", "--to", "markdown").stdout.decode()
+    assert f"](https://arxiv.org/abs/{RAG_ONLY})" in markdown
+    as_json = json.loads(watcher(folder, "saved", "--to", "json").stdout)
+    assert [p["arxiv_id"] for p in as_json] == [BOTH, RAG_ONLY] and as_json[0]["saved_at"]
+    bib = watcher(folder, "saved", "--to", "bibtex").stdout.decode()
+    library = bibtexparser.parse_string(bib)
+    assert not library.failed_blocks
+    entries = {e["eprint"]: e for e in library.entries}
+    assert set(entries) == {BOTH, RAG_ONLY}
+    assert entries[RAG_ONLY]["archivePrefix"] == "arXiv"
+    assert entries[RAG_ONLY]["title"].startswith("{Retrieval Augmented Generation")
+    compiles(bib, tmp_path, 2)
+
+
+def compiles(bib: str, folder, entries: int) -> None:
+    """``bib`` goes through pdflatex + bibtex without an error or a BibTeX warning."""
+    import bibtexparser
+
+    if not (shutil.which("pdflatex") and shutil.which("bibtex")):
+        pytest.skip("no LaTeX here to compile the .bib with")
+    (folder / "saved.bib").write_text(bib, encoding="utf-8")
+    keys = ",".join(e.key for e in bibtexparser.parse_string(bib).entries)
+    (folder / "doc.tex").write_text("\\documentclass{article}\\begin{document}\\nocite{" + keys
+                                    + "}\\bibliographystyle{plain}\\bibliography{saved}\\end{document}\n")
+    for cmd in (["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc"], ["bibtex", "doc"],
+                ["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "doc"]):
+        run = subprocess.run(cmd, cwd=folder, capture_output=True, timeout=60)
+        assert run.returncode == 0, run.stdout.decode(errors="replace")[-2000:]
+    assert "Warning--" not in (folder / "doc.blg").read_text()
+    assert (folder / "doc.bbl").read_text().count("\\bibitem") == entries
+
+
+def test_bibtex_keeps_arxiv_math_escapes_the_rest_and_compiles(tmp_path):
+    import bibtexparser
+
+    from watcher.bibtex import read, write
+
+    titles = ["LLM$\\times$MapReduce-V2: Entropy-Driven Scaling", "F$^3$Set: Fast Events",
+              "SAEs $\\textit{Can}$ Improve Unlearning", "R&D at 100% of $5 #1 {braces} under_score",
+              "Broken $\\frac{a$ math", "Ünïcödé – “quotes” and ∑ sums"]
+    papers = [Paper(title=t, arxiv_id=f"2504.0000{i}", authors=["Jürgen Schmidhuber", "Zoë O'Neil"],
+                    published=NOW, abstract="50% of {this} & that_") for i, t in enumerate(titles)]
+    bib = write(papers)
+    assert "LLM$\\times$MapReduce" in bib and "F$^3$Set" in bib and "$\\textit{Can}$" in bib
+    assert "R\\&D at 100\\% of \\$5 \\#1 (braces) under\\_score" in bib
+    assert not bibtexparser.parse_string(bib).failed_blocks
+    back = read(bib.encode(), "saved.bib")
+    assert [p.arxiv_id for p in back] == [p.arxiv_id for p in papers]
+    assert back[0].authors == ["Jürgen Schmidhuber", "Zoë O'Neil"]
+    assert back[3].title.startswith("R&D at 100% of $5 #1")
+    compiles(bib, tmp_path, len(papers))
+
+
+def test_check_lists_the_ratings_of_a_renamed_profile(folder):
+    assert watcher(folder, "rate", "up", BOTH, "--profile", "vision").returncode == 0
+    (folder / "config.toml").write_text(CONFIG.replace("{vision}", "pictures"))
+    out = watcher(folder, "check")
+    assert out.returncode == 0, out.stderr
+    assert ("ratings of profile 'vision', which is no longer in the config: 1 kept"
+            in out.stdout.decode())
+    assert [r["profile"] for r in listed(folder)] == ["vision"]  # kept, listed
+    text = watcher(folder, "ratings").stdout.decode()
+    assert "(profile no longer in the config)" in text
+
+
+# --- learning through the pipeline ---------------------------------------------------------
+
+LIKED = ["2504.05324", "2504.05478", "2504.05731"]  # retrieval-augmented generation, day 1
+
+
+def day_two(folder, profile: str) -> list[dict]:
+    """Day 2 arrives (a real corpus day); the digest of ``profile`` as JSON."""
+    shutil.copy(DATA / "corpus-2025-04-10.jsonl.gz", folder / "day.jsonl.gz")
+    assert watcher(folder, "fetch").returncode == 0
+    config = (folder / "config.toml").read_text()
+    if "[digest.mine]" not in config:
+        (folder / "config.toml").write_text(config + f"""
+[digest.mine]
+profiles = ["{profile}"]
+every = "1d"
+channels = ["out"]
+""")
+    out = watcher(folder, "digest", "mine", "--dry-run", "--to", "json", "--since", "2025-04-10")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout or "[]")
+
+
+def test_a_profile_with_only_ratings_learns_from_them(folder):
+    config = (folder / "config.toml").read_text()
+    (folder / "config.toml").write_text(config + "\n[profile.mine]\ntitle = \"Mine\"\n")
+    assert day_two(folder, "mine") == []  # nothing rated yet: nothing to go by
+    assert watcher(folder, "rate", "up", *LIKED, "--profile", "mine").returncode == 0
+    papers = day_two(folder, "mine")
+    assert papers, "the liked papers taught the profile nothing"
+    for p in papers:
+        assert any(r.startswith("like 2504.05") and r.endswith("(you liked)") for r in p["reasons"])
+    assert any("retrieval" in (p["title"] + p["abstract"]).lower() for p in papers)
+
+
+def test_a_bib_file_of_liked_papers_is_a_cold_start(folder):
+    assert watcher(folder, "rate", "save", *LIKED).returncode == 0
+    (folder / "mine.bib").write_bytes(watcher(folder, "saved", "--to", "bibtex").stdout)
+    config = (folder / "config.toml").read_text()
+    (folder / "config.toml").write_text(config + '\n[profile.mine]\nexamples = ["mine.bib"]\n')
+    assert watcher(folder, "check").returncode == 0
+    papers = day_two(folder, "mine")
+    assert papers
+    for p in papers:
+        assert any(r in {f"similar to {i}" for i in LIKED} for r in p["reasons"]), p["reasons"]

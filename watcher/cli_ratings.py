@@ -1,0 +1,122 @@
+"""The rating commands (SPEC §7): ``watcher rate``, ``watcher ratings``, ``watcher saved``.
+
+Registered on the ``watcher`` group by :mod:`watcher.cli`. Every change goes through
+:func:`watcher.ratings.apply_rating`, as the web inbox's buttons and the digests' links do.
+"""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from .cli import Context, cli, handle_errors, now_utc, pass_ctx
+from .errors import ConfigError
+from .ratings import ACTIONS, PROFILE_ACTIONS, RatingError
+
+
+@cli.command()
+@click.argument("action", type=click.Choice(ACTIONS))
+@click.argument("papers", nargs=-1, required=True, metavar="PAPER...")
+@click.option("--profile", metavar="NAME",
+              help="The profile the rating is for (up/down/clear; needed when a paper belongs to several).")
+@pass_ctx
+@handle_errors
+def rate(ctx: Context, action, papers, profile) -> None:
+    """Rate stored papers (arXiv ids or titles): up, down, clear (per profile), save, unsave
+    (the reading list). Up-rated papers teach their profile "more like this", down-rated ones
+    "not this". Nothing is recorded unless every paper and the profile are known."""
+    from .pipeline import open_store
+    from .ratings import apply_rating, find_paper
+    from .store import require_database
+
+    config = ctx.config
+    if profile is not None and profile not in config.profiles:
+        raise RatingError(f"unknown profile {profile!r} (profiles: {', '.join(config.profiles) or 'none'})")
+    require_database(config.settings.database)
+    with open_store(config) as store:
+        plan = []  # everything is checked before anything is recorded
+        for text in papers:
+            paper = find_paper(store, text)
+            name = None
+            if action in PROFILE_ACTIONS:
+                name = profile or _profile_of(config, store, paper)
+            plan.append((name, paper.key))
+        now = now_utc()
+        with store.db.atomic():
+            done = [apply_rating(store, action, name, key, "cli", profiles=config.profiles, now=now)
+                    for name, key in plan]
+    for applied in done:
+        click.echo(str(applied))
+
+
+def _profile_of(config, store, paper) -> str:
+    """The one profile ``paper`` belongs to: the only profile, else the profiles of the digests
+    that delivered it, else the profiles that select it now; several or none: a RatingError."""
+    from .pipeline import matchers_for
+
+    names = list(config.profiles)
+    if len(names) == 1:
+        return names[0]
+    digests = [r["digest"] for r in store.db.query(
+        "SELECT DISTINCT digest FROM deliveries WHERE paper = ?", [paper.key])]
+    owners = sorted({p for d in digests if d in config.digests for p in config.digests[d].profiles})
+    if not owners:
+        owners = [m.profile.name for m in matchers_for(config, names, store.get, store)
+                  if m.score(paper) is not None]
+    if len(owners) == 1:
+        return owners[0]
+    label = paper.arxiv_id or paper.title
+    if owners:
+        raise RatingError(f"{label} belongs to several profiles ({', '.join(owners)}): "
+                          "say which with --profile")
+    raise RatingError(f"{label} belongs to no profile yet: say which with --profile "
+                      f"({', '.join(names)})")
+
+
+@cli.command()
+@click.option("--profile", metavar="NAME", help="Only this profile's ratings.")
+@click.option("--to", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@pass_ctx
+@handle_errors
+def ratings(ctx: Context, profile, fmt) -> None:
+    """Every rating: paper, profile, value, when, from where (for backup and scripts).
+    Ratings of profiles no longer in the config are listed too."""
+    from .pipeline import open_store
+    from .ratings import ratings as all_ratings
+    from .store import require_database
+
+    config = ctx.config
+    require_database(config.settings.database)
+    with open_store(config) as store:
+        if profile is not None and profile not in config.profiles and not all_ratings(store, profile):
+            raise ConfigError(f"no profile named {profile!r} and no ratings for it "
+                              f"(profiles: {', '.join(config.profiles)})", path=str(config.path))
+        rows = all_ratings(store, profile)
+    if fmt == "json":
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    for r in rows:
+        gone = "" if r["profile"] in config.profiles else " (profile no longer in the config)"
+        click.echo(f"{r['rated_at']}  {r['value']:<4}  {r['profile']}  {r['arxiv_id'] or r['paper']}  "
+                   f"{r['title'] or ''}  [{r['source']}]{gone}")
+
+
+@cli.command()
+@click.option("--to", "fmt", type=click.Choice(["text", "json", "bibtex", "markdown"]), default="text",
+              show_default=True)
+@pass_ctx
+@handle_errors
+def saved(ctx: Context, fmt) -> None:
+    """The reading list (papers saved with 'watcher rate save' or from a digest), oldest first;
+    --to bibtex writes a .bib for LaTeX and Zotero."""
+    from .pipeline import open_store
+    from .ratings import export_saved
+    from .ratings import saved as saved_papers
+    from .store import require_database
+
+    config = ctx.config
+    require_database(config.settings.database)
+    with open_store(config) as store:
+        items = saved_papers(store)
+    click.echo(export_saved(items, fmt), nl=not fmt == "bibtex")

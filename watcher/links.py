@@ -1,0 +1,116 @@
+"""Signed one-click rating links in digests (SPEC §7 "Links in digests").
+
+A link is ``{base_url}/r/{token}``; the token names the action (``up``, ``down``, ``save``),
+the profile and the paper, and is signed with the secret of ``[web].secret_env``
+(itsdangerous, HMAC-SHA1 over the payload with a purpose-bound key; the payload is readable,
+only signed). A forged, truncated or altered token does not verify; rotating the secret
+invalidates every link made with the old one. Digests carry links only when ``[web].base_url``
+is set and the secret's environment variable holds a value.
+
+Verifying a token says only *what* the link asks for. Recording it is
+:func:`watcher.ratings.apply_rating` (the web inbox's ``POST /r/{token}``, after ``GET`` showed
+a confirmation page: mail scanners fetch links), which refuses a paper or profile that no
+longer exists.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import date
+from urllib.parse import quote
+
+from itsdangerous import BadData, URLSafeSerializer
+
+from .errors import InputError
+
+LINK_ACTIONS = ("up", "down", "save")
+_SALT = "watcher.rate"  # keeps these signatures apart from any other use of the secret
+
+
+class BadLink(InputError):
+    """A token that is not one of ours: forged, truncated, altered, or signed with another secret."""
+
+
+@dataclass(frozen=True)
+class LinkRating:
+    """What a verified token asks for."""
+
+    action: str
+    profile: str
+    paper: str  # the paper's key (its arXiv id without version, or ``title:…``)
+
+
+def make_token(secret: str, action: str, profile: str, paper: str) -> str:
+    """A signed, URL-safe token for ``action`` on ``paper`` (a key) in ``profile``."""
+    if action not in LINK_ACTIONS:
+        raise ValueError(f"no link for action {action!r}")
+    return URLSafeSerializer(secret, salt=_SALT).dumps([action, profile, paper])
+
+
+def verify_token(secret: str, token: str) -> LinkRating:
+    """The rating a token asks for, or BadLink (nothing to record)."""
+    try:
+        data = URLSafeSerializer(secret, salt=_SALT).loads(token)
+    except BadData:
+        raise BadLink("this link is not valid (altered, incomplete, or from before the secret "
+                      "changed)") from None
+    if (not isinstance(data, list) or len(data) != 3 or not all(isinstance(x, str) for x in data)
+            or data[0] not in LINK_ACTIONS):
+        raise BadLink("this link is not valid")
+    return LinkRating(*data)
+
+
+class Links:
+    """The links of one digest: per paper up / down / save / web, and the digest's own page."""
+
+    def __init__(self, base_url: str, secret: str):
+        self.base_url = base_url.rstrip("/")
+        self._secret = secret
+
+    def rate(self, action: str, profile: str, paper_key: str) -> str:
+        """``{base_url}/r/{token}``."""
+        return f"{self.base_url}/r/{make_token(self._secret, action, profile, paper_key)}"
+
+    def paper(self, match) -> dict[str, str]:
+        """``{"up", "down", "save", "web"}`` for a :class:`~watcher.models.Match`."""
+        key = match.paper.key
+        out = {a: self.rate(a, match.profile, key) for a in LINK_ACTIONS}
+        out["web"] = f"{self.base_url}/papers/{quote(match.paper.arxiv_id or key, safe='')}"
+        return out
+
+    def digest(self, name: str, day: date) -> str:
+        """The digest as delivered, in the web inbox ("view in browser")."""
+        return f"{self.base_url}/digests/{quote(name, safe='')}/{day.isoformat()}"
+
+
+def verify_link(config, token: str) -> LinkRating:
+    """What the token of a ``/r/{token}`` link asks for, checked with this config's secret;
+    BadLink when it does not verify or when links are off (no base_url or no secret)."""
+    links = links_for(config)
+    if links is None:
+        raise BadLink("rating links are off: [web] base_url or its secret is not set")
+    return verify_token(links._secret, token)
+
+
+def link_notes(config) -> list[str]:
+    """For ``watcher check``: why digests carry no rating links, when a secret is named but
+    base_url is not set (a missing secret is reported with the other unset variables)."""
+    web = config.web
+    if web.secret_env and not web.base_url:
+        return [f"{config.path}: web.base_url is not set: digests carry no rating links"]
+    return []
+
+
+def links_for(config) -> Links | None:
+    """The links of this config's digests, or None when ``[web].base_url`` or the secret (the
+    value of ``[web].secret_env``) is missing."""
+    web = config.web
+    secret = os.environ.get(web.secret_env) if web.secret_env else None
+    if not web.base_url or not secret:
+        return None
+    return Links(web.base_url, secret)
+
+
+__all__ = ["BadLink", "LinkRating", "Links", "LINK_ACTIONS", "links_for", "make_token",
+           "verify_token", "verify_link", "link_notes"]

@@ -1,0 +1,192 @@
+"""Ratings and the reading list (SPEC §7): the data, and the one function that changes them.
+
+A rating is per profile and paper: ``up`` or ``down``, with when and from where (``cli``,
+``link``, ``web``). A later rating replaces an earlier one; ``clear`` removes it. ``save`` puts
+a paper on the global reading list, ``unsave`` takes it off. Ratings are keyed by the profile's
+*name*: a profile edit keeps them, and the ratings of a profile that no longer exists are kept
+(``watcher check`` lists them) until a profile of that name comes back.
+
+:func:`apply_rating` is the only writer: ``watcher rate``, the signed links of digests
+(``POST /r/{token}``) and the web inbox's buttons all call it, so all three do exactly the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from .errors import InputError
+
+if TYPE_CHECKING:  # the store (sqlite-utils) is imported when used: `watcher --help` stays quick
+    from .models import Paper
+    from .store import Store
+
+ACTIONS = ("up", "down", "save", "unsave", "clear")
+PROFILE_ACTIONS = ("up", "down", "clear")  # the ones that belong to a profile
+SOURCES = ("cli", "link", "web", "benchmark")
+
+
+class RatingError(InputError):
+    """A rating that cannot be recorded (unknown action, paper or profile); nothing changed."""
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What :func:`apply_rating` did, for a one-line confirmation."""
+
+    action: str
+    paper: Paper
+    profile: str | None
+    changed: bool  # False when it was so already (rating twice is one rating)
+
+    def __str__(self) -> str:
+        what = {"up": "rated up", "down": "rated down", "clear": "rating cleared",
+                "save": "saved", "unsave": "removed from the reading list"}[self.action]
+        where = f" for {self.profile}" if self.profile else ""
+        same = "" if self.changed else " (already so)"
+        return f"{label(self.paper)}: {what}{where}{same}"
+
+
+def label(paper: Paper) -> str:
+    """How a paper is named in messages and reasons: its arXiv id, else its title."""
+    return paper.arxiv_id or paper.title
+
+
+def find_paper(store: Store, paper: str) -> Paper:
+    """The stored paper named by ``paper`` (a key, an arXiv id with or without version, or a
+    title), or a RatingError."""
+    found = store.get(paper) or store.find(paper)
+    if found is None:
+        raise RatingError(f"unknown paper {paper!r}: not in the database")
+    return found
+
+
+def apply_rating(store: Store, action: str, profile: str | None, paper: str, source: str, *,
+                 profiles: Collection[str], now: datetime | None = None) -> Applied:
+    """Record ``action`` on ``paper`` for ``profile`` (None for ``save``/``unsave``), from
+    ``source``. ``profiles`` are the configured profile names: a rating for any other is refused.
+
+    Raises RatingError (nothing recorded) for an unknown action, paper or profile.
+    """
+    if action not in ACTIONS:
+        raise RatingError(f"unknown action {action!r} (one of {', '.join(ACTIONS)})")
+    if action in PROFILE_ACTIONS:
+        if not profile:
+            raise RatingError(f"{action} needs a profile")
+        if profile not in profiles:
+            raise RatingError(f"unknown profile {profile!r}"
+                              + (f" (profiles: {', '.join(profiles)})" if profiles else ""))
+    from .store import iso, now_utc
+
+    found = find_paper(store, paper)
+    when = iso(now or now_utc())
+    db = store.db
+    with db.atomic():
+        if action in ("up", "down"):
+            old = list(db.query("SELECT value FROM ratings WHERE profile = ? AND paper = ?",
+                                [profile, found.key]))
+            changed = not old or old[0]["value"] != action
+            if changed:
+                db["ratings"].upsert({"profile": profile, "paper": found.key, "value": action,
+                                      "rated_at": when, "source": source},
+                                     pk=("profile", "paper"))
+        elif action == "clear":
+            changed = db.execute("DELETE FROM ratings WHERE profile = ? AND paper = ?",
+                                 [profile, found.key]).rowcount > 0
+        elif action == "save":
+            changed = db.execute("INSERT OR IGNORE INTO saved (paper, saved_at, source) VALUES (?, ?, ?)",
+                                 [found.key, when, source]).rowcount > 0
+        else:
+            changed = db.execute("DELETE FROM saved WHERE paper = ?", [found.key]).rowcount > 0
+    return Applied(action, found, profile if action in PROFILE_ACTIONS else None, changed)
+
+
+def ratings(store: Store, profile: str | None = None) -> list[dict]:
+    """Every rating (of ``profile``, or all), oldest first: ``profile``, ``paper`` (the key),
+    ``arxiv_id``, ``title``, ``value``, ``rated_at``, ``source``."""
+    sql = """SELECT r.profile, r.paper, p.arxiv_id, p.title, r.value, r.rated_at, r.source
+             FROM ratings r LEFT JOIN papers p ON p.key = r.paper"""
+    args = []
+    if profile is not None:
+        sql += " WHERE r.profile = ?"
+        args.append(profile)
+    return [dict(r) for r in store.db.query(sql + " ORDER BY r.rated_at, r.profile, r.paper", args)]
+
+
+def rated_papers(store: Store, profile: str) -> tuple[list[Paper], list[Paper]]:
+    """The papers rated up and down for ``profile``, oldest rating first: what the learner
+    (:mod:`watcher.learn`) takes as examples and counter-examples."""
+    from .store import row_to_paper
+
+    liked, disliked = [], []
+    for row in store.db.query(
+            """SELECT p.*, r.value AS rating FROM ratings r JOIN papers p ON p.key = r.paper
+               WHERE r.profile = ? ORDER BY r.rated_at, r.paper""", [profile]):
+        (liked if row.pop("rating") == "up" else disliked).append(row_to_paper(row))
+    return liked, disliked
+
+
+def saved(store: Store) -> list[tuple[Paper, str]]:
+    """The reading list, oldest first: ``(paper, saved_at)``."""
+    from .store import row_to_paper
+
+    return [(row_to_paper(r), r.pop("saved_at")) for r in store.db.query(
+        """SELECT p.*, s.saved_at AS saved_at FROM saved s JOIN papers p ON p.key = s.paper
+           ORDER BY s.saved_at, s.paper""")]
+
+
+def orphaned(store: Store, profiles: Collection[str]) -> dict[str, int]:
+    """Profiles that have ratings but are no longer configured: ``name -> number of ratings``
+    (kept, not deleted; a profile of that name takes them up again)."""
+    return {r["profile"]: r["n"] for r in store.db.query(
+        "SELECT profile, count(*) AS n FROM ratings GROUP BY profile ORDER BY profile")
+        if r["profile"] not in profiles}
+
+
+def export_saved(items, fmt: str) -> str:
+    """The reading list ``[(paper, saved_at)]`` in ``fmt``: text, json, bibtex or markdown
+    (also what the web inbox's ``/saved`` and ``/saved.bib`` serve)."""
+    import json
+
+    if fmt == "bibtex":
+        from .bibtex import write
+
+        return write([p for p, _ in items])
+    if fmt == "json":
+        return json.dumps([dict(p.to_json(), saved_at=when) for p, when in items],
+                          ensure_ascii=False, indent=2)
+    lines = []
+    for p, when in items:
+        url = p.abs_url or p.url or ""
+        authors = ", ".join(p.authors[:3]) + (" et al." if len(p.authors) > 3 else "")
+        if fmt == "markdown":
+            title = p.title.replace("[", "\\[").replace("]", "\\]")
+            lines.append(f"- [{title}]({url}) — {authors}" if url else f"- {title} — {authors}")
+        else:
+            lines.append(f"{p.arxiv_id or '-'}  {p.title}  ({authors}; saved {when[:10]})")
+    return "\n".join(lines) if lines else ("" if fmt == "markdown" else "the reading list is empty")
+
+
+def orphan_notes(config) -> list[str]:
+    """For ``watcher check``: one line per profile that has ratings in the database but is no
+    longer in the config (renamed or removed). Nothing when there is no database yet."""
+    from pathlib import Path
+
+    from .store import Store
+
+    db = Path(config.settings.database)
+    if not db.exists():
+        return []
+    with Store.open(db, readonly=True) as store:
+        if "ratings" not in store.db.table_names():  # not migrated yet: no ratings
+            return []
+        gone = orphaned(store, config.profiles)
+    return [f"{config.path}: ratings of profile {name!r}, which is no longer in the config: {n} "
+            f"kept (a profile of that name takes them up again; 'watcher ratings --profile {name}' "
+            "lists them)" for name, n in gone.items()]
+
+
+__all__ = ["orphan_notes", "export_saved", "ACTIONS", "Applied", "RatingError", "apply_rating", "ratings", "rated_papers",
+           "saved", "orphaned", "find_paper", "label"]
