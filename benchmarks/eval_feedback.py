@@ -42,7 +42,7 @@ sys.path.insert(0, str(HERE))
 from corpus import corpus_days  # noqa: E402
 from watcher import formats  # noqa: E402
 from watcher.config import parse_config  # noqa: E402
-from watcher.pipeline import Cycle, deliver_digest  # noqa: E402
+from watcher.pipeline import Cycle, Deliver, deliver_digest  # noqa: E402
 from watcher.ratings import apply_rating  # noqa: E402
 from watcher.store import Store, iso  # noqa: E402
 
@@ -111,7 +111,7 @@ def simulate(days, judged: dict[str, int], query: str | None, rate: bool, liked:
             now = datetime.combine(day, datetime.min.time(), timezone.utc) + timedelta(hours=21)
             counts = store.upsert(papers, now)
             new = set(counts.new)
-            reports = deliver_digest(config, store, dcfg, Cycle(now=now, stdout=io.StringIO()))
+            reports = deliver_digest(config, store, dcfg, Cycle(now=now), Deliver(stdout=io.StringIO()))
             assert not any(r.error for r in reports), reports
             shown = [r["paper"] for r in store.db.query(
                 "SELECT paper FROM deliveries WHERE digest = 'daily' AND delivered_at = ?", [iso(now)])]
