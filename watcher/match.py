@@ -104,6 +104,11 @@ class ProfileMatcher:
         and the exclusion are then evaluated there alone, for the same result."""
         return self._judge(batch, None, explain=False, within=within)
 
+    def sees_every_paper(self) -> bool:
+        """Whether a paper can enter this profile other than by its query or a followed author
+        (by similarity to its examples): then the percolator cannot narrow where it looks."""
+        return bool(self.examples)
+
     def _judge(self, batch: Batch, only: list[int] | None, explain: bool,
                within: set[int] | None = None) -> dict[int, Match]:
         matched = batch.evaluate(self.query.root, within) if self.query else set()

@@ -63,7 +63,7 @@ def anchors(node, rarity) -> list[Term] | None:
 def profile_anchors(matcher) -> list[Term] | None:
     """The anchors of a :class:`~watcher.match.ProfileMatcher`: its query's and its followed
     authors', or None when it must see every paper (no query anchor, or examples)."""
-    if matcher.examples or (matcher.query is None and not matcher.authors):
+    if matcher.sees_every_paper() or (matcher.query is None and not matcher.authors):
         return _ANYWHERE
     found: list[Term] = []
     if matcher.query is not None:
