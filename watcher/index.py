@@ -8,6 +8,7 @@ few papers that hold all of a phrase's words.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 import re
@@ -68,6 +69,10 @@ class Batch:
         self._index: dict[str, dict[str, list[int]]] = {}
         self._hits: dict[tuple, dict[int, Hit]] = {}
         self._sets: dict[tuple[str, str], set[int]] = {}
+        self._sorted: dict[str, list[str]] = {}
+        self._keys: dict[tuple, set[int]] = {}
+        self._authored: dict[tuple, dict[int, list[int]]] = {}
+        self._surnames: dict[str, list[tuple]] | None = None
         self._norms: tuple = (None, [])
 
     def __len__(self) -> int:
@@ -119,14 +124,42 @@ class Batch:
         if found is None:
             idx = self.index(field)
             if word.endswith("*"):
-                stem = word[:-1]
                 found = set()
-                for w, docs in idx.items():
-                    if w.startswith(stem):
-                        found.update(docs)
+                for w in self._completions(field, word[:-1]):
+                    found.update(idx[w])
             else:
                 found = set(idx.get(word, ()))
             self._sets[key] = found
+        return found
+
+    def _completions(self, field: str, stem: str) -> list[str]:
+        """The words of ``field`` that start with ``stem``, found by bisection in the sorted
+        vocabulary (a scan of every word cost each wildcard term a pass over the vocabulary)."""
+        vocabulary = self._sorted.get(field)
+        if vocabulary is None:
+            vocabulary = self._sorted[field] = sorted(self.index(field))
+        start = bisect.bisect_left(vocabulary, stem)
+        end = start
+        while end < len(vocabulary) and vocabulary[end].startswith(stem):
+            end += 1
+        return vocabulary[start:end]
+
+    def authored(self, name: tuple[str, tuple[str, ...]]) -> dict[int, list[int]]:
+        """The papers with an author who can be ``name`` (a :func:`~watcher.text.name_key`,
+        see :func:`~watcher.text.same_person`), each with the positions of those authors among
+        its ``names``; cached, not to be modified."""
+        found = self._authored.get(name)
+        if found is None:
+            if self._surnames is None:  # surname -> (paper, author position, name key)
+                self._surnames = defaultdict(list)
+                for i, doc in enumerate(self.docs):
+                    for k, actual in enumerate(doc.names):
+                        self._surnames[actual[0]].append((i, k, actual))
+            found = {}
+            for i, k, actual in self._surnames.get(name[0], ()):
+                if same_person(name, actual):
+                    found.setdefault(i, []).append(k)
+            self._authored[name] = found
         return found
 
     def _field_hits(self, field: str, words: tuple[str, ...]) -> set[int]:
@@ -152,9 +185,8 @@ class Batch:
             for i in self.index("categories").get(term.words[0], ()):
                 out[i] = Hit(category=True)
         elif term.field == "au":
-            for i in self.postings("authors", term.name[0]):
-                if any(same_person(term.name, n) for n in self.docs[i].names):
-                    out[i] = Hit(author=True)
+            for i in self.authored(term.name):
+                out[i] = Hit(author=True)
         else:
             if term.field in ("ti", "all"):
                 for i in self._field_hits("title", term.words):
@@ -171,31 +203,43 @@ class Batch:
         self._hits[key] = out
         return out
 
-    def evaluate(self, node, within: frozenset[int] | None = None) -> set[int]:
-        """The positions of the papers that match the query tree ``node``."""
+    def matching(self, term: Term) -> set[int]:
+        """The positions of the papers ``term`` matches (the keys of :meth:`hits`); cached, not
+        to be modified."""
+        key = (term.field, term.words, term.name)
+        found = self._keys.get(key)
+        if found is None:
+            found = self._keys[key] = set(self.hits(term))
+        return found
+
+    def evaluate(self, node, within: set[int] | None = None) -> set[int]:
+        """The positions of the papers that match the query tree ``node``; with ``within``, only
+        those among ``within`` (the same answer intersected with it, for the cost of
+        ``within`` rather than of the whole batch)."""
         if isinstance(node, Term):
-            return set(self.hits(node))
+            found = self.matching(node)
+            return set(found) if within is None else found & within
         if isinstance(node, Or):
             out: set[int] = set()
             for item in node.items:
-                out |= self.evaluate(item)
+                out |= self.evaluate(item, within)
             return out
         if isinstance(node, Not):
-            return set(self.all - self.evaluate(node.item))
+            return set(self.all if within is None else within) - self.evaluate(node.item, within)
         positive = [it for it in node.items if not isinstance(it, Not)]
         negative = [it.item for it in node.items if isinstance(it, Not)]
         if positive:
-            out = self.evaluate(positive[0])
+            out = self.evaluate(positive[0], within)
             for item in positive[1:]:
                 if not out:
                     break
-                out &= self.evaluate(item)
+                out &= self.evaluate(item, out)
         else:
-            out = set(self.all)
+            out = set(self.all if within is None else within)
         for item in negative:
             if not out:
                 break
-            out -= self.evaluate(item)
+            out -= self.evaluate(item, out)
         return out
 
 
