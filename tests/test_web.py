@@ -396,3 +396,23 @@ def test_the_chart_follows_papers_stored_after_it_was_drawn(sample, tmp_path):
                                 announced=date(2025, 4, 12))],
                          datetime(2025, 4, 12, 22, tzinfo=timezone.utc))
         assert matched(c) == before + 1
+
+
+def test_the_paper_page_explains_with_the_profiles_ratings_as_explain_does(sample, tmp_path):
+    """A rating teaches the profile at once: the paper page, like `watcher explain`, shows the
+    disliked paper as not selected, naming the dislike."""
+    config, db = sample
+    copy = tmp_path / "copy.db"
+    src = sqlite3.connect(db)
+    src.execute(f"VACUUM INTO '{copy}'")
+    src.close()
+    with TestClient(app_for(config, copy)) as c:
+        assert re.search(r"LLM-RL ?: selected", text(c.get("/papers/2504.07615")))
+        from watcher.ratings import apply_rating
+        from watcher.store import Store
+
+        with Store.open(copy) as store:
+            apply_rating(store, "down", "llm-rl", "2504.07615", "cli", profiles=config.profiles)
+        page = text(c.get("/papers/2504.07615"))
+        assert "unlike 2504.07615 (you disliked)" in page
+        assert not re.search(r"LLM-RL ?: selected", page)

@@ -52,11 +52,14 @@ class WebState:
         return tuple(out)
 
     def matcher(self, name: str, store):
-        """The compiled matcher of profile ``name`` (built once; examples resolved through
-        ``store``)."""
+        """The compiled matcher of profile ``name``, as the pipeline builds it: examples
+        resolved through ``store`` and the profile's ratings learnt. Built again whenever the
+        database changed (a new rating teaches it), else kept between requests."""
         from ..pipeline import matchers_for
 
+        key = self.signature()
         with self.lock:
-            if name not in self.matchers:
-                self.matchers[name] = matchers_for(self.config, [name], store.get)[0]
-            return self.matchers[name]
+            cached = self.matchers.get(name)
+            if cached is None or cached[0] != key:
+                cached = self.matchers[name] = (key, matchers_for(self.config, [name], store.get, store)[0])
+            return cached[1]
