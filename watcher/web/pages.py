@@ -21,7 +21,7 @@ from starlette.responses import HTMLResponse
 from ..errors import StoreError
 from ..render import ABSTRACT_CHARS, FILTERS, safe_url, shipped_templates_dir
 from ..store import Store, database_error, no_database
-from ..tldr import excerpt, stored_tldrs
+from ..tldr import stored_excerpt, stored_tldrs
 from .state import WebState
 
 log = logging.getLogger("watcher")
@@ -42,7 +42,7 @@ def environment() -> jinja2.Environment:
     env.filters["urlpart"] = lambda s: quote(str(s), safe="/:")
     env.filters["safe_url"] = safe_url
     env.filters["paper_tldr"] = lambda p: stored_tldrs([p], {})[p.key]
-    env.filters["after_tldr"] = lambda abstract, tldr: excerpt(abstract, tldr, ABSTRACT_CHARS)
+    env.filters["after_tldr"] = lambda abstract, tldr: stored_excerpt(abstract, tldr, ABSTRACT_CHARS)
     return env
 
 
