@@ -23,7 +23,7 @@ import pytest
 with warnings.catch_warnings():  # newer Starlette suggests httpx2 for its test client; httpx works
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
-from deliverkit import MailServer, run_watcher
+from deliverkit import HookServer, MailServer, run_watcher
 from test_injection import hostile_digest
 from webkit import markup_problems
 
@@ -59,7 +59,7 @@ query = "xyzzyplugh"
 profiles = ["llm-rl"]
 schedule = "30 21 * * sun-thu"
 formats = ["html", "text"]
-channels = ["me", "feed"]
+channels = ["me", "lab", "feed"]
 lookback = "3d"
 
 [digest.nofeed]
@@ -86,6 +86,11 @@ from = "watcher <watcher@example.org>"
 to = ["me@example.org"]
 timeout = 5
 
+[channel.lab]
+type = "slack"
+webhook_url_env = "TEST_REACH_SLACK"
+timeout = 5
+
 [channel.feed]
 type = "feed"
 path = "feeds/{{digest}}.atom"
@@ -103,24 +108,27 @@ ENV = {"TEST_REACH_SECRET": "a-test-secret-of-some-length"}
 
 @pytest.fixture(scope="module")
 def delivered(tmp_path_factory):
-    """(config, sample database, the delivered e-mail's HTML) after one `watcher once --sample`."""
+    """(config, sample database, the delivered e-mail's HTML, the Slack payloads) after one
+    `watcher once --sample`."""
     folder = tmp_path_factory.mktemp("reach")
-    with MailServer() as smtp:
+    with MailServer() as smtp, HookServer() as hook:
         path = folder / "config.toml"
         path.write_text(CONFIG.replace("{port}", str(smtp.port)).replace("{base}", BASE)
                         .replace("{{", "{").replace("}}", "}"))
-        r = run_watcher("--config", str(path), "once", "--sample", cwd=folder, env=ENV)
+        r = run_watcher("--config", str(path), "once", "--sample", cwd=folder,
+                        env=dict(ENV, TEST_REACH_SLACK=hook.url))
         assert r.returncode == 0, r.stderr
         assert len(smtp.received) == 1
         html = smtp.received[0].message.get_payload()[1].get_content()
+        slack = hook.payloads
     # the 'later' digest had no paper to send: its feed file was never written
     assert not (folder / "never").exists()
-    return load_config(path), folder / "watcher-sample.db", html
+    return load_config(path), folder / "watcher-sample.db", html, slack
 
 
 @pytest.fixture
 def client(delivered):
-    config, db, _ = delivered
+    config, db, *_ = delivered
     with TestClient(create_app(config, db), follow_redirects=False) as c:
         yield c
 
@@ -152,7 +160,7 @@ def mailed(html: str) -> tuple[str, list[str], list[str]]:
 # --- view in browser --------------------------------------------------------------------------
 
 def test_the_mails_view_in_browser_link_opens_that_issue_with_the_same_papers(delivered, client):
-    config, db, html = delivered
+    config, db, html, slack = delivered
     link, ids, tldrs = mailed(html)
     assert len(ids) > 30 and 20 < len(tldrs) < len(ids)
     # the issue is dated in the configured time zone (UTC-11): the sample's last day, although
@@ -169,12 +177,16 @@ def test_the_mails_view_in_browser_link_opens_that_issue_with_the_same_papers(de
     assert card_tldrs(page.text)[:len(tldrs)] == tldrs  # the same TL;DRs as the e-mail
     # and the links on that page keep the prefix, so they work behind the proxy too
     assert 'href="/watcher/papers/' in page.text
+    # Slack's message links to the same issue
+    texts = [e["text"] for p in slack for b in p["blocks"] if b["type"] == "context"
+             for e in b["elements"]]
+    assert any(f"<{link}|View in browser>" in t for t in texts)
 
 
 # --- TL;DR on the pages -----------------------------------------------------------------------
 
 def test_every_list_of_papers_shows_the_tldr_and_a_shortened_abstract(delivered, client):
-    config, db, _ = delivered
+    config, db, *_ = delivered
     with Store.open(db) as store:
         (issue_row,) = store.issues("daily")
         papers = {m.paper.key: m.paper for m in store.issue("daily", issue_row["day"])["matches"]}
@@ -197,7 +209,7 @@ def test_every_list_of_papers_shows_the_tldr_and_a_shortened_abstract(delivered,
 
 
 def test_a_cached_model_tldr_is_shown_instead_of_the_extractive_one(tmp_path, delivered):
-    config, db, _ = delivered
+    config, db, *_ = delivered
     copy = tmp_path / "copy.db"
     copy.write_bytes(db.read_bytes())
     with Store.open(copy) as store:
@@ -215,7 +227,7 @@ def test_a_cached_model_tldr_is_shown_instead_of_the_extractive_one(tmp_path, de
 # --- the feed ---------------------------------------------------------------------------------
 
 def test_the_feed_is_served_as_atom_and_read_by_feedparser(delivered, client):
-    config, db, html = delivered
+    config, db, html, slack = delivered
     _, ids, tldrs = mailed(html)
     r = client.get("/feeds/daily.atom")
     assert r.status_code == 200
@@ -251,7 +263,7 @@ def test_the_digest_pages_link_the_feed_only_when_it_exists(client):
 
 
 def test_with_a_password_the_feed_opens_with_its_private_link_only(delivered):
-    config, db, _ = delivered
+    config, db, *_ = delivered
     # the session cookie is Secure and bound to base_url's path: serve at the root here
     config = replace(config, web=replace(config.web, base_url="https://testserver"))
     app = create_app(config, db, password="pw", secret="feed-secret")
@@ -277,7 +289,7 @@ def _csrf(c) -> str:
 
 
 def test_hostile_papers_stay_text_in_the_served_feed(tmp_path, delivered):
-    config, db, _ = delivered
+    config, db, *_ = delivered
     digest = hostile_digest()
     channel = make_channel(config.channels["feed"], DeliveryContext(base_dir=tmp_path))
     channel.send(digest, {}, now=datetime(2025, 4, 12, 20, 0, tzinfo=timezone.utc))
