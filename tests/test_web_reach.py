@@ -222,6 +222,10 @@ def test_a_cached_model_tldr_is_shown_instead_of_the_extractive_one(tmp_path, de
             r = c.get(path)
             assert card_tldrs(r.text)[0] == "A model says <script>alert(1)</script> in one line.", path
             assert "<script>" not in r.text and not markup_problems(r.text), path
+        # the profile's query preview lists it too
+        r = c.get("/profiles/llm-rl", params={"preview": first.title, "days": "30"})
+        assert "A model says <script>alert(1)</script> in one line." in card_tldrs(r.text)
+        assert "<script>" not in r.text and not markup_problems(r.text)
 
 
 # --- the feed ---------------------------------------------------------------------------------
