@@ -246,8 +246,8 @@ def test_the_feed_is_served_as_atom_and_read_by_feedparser(delivered, client):
 
 @pytest.mark.parametrize("path, why", [
     ("/feeds/weekly.atom", "no digest named 'weekly'"),      # unknown digest
-    ("/feeds/nofeed.atom", "has no feed"),                   # no feed channel
-    ("/feeds/later.atom", "has no feed"),                    # a feed channel, no file yet
+    ("/feeds/nofeed.atom", "has no feed: add a channel"),    # no feed channel
+    ("/feeds/later.atom", "has no feed yet"),                # a feed channel, no file yet
 ])
 def test_no_feed_is_a_404_page(client, path, why):
     r = client.get(path)

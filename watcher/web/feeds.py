@@ -75,8 +75,10 @@ def feed(request: Request):  # reads a file: a worker thread
         log.error("web: feed of %s: cannot read it: %s", digest, e.strerror or e)
         raise HTTPException(503, f"the feed of {digest!r} cannot be read ({e.strerror or e})") from None
     if data is None:
-        raise not_found(f"digest {digest!r} has no feed: add a channel of type \"feed\" to it; "
-                        "the feed appears after its first delivery")
+        if any(st.config.channels[c].type == "feed" for c in st.config.digests[digest].channels):
+            raise not_found(f"digest {digest!r} has no feed yet: its feed channel writes it at "
+                            "the first delivery with papers")
+        raise not_found(f"digest {digest!r} has no feed: add a channel of type \"feed\" to it")
     return Response(data, media_type=MEDIA_TYPE)
 
 
