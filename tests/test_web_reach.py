@@ -310,3 +310,14 @@ def test_hostile_papers_stay_text_in_the_served_feed(tmp_path, delivered):
     assert marked_up and all(t in titles for t in marked_up)  # tags in a title: text, as typed
     for entry in parsed.entries:
         assert "<script" not in entry.content[0].value and "onerror" not in entry.content[0].value
+
+
+def test_an_unreadable_feed_file_is_a_503_page_and_a_log_line(tmp_path, delivered, caplog):
+    config, db, *_ = delivered
+    (tmp_path / "feeds" / "daily.atom").mkdir(parents=True)  # not a file: reading it fails
+    moved = replace(config, path=tmp_path / "config.toml")
+    with TestClient(create_app(moved, db)) as c:
+        r = c.get("/feeds/daily.atom")
+        assert r.status_code == 503 and "cannot be read" in unescape(r.text)
+        assert c.get("/healthz").status_code == 200  # the server keeps answering
+    assert any("feed of daily" in rec.getMessage() for rec in caplog.records)
