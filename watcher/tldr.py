@@ -10,12 +10,14 @@ is dropped, and a sentence longer than :data:`MAX_CHARS` is cut at a clause boun
 word, with "…".
 
 :func:`tldr_of` is what every renderer and channel calls: the TL;DR the pipeline computed
-(``Match.tldr``, maybe a model's), else this one.
+(``Match.tldr``, maybe a model's), else this one. :func:`stored_tldrs` is the same choice for
+stored papers (the web inbox): the model's TL;DR kept in the database, else this one, memoised.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 MAX_CHARS = 200
 
@@ -217,3 +219,31 @@ def tldr_of(match) -> str:
     if getattr(match, "tldr", None):
         return " ".join(str(match.tldr).split())
     return extractive_tldr(match.paper.abstract, match.paper.title)
+
+
+MEMO_SIZE = 2048  # TL;DRs and excerpts kept (each holds its abstract, ~1.5 KB): web pages show
+# the same papers again and again
+
+
+@lru_cache(maxsize=MEMO_SIZE)
+def _memo(abstract: str, title: str) -> str:
+    return extractive_tldr(abstract, title)
+
+
+def stored_tldrs(papers, cached: dict[str, str | None]) -> dict[str, str]:
+    """Paper key -> TL;DR for stored ``papers``: the model's TL;DR in ``cached`` (what
+    :meth:`~watcher.store.Store.tldr_cached` read, the summarizer's cache) when there is one,
+    else the extractive TL;DR — the one a digest carried. The extractive ones are memoised by
+    abstract and title (about 0.1 ms each; a page of 30 cards would pay 3 ms every view)."""
+    out = {}
+    for p in papers:
+        model = cached.get(p.key)
+        out[p.key] = " ".join(model.split()) if model else _memo(p.abstract or "", p.title or "")
+    return out
+
+
+@lru_cache(maxsize=MEMO_SIZE)
+def stored_excerpt(abstract: str, tldr: str, limit: int) -> str:
+    """:func:`excerpt`, memoised for the web pages (it splits the whole abstract into
+    sentences: about 0.1 ms a paper)."""
+    return excerpt(abstract, tldr, limit)

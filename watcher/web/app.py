@@ -32,7 +32,7 @@ from .state import WebState
 
 log = logging.getLogger("watcher")
 
-AREAS = ("auth", "inbox", "digests", "papers", "search", "profiles", "status")
+AREAS = ("auth", "inbox", "digests", "papers", "search", "profiles", "status", "feeds")
 
 CSP = ("default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
        "frame-ancestors 'none'; base-uri 'none'")
@@ -63,7 +63,8 @@ class SecurityHeaders:
 
 
 def _http_error(request: Request, exc: HTTPException):
-    titles = {404: "Not found", 403: "Forbidden", 405: "Method not allowed"}
+    titles = {404: "Not found", 403: "Forbidden", 405: "Method not allowed",
+              503: "Unavailable"}
     return page(request, "error.html", status_code=exc.status_code,
                 title=titles.get(exc.status_code, "Error"), message=exc.detail)
 

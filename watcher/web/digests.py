@@ -7,7 +7,8 @@ from datetime import date
 from starlette.requests import Request
 from starlette.routing import Route
 
-from .pages import inline, not_found, page, page_number, reading
+from .feeds import feed_link
+from .pages import inline, not_found, page, page_number, reading, tldrs
 
 PER_PAGE = 50
 
@@ -19,7 +20,8 @@ def archive(request: Request):
     with reading(request) as store:
         rows = store.issues(name, limit=PER_PAGE + 1, offset=(number - 1) * PER_PAGE)
     return page(request, "digests.html", issues=rows[:PER_PAGE], more=len(rows) > PER_PAGE,
-                number=number, digest=name)
+                number=number, digest=name,
+                feed=feed_link(request, name) if name else None)
 
 
 @inline
@@ -32,11 +34,13 @@ def issue(request: Request):
     with reading(request) as store:
         found = store.issue(name, day)
         days = [r["day"] for r in store.issues(name)]
-    if found is None:
-        raise not_found(f"no digest {name!r} was delivered on {day}")
+        if found is None:
+            raise not_found(f"no digest {name!r} was delivered on {day}")
+        shown = tldrs(store, [m.paper for m in found["matches"] + found["updated"]])
     i = days.index(day)
     return page(request, "issue.html", issue=found, newer=days[i - 1] if i > 0 else None,
-                older=days[i + 1] if i + 1 < len(days) else None)
+                older=days[i + 1] if i + 1 < len(days) else None, tldrs=shown,
+                feed=feed_link(request, name))
 
 
 routes = [Route("/digests", archive), Route("/digests/{digest}/{day}", issue)]

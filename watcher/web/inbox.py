@@ -5,7 +5,8 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.routing import Route
 
-from .pages import inline, page, reading, state
+from .feeds import feed_link
+from .pages import inline, page, reading, state, tldrs
 
 
 @inline
@@ -14,8 +15,10 @@ def inbox(request: Request):
     with reading(request) as store:
         latest = {row["digest"]: row for row in store.latest_issues()}
         issues = [store.issue(name, row["day"]) for name, row in latest.items()]
+        shown = tldrs(store, [m.paper for i in issues for m in i["matches"] + i["updated"]])
     never = [name for name in config.digests if name not in latest]
-    return page(request, "inbox.html", issues=issues, never=never)
+    return page(request, "inbox.html", issues=issues, never=never, tldrs=shown,
+                feeds={name: feed_link(request, name) for name in latest})
 
 
 routes = [Route("/", inbox)]

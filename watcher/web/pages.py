@@ -19,8 +19,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from ..errors import StoreError
-from ..render import FILTERS, safe_url, shipped_templates_dir
+from ..render import ABSTRACT_CHARS, FILTERS, safe_url, shipped_templates_dir
 from ..store import Store, database_error, no_database
+from ..tldr import stored_excerpt, stored_tldrs
 from .state import WebState
 
 log = logging.getLogger("watcher")
@@ -40,6 +41,8 @@ def environment() -> jinja2.Environment:
     env.filters.update(FILTERS)
     env.filters["urlpart"] = lambda s: quote(str(s), safe="/:")
     env.filters["safe_url"] = safe_url
+    env.filters["paper_tldr"] = lambda p: stored_tldrs([p], {})[p.key]
+    env.filters["after_tldr"] = lambda abstract, tldr: stored_excerpt(abstract, tldr, ABSTRACT_CHARS)
     return env
 
 
@@ -52,15 +55,24 @@ def url(request: Request, path: str, **params) -> str:
 
 def page(request: Request, template: str, status_code: int = 200, **context) -> HTMLResponse:
     """Render ``template`` with ``context``; every page gets ``request``, ``url``,
-    ``csrf_token``, ``logged_in`` and ``login_required``."""
+    ``csrf_token``, ``logged_in``, ``login_required`` and ``tldrs`` (paper key -> TL;DR, from
+    :func:`tldrs`; a paper not in it gets its extractive TL;DR)."""
     from .auth import csrf_token, logged_in
 
+    context.setdefault("tldrs", {})
     st = state(request)
     body = environment().get_template(template).render(
         request=request, url=lambda path, **kw: url(request, path, **kw),
         csrf_token=csrf_token(request), login_required=st.password is not None,
         logged_in=logged_in(request), profiles=list(st.config.profiles), **context)
     return HTMLResponse(body, status_code=status_code)
+
+
+def tldrs(store: Store, papers) -> dict[str, str]:
+    """The TL;DRs of ``papers`` as the digests showed them: the summarizer's cached model
+    TL;DR, else the extractive one (one query for the page's papers)."""
+    papers = list(papers)
+    return stored_tldrs(papers, store.tldr_cached([p.key for p in papers]))
 
 
 def not_found(what: str) -> HTTPException:
@@ -145,4 +157,4 @@ def page_number(request: Request) -> int:
         return 1
 
 
-__all__ = ["state", "page", "url", "reading", "not_found", "page_number", "inline", "StoreError"]
+__all__ = ["state", "page", "url", "reading", "not_found", "tldrs", "page_number", "inline", "StoreError"]

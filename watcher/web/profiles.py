@@ -17,7 +17,7 @@ from ..match import ProfileMatcher, rank_key
 from ..pipeline import load_example_papers
 from ..store import now_utc, row_to_paper
 from .chart import bar_chart
-from .pages import not_found, page, reading, state
+from .pages import not_found, page, reading, state, tldrs
 
 CHART_DAYS = 30
 PREVIEW_DAYS = (7, 30)
@@ -75,6 +75,7 @@ def profile(request: Request):
     days = days if days in PREVIEW_DAYS else 7
     error = caret = None
     preview = None
+    shown: dict[str, str] = {}
     with reading(request) as store:
         start, end = _window(store, CHART_DAYS)
         matched = _matched_per_day(st, store, name, start, end)
@@ -97,6 +98,7 @@ def profile(request: Request):
                 preview = {"start": p_start, "end": p_end, "matches": found[:PREVIEW_SHOWN],
                            "count": len(found), "current": current, "stored": len(papers),
                            "toml": f"[profile.{name}]\nquery = {toml_string(draft.strip())}"}
+                shown = tldrs(store, [m.paper for m in preview["matches"]])
     day_list = [start + timedelta(days=i) for i in range((end - start).days + 1)]
     chart = bar_chart(day_list, [("matched", matched, "matched"), ("delivered", delivered, "delivered")],
                       f"Papers matched and delivered per day, {start} to {end}")
@@ -104,7 +106,7 @@ def profile(request: Request):
     return page(request, "profile.html", status_code=400 if error else 200, profile=prof,
                 chart=chart, start=start, end=end, total=sum(matched.values()),
                 delivered_total=sum(delivered.values()), draft=draft, days=days, error=error,
-                caret=caret, preview=preview, digests=digests, preview_days=PREVIEW_DAYS)
+                caret=caret, preview=preview, digests=digests, preview_days=PREVIEW_DAYS, tldrs=shown)
 
 
 routes = [Route("/profiles/{name}", profile)]
