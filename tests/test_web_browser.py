@@ -94,6 +94,9 @@ def test_the_quick_start_path_in_chromium(browser, sample_dir, width):  # noqa: 
         box = chart.bounding_box()
         assert box and box["width"] > 300 and box["height"] > 50
         assert page.locator("svg.chart rect").count() == 60
+        # the axis labels stay readable at every width (the SVG is scaled to its container)
+        label = page.locator("svg.chart text.label").first.bounding_box()
+        assert label and label["height"] >= 9, label
         no_overflow(page, f"profile-{width}")
 
         page.fill("textarea[name=preview]", "GRPO AND (")

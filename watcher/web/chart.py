@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from html import escape
 
-WIDTH, HEIGHT, PAD, LABEL = 600, 160, 24, 14
+WIDTH, HEIGHT, PAD, LABEL = 600, 160, 24, 20
 
 
 def bar_chart(days: list[date], series: list[tuple[str, dict[date, int], str]], title: str) -> str:
