@@ -8,6 +8,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from .pages import inline, not_found, page, page_number, reading
+from .ratings import marks
 
 PER_PAGE = 50
 
@@ -32,11 +33,12 @@ def issue(request: Request):
     with reading(request) as store:
         found = store.issue(name, day)
         days = [r["day"] for r in store.issues(name)]
-    if found is None:
-        raise not_found(f"no digest {name!r} was delivered on {day}")
+        if found is None:
+            raise not_found(f"no digest {name!r} was delivered on {day}")
+        shown = marks(request, store, [m.paper for m in found["matches"] + found["updated"]])
     i = days.index(day)
     return page(request, "issue.html", issue=found, newer=days[i - 1] if i > 0 else None,
-                older=days[i + 1] if i + 1 < len(days) else None)
+                older=days[i + 1] if i + 1 < len(days) else None, marks=shown)
 
 
 routes = [Route("/digests", archive), Route("/digests/{digest}/{day}", issue)]

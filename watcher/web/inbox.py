@@ -6,6 +6,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from .pages import inline, page, reading, state
+from .ratings import marks
 
 
 @inline
@@ -14,8 +15,9 @@ def inbox(request: Request):
     with reading(request) as store:
         latest = {row["digest"]: row for row in store.latest_issues()}
         issues = [store.issue(name, row["day"]) for name, row in latest.items()]
+        shown = marks(request, store, [m.paper for i in issues for m in i["matches"] + i["updated"]])
     never = [name for name in config.digests if name not in latest]
-    return page(request, "inbox.html", issues=issues, never=never)
+    return page(request, "inbox.html", issues=issues, never=never, marks=shown)
 
 
 routes = [Route("/", inbox)]
