@@ -372,3 +372,18 @@ def test_hostile_papers_stay_text_in_buttons_links_the_reading_list_and_ratings(
     got = recorded(db)
     assert sorted(k for _, k, v, s in got[0] if v == "down" and s == "link") == sorted(keys)
     assert sorted(got[1]) == sorted(keys)
+
+
+def test_the_paper_page_explains_with_the_ratings_as_the_digest_does(site):
+    """After 👍 the paper's "Why, per profile" names the like (as `watcher explain` does);
+    after taking it back, not any more: the page's matcher follows the ratings."""
+    config, db = site
+    reason = f"like {PAPER} (you liked)"
+    with client_for(config, db) as c:
+        r = c.get(f"/papers/{PAPER}")
+        assert reason not in text(r)
+        for action, shown in (("up", True), ("clear", False), ("up", True)):
+            c.post("/rate", data={"csrf": csrf_of(r), "action": action, "profile": "llm-rl",
+                                  "paper": PAPER, "next": f"/papers/{PAPER}"})
+            why = text(c.get(f"/papers/{PAPER}")).split("Why, per profile")[1]
+            assert (reason in why) is shown, action

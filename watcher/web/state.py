@@ -52,11 +52,15 @@ class WebState:
         return tuple(out)
 
     def matcher(self, name: str, store):
-        """The compiled matcher of profile ``name`` (built once; examples resolved through
-        ``store``)."""
+        """The compiled matcher of profile ``name``: examples resolved through ``store``, and
+        learning from the profile's ratings as the digests do (built again only when those
+        ratings change)."""
         from ..pipeline import matchers_for
 
+        rated = tuple(store.db.execute(
+            "SELECT count(*), max(rated_at), total(value = 'up') FROM ratings WHERE profile = ?",
+            [name]).fetchone())
         with self.lock:
-            if name not in self.matchers:
-                self.matchers[name] = matchers_for(self.config, [name], store.get)[0]
-            return self.matchers[name]
+            if name not in self.matchers or self.matchers[name][0] != rated:
+                self.matchers[name] = (rated, matchers_for(self.config, [name], store.get, store)[0])
+            return self.matchers[name][1]
