@@ -346,7 +346,10 @@ def test_the_profile_page_charts_ratings_per_week_and_lists_the_rated_papers(sit
 
 # --- hostile papers -------------------------------------------------------------------------
 
-def test_hostile_papers_stay_text_in_buttons_links_the_reading_list_and_ratings(tmp_path, monkeypatch):
+def test_hostile_papers_stay_text_in_buttons_links_the_reading_list_and_ratings(tmp_path, monkeypatch, caplog):
+    import logging
+
+    caplog.set_level(logging.INFO, logger="watcher")
     config, db, digest = hostile_setup(tmp_path)
     monkeypatch.setenv("WATCHER_TEST_LINK_SECRET", SECRET)
     config = with_links(config)
@@ -369,6 +372,9 @@ def test_hostile_papers_stay_text_in_buttons_links_the_reading_list_and_ratings(
         for path in with_links_pages:
             assert c.post(path).status_code == 200
         assert c.get("/saved.bib").status_code == 200
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("web: ")]
+    assert len([m for m in lines if " from web" in m]) == 2 * len(keys)
+    assert not [m for m in lines if "\n" in m or "\r" in m]  # one journal line per rating
     got = recorded(db)
     assert sorted(k for _, k, v, s in got[0] if v == "down" and s == "link") == sorted(keys)
     assert sorted(got[1]) == sorted(keys)

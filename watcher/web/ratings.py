@@ -75,6 +75,12 @@ def marks(request: Request, store, papers, *, owned: bool = False) -> Marks:
     return out
 
 
+def _logged(done, source: str) -> None:
+    """One journal line per rating (the paper by its key, quoted: a title stays one line)."""
+    log.info("web: %s %r%s from %s%s", done.action, done.paper.key,
+             f" for {done.profile!r}" if done.profile else "", source, "" if done.changed else " (already so)")
+
+
 # --- signed links ---------------------------------------------------------------------------
 
 def _asked(request: Request):
@@ -114,7 +120,7 @@ def link(request: Request):
         except RatingError as e:  # removed between the check and the write
             context["gone"] = f"{e}; nothing was recorded"
             return page(request, "rate_link.html", status_code=410, **context)
-        log.info("web: %s (link)", context["done"])
+        _logged(context["done"], "link")
     return page(request, "rate_link.html", **context)
 
 
@@ -137,7 +143,7 @@ async def rate(request: Request):
         done = await run_in_threadpool(record)
     except RatingError as e:
         raise HTTPException(400, f"{e}; nothing was recorded") from None
-    log.info("web: %s", done)
+    _logged(done, "web")
     return RedirectResponse(url(request, target) + "#p-" + quote(done.paper.key, safe="/:"),
                             status_code=303)
 
