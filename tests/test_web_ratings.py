@@ -393,3 +393,24 @@ def test_the_paper_page_explains_with_the_ratings_as_the_digest_does(site):
                                   "paper": PAPER, "next": f"/papers/{PAPER}"})
             why = text(c.get(f"/papers/{PAPER}")).split("Why, per profile")[1]
             assert (reason in why) is shown, action
+
+
+def test_a_rating_while_the_database_is_locked_is_a_503_and_records_nothing(site):
+    config, db = site
+    app = app_for(config, db)
+    app.state.web.write_timeout = 0.2
+    with TestClient(app, follow_redirects=False) as c:
+        token = csrf_of(c.get("/"))
+        holder = sqlite3.connect(db, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # another writer (the daemon storing a fetch)
+        try:
+            r = c.post("/rate", data={"csrf": token, "action": "up", "profile": "llm-rl", "paper": PAPER})
+            assert r.status_code == 503 and "locked" in r.text
+            r = c.post(f"/r/{make_token(SECRET, 'up', 'llm-rl', PAPER)}")
+            assert r.status_code == 503
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert c.post("/rate", data={"csrf": token, "action": "up", "profile": "llm-rl",
+                                     "paper": PAPER}).status_code == 303
+    assert recorded(db)[0] == [("llm-rl", PAPER, "up", "web")]

@@ -132,7 +132,7 @@ def writing(request: Request) -> Iterator[Store]:
     if not st.database.exists():
         raise no_database(st.database)
     try:
-        conn = sqlite3.connect(str(st.database), timeout=st.db_timeout, isolation_level=None)
+        conn = sqlite3.connect(str(st.database), timeout=st.write_timeout, isolation_level=None)
     except sqlite3.Error as e:
         raise database_error(st.database, e) from None
     try:

@@ -26,6 +26,7 @@ class WebState:
     password: str | None = None
     secret: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     db_timeout: float = 2.0
+    write_timeout: float = 10.0  # a rating waits this long for the daemon's write to end
     matchers: dict = field(default_factory=dict)
     cache: dict = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
