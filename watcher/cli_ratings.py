@@ -53,17 +53,10 @@ def rate(ctx: Context, action, papers, profile) -> None:
 def _profile_of(config, store, paper) -> str:
     """The one profile ``paper`` belongs to: the only profile, else the profiles of the digests
     that delivered it, else the profiles that select it now; several or none: a RatingError."""
-    from .pipeline import matchers_for
+    from .ratings import owners as profiles_of
 
     names = list(config.profiles)
-    if len(names) == 1:
-        return names[0]
-    digests = [r["digest"] for r in store.db.query(
-        "SELECT DISTINCT digest FROM deliveries WHERE paper = ?", [paper.key])]
-    owners = sorted({p for d in digests if d in config.digests for p in config.digests[d].profiles})
-    if not owners:
-        owners = [m.profile.name for m in matchers_for(config, names, store.get, store)
-                  if m.score(paper) is not None]
+    owners = profiles_of(config, store, paper)
     if len(owners) == 1:
         return owners[0]
     label = paper.arxiv_id or paper.title

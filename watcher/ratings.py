@@ -128,6 +128,41 @@ def rated_papers(store: Store, profile: str) -> tuple[list[Paper], list[Paper]]:
     return liked, disliked
 
 
+def owners(config, store: Store, paper: Paper, matcher=None) -> list[str]:
+    """The profiles ``paper`` belongs to, for a rating that does not name one: the only
+    profile; else the profiles of the digests that delivered it; else the profiles that select
+    it now (``matcher(name)``: a profile's compiled matcher; default: compiled here, learning
+    from the ratings). Sorted; empty when none."""
+    names = list(config.profiles)
+    if len(names) == 1:
+        return names
+    digests = [r["digest"] for r in store.db.query(
+        "SELECT DISTINCT digest FROM deliveries WHERE paper = ?", [paper.key])]
+    found = sorted({p for d in digests if d in config.digests for p in config.digests[d].profiles})
+    if found:
+        return found
+    if matcher is None:
+        from .pipeline import matchers_for
+
+        compiled = dict(zip(names, matchers_for(config, names, store.get, store)))
+        matcher = compiled.__getitem__
+    return sorted(n for n in names if matcher(n).score(paper) is not None)
+
+
+def current(store: Store, keys: Collection[str]) -> tuple[dict[tuple[str, str], str], set[str]]:
+    """The ratings and reading-list state of the papers ``keys`` now:
+    ``({(profile, key): "up"|"down"}, {saved keys})`` (what the web inbox's buttons show)."""
+    keys = list(dict.fromkeys(keys))
+    rated, kept = {}, set()
+    for start in range(0, len(keys), 500):  # within SQLite's limit on parameters
+        chunk = keys[start:start + 500]
+        marks = ",".join("?" * len(chunk))
+        for r in store.db.execute(f"SELECT profile, paper, value FROM ratings WHERE paper IN ({marks})", chunk):
+            rated[(r[0], r[1])] = r[2]
+        kept.update(r[0] for r in store.db.execute(f"SELECT paper FROM saved WHERE paper IN ({marks})", chunk))
+    return rated, kept
+
+
 def saved(store: Store) -> list[tuple[Paper, str]]:
     """The reading list, oldest first: ``(paper, saved_at)``."""
     from .store import row_to_paper
@@ -188,5 +223,5 @@ def orphan_notes(config) -> list[str]:
             "lists them)" for name, n in gone.items()]
 
 
-__all__ = ["orphan_notes", "export_saved", "ACTIONS", "Applied", "RatingError", "apply_rating", "ratings", "rated_papers",
+__all__ = ["owners", "current", "orphan_notes", "export_saved", "ACTIONS", "Applied", "RatingError", "apply_rating", "ratings", "rated_papers",
            "saved", "orphaned", "find_paper", "label"]

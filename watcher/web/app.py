@@ -32,7 +32,7 @@ from .state import WebState
 
 log = logging.getLogger("watcher")
 
-AREAS = ("auth", "inbox", "digests", "papers", "search", "profiles", "status", "feeds")
+AREAS = ("auth", "inbox", "digests", "papers", "search", "profiles", "status", "feeds", "ratings")
 
 CSP = ("default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
        "frame-ancestors 'none'; base-uri 'none'")

@@ -9,6 +9,7 @@ from starlette.routing import Route
 
 from .feeds import feed_link
 from .pages import inline, not_found, page, page_number, reading, tldrs
+from .ratings import marks
 
 PER_PAGE = 50
 
@@ -36,11 +37,12 @@ def issue(request: Request):
         days = [r["day"] for r in store.issues(name)]
         if found is None:
             raise not_found(f"no digest {name!r} was delivered on {day}")
-        shown = tldrs(store, [m.paper for m in found["matches"] + found["updated"]])
+        papers = [m.paper for m in found["matches"] + found["updated"]]
+        shown, marked = tldrs(store, papers), marks(request, store, papers)
     i = days.index(day)
     return page(request, "issue.html", issue=found, newer=days[i - 1] if i > 0 else None,
                 older=days[i + 1] if i + 1 < len(days) else None, tldrs=shown,
-                feed=feed_link(request, name))
+                feed=feed_link(request, name), marks=marked)
 
 
 routes = [Route("/digests", archive), Route("/digests/{digest}/{day}", issue)]

@@ -7,6 +7,7 @@ from starlette.routing import Route
 
 from .feeds import feed_link
 from .pages import inline, page, reading, state, tldrs
+from .ratings import marks
 
 
 @inline
@@ -15,10 +16,11 @@ def inbox(request: Request):
     with reading(request) as store:
         latest = {row["digest"]: row for row in store.latest_issues()}
         issues = [store.issue(name, row["day"]) for name, row in latest.items()]
-        shown = tldrs(store, [m.paper for i in issues for m in i["matches"] + i["updated"]])
+        papers = [m.paper for i in issues for m in i["matches"] + i["updated"]]
+        shown, marked = tldrs(store, papers), marks(request, store, papers)
     never = [name for name in config.digests if name not in latest]
     return page(request, "inbox.html", issues=issues, never=never, tldrs=shown,
-                feeds={name: feed_link(request, name) for name in latest})
+                feeds={name: feed_link(request, name) for name in latest}, marks=marked)
 
 
 routes = [Route("/", inbox)]

@@ -135,6 +135,26 @@ def reading(request: Request) -> Iterator[Store]:
             conn.rollback()
 
 
+@contextmanager
+def writing(request: Request) -> Iterator[Store]:
+    """The database, writable, for one rating (the only writes the web inbox makes, all
+    through :func:`watcher.ratings.apply_rating`). The schema is current (``watcher serve``
+    migrates at start); a missing, locked or unreadable database raises StoreError (503)."""
+    st = state(request)
+    if not st.database.exists():
+        raise no_database(st.database)
+    try:
+        conn = sqlite3.connect(str(st.database), timeout=st.write_timeout, isolation_level=None)
+    except sqlite3.Error as e:
+        raise database_error(st.database, e) from None
+    try:
+        yield Store(sqlite_utils.Database(conn), st.database)
+    except sqlite3.Error as e:
+        raise database_error(st.database, e) from None
+    finally:
+        conn.close()
+
+
 def inline(fn):
     """Run the page ``fn`` on the event loop instead of a worker thread: for pages that take a
     few milliseconds (one or two indexed queries and a template). Under load the hop to a
@@ -157,4 +177,5 @@ def page_number(request: Request) -> int:
         return 1
 
 
-__all__ = ["state", "page", "url", "reading", "not_found", "tldrs", "page_number", "inline", "StoreError"]
+__all__ = ["state", "page", "url", "reading", "writing", "not_found", "tldrs", "page_number", "inline",
+           "StoreError"]

@@ -11,6 +11,7 @@ from ..docfreq import default_doc_freq
 from ..models import parse_arxiv_id
 from ..search import similar_papers
 from .pages import not_found, page, reading, state, tldrs, url
+from .ratings import marks
 
 MAX_AUTHORS = 100
 
@@ -36,9 +37,10 @@ def paper(request: Request):  # similar papers rank many candidates: a worker th
                               "score": m.score, "reasons": m.reasons,
                               "selected": matcher.score(found) is not None})
         similar = similar_papers(store, found, default_doc_freq().vector_weight)
-        shown = tldrs(store, [found])
+        shown, marked = tldrs(store, [found]), marks(request, store, [found], owned=True)
     return page(request, "paper.html", paper=found, row=row, deliveries=deliveries,
-                explained=explained, similar=similar, max_authors=MAX_AUTHORS, tldrs=shown)
+                explained=explained, similar=similar, max_authors=MAX_AUTHORS, tldrs=shown,
+                marks=marked)
 
 
 routes = [Route("/papers/{key:path}", paper)]

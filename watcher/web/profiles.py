@@ -15,11 +15,14 @@ from ..errors import QuerySyntaxError
 from ..index import prepare
 from ..match import ProfileMatcher, rank_key
 from ..pipeline import load_example_papers
+from ..ratings import ratings as profile_ratings
 from ..store import now_utc, row_to_paper
 from .chart import bar_chart
 from .pages import not_found, page, reading, state, tldrs
+from .ratings import marks
 
 CHART_DAYS = 30
+RATING_WEEKS = 26  # the ratings chart: up to this many weeks, to the latest rating
 PREVIEW_DAYS = (7, 30)
 PREVIEW_SHOWN = 50
 MAX_QUERY = 4000
@@ -60,6 +63,24 @@ def _matched_per_day(st, store, name: str, start: date, end: date) -> dict[date,
     return st.cache[key]
 
 
+def _ratings_chart(rows: list[dict]) -> tuple[str | None, date | None, date | None]:
+    """Ratings up and down per week (weeks start on Monday), up to the newest rating."""
+    if not rows:
+        return None, None, None
+    weeks = {"up": {}, "down": {}}
+    for r in rows:
+        day = date.fromisoformat(r["rated_at"][:10])
+        week = day - timedelta(days=day.weekday())
+        weeks[r["value"]][week] = weeks[r["value"]].get(week, 0) + 1
+    first = min(min(w) for w in weeks.values() if w)
+    last = max(max(w) for w in weeks.values() if w)
+    first = max(first, last - timedelta(weeks=RATING_WEEKS - 1))
+    week_list = [first + timedelta(weeks=i) for i in range((last - first).days // 7 + 1)]
+    chart = bar_chart(week_list, [("rated up", weeks["up"], "up"), ("rated down", weeks["down"], "down")],
+                      f"Papers rated up and down per week, weeks of {first} to {last}")
+    return chart, first, last
+
+
 def profile(request: Request):
     st = state(request)
     name = request.path_params["name"]
@@ -77,6 +98,8 @@ def profile(request: Request):
     preview = None
     shown: dict[str, str] = {}
     with reading(request) as store:
+        rated = profile_ratings(store, name)
+        rated_papers = {p.key: p for p in (store.get(r["paper"]) for r in rated) if p is not None}
         start, end = _window(store, CHART_DAYS)
         matched = _matched_per_day(st, store, name, start, end)
         delivered = {date.fromisoformat(d): n for d, n in store.db.execute(
@@ -99,14 +122,19 @@ def profile(request: Request):
                            "count": len(found), "current": current, "stored": len(papers),
                            "toml": f"[profile.{name}]\nquery = {toml_string(draft.strip())}"}
                 shown = tldrs(store, [m.paper for m in preview["matches"]])
+        marked = marks(request, store, list(rated_papers.values())
+                       + ([m.paper for m in preview["matches"]] if preview else []))
     day_list = [start + timedelta(days=i) for i in range((end - start).days + 1)]
     chart = bar_chart(day_list, [("matched", matched, "matched"), ("delivered", delivered, "delivered")],
                       f"Papers matched and delivered per day, {start} to {end}")
     digests = [d for d, cfg in st.config.digests.items() if name in cfg.profiles]
+    ratings_chart, rated_first, rated_last = _ratings_chart(rated)
     return page(request, "profile.html", status_code=400 if error else 200, profile=prof,
                 chart=chart, start=start, end=end, total=sum(matched.values()),
                 delivered_total=sum(delivered.values()), draft=draft, days=days, error=error,
-                caret=caret, preview=preview, digests=digests, preview_days=PREVIEW_DAYS, tldrs=shown)
+                caret=caret, preview=preview, digests=digests, preview_days=PREVIEW_DAYS, tldrs=shown,
+                rated=rated[::-1], rated_papers=rated_papers, ratings_chart=ratings_chart,
+                rated_first=rated_first, rated_last=rated_last, marks=marked)
 
 
 routes = [Route("/profiles/{name}", profile)]

@@ -13,6 +13,7 @@ from starlette.routing import Route
 from ..errors import QuerySyntaxError
 from ..search import Filters, parse_search, run_search, translate
 from .pages import page, page_number, reading, state, tldrs
+from .ratings import marks
 
 PER_PAGE = 25
 MAX_QUERY = 2000
@@ -43,6 +44,7 @@ def _search(request: Request):
     error = caret = None
     results = None
     shown: dict[str, str] = {}
+    marked = None
     if form["profile"] and form["profile"] not in st.config.profiles:
         problems.append(f"no profile named {form['profile']!r}")
     try:
@@ -55,10 +57,11 @@ def _search(request: Request):
                 filters.matcher = st.matcher(form["profile"], store)
             results = run_search(store, query, filters, offset=(number - 1) * PER_PAGE,
                                  limit=PER_PAGE, order=order)
-            shown = tldrs(store, results.papers)
+            shown, marked = tldrs(store, results.papers), marks(request, store, results.papers, owned=True)
     status = 400 if error or problems else 200
     return page(request, "search.html", status_code=status, form=form, results=results,
-                error=error, caret=caret, problems=problems, number=number, order=order, tldrs=shown)
+                error=error, caret=caret, problems=problems, number=number, order=order, tldrs=shown,
+                **({"marks": marked} if marked else {}))
 
 
 async def search(request: Request):

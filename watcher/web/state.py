@@ -26,6 +26,7 @@ class WebState:
     password: str | None = None
     secret: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     db_timeout: float = 2.0
+    write_timeout: float = 10.0  # a rating waits this long for the daemon's write to end
     matchers: dict = field(default_factory=dict)
     cache: dict = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -52,14 +53,15 @@ class WebState:
         return tuple(out)
 
     def matcher(self, name: str, store):
-        """The compiled matcher of profile ``name``, as the pipeline builds it: examples
-        resolved through ``store`` and the profile's ratings learnt. Built again whenever the
-        database changed (a new rating teaches it), else kept between requests."""
+        """The compiled matcher of profile ``name``: examples resolved through ``store``, and
+        learning from the profile's ratings as the digests do (built again only when those
+        ratings change)."""
         from ..pipeline import matchers_for
 
-        key = self.signature()
+        rated = tuple(store.db.execute(
+            "SELECT count(*), max(rated_at), total(value = 'up') FROM ratings WHERE profile = ?",
+            [name]).fetchone())
         with self.lock:
-            cached = self.matchers.get(name)
-            if cached is None or cached[0] != key:
-                cached = self.matchers[name] = (key, matchers_for(self.config, [name], store.get, store)[0])
-            return cached[1]
+            if name not in self.matchers or self.matchers[name][0] != rated:
+                self.matchers[name] = (rated, matchers_for(self.config, [name], store.get, store)[0])
+            return self.matchers[name][1]

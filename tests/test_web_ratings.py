@@ -1,0 +1,416 @@
+"""Ratings in the web inbox through its ASGI app: the signed links of digests (``/r/{token}``:
+GET confirms and changes nothing, POST records; forged, truncated and altered tokens are
+refused), the rating buttons of every page (CSRF-protected POST, back where the reader was),
+the reading list (``/saved``, ``/saved.bib``) and the ratings on the profile page (SPEC §7)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import warnings
+from dataclasses import replace
+from html import unescape
+from urllib.parse import quote, unquote
+
+import pytest
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+from webkit import app_for, hostile_setup, markup_problems, sample_setup
+
+from watcher.config import load_config
+from watcher.links import make_token
+from watcher.ratings import ratings, saved
+from watcher.store import Store
+
+SECRET = "a secret only the server knows"
+PAPER = "2504.07615"  # VLM-R1, delivered by the sample digest (profile llm-rl)
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    return sample_setup(tmp_path_factory.mktemp("webratings"))
+
+
+def with_links(config, secret_env="WATCHER_TEST_LINK_SECRET"):
+    return replace(config, web=replace(config.web, base_url="http://testserver", secret_env=secret_env))
+
+
+@pytest.fixture
+def site(sample, tmp_path, monkeypatch):
+    """(config with links on, a writable copy of the sample database)."""
+    config, db = sample
+    copy = tmp_path / "copy.db"
+    src = sqlite3.connect(db)
+    src.execute(f"VACUUM INTO '{copy}'")
+    src.close()
+    monkeypatch.setenv("WATCHER_TEST_LINK_SECRET", SECRET)
+    return with_links(config), copy
+
+
+def client_for(config, db, **kw):
+    return TestClient(app_for(config, db, **kw), follow_redirects=False)
+
+
+def text(response) -> str:
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", response.text)).split())
+
+
+def recorded(db) -> tuple[list[tuple], list[str]]:
+    """The ratings (profile, paper, value, source) and saved keys in ``db``."""
+    with Store.open(db, readonly=True) as store:
+        return ([(r["profile"], r["paper"], r["value"], r["source"]) for r in ratings(store)],
+                [p.key for p, _ in saved(store)])
+
+
+def data_version(db):
+    conn = sqlite3.connect(db)
+    return conn, conn.execute("PRAGMA data_version").fetchone()[0]
+
+
+def csrf_of(response) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', response.text).group(1)
+
+
+def forms_for(response, paper: str) -> list[dict]:
+    """The rating forms of ``paper`` on a page: their hidden fields and the buttons' actions."""
+    out = []
+    for body in re.findall(r'<form method="post" action="/rate" class="rate">(.*?)</form>', response.text, re.S):
+        fields = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', body))
+        fields = {k: unescape(v) for k, v in fields.items()}
+        if fields.get("paper") == paper:
+            fields["actions"] = re.findall(r'name="action" value="(\w+)"', body)
+            fields["pressed"] = re.findall(r'value="(\w+)" class="on" aria-pressed="true"', body)
+            out.append(fields)
+    return out
+
+
+# --- signed links ---------------------------------------------------------------------------
+
+def test_get_of_a_link_shows_one_button_and_changes_nothing(site):
+    config, db = site
+    token = make_token(SECRET, "up", "llm-rl", PAPER)
+    conn, before = data_version(db)
+    with client_for(config, db) as c:
+        for _ in range(3):  # a mail scanner fetching the link, more than once
+            r = c.get(f"/r/{token}")
+            assert r.status_code == 200
+            assert c.head(f"/r/{token}").status_code == 200
+    assert "VLM-R1" in text(r) and "llm-rl" in text(r) and "Nothing is recorded" in text(r)
+    main = r.text.split("<main>")[1]
+    assert main.count("<button") == 1 and main.count("<form") == 1
+    assert f'action="/r/{token}"' in main and 'method="post"' in main
+    assert conn.execute("PRAGMA data_version").fetchone()[0] == before
+    assert recorded(db) == ([], [])
+
+
+def test_post_of_a_link_records_once_and_a_later_link_replaces(site):
+    config, db = site
+    up, down, keep = (make_token(SECRET, a, "llm-rl", PAPER) for a in ("up", "down", "save"))
+    with client_for(config, db) as c:
+        r = c.post(f"/r/{up}")
+        assert r.status_code == 200 and "Rated up" in text(r)
+        assert recorded(db)[0] == [("llm-rl", PAPER, "up", "link")]
+        again = c.post(f"/r/{up}")  # rating twice is one rating
+        assert again.status_code == 200 and "already was" in text(again)
+        assert recorded(db)[0] == [("llm-rl", PAPER, "up", "link")]
+        assert c.post(f"/r/{down}").status_code == 200
+        assert recorded(db)[0] == [("llm-rl", PAPER, "down", "link")]
+        assert c.post(f"/r/{keep}").status_code == 200
+    assert recorded(db) == ([("llm-rl", PAPER, "down", "link")], [PAPER])
+
+
+def _altered(token: str) -> list[str]:
+    payload, sig = token.rsplit(".", 1)
+    swap = lambda ch: "B" if ch == "A" else "A"  # noqa: E731
+    return [token[:-1], token[: len(token) // 2], payload, swap(token[0]) + token[1:],
+            payload + "." + sig[:-1] + swap(sig[-1]), "not-a-token", "x.y",
+            make_token("a guessed secret", "up", "llm-rl", PAPER)]
+
+
+def test_forged_truncated_or_altered_tokens_get_403_and_record_nothing(site):
+    config, db = site
+    token = make_token(SECRET, "up", "llm-rl", PAPER)
+    conn, before = data_version(db)
+    with client_for(config, db) as c:
+        for bad in _altered(token):
+            for method in ("GET", "POST"):
+                r = c.request(method, f"/r/{bad}")
+                assert r.status_code == 403, (method, bad)
+                assert "Forbidden" in r.text and "nothing was recorded" in text(r)
+                assert "<form" not in r.text.split("<main>")[1]
+        assert c.post(f"/r/{token}/extra").status_code in (404, 405)
+    assert conn.execute("PRAGMA data_version").fetchone()[0] == before
+    assert recorded(db) == ([], [])
+
+
+def test_a_rotated_secret_or_links_turned_off_refuse_old_links(site, monkeypatch):
+    config, db = site
+    token = make_token(SECRET, "up", "llm-rl", PAPER)
+    monkeypatch.setenv("WATCHER_TEST_LINK_SECRET", "rotated")
+    with client_for(config, db) as c:
+        assert c.post(f"/r/{token}").status_code == 403
+    monkeypatch.setenv("WATCHER_TEST_LINK_SECRET", SECRET)
+    off = replace(config, web=replace(config.web, base_url=None))
+    with client_for(off, db) as c:
+        r = c.post(f"/r/{token}")
+        assert r.status_code == 403 and "links are off" in text(r)
+    assert recorded(db) == ([], [])
+
+
+def test_a_link_for_a_removed_paper_or_profile_is_a_clear_page_and_records_nothing(site, tmp_path):
+    config, db = site
+    gone_paper = make_token(SECRET, "up", "llm-rl", "2504.99999")
+    gone_profile = make_token(SECRET, "down", "old-name", PAPER)
+    with client_for(config, db) as c:
+        for method in ("GET", "POST"):
+            r = c.request(method, f"/r/{gone_paper}")
+            assert r.status_code == 410, method
+            assert "2504.99999 of this link is no longer in the database" in text(r)
+            assert "<form" not in r.text.split("<main>")[1]
+            r = c.request(method, f"/r/{gone_profile}")
+            assert r.status_code == 410
+            assert "profile 'old-name' of this link is no longer configured" in text(r)
+        # saving is not a profile's: the link still saves when its profile has gone
+        assert c.post(f"/r/{make_token(SECRET, 'save', 'old-name', PAPER)}").status_code == 200
+    assert recorded(db) == ([], [PAPER])
+
+
+def test_signed_links_need_no_login_but_the_pages_still_do(site):
+    config, db = site
+    token = make_token(SECRET, "up", "llm-rl", PAPER)
+    with client_for(config, db, password="pw", secret="session secret") as c:
+        assert c.get(f"/r/{token}").status_code == 200
+        assert c.post(f"/r/{token}").status_code == 200
+        assert c.get("/saved").status_code == 303 and c.get("/saved.bib").status_code == 303
+        assert c.post("/rate", data={"action": "down", "profile": "llm-rl", "paper": PAPER}).status_code == 403
+        r = c.post(f"/r/{token}")
+        assert "Open the paper" in r.text  # the pages it links to ask for the login
+        assert c.get(f"/papers/{PAPER}").status_code == 303
+    assert recorded(db)[0] == [("llm-rl", PAPER, "up", "link")]
+
+
+# --- buttons --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", ["/", "/digests/daily/2025-04-12", "/search?q=VLM-R1",
+                                  f"/papers/{PAPER}"])
+def test_every_page_with_papers_has_the_buttons_and_they_come_back_to_it(site, path):
+    config, db = site
+    with client_for(config, db) as c:
+        r = c.get(path)
+        forms = forms_for(r, PAPER)
+        profile_forms = [f for f in forms if "profile" in f]
+        assert [f["profile"] for f in profile_forms] == ["llm-rl"]  # the match's / the owner's profile
+        assert profile_forms[0]["actions"] == ["up", "down"] and not profile_forms[0]["pressed"]
+        [save] = [f for f in forms if "profile" not in f]
+        assert save["actions"] == ["save"]
+        assert profile_forms[0]["next"] == save["next"] == path
+        back = c.post("/rate", data={"csrf": csrf_of(r), "action": "up", "profile": "llm-rl",
+                                     "paper": PAPER, "next": path})
+        assert back.status_code == 303 and back.headers["location"] == f"{path}#p-{PAPER}"
+        c.post("/rate", data={"csrf": csrf_of(r), "action": "save", "paper": PAPER, "next": path})
+        after = c.get(path)
+        forms = forms_for(after, PAPER)
+        assert [f["pressed"] for f in forms] == [["clear"], ["unsave"]]  # 👍 Liked, 🔖 Saved
+        assert "👍 Liked" in after.text and "🔖 Saved" in after.text
+    assert recorded(db) == ([("llm-rl", PAPER, "up", "web")], [PAPER])
+
+
+def test_buttons_replace_clear_save_and_unsave_as_the_cli_does(site):
+    config, db = site
+    with client_for(config, db) as c:
+        token = csrf_of(c.get("/"))
+
+        def press(action, profile="llm-rl"):
+            r = c.post("/rate", data={"csrf": token, "action": action, "profile": profile,
+                                      "paper": PAPER, "next": "/"})
+            assert r.status_code == 303
+            return recorded(db)
+
+        assert press("up")[0] == [("llm-rl", PAPER, "up", "web")]
+        assert press("up")[0] == [("llm-rl", PAPER, "up", "web")]  # twice is once
+        assert press("down")[0] == [("llm-rl", PAPER, "down", "web")]
+        assert press("clear")[0] == []
+        assert press("save", "") == ([], [PAPER])
+        assert press("unsave", "") == ([], [])
+
+
+def test_buttons_need_the_sessions_csrf_token_and_refuse_unknown_papers_and_profiles(site):
+    config, db = site
+    conn, before = data_version(db)
+    with client_for(config, db) as c:
+        good = {"action": "up", "profile": "llm-rl", "paper": PAPER, "next": "/"}
+        assert c.post("/rate", data=good).status_code == 403
+        assert c.post("/rate", data=dict(good, csrf="forged")).status_code == 403
+        token = csrf_of(c.get("/"))
+        for bad, message in [({"paper": "2504.99999"}, "unknown paper"),
+                             ({"profile": "nobody"}, "unknown profile"),
+                             ({"profile": ""}, "up needs a profile"),
+                             ({"action": "delete"}, "unknown action")]:
+            r = c.post("/rate", data=dict(good, csrf=token, **bad))
+            assert r.status_code == 400 and message in text(r), bad
+            assert "nothing was recorded" in text(r)
+        assert c.get("/rate").status_code == 405
+    assert conn.execute("PRAGMA data_version").fetchone()[0] == before
+    with client_for(config, db) as c:
+        token = csrf_of(c.get("/"))
+        for evil in ("//evil.example/x", "https://evil.example/", "/\\evil.example"):
+            r = c.post("/rate", data={"csrf": token, "action": "save", "paper": PAPER, "next": evil})
+            assert r.status_code == 303 and r.headers["location"] == f"/#p-{PAPER}"
+
+
+def test_without_a_match_each_paper_gets_buttons_per_profile_it_belongs_to(sample, tmp_path):
+    """Two profiles, as 'watcher rate' decides without --profile: a paper a digest delivered
+    belongs to that digest's profiles; else to the profiles that select it (what its page's
+    "Why, per profile" says); a paper nobody selects gets every profile's buttons."""
+    config, db = sample
+    (tmp_path / "config.toml").write_text(config.path.read_text()
+                                          + '\n[profile.diffusion]\nquery = "ti:diffusion"\n')
+    two = load_config(tmp_path / "config.toml")
+    with client_for(two, db) as c:
+        delivered = {unquote(unescape(h)) for h in re.findall(r'href="/papers/([^"#]+)"', c.get("/").text)}
+        seen = {"delivered": 0, "diffusion": 0, "none": 0}
+        for q in ("ti:diffusion", "survey", "VLM-R1"):
+            page = c.get("/search", params={"q": q})
+            for k in (unquote(unescape(i)) for i in re.findall(r'<article class="paper" id="p-([^"]+)"', page.text)):
+                got = [f["profile"] for f in forms_for(page, k) if "profile" in f]
+                if k in delivered:
+                    expected, kind = ["llm-rl"], "delivered"
+                else:
+                    explained = c.get(f"/papers/{quote(k)}").text
+                    selected = re.findall(r'<section class="explain selected">\s*<h3><a href="/profiles/([^"]+)"',
+                                          explained)
+                    expected = selected or ["llm-rl", "diffusion"]
+                    kind = "diffusion" if selected == ["diffusion"] else "none" if not selected else "other"
+                seen[kind] = seen.get(kind, 0) + 1
+                assert got == expected, (q, k, got, expected)
+        assert seen["delivered"] and seen["diffusion"] and seen["none"], seen
+
+
+# --- reading list and profile ---------------------------------------------------------------
+
+def test_saved_lists_the_reading_list_with_unsave_and_saved_bib_downloads_it(site):
+    import bibtexparser
+
+    config, db = site
+    with client_for(config, db) as c:
+        empty = c.get("/saved")
+        assert empty.status_code == 200 and "Nothing saved yet" in text(empty)
+        token = csrf_of(c.get("/"))
+        for key in (PAPER, "2504.04842"):
+            c.post("/rate", data={"csrf": token, "action": "save", "paper": key, "next": "/saved"})
+        r = c.get("/saved")
+        assert "2 papers saved" in text(r) and 'href="/saved.bib"' in r.text
+        assert [f["pressed"] for f in forms_for(r, PAPER) if "profile" not in f] == [["unsave"]]
+        bib = c.get("/saved.bib")
+        assert bib.status_code == 200 and bib.headers["content-type"].startswith("application/x-bibtex")
+        assert 'attachment; filename="saved.bib"' == bib.headers["content-disposition"]
+        entries = bibtexparser.parse_string(bib.text).entries
+        titles = sorted(e["title"] for e in entries)
+        assert len(titles) == 2 and "FantasyTalking" in titles[0] and "VLM-R1" in titles[1]
+        back = c.post("/rate", data={"csrf": token, "action": "unsave", "paper": PAPER, "next": "/saved"})
+        assert back.headers["location"] == f"/saved#p-{PAPER}"
+        assert "1 paper saved" in text(c.get("/saved"))
+        assert len(bibtexparser.parse_string(c.get("/saved.bib").text).entries) == 1
+
+
+def test_the_profile_page_charts_ratings_per_week_and_lists_the_rated_papers(site):
+    from datetime import datetime, timezone
+
+    from watcher.ratings import apply_rating
+
+    config, db = site
+    with Store.open(db) as store:  # two weeks of ratings, as 'watcher rate' records them
+        for key, value, when in [(PAPER, "up", datetime(2025, 4, 1, 9)), ("2504.04842", "up", datetime(2025, 4, 2, 9)),
+                                 ("2504.05741", "down", datetime(2025, 4, 10, 9))]:
+            apply_rating(store, value, "llm-rl", key, "cli", profiles=["llm-rl"],
+                         now=when.replace(tzinfo=timezone.utc))
+    with client_for(config, db) as c:
+        r = c.get("/profiles/llm-rl")
+        assert r.status_code == 200
+        svgs = re.findall(r"<svg.*?</svg>", r.text, re.S)
+        bars = re.findall(r"<title>(\d{4}-\d\d-\d\d): (\d+) rated (up|down)</title>", "".join(svgs))
+        assert sorted((d, int(n), v) for d, n, v in bars if n != "0") == [
+            ("2025-03-31", 2, "up"), ("2025-04-07", 1, "down")]
+        assert len(bars) == 4  # two weeks, two series
+        page = text(r)
+        assert "2 rated up and 1 rated down" in page
+        rated = r.text.split("Your ratings")[1].split("<h2>")[0]
+        assert re.findall(r'href="/papers/([^"]+)"', rated) == ["2504.05741", "2504.04842", PAPER]
+        assert [f["pressed"] for f in forms_for(r, "2504.05741") if "profile" in f] == [["clear"]]
+        assert "👎 Disliked" in rated
+        other = c.get("/profiles/llm-rl").text
+        assert "No ratings yet" not in other
+
+
+# --- hostile papers -------------------------------------------------------------------------
+
+def test_hostile_papers_stay_text_in_buttons_links_the_reading_list_and_ratings(tmp_path, monkeypatch, caplog):
+    import logging
+
+    caplog.set_level(logging.INFO, logger="watcher")
+    config, db, digest = hostile_setup(tmp_path)
+    monkeypatch.setenv("WATCHER_TEST_LINK_SECRET", SECRET)
+    config = with_links(config)
+    keys = [p.key for p in digest.papers]
+    with client_for(config, db) as c:
+        token = csrf_of(c.get("/"))
+        for key in keys:
+            for action in ("up", "save"):
+                r = c.post("/rate", data={"csrf": token, "action": action, "profile": "llm-rl",
+                                          "paper": key, "next": "/"})
+                assert r.status_code == 303, (key, r.text[:300])
+                assert "\r" not in r.headers["location"] and "\n" not in r.headers["location"]
+        with_links_pages = [f"/r/{make_token(SECRET, 'down', 'llm-rl', k)}" for k in keys]
+        for path in ["/", "/saved", "/profiles/llm-rl", "/search?q=reinforcement"] + with_links_pages + \
+                [f"/papers/{k}" for k in keys]:
+            r = c.get(path)
+            assert r.status_code == 200, path
+            assert not markup_problems(r.text), (path, markup_problems(r.text))
+            assert "<script" not in r.text.lower()
+        for path in with_links_pages:
+            assert c.post(path).status_code == 200
+        assert c.get("/saved.bib").status_code == 200
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("web: ")]
+    assert len([m for m in lines if " from web" in m]) == 2 * len(keys)
+    assert not [m for m in lines if "\n" in m or "\r" in m]  # one journal line per rating
+    got = recorded(db)
+    assert sorted(k for _, k, v, s in got[0] if v == "down" and s == "link") == sorted(keys)
+    assert sorted(got[1]) == sorted(keys)
+
+
+def test_the_paper_page_explains_with_the_ratings_as_the_digest_does(site):
+    """After 👍 the paper's "Why, per profile" names the like (as `watcher explain` does);
+    after taking it back, not any more: the page's matcher follows the ratings."""
+    config, db = site
+    reason = f"like {PAPER} (you liked)"
+    with client_for(config, db) as c:
+        r = c.get(f"/papers/{PAPER}")
+        assert reason not in text(r)
+        for action, shown in (("up", True), ("clear", False), ("up", True)):
+            c.post("/rate", data={"csrf": csrf_of(r), "action": action, "profile": "llm-rl",
+                                  "paper": PAPER, "next": f"/papers/{PAPER}"})
+            why = text(c.get(f"/papers/{PAPER}")).split("Why, per profile")[1]
+            assert (reason in why) is shown, action
+
+
+def test_a_rating_while_the_database_is_locked_is_a_503_and_records_nothing(site):
+    config, db = site
+    app = app_for(config, db)
+    app.state.web.write_timeout = 0.2
+    with TestClient(app, follow_redirects=False) as c:
+        token = csrf_of(c.get("/"))
+        holder = sqlite3.connect(db, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # another writer (the daemon storing a fetch)
+        try:
+            r = c.post("/rate", data={"csrf": token, "action": "up", "profile": "llm-rl", "paper": PAPER})
+            assert r.status_code == 503 and "locked" in r.text
+            r = c.post(f"/r/{make_token(SECRET, 'up', 'llm-rl', PAPER)}")
+            assert r.status_code == 503
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert c.post("/rate", data={"csrf": token, "action": "up", "profile": "llm-rl",
+                                     "paper": PAPER}).status_code == 303
+    assert recorded(db)[0] == [("llm-rl", PAPER, "up", "web")]

@@ -1,0 +1,172 @@
+"""Ratings in the web inbox (SPEC §7 "Ratings", "Links in digests"): the signed links of
+digests (``/r/{token}``), the rating buttons of every page (``POST /rate``) and the reading
+list (``/saved``, ``/saved.bib``).
+
+Thin on purpose: what a token asks for is :func:`watcher.links.verify_link`, recording it is
+:func:`watcher.ratings.apply_rating` (as ``watcher rate`` does), and which profiles a paper's
+buttons are for is :func:`watcher.ratings.owners` (as ``watcher rate`` decides without
+``--profile``).
+
+A signed link needs no login: the token is the credential (unguessable: signed with the
+secret) and names exactly one action on one paper. ``GET /r/{token}`` only shows a confirmation
+page with one button (mail scanners fetch links); the button's ``POST /r/{token}`` records.
+That POST carries no session CSRF token: cross-site request forgery needs a request the
+attacker can write, and without the secret nobody can write a valid token; whoever holds the
+link (the mail's reader, or anyone it was forwarded to) could click it anyway. The buttons of
+the pages are ordinary forms: logged in (when there is a password) and with the session's CSRF
+token.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from ..links import BadLink, verify_link
+from ..ratings import PROFILE_ACTIONS, RatingError, apply_rating, current, export_saved, owners, saved
+from .auth import checked_form, safe_next
+from .pages import page, reading, state, url, writing
+
+log = logging.getLogger("watcher")
+
+PUBLIC = ("/r/",)
+
+
+@dataclass
+class Marks:
+    """What the rating buttons of a page show: the current ratings and saved state of its
+    papers and, for papers shown without a match, the profiles their buttons are for."""
+
+    rated: dict = field(default_factory=dict)
+    kept: set = field(default_factory=set)
+    owners: dict = field(default_factory=dict)
+
+    def rating(self, key: str, profile: str) -> str | None:
+        return self.rated.get((profile, key))
+
+    def saved(self, key: str) -> bool:
+        return key in self.kept
+
+    def profiles(self, key: str) -> list[str]:
+        return self.owners.get(key, [])
+
+
+def marks(request: Request, store, papers, *, owned: bool = False) -> Marks:
+    """The :class:`Marks` of ``papers``. ``owned``: the page shows papers without a match
+    (search, a paper, the reading list), so each gets a button set per profile it belongs to
+    (:func:`watcher.ratings.owners`) or has a rating for; every profile when none."""
+    st = state(request)
+    papers = list(papers)
+    rated, kept = current(store, [p.key for p in papers])
+    out = Marks(rated, kept)
+    if owned:
+        names = list(st.config.profiles)
+        for p in papers:
+            mine = set(owners(st.config, store, p, matcher=lambda n: st.matcher(n, store)))
+            mine.update(n for n in names if (n, p.key) in rated)
+            out.owners[p.key] = [n for n in names if n in mine] or names
+    return out
+
+
+def _logged(done, source: str) -> None:
+    """One journal line per rating (the paper by its key, quoted: a title stays one line)."""
+    log.info("web: %s %r%s from %s%s", done.action, done.paper.key,
+             f" for {done.profile!r}" if done.profile else "", source, "" if done.changed else " (already so)")
+
+
+# --- signed links ---------------------------------------------------------------------------
+
+def _asked(request: Request):
+    """What the link's token asks for, or the 403 page (nothing recorded)."""
+    try:
+        return verify_link(state(request).config, request.path_params["token"])
+    except BadLink as e:
+        log.warning("web: refused a rating link from %s: %s",
+                    request.client.host if request.client else "?", e)
+        raise HTTPException(403, f"{e}; nothing was recorded") from None
+
+
+def _gone(request: Request, asked, paper) -> str | None:
+    """Why the link cannot be recorded any more (its paper or profile was removed), or None."""
+    if paper is None:
+        return f"the paper {asked.paper} of this link is no longer in the database; nothing was recorded"
+    if asked.action in PROFILE_ACTIONS and asked.profile not in state(request).config.profiles:
+        return (f"the profile {asked.profile!r} of this link is no longer configured; nothing was "
+                "recorded")
+    return None
+
+
+def link(request: Request):
+    """``GET /r/{token}``: the confirmation page (changes nothing). ``POST``: record it."""
+    asked = _asked(request)
+    with reading(request) as store:
+        paper = store.get(asked.paper)
+    gone = _gone(request, asked, paper)
+    context = dict(asked=asked, paper=paper, token=request.path_params["token"], done=None, gone=gone)
+    if gone:
+        return page(request, "rate_link.html", status_code=410, **context)
+    if request.method == "POST":
+        try:
+            with writing(request) as store:
+                context["done"] = apply_rating(store, asked.action, asked.profile, asked.paper, "link",
+                                               profiles=state(request).config.profiles)
+        except RatingError as e:  # removed between the check and the write
+            context["gone"] = f"{e}; nothing was recorded"
+            return page(request, "rate_link.html", status_code=410, **context)
+        _logged(context["done"], "link")
+    return page(request, "rate_link.html", **context)
+
+
+# --- the buttons ----------------------------------------------------------------------------
+
+async def rate(request: Request):
+    """``POST /rate`` (a button: ``action``, ``profile``, ``paper``, ``next``, the CSRF token):
+    record it, then back (303) to the page the reader was on, at the paper."""
+    form = await checked_form(request)
+    config = state(request).config
+    action, paper = str(form.get("action", "")), str(form.get("paper", ""))
+    profile = str(form.get("profile", "")) or None
+    target = safe_next(str(form.get("next", "/")))
+
+    def record():
+        with writing(request) as store:
+            return apply_rating(store, action, profile, paper, "web", profiles=config.profiles)
+
+    try:
+        done = await run_in_threadpool(record)
+    except RatingError as e:
+        raise HTTPException(400, f"{e}; nothing was recorded") from None
+    _logged(done, "web")
+    return RedirectResponse(url(request, target) + "#p-" + quote(done.paper.key, safe="/:"),
+                            status_code=303)
+
+
+# --- the reading list -----------------------------------------------------------------------
+
+def saved_page(request: Request):
+    with reading(request) as store:
+        items = saved(store)
+        shown = marks(request, store, [p for p, _ in items], owned=True)
+    return page(request, "saved.html", items=items, marks=shown)
+
+
+def saved_bib(request: Request):
+    with reading(request) as store:
+        items = saved(store)
+    return Response(export_saved(items, "bibtex"), media_type="application/x-bibtex; charset=utf-8",
+                    headers={"content-disposition": 'attachment; filename="saved.bib"'})
+
+
+routes = [
+    Route("/r/{token}", link, methods=["GET", "POST"]),
+    Route("/rate", rate, methods=["POST"]),
+    Route("/saved", saved_page),
+    Route("/saved.bib", saved_bib),
+]
