@@ -126,3 +126,10 @@ def test_the_excerpt_under_the_tldr_does_not_repeat_it():
     later = "Models are big. We present a small one. It reads long documents."
     assert excerpt(later, extractive_tldr(later), 240) == later
     assert excerpt(later, extractive_tldr(later), 20) == "Models are big. We…"
+    # the TL;DR drops a lead-in ("In this paper,"): the excerpt still does not repeat it
+    lead = ("In this paper, we present an effective method to enhance visual reasoning with fewer "
+            "samples. Our key insight is that difficulty matters.")
+    assert extractive_tldr(lead).startswith("We present an effective method")
+    assert excerpt(lead, extractive_tldr(lead), 240) == "Our key insight is that difficulty matters."
+    # one sentence that is all TL;DR: nothing under it
+    assert excerpt("We study RL.", "We study RL.", 240) == ""

@@ -206,7 +206,7 @@ def excerpt(abstract: str, tldr: str, limit: int) -> str:
     text = " ".join(str(abstract or "").split())
     head = tldr.removesuffix("…")[:60].lower()
     sents = sentences(text)
-    if sents and head and clean_latex(sents[0]).lower().startswith(head):
+    if sents and head and head in clean_latex(sents[0]).lower():  # "In this paper, we …" too
         if len(sents) == 1:
             return ""
         text = text[text.index(sents[1]):]
