@@ -463,8 +463,11 @@ def _check_http_url(r: _Reader, key: str, url: str) -> None:
 
 
 def _env_name(r: _Reader, key: str, value: str | None) -> str | None:
+    """A ``*_env`` key: the name of an environment variable. Its value is never echoed: a
+    secret pasted here by mistake must not reach the error message (SPEC §6)."""
     if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
-        raise r.fail(key, f"{value!r} is not an environment variable name")
+        raise r.fail(key, "must name an environment variable (letters, digits, _), "
+                          "not hold the secret itself")
     return value
 
 
@@ -684,8 +687,9 @@ def _channel(r: _Reader, name: str, t: dict) -> ChannelConfig:
         _check_path_template(r, f"{where}.path", v["path"], FEED_PATH_FIELDS)
         if v["max_entries"] < 1:
             raise r.fail(f"{where}.max_entries", f"must be at least 1, got {v['max_entries']}")
-    if typ == "apprise":
-        _env_name(r, f"{where}.urls_env", v["urls_env"])
+    for key in v:
+        if key.endswith("_env"):
+            _env_name(r, f"{where}.{key}", v[key])
     if typ == "webhook" and bool(v["url"]) == bool(v["url_env"]):
         raise r.fail(f"{where}.url", "give exactly one of url or url_env")
     if typ == "webhook" and v["url"]:
