@@ -223,3 +223,25 @@ def test_test_deliver_sends_three_papers_through_a_file_channel(write_config, tm
     listing = formats.read(written.read_bytes(), "test")
     assert len(listing.papers) == 3
     assert not (tmp_path / "watcher.db").exists()  # nothing recorded
+
+
+@pytest.mark.parametrize("args", [
+    ["explain", "VLM-R1: A Stable and Generalizable R1-style Large Vision-Language Model", "--profile", "llm-rl"],
+    ["status"],
+    ["digest", "daily", "--dry-run", "--since", "2025-04-01"],
+], ids=lambda a: a[0])
+def test_a_reader_that_stops_early_ends_the_command_quietly(filled, tmp_path, args):
+    """``watcher explain ... | head -1``: the pipe closes before watcher is done writing."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    p = subprocess.Popen([sys.executable, "-m", "watcher", "--config", str(filled), *args], cwd=tmp_path,
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # the reader is gone before the first line
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 1  # as Python itself exits on a broken pipe
+    assert not [line for line in err.splitlines() if not line.startswith("==> digest")], err

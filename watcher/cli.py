@@ -51,8 +51,8 @@ def handle_errors(fn):
             fail(str(database_error(db, e)), 1)
         except KeyboardInterrupt:
             fail("interrupted", 130)
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
-            raise
+        except (click.ClickException, click.exceptions.Exit, click.Abort, BrokenPipeError):
+            raise  # a closed stdout ends quietly in _Commands.invoke
         except Exception as e:  # a bug: one line here, the traceback with --log-level debug
             log.error("internal error: %s: %s", type(e).__name__, e, exc_info=e)
             sys.exit(1)
@@ -89,7 +89,22 @@ class Context:
 pass_ctx = click.make_pass_decorator(Context)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Commands(click.Group):
+    """The ``watcher`` group: a reader that stops early (``watcher ... | head``) ends the
+    command quietly, as the Python docs recommend for SIGPIPE (stdout to devnull, exit 1)."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            import os
+
+            devnull = os.open(os.devnull, os.O_WRONLY)  # no second error when Python flushes stdout
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(1)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="watcher")
 @click.option("--config", "config_path", metavar="PATH", envvar=None,
               help="Config file (else $WATCHER_CONFIG, else ./config.toml, else "

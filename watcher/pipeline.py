@@ -164,7 +164,10 @@ def open_store(config: Config) -> Store:
 
 def stops_the_cycle(error: BaseException) -> bool:
     """True when ``error`` means the database cannot be used at all (nothing later could be
-    recorded); any other error fails only the source, digest or channel it came from."""
+    recorded), or that the reader of stdout is gone (``watcher ... | head``: nothing later
+    could be printed); any other error fails only the source, digest or channel it came from."""
+    if isinstance(error, BrokenPipeError):  # channels turn their sockets' errors into DeliveryError
+        return True
     if isinstance(error, sqlite3.Error):
         error = database_error("", error)
     return isinstance(error, DatabaseUnavailable)
