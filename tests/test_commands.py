@@ -245,3 +245,32 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(filled, tmp_path, ar
     err = p.stderr.read().decode()
     assert p.wait(timeout=60) == 1  # as Python itself exits on a broken pipe
     assert not [line for line in err.splitlines() if not line.startswith("==> digest")], err
+
+
+def test_after_the_quick_start_the_reading_commands_use_the_sample_database(tmp_path):
+    """``watcher once --sample`` keeps its own database: explain, rate, ratings, saved and
+    status find the papers just shown there (saying so), as serve does."""
+    import shutil
+
+    from conftest import REPO
+
+    shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
+    assert run_watcher("once", "--sample", cwd=tmp_path).returncode == 0
+    note = "watcher: using the sample database watcher-sample.db (from 'watcher once --sample')\n"
+    steps = [(["explain", "2504.07615", "--profile", "llm-rl"], "VLM-R1"),
+             (["rate", "up", "2504.07615"], "2504.07615: rated up for llm-rl"),
+             (["rate", "save", "2504.07615"], "2504.07615: saved"),
+             (["ratings"], "up    llm-rl  2504.07615"),
+             (["saved"], "2504.07615  VLM-R1"),
+             (["status"], "database watcher-sample.db")]
+    for args, shown in steps:
+        r = run_watcher(*args, cwd=tmp_path)
+        assert r.returncode == 0, (args, r.stderr)
+        assert shown in r.stdout.decode() and r.stderr.decode() == note, args
+    assert not (tmp_path / "watcher.db").exists()
+    with Store.open(tmp_path / "watcher.db") as store:  # a real database from now on: it is used
+        store.upsert(formats.read(SEED_DIGEST.read_bytes(), "seed").papers, datetime.now(timezone.utc))
+    r = run_watcher("ratings", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == b"" and r.stderr == b""
+    r = run_watcher("ratings", "--sample", cwd=tmp_path)
+    assert b"2504.07615" in r.stdout and r.stderr.decode() == note

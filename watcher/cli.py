@@ -88,6 +88,20 @@ class Context:
 
 pass_ctx = click.make_pass_decorator(Context)
 
+SAMPLE_HELP = ("Use the sample database of 'watcher once --sample' (the default when only "
+               "that one exists).")
+
+
+def reading_config(ctx: Context, sample: bool) -> Config:
+    """The config of a reading command (status, explain, rate, ratings, saved): with the
+    sample database when asked or when only it exists, saying so on stderr."""
+    from .pipeline import reading_config as resolve
+
+    config, note = resolve(ctx.config, sample)
+    if note:
+        click.echo(f"watcher: using {note}", err=True)
+    return config
+
 
 class _Commands(click.Group):
     """The ``watcher`` group: a reader that stops early (``watcher ... | head``) ends the
@@ -368,26 +382,28 @@ def check(ctx: Context) -> None:
 
 
 @cli.command()
+@click.option("--sample", is_flag=True, help=SAMPLE_HELP)
 @pass_ctx
 @handle_errors
-def status(ctx: Context) -> None:
+def status(ctx: Context, sample) -> None:
     """Show sources (last fetch, errors, counts) and digests (last run, next fire, deliveries)."""
     from .status import status_text
 
-    click.echo(status_text(ctx.config, now_utc()))
+    click.echo(status_text(reading_config(ctx, sample), now_utc()))
 
 
 @cli.command()
 @click.argument("paper")
 @click.option("--profile", required=True, metavar="NAME", help="The profile to score against.")
+@click.option("--sample", is_flag=True, help=SAMPLE_HELP)
 @pass_ctx
 @handle_errors
-def explain(ctx: Context, paper, profile) -> None:
+def explain(ctx: Context, paper, profile, sample) -> None:
     """The score of one stored paper (arXiv id or title) and the reasons."""
     from .pipeline import matchers_for, open_store
     from .store import require_database
 
-    config = ctx.config
+    config = reading_config(ctx, sample)
     if profile not in config.profiles:
         raise ConfigError(f"no profile named {profile!r} (defined: {', '.join(config.profiles)})",
                           path=str(config.path))
@@ -420,11 +436,15 @@ def serve(ctx: Context, listen, sample) -> None:
     Prints the URL to open. Loopback only unless [web].password_env is set (then it asks for
     that password). Stops on Ctrl-C / SIGTERM.
     """
+    from .pipeline import reading_config as resolve
     from .web.serve import serve as run_server
 
     if log.getEffectiveLevel() > logging.INFO:
         log.setLevel(logging.INFO)
-    sys.exit(run_server(ctx.config, listen, sample, echo=lambda s: click.echo(s)))
+    config, note = resolve(ctx.config, sample)
+    if note:
+        click.echo(f"watcher serve: serving {note}")
+    sys.exit(run_server(config, listen, False, echo=lambda s: click.echo(s)))
 
 
 @cli.command("test-deliver")

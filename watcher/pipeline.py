@@ -42,6 +42,7 @@ import sqlite3
 import sys
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timezone
+from pathlib import Path
 from typing import Callable, TextIO
 
 from .assemble import assemble, delivered_reason, digest_title, window_start
@@ -141,12 +142,28 @@ class Deliver:
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
 
 
+def sample_database(config: Config) -> Path:
+    """Where ``watcher once --sample`` keeps its papers: beside the configured database."""
+    db = config.settings.database
+    return db.with_name(db.stem + "-sample" + db.suffix)
+
+
 def sample_config(config: Config) -> Config:
     """``--sample``: the config with the shipped sample listings as its only source and a
     database of its own beside the configured one, so samples never mix with real history."""
-    db = config.settings.database
-    return replace(config, settings=replace(config.settings, database=db.with_name(db.stem + "-sample" + db.suffix)),
+    return replace(config, settings=replace(config.settings, database=sample_database(config)),
                    sources={"sample": SourceConfig(name="sample", type="sample")})
+
+
+def reading_config(config: Config, sample: bool = False) -> tuple[Config, str | None]:
+    """The config whose database the reading commands (serve, status, explain, rate, ...) use,
+    and a note saying so when it is not the configured one: the sample database when asked
+    (``--sample``) or when only it exists (right after the quick start's ``once --sample``)."""
+    db = sample_database(config)
+    if sample or (not config.settings.database.exists() and db.exists()):
+        return (replace(config, settings=replace(config.settings, database=db)),
+                f"the sample database {db} (from 'watcher once --sample')")
+    return config, None
 
 
 def sample_now(config: Config) -> datetime:
@@ -494,4 +511,5 @@ def _deliver_digests(config: Config, store: Store, cycle: Cycle, deliver: Delive
 
 
 __all__ = ["Cycle", "CycleReport", "Deliver", "DryRun", "Fetch", "run_once", "fetch_sources",
-           "deliver_digest", "open_store", "sample_config", "sample_now"]
+           "deliver_digest", "open_store", "reading_config", "sample_config", "sample_database",
+           "sample_now"]
