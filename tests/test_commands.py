@@ -274,3 +274,24 @@ def test_after_the_quick_start_the_reading_commands_use_the_sample_database(tmp_
     assert r.returncode == 0 and r.stdout == b"" and r.stderr == b""
     r = run_watcher("ratings", "--sample", cwd=tmp_path)
     assert b"2504.07615" in r.stdout and r.stderr.decode() == note
+
+
+def test_a_title_with_line_breaks_stays_one_line_per_paper(write_config, tmp_path):
+    """A JSON listing can carry CR/LF inside a title: rate, ratings and saved print one line
+    per paper, as the text digest does."""
+    from watcher.models import Paper
+
+    cfg = write_config(MINIMAL_CONFIG)
+    broken = Paper(title="GRPO for\r\nrobots:\n a study", abstract="We use GRPO.", arxiv_id=None,
+                   url="https://example.org/p")
+    with Store.open(tmp_path / "watcher.db") as store:
+        store.upsert([broken], datetime.now(timezone.utc))
+    title = "GRPO for robots: a study"
+    for args, lines in [(["rate", "save", title], [f"{title}: saved"]),
+                        (["rate", "up", title], [f"{title}: rated up for llm-rl"]),
+                        (["saved"], None), (["saved", "--to", "markdown"], None), (["ratings"], None)]:
+        r = run_watcher("--config", str(cfg), *args, cwd=tmp_path)
+        assert r.returncode == 0, (args, r.stderr)
+        out = r.stdout.decode()
+        assert out.count("\n") == 1 and "\r" not in out and title in out, (args, out)
+        assert lines is None or out.splitlines() == lines

@@ -98,10 +98,12 @@ def ratings(ctx: Context, profile, fmt, sample) -> None:
     if fmt == "json":
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
+    from .formats.text import one_line
+
     for r in rows:
         gone = "" if r["profile"] in config.profiles else " (profile no longer in the config)"
         click.echo(f"{r['rated_at']}  {r['value']:<4}  {r['profile']}  {r['arxiv_id'] or r['paper']}  "
-                   f"{r['title'] or ''}  [{r['source']}]{gone}")
+                   f"{one_line(r['title'] or '')}  [{r['source']}]{gone}")
 
 
 @cli.command()
