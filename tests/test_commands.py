@@ -295,3 +295,23 @@ def test_a_title_with_line_breaks_stays_one_line_per_paper(write_config, tmp_pat
         out = r.stdout.decode()
         assert out.count("\n") == 1 and "\r" not in out and title in out, (args, out)
         assert lines is None or out.splitlines() == lines
+
+
+def test_an_empty_digest_says_when_every_source_failed(write_config, tmp_path):
+    cfg = write_config(MINIMAL_CONFIG.replace("[profile.llm-rl]", '[source.lab]\ntype = "listing"\n'
+                                              'path = "gone.json"\n\n[profile.llm-rl]'))
+    r = run_watcher("--config", str(cfg), "once", "--dry-run", cwd=tmp_path)
+    assert r.returncode == 1
+    assert "digest daily: no new papers (every source failed; see watcher status)" in r.stderr.decode()
+    r = run_watcher("--config", str(cfg), "digest", "daily", "--dry-run", cwd=tmp_path)  # the last fetch
+    assert r.stderr.decode() == "digest daily: no new papers (every source failed; see watcher status)\n"
+
+
+def test_an_empty_digest_says_when_the_stored_papers_are_older_than_its_lookback(filled, tmp_path):
+    """The seed papers were filed in April 2025: a first digest reaching back 3 days has none."""
+    r = run_watcher("--config", str(filled), "digest", "daily", "--dry-run", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == b""
+    first = (datetime.now(timezone.utc) - timedelta(days=3)).date()  # the config's time zone is UTC
+    assert r.stderr.decode() in [f"digest daily: no new papers (nothing filed since {day} (lookback 3d); "
+                                 "30 stored papers were filed before it)\n"
+                                 for day in (first, first + timedelta(days=1))]  # at midnight

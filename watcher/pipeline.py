@@ -282,19 +282,36 @@ class DigestPlan:
     day: date
     now: datetime
     matchers: list[ProfileMatcher]
+    sources_failed: bool = False  # the last fetch of every source failed
 
     @classmethod
     def make(cls, config: Config, store: Store, dcfg: DigestConfig, now: datetime) -> "DigestPlan":
         """Compile the digest's profiles (examples looked up in ``store``)."""
         return cls(dcfg, digest_title(dcfg, config.profiles), now.astimezone(config.settings.timezone).date(),
-                   now, matchers_for(config, dcfg.profiles, store.get, store))
+                   now, matchers_for(config, dcfg.profiles, store.get, store),
+                   store.all_sources_failed(list(config.sources)))
 
-    def build(self, candidates: list, revised: list) -> Digest:
-        """The digest of these papers; an empty one says why (an arXiv holiday first)."""
-        digest = assemble(self.dcfg.name, self.title, self.day, candidates, self.matchers, self.now, revised)
-        if not digest.matches:
+    def build(self, candidates: list, revised: list, older: tuple | None = None) -> Digest:
+        """The digest of these papers; an empty one says why (failed sources, then an arXiv
+        holiday, then papers filed before the window (``older``, see :func:`left_out`))."""
+        digest = assemble(self.dcfg.name, self.title, self.day, candidates, self.matchers, self.now, revised,
+                          sources_failed=self.sources_failed, older=older)
+        if not digest.matches and not candidates and not self.sources_failed:
             digest.empty_reason = quiet_day_reason(self.dcfg, self.now) or digest.empty_reason
         return digest
+
+
+def left_out(store: Store, dcfg: DigestConfig, channel: str, first_window: date | None,
+             since_day: date | None) -> tuple[int, date, str] | None:
+    """For an empty digest: how many stored papers its window leaves out as filed before it,
+    the window's first day and what set it (``--since``, or the first run's lookback)."""
+    if since_day:
+        return store.count_older(dcfg.name, channel, since_day), since_day, "--since"
+    if first_window:
+        days, rest = divmod(dcfg.lookback.total_seconds(), 86400)
+        span = f"{int(days)}d" if not rest else f"{int(dcfg.lookback.total_seconds() // 3600)}h"
+        return store.count_older(dcfg.name, channel, first_window), first_window, f"lookback {span}"
+    return None
 
 
 def feedback_for(store: Store, profile: str):
@@ -346,7 +363,8 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             channel = channel_for(config, name, dcfg.formats, deliver.stdout)
             candidates, revised, first_window = channel_papers(config, store, dcfg, name, cycle.now,
                                                                deliver.since_day)
-            digest = plan.build(candidates, revised)
+            older = None if candidates else left_out(store, dcfg, name, first_window, deliver.since_day)
+            digest = plan.build(candidates, revised, older)
             summarizer.fill(digest)  # the TL;DRs, before rendering; never fails a delivery
             digest.links = links_for(config)
             report.papers = len(digest.matches)
@@ -393,7 +411,7 @@ def dry_run_digest(config: Config, store: Store, plan: DigestPlan, deliver: Deli
     empty and stderr says ``digest NAME: no new papers (reason)``.
     """
     dcfg, dry = plan.dcfg, deliver.dry_run
-    reports, owners, candidates, revised = [], {}, {}, {}
+    reports, owners, candidates, revised, older = [], {}, {}, {}, None
     formats: dict[str, list[str]] = {}  # format -> the channels that send it
     for name in dcfg.channels:
         report = ChannelReport(dcfg.name, name)
@@ -402,7 +420,9 @@ def dry_run_digest(config: Config, store: Store, plan: DigestPlan, deliver: Deli
             channel = channel_for(config, name, dcfg.formats, dry.stdout)
             for fmt in channel.formats() or ("markdown",):  # apprise, feed: built from the
                 formats.setdefault(fmt, []).append(name)    # digest; Markdown shows its content
-            new, old, _ = channel_papers(config, store, dcfg, name, plan.now, deliver.since_day)
+            new, old, first_window = channel_papers(config, store, dcfg, name, plan.now, deliver.since_day)
+            if not new and not older:
+                older = left_out(store, dcfg, name, first_window, deliver.since_day)
         except Exception as e:
             if stops_the_cycle(e):
                 raise
@@ -414,7 +434,7 @@ def dry_run_digest(config: Config, store: Store, plan: DigestPlan, deliver: Deli
         for p in old:
             revised.setdefault(p.key, p)
     revised = [p for key, p in revised.items() if key not in candidates]  # new somewhere wins
-    digest = plan.build(list(candidates.values()), revised)
+    digest = plan.build(list(candidates.values()), revised, older)
     Summarizer(config.summarizer, store, plan.now).fill(digest)
     digest.links = links_for(config)
     for m in digest.matches:
