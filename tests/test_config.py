@@ -286,3 +286,37 @@ def test_a_secret_pasted_into_an_env_key_is_refused_without_echoing_it(write_con
     assert r.returncode == 2, err
     assert f"{key}: must name an environment variable (letters, digits, _), not hold the secret itself" in err
     assert "sk-abc123" not in err and "SECRET" not in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("path, formats, words", [
+    ("{tmp}/out/", '["text"]', "ends in /: it must name a file"),
+    ("digests/daily", '["text", "html"]', "has neither {ext} nor {format}, but digest daily writes 2 "
+                                          "formats (text, html)"),
+], ids=["slash", "no-ext"])
+def test_check_refuses_file_paths_that_would_misbehave_when_written(write_config, tmp_path, path, formats, words):
+    text = MINIMAL_CONFIG.replace('path = "digests/{digest}-{date}.{ext}"',
+                                  f'path = "{path.replace("{tmp}", str(tmp_path))}"')
+    text = text.replace('channels = ["archive"]', f'channels = ["archive"]\nformats = {formats}')
+    r = run_watcher("--config", str(write_config(text)), "check", cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2, err
+    assert f"channel.archive.path: {words}" in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_check_says_when_a_feed_path_is_a_folder(write_config, tmp_path):
+    (tmp_path / "feeds" / "daily.atom").mkdir(parents=True)
+    cfg = write_config(MINIMAL_CONFIG.replace('channels = ["archive"]', 'channels = ["archive", "feed"]')
+                       + '\n[channel.feed]\ntype = "feed"\npath = "feeds/{digest}.atom"\n')
+    r = run_watcher("--config", str(cfg), "check", cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == b""
+    assert r.stderr.decode() == (f"watcher: {cfg}: channel.feed.path: {tmp_path / 'feeds' / 'daily.atom'} "
+                                 "is a folder, not a feed file\n")
+
+
+def test_check_on_a_damaged_database_prints_the_problem_never_ok(write_config, tmp_path):
+    cfg = write_config(MINIMAL_CONFIG)
+    (tmp_path / "watcher.db").write_bytes(b"this is not a database" * 100)
+    r = run_watcher("--config", str(cfg), "check", cwd=tmp_path)
+    assert r.returncode != 0
+    assert r.stdout == b"" and b"OK" not in r.stderr and r.stderr.count(b"\n") == 1, r.stderr

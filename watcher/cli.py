@@ -373,11 +373,12 @@ def check(ctx: Context) -> None:
         click.echo(f"watcher: {p}", err=True)
     if problems:
         sys.exit(2)
-    click.echo(summary)
     from .links import link_notes
     from .ratings import orphan_notes
 
-    for note in orphan_notes(ctx.config) + link_notes(ctx.config):
+    notes = orphan_notes(ctx.config) + link_notes(ctx.config)  # reads the database: may fail (exit 1)
+    click.echo(summary)
+    for note in notes:
         click.echo(note)
 
 

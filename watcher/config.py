@@ -612,6 +612,12 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
             raise r.fail(f"{where}.channels", f"no [channel.{c}] is defined")
     for f in v["formats"]:
         r.choice(f"{where}.formats", f, FORMATS)
+    for c in v["channels"]:  # one file per format: a path without {ext} would number them x, x-2
+        path = channels[c].path or ""
+        if channels[c].type == "file" and len(v["formats"]) > 1 and not {"ext", "format"} & _fields(path):
+            raise r.fail(f"channel.{c}.path", f"has neither {{ext}} nor {{format}}, but digest {name} "
+                                              f"writes {len(v['formats'])} formats ({', '.join(v['formats'])}) "
+                                              "through it: add .{ext}, as in digests/{digest}-{date}.{ext}")
     writers = [f"{c} ({channels[c].type})" for c in v["channels"]
                if channels[c].type in FORMAT_CHANNELS]
     if not v["formats"] and writers:  # they would write nothing, yet record the papers
@@ -642,12 +648,19 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
     )
 
 
+def _fields(template: str) -> set[str]:
+    """The {fields} a valid path template uses."""
+    return {f for _, f, _, _ in string.Formatter().parse(template) if f}
+
+
 def _check_path_template(r: _Reader, key: str, template: str,
                          allowed: tuple[str, ...] = FILE_PATH_FIELDS) -> None:
     """Format the file channel's path with dummy values, as FileChannel.send will for real."""
     known = ", ".join("{" + f + "}" for f in allowed)
     if not template.strip():
         raise r.fail(key, "must not be empty")
+    if template.endswith(("/", os.sep)):
+        raise r.fail(key, f"ends in {template[-1]}: it must name a file, not a folder (known fields: {known})")
     try:
         fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
         for f in fields:
