@@ -26,16 +26,22 @@ from .ratings import ACTIONS, PROFILE_ACTIONS, RatingError
 def rate(ctx: Context, action, papers, profile, sample) -> None:
     """Rate stored papers (arXiv ids or titles): up, down, clear (per profile), save, unsave
     (the reading list). Up-rated papers teach their profile "more like this", down-rated ones
-    "not this". Nothing is recorded unless every paper and the profile are known."""
+    "not this". Nothing is recorded unless every paper and the profile are known; clear also
+    takes a profile no longer in the config that still has ratings."""
     from .pipeline import open_store
     from .ratings import apply_rating, find_paper
     from .store import require_database
 
+    from .ratings import ratings as all_ratings
+
     config = reading_config(ctx, sample)
-    if profile is not None and profile not in config.profiles:
-        raise RatingError(f"unknown profile {profile!r} (profiles: {', '.join(config.profiles) or 'none'})")
     require_database(config.settings.database)
     with open_store(config) as store:
+        known = list(config.profiles)
+        if action == "clear" and profile is not None and profile not in known and all_ratings(store, profile):
+            known.append(profile)  # a removed profile's ratings (check lists them) can be cleared
+        if profile is not None and profile not in known:
+            raise RatingError(f"unknown profile {profile!r} (profiles: {', '.join(config.profiles) or 'none'})")
         plan = []  # everything is checked before anything is recorded
         for text in papers:
             paper = find_paper(store, text)
@@ -45,7 +51,7 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
             plan.append((name, paper.key))
         now = now_utc()
         with store.db.atomic():
-            done = [apply_rating(store, action, name, key, "cli", profiles=config.profiles, now=now)
+            done = [apply_rating(store, action, name, key, "cli", profiles=known, now=now)
                     for name, key in plan]
     for applied in done:
         click.echo(str(applied))
