@@ -315,3 +315,8 @@ def test_an_empty_digest_says_when_the_stored_papers_are_older_than_its_lookback
     assert r.stderr.decode() in [f"digest daily: no new papers (nothing filed since {day} (lookback 3d); "
                                  "30 stored papers were filed before it)\n"
                                  for day in (first, first + timedelta(days=1))]  # at midnight
+
+
+def test_run_help_mentions_the_web_inbox_it_can_serve():
+    r = run_watcher("run", "--help")
+    assert r.returncode == 0 and b"[web].serve" in r.stdout

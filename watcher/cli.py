@@ -203,7 +203,8 @@ def run(ctx: Context) -> None:
     SIGTERM / SIGINT stop it cleanly (within 10 s); SIGHUP reloads the config (an invalid one is
     logged and the running config kept). A second `watcher run` on the same database refuses to
     start (exit 2, like bad usage: restarting it would not help). Logs one line per event on
-    stderr (level info unless --log-level says otherwise).
+    stderr (level info unless --log-level says otherwise). With [web].serve = true in the
+    config it also serves the web inbox (as `watcher serve` does) in the same process.
     """
     from .daemon import run_daemon
     from .lock import LockBusy
