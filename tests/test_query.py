@@ -230,3 +230,22 @@ def test_check_refuses_a_too_deep_profile_query_with_the_caret(write_config, tmp
     assert r.returncode == 2, err
     assert "nested too deeply" in err and "profile.llm-rl.query" in err
     assert err.splitlines()[-1] == " " * 200 + "^" and "Traceback" not in err
+
+
+@pytest.mark.parametrize("query", ["(" * 250 + "GRPO" + ")" * 250, "NOT " * 700 + "GRPO",
+                                   "x " + "(a OR b ANDNOT " * 50 + "GRPO" + ")" * 50])
+def test_the_web_search_answers_any_depth_without_a_500(tmp_path, query):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+    from webkit import app_for, sample_setup
+
+    config, db = sample_setup(tmp_path)
+    with TestClient(app_for(config, db)) as client:
+        r = client.get("/search", params={"q": query})
+    if query.startswith("x "):  # accepted: searched, not narrowed by FTS5
+        assert r.status_code == 200
+    else:
+        assert r.status_code == 400 and "nested too deeply" in r.text and '<pre class="caret">' in r.text
