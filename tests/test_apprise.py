@@ -200,5 +200,5 @@ def test_config_wants_urls_env_as_a_variable_name(write_config):
     base = CONFIG.replace('urls_env = "WATCHER_TEST_APPRISE_URLS"\n', "")
     with pytest.raises(ConfigError, match="channel.phone.urls_env: required key is missing"):
         load_config(write_config(base))
-    with pytest.raises(ConfigError, match="channel.phone.urls_env: 'tgram://x/y' is not an environment variable name"):
+    with pytest.raises(ConfigError, match="channel.phone.urls_env: must name an environment variable"):
         load_config(write_config(base + 'urls_env = "tgram://x/y"\n'))

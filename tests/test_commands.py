@@ -223,3 +223,100 @@ def test_test_deliver_sends_three_papers_through_a_file_channel(write_config, tm
     listing = formats.read(written.read_bytes(), "test")
     assert len(listing.papers) == 3
     assert not (tmp_path / "watcher.db").exists()  # nothing recorded
+
+
+@pytest.mark.parametrize("args", [
+    ["explain", "VLM-R1: A Stable and Generalizable R1-style Large Vision-Language Model", "--profile", "llm-rl"],
+    ["status"],
+    ["digest", "daily", "--dry-run", "--since", "2025-04-01"],
+], ids=lambda a: a[0])
+def test_a_reader_that_stops_early_ends_the_command_quietly(filled, tmp_path, args):
+    """``watcher explain ... | head -1``: the pipe closes before watcher is done writing."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    p = subprocess.Popen([sys.executable, "-m", "watcher", "--config", str(filled), *args], cwd=tmp_path,
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()  # the reader is gone before the first line
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 1  # as Python itself exits on a broken pipe
+    assert not [line for line in err.splitlines() if not line.startswith("==> digest")], err
+
+
+def test_after_the_quick_start_the_reading_commands_use_the_sample_database(tmp_path):
+    """``watcher once --sample`` keeps its own database: explain, rate, ratings, saved and
+    status find the papers just shown there (saying so), as serve does."""
+    import shutil
+
+    from conftest import REPO
+
+    shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
+    assert run_watcher("once", "--sample", cwd=tmp_path).returncode == 0
+    note = "watcher: using the sample database watcher-sample.db (from 'watcher once --sample')\n"
+    steps = [(["explain", "2504.07615", "--profile", "llm-rl"], "VLM-R1"),
+             (["rate", "up", "2504.07615"], "2504.07615: rated up for llm-rl"),
+             (["rate", "save", "2504.07615"], "2504.07615: saved"),
+             (["ratings"], "up    llm-rl  2504.07615"),
+             (["saved"], "2504.07615  VLM-R1"),
+             (["status"], "database watcher-sample.db")]
+    for args, shown in steps:
+        r = run_watcher(*args, cwd=tmp_path)
+        assert r.returncode == 0, (args, r.stderr)
+        assert shown in r.stdout.decode() and r.stderr.decode() == note, args
+    assert not (tmp_path / "watcher.db").exists()
+    with Store.open(tmp_path / "watcher.db") as store:  # a real database from now on: it is used
+        store.upsert(formats.read(SEED_DIGEST.read_bytes(), "seed").papers, datetime.now(timezone.utc))
+    r = run_watcher("ratings", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == b"" and r.stderr == b""
+    r = run_watcher("ratings", "--sample", cwd=tmp_path)
+    assert b"2504.07615" in r.stdout and r.stderr.decode() == note
+
+
+def test_a_title_with_line_breaks_stays_one_line_per_paper(write_config, tmp_path):
+    """A JSON listing can carry CR/LF inside a title: rate, ratings and saved print one line
+    per paper, as the text digest does."""
+    from watcher.models import Paper
+
+    cfg = write_config(MINIMAL_CONFIG)
+    broken = Paper(title="GRPO for\r\nrobots:\n a study", abstract="We use GRPO.", arxiv_id=None,
+                   url="https://example.org/p")
+    with Store.open(tmp_path / "watcher.db") as store:
+        store.upsert([broken], datetime.now(timezone.utc))
+    title = "GRPO for robots: a study"
+    for args, lines in [(["rate", "save", title], [f"{title}: saved"]),
+                        (["rate", "up", title], [f"{title}: rated up for llm-rl"]),
+                        (["saved"], None), (["saved", "--to", "markdown"], None), (["ratings"], None)]:
+        r = run_watcher("--config", str(cfg), *args, cwd=tmp_path)
+        assert r.returncode == 0, (args, r.stderr)
+        out = r.stdout.decode()
+        assert out.count("\n") == 1 and "\r" not in out and title in out, (args, out)
+        assert lines is None or out.splitlines() == lines
+
+
+def test_an_empty_digest_says_when_every_source_failed(write_config, tmp_path):
+    cfg = write_config(MINIMAL_CONFIG.replace("[profile.llm-rl]", '[source.lab]\ntype = "listing"\n'
+                                              'path = "gone.json"\n\n[profile.llm-rl]'))
+    r = run_watcher("--config", str(cfg), "once", "--dry-run", cwd=tmp_path)
+    assert r.returncode == 1
+    assert "digest daily: no new papers (every source failed; see watcher status)" in r.stderr.decode()
+    r = run_watcher("--config", str(cfg), "digest", "daily", "--dry-run", cwd=tmp_path)  # the last fetch
+    assert r.stderr.decode() == "digest daily: no new papers (every source failed; see watcher status)\n"
+
+
+def test_an_empty_digest_says_when_the_stored_papers_are_older_than_its_lookback(filled, tmp_path):
+    """The seed papers were filed in April 2025: a first digest reaching back 3 days has none."""
+    r = run_watcher("--config", str(filled), "digest", "daily", "--dry-run", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == b""
+    first = (datetime.now(timezone.utc) - timedelta(days=3)).date()  # the config's time zone is UTC
+    assert r.stderr.decode() in [f"digest daily: no new papers (nothing filed since {day} (lookback 3d); "
+                                 "30 stored papers were filed before it)\n"
+                                 for day in (first, first + timedelta(days=1))]  # at midnight
+
+
+def test_run_help_mentions_the_web_inbox_it_can_serve():
+    r = run_watcher("run", "--help")
+    assert r.returncode == 0 and b"[web].serve" in r.stdout

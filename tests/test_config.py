@@ -225,7 +225,7 @@ WEB_BAD = [
     ('[web]\nlisten = "127.0.0.1:70000"\n', "web.listen", "between 1 and 65535"),
     ('[web]\nbase_url = "papers.example.org"\nsecret_env = "S"\n', "web.base_url", "not an http(s) URL"),
     ('[web]\nbase_url = "https://papers.example.org"\n', "web.secret_env", "required with web.base_url"),
-    ('[web]\nsecret_env = "not a name"\n', "web.secret_env", "not an environment variable name"),
+    ('[web]\nsecret_env = "not a name"\n', "web.secret_env", "must name an environment variable"),
     ('[web]\nport = 80\n', "web.port", "unknown key"),
     ('[summarizer]\ntype = "gpt"\n', "summarizer.type", "not one of extractive, openai"),
     ('[summarizer]\ntype = "openai"\nmodel = "m"\n', "summarizer.base_url", "required"),
@@ -263,3 +263,60 @@ def test_check_names_unset_web_secrets(write_config, tmp_path):
     path = write_config(MINIMAL_CONFIG + '\n[web]\nbase_url = "https://x.org"\nsecret_env = "WATCHER_T_UNSET"\n')
     r = run_watcher("--config", str(path), "check")
     assert r.returncode == 2 and b"web.secret_env: environment variable WATCHER_T_UNSET is not set" in r.stderr
+
+
+_SECRET = "sk-abc123/SECRET"
+SECRET_IN_ENV_KEY = [
+    ("[summarizer]\napi_key_env = \"{s}\"\n", "summarizer.api_key_env"),
+    ("[web]\nsecret_env = \"{s}\"\n", "web.secret_env"),
+    ("[web]\npassword_env = \"{s}\"\n", "web.password_env"),
+    ('[channel.me]\ntype = "email"\nhost = "smtp.example.org"\nfrom = "a@example.org"\n'
+     'to = ["a@example.org"]\nusername = "a"\npassword_env = "{s}"\n', "channel.me.password_env"),
+    ('[channel.lab]\ntype = "slack"\nwebhook_url_env = "{s}"\n', "channel.lab.webhook_url_env"),
+    ('[channel.hook]\ntype = "webhook"\nurl_env = "{s}"\n', "channel.hook.url_env"),
+    ('[channel.phone]\ntype = "apprise"\nurls_env = "{s}"\n', "channel.phone.urls_env"),
+]
+
+
+@pytest.mark.parametrize("extra, key", SECRET_IN_ENV_KEY, ids=[k for _, k in SECRET_IN_ENV_KEY])
+def test_a_secret_pasted_into_an_env_key_is_refused_without_echoing_it(write_config, tmp_path, extra, key):
+    path = write_config(MINIMAL_CONFIG + extra.replace("{s}", _SECRET))
+    r = run_watcher("--config", str(path), "check", cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2, err
+    assert f"{key}: must name an environment variable (letters, digits, _), not hold the secret itself" in err
+    assert "sk-abc123" not in err and "SECRET" not in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("path, formats, words", [
+    ("{tmp}/out/", '["text"]', "ends in /: it must name a file"),
+    ("digests/daily", '["text", "html"]', "has neither {ext} nor {format}, but digest daily writes 2 "
+                                          "formats (text, html)"),
+], ids=["slash", "no-ext"])
+def test_check_refuses_file_paths_that_would_misbehave_when_written(write_config, tmp_path, path, formats, words):
+    text = MINIMAL_CONFIG.replace('path = "digests/{digest}-{date}.{ext}"',
+                                  f'path = "{path.replace("{tmp}", str(tmp_path))}"')
+    text = text.replace('channels = ["archive"]', f'channels = ["archive"]\nformats = {formats}')
+    r = run_watcher("--config", str(write_config(text)), "check", cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2, err
+    assert f"channel.archive.path: {words}" in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_check_says_when_a_feed_path_is_a_folder(write_config, tmp_path):
+    (tmp_path / "feeds" / "daily.atom").mkdir(parents=True)
+    cfg = write_config(MINIMAL_CONFIG.replace('channels = ["archive"]', 'channels = ["archive", "feed"]')
+                       + '\n[channel.feed]\ntype = "feed"\npath = "feeds/{digest}.atom"\n')
+    r = run_watcher("--config", str(cfg), "check", cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == b""
+    assert r.stderr.decode() == (f"watcher: {cfg}: channel.feed.path: {tmp_path / 'feeds' / 'daily.atom'} "
+                                 "is a folder, not a feed file\n")
+
+
+def test_check_on_a_damaged_database_prints_the_problem_never_ok(write_config, tmp_path):
+    cfg = write_config(MINIMAL_CONFIG)
+    (tmp_path / "watcher.db").write_bytes(b"this is not a database" * 100)
+    r = run_watcher("--config", str(cfg), "check", cwd=tmp_path)
+    assert r.returncode != 0
+    assert r.stdout == b"" and b"OK" not in r.stderr and r.stderr.count(b"\n") == 1, r.stderr

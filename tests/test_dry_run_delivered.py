@@ -39,7 +39,8 @@ def test_dry_run_since_tells_delivered_from_unmatched(write_config, tmp_path):
     assert dry.returncode == 0, dry.stderr
     assert dry.stderr == b"digest daily: no new papers (nothing matched your profiles)\n"
 
-    # a window after the papers' dates: nothing there at all
+    # a window after the papers' dates: nothing there at all, but the undelivered paper before it
     dry = run_watcher("--config", str(cfg), "digest", "daily", "--since", "2025-05-01", "--dry-run",
                       cwd=tmp_path)
-    assert re.fullmatch(rb"digest daily: no new papers \(nothing new was announced\)\n", dry.stderr)
+    assert re.fullmatch(rb"digest daily: no new papers \(nothing filed since 2025-05-01 \(--since\); "
+                        rb"1 stored paper was filed before it\)\n", dry.stderr)

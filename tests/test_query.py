@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import pytest
+
+from conftest import MINIMAL_CONFIG, run_watcher
 
 from watcher.errors import ConfigError, QuerySyntaxError
 from watcher.index import Batch
@@ -181,3 +185,67 @@ def test_fold_is_lower_ascii():
 ])
 def test_author_names(wanted, actual, same):
     assert same_person(name_key(wanted), name_key(actual)) is same
+
+
+DEEP = [("(" * 250 + "GRPO" + ")" * 250, "(" * 50, 50),
+        ("NOT " * 700 + "GRPO", "NOT " * 50, 200),
+        ("(NOT " * 30 + "GRPO" + ")" * 30, "(NOT " * 25, 125)]
+
+
+@pytest.mark.parametrize("query, before, position", DEEP, ids=["parens", "nots", "mixed"])
+def test_too_deep_nesting_is_a_syntax_error_at_the_first_level_too_many(query, before, position):
+    with pytest.raises(QuerySyntaxError) as info:
+        parse_query(query)
+    assert "nested too deeply (at most 50" in info.value.problem
+    assert info.value.position == position == len(before)
+
+
+@pytest.mark.parametrize("query", [
+    "(" * 50 + "GRPO" + ")" * 50,
+    "NOT " * 49 + "GRPO",
+    "x " + "(a OR b ANDNOT " * 50 + "GRPO" + ")" * 50,  # the deepest tree per level: Or, And, Not
+    "(GRPO OR NOT " * 25 + "x" + ")" * 25,
+])
+def test_every_accepted_depth_evaluates_everywhere(query, tmp_path):
+    """The matchers, the percolator's anchors and the web search walk the whole tree: any
+    query the parser accepts must not exhaust their stack."""
+    from watcher.percolate import anchors
+    from watcher.search import Filters, run_search
+    from watcher.store import Store
+
+    q = parse_query(query)
+    Batch([PAPER]).evaluate(q.root)
+    q.positive_terms()
+    anchors(q.root, lambda term: 0.5)
+    with Store.open(tmp_path / "w.db") as store:
+        store.upsert([PAPER], datetime.now(timezone.utc))
+        run_search(store, q, Filters())
+
+
+def test_check_refuses_a_too_deep_profile_query_with_the_caret(write_config, tmp_path):
+    cfg = write_config(MINIMAL_CONFIG.replace(
+        "query = '\"reinforcement learning\" OR RLHF OR GRPO'", "query = '" + "NOT " * 700 + "GRPO'"))
+    r = run_watcher("--config", str(cfg), "check", cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2, err
+    assert "nested too deeply" in err and "profile.llm-rl.query" in err
+    assert err.splitlines()[-1] == " " * 200 + "^" and "Traceback" not in err
+
+
+@pytest.mark.parametrize("query", ["(" * 250 + "GRPO" + ")" * 250, "NOT " * 700 + "GRPO",
+                                   "x " + "(a OR b ANDNOT " * 50 + "GRPO" + ")" * 50])
+def test_the_web_search_answers_any_depth_without_a_500(tmp_path, query):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+    from webkit import app_for, sample_setup
+
+    config, db = sample_setup(tmp_path)
+    with TestClient(app_for(config, db)) as client:
+        r = client.get("/search", params={"q": query})
+    if query.startswith("x "):  # accepted: searched, not narrowed by FTS5
+        assert r.status_code == 200
+    else:
+        assert r.status_code == 400 and "nested too deeply" in r.text and '<pre class="caret">' in r.text

@@ -242,6 +242,19 @@ def test_check_lists_the_ratings_of_a_renamed_profile(folder):
     assert "(profile no longer in the config)" in text
 
 
+def test_the_ratings_of_a_removed_profile_can_be_cleared(folder):
+    assert watcher(folder, "rate", "up", BOTH, "--profile", "vision").returncode == 0
+    (folder / "config.toml").write_text(CONFIG.replace("{vision}", "pictures"))
+    out = watcher(folder, "rate", "clear", BOTH, "--profile", "vision")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.decode() == f"{BOTH}: rating cleared for vision\n"
+    assert listed(folder) == []
+    assert "no longer in the config" not in watcher(folder, "check").stdout.decode()
+    for action in ("up", "clear"):  # a profile with no ratings (any more) stays unknown
+        out = watcher(folder, "rate", action, BOTH, "--profile", "vision")
+        assert out.returncode == 2 and b"unknown profile 'vision'" in out.stderr
+
+
 # --- learning through the pipeline ---------------------------------------------------------
 
 LIKED = ["2504.05324", "2504.05478", "2504.05731"]  # retrieval-augmented generation, day 1

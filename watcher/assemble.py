@@ -16,6 +16,7 @@ from .models import Digest, Match, Paper
 
 NOTHING_ANNOUNCED = "nothing new was announced"
 NOTHING_MATCHED = "nothing matched your profiles"
+SOURCES_FAILED = "every source failed; see watcher status"
 _EPOCH = datetime.min
 
 
@@ -40,18 +41,37 @@ def newest_first(m: Match) -> tuple:
 
 
 def assemble(name: str, title: str, day: date, candidates: list[Paper], matchers: list,
-             now: datetime, revised: list[Paper] = ()) -> Digest:
+             now: datetime, revised: list[Paper] = (), *, sources_failed: bool = False,
+             older: tuple[int, date, str] | None = None) -> Digest:
     """The digest of ``candidates`` for ``matchers``: best papers per profile (``max_papers``),
-    shown newest first; ``revised`` papers that still match are listed as updated."""
+    shown newest first; ``revised`` papers that still match are listed as updated. An empty
+    one says why (see :func:`empty_reason`)."""
     matches = select(candidates, matchers, now)
     matches.sort(key=newest_first)
     updated = [m for m in select(list(revised), matchers, now)] if revised else []
     updated.sort(key=newest_first)
     empty = None
     if not matches:
-        empty = NOTHING_MATCHED if candidates else NOTHING_ANNOUNCED
+        empty = empty_reason(bool(candidates), sources_failed, older)
     return Digest(name=name, title=title, date=day, matches=matches, updated=updated,
                   empty_reason=empty)
+
+
+def empty_reason(had_candidates: bool, sources_failed: bool = False,
+                 older: tuple[int, date, str] | None = None) -> str:
+    """Why a digest has no papers: candidates that matched nothing; else every source failing
+    (nothing could arrive); else stored papers left out because they were filed before the
+    window (``older``: how many, the window's first day, what set it: "lookback 3d" or
+    "--since"); else nothing new was announced."""
+    if had_candidates:
+        return NOTHING_MATCHED
+    if sources_failed:
+        return SOURCES_FAILED
+    if older and older[0]:
+        n, since, why = older
+        papers = "paper was" if n == 1 else "papers were"
+        return f"nothing filed since {since.isoformat()} ({why}); {n} stored {papers} filed before it"
+    return NOTHING_ANNOUNCED
 
 
 def delivered_reason(delivered: list[Paper], matchers: list, since: date) -> str | None:

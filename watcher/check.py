@@ -31,6 +31,8 @@ def check_config(config: Config) -> tuple[list[str], str]:
                 problems.append(f"{where}: channel.{ch.name}.{key}: environment variable {var} is not set")
         if ch.type == "apprise":
             problems += check_apprise(where, ch)
+        if ch.type == "feed":
+            problems += check_feed(config, where, ch)
     for key in ("secret_env", "password_env"):
         var = getattr(config.web, key)
         if var and not os.environ.get(var):
@@ -68,6 +70,17 @@ def database_problem(db: Path) -> str | None:
         made = "is not writable" if folder == db.parent else f"cannot be created: {folder} is not writable"
         return f"folder {db.parent} {made}"
     return None
+
+
+def check_feed(config: Config, where: str, ch) -> list[str]:
+    """A feed channel rewrites one file per digest: its path must not be an existing folder."""
+    from .deliver.feed import feed_path
+
+    problems = []
+    for d in config.digests.values():
+        if ch.name in d.channels and (path := feed_path(ch, config.base_dir, d.name)).is_dir():
+            problems.append(f"{where}: channel.{ch.name}.path: {path} is a folder, not a feed file")
+    return problems
 
 
 def check_apprise(where: str, ch) -> list[str]:

@@ -51,8 +51,8 @@ def handle_errors(fn):
             fail(str(database_error(db, e)), 1)
         except KeyboardInterrupt:
             fail("interrupted", 130)
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
-            raise
+        except (click.ClickException, click.exceptions.Exit, click.Abort, BrokenPipeError):
+            raise  # a closed stdout ends quietly in _Commands.invoke
         except Exception as e:  # a bug: one line here, the traceback with --log-level debug
             log.error("internal error: %s: %s", type(e).__name__, e, exc_info=e)
             sys.exit(1)
@@ -88,8 +88,37 @@ class Context:
 
 pass_ctx = click.make_pass_decorator(Context)
 
+SAMPLE_HELP = ("Use the sample database of 'watcher once --sample' (the default when only "
+               "that one exists).")
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+def reading_config(ctx: Context, sample: bool) -> Config:
+    """The config of a reading command (status, explain, rate, ratings, saved): with the
+    sample database when asked or when only it exists, saying so on stderr."""
+    from .pipeline import reading_config as resolve
+
+    config, note = resolve(ctx.config, sample)
+    if note:
+        click.echo(f"watcher: using {note}", err=True)
+    return config
+
+
+class _Commands(click.Group):
+    """The ``watcher`` group: a reader that stops early (``watcher ... | head``) ends the
+    command quietly, as the Python docs recommend for SIGPIPE (stdout to devnull, exit 1)."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            import os
+
+            devnull = os.open(os.devnull, os.O_WRONLY)  # no second error when Python flushes stdout
+            os.dup2(devnull, sys.stdout.fileno())
+            sys.exit(1)
+
+
+@click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="watcher")
 @click.option("--config", "config_path", metavar="PATH", envvar=None,
               help="Config file (else $WATCHER_CONFIG, else ./config.toml, else "
@@ -174,7 +203,8 @@ def run(ctx: Context) -> None:
     SIGTERM / SIGINT stop it cleanly (within 10 s); SIGHUP reloads the config (an invalid one is
     logged and the running config kept). A second `watcher run` on the same database refuses to
     start (exit 2, like bad usage: restarting it would not help). Logs one line per event on
-    stderr (level info unless --log-level says otherwise).
+    stderr (level info unless --log-level says otherwise). With [web].serve = true in the
+    config it also serves the web inbox (as `watcher serve` does) in the same process.
     """
     from .daemon import run_daemon
     from .lock import LockBusy
@@ -344,35 +374,38 @@ def check(ctx: Context) -> None:
         click.echo(f"watcher: {p}", err=True)
     if problems:
         sys.exit(2)
-    click.echo(summary)
     from .links import link_notes
     from .ratings import orphan_notes
 
-    for note in orphan_notes(ctx.config) + link_notes(ctx.config):
+    notes = orphan_notes(ctx.config) + link_notes(ctx.config)  # reads the database: may fail (exit 1)
+    click.echo(summary)
+    for note in notes:
         click.echo(note)
 
 
 @cli.command()
+@click.option("--sample", is_flag=True, help=SAMPLE_HELP)
 @pass_ctx
 @handle_errors
-def status(ctx: Context) -> None:
+def status(ctx: Context, sample) -> None:
     """Show sources (last fetch, errors, counts) and digests (last run, next fire, deliveries)."""
     from .status import status_text
 
-    click.echo(status_text(ctx.config, now_utc()))
+    click.echo(status_text(reading_config(ctx, sample), now_utc()))
 
 
 @cli.command()
 @click.argument("paper")
 @click.option("--profile", required=True, metavar="NAME", help="The profile to score against.")
+@click.option("--sample", is_flag=True, help=SAMPLE_HELP)
 @pass_ctx
 @handle_errors
-def explain(ctx: Context, paper, profile) -> None:
+def explain(ctx: Context, paper, profile, sample) -> None:
     """The score of one stored paper (arXiv id or title) and the reasons."""
     from .pipeline import matchers_for, open_store
     from .store import require_database
 
-    config = ctx.config
+    config = reading_config(ctx, sample)
     if profile not in config.profiles:
         raise ConfigError(f"no profile named {profile!r} (defined: {', '.join(config.profiles)})",
                           path=str(config.path))
@@ -405,11 +438,15 @@ def serve(ctx: Context, listen, sample) -> None:
     Prints the URL to open. Loopback only unless [web].password_env is set (then it asks for
     that password). Stops on Ctrl-C / SIGTERM.
     """
+    from .pipeline import reading_config as resolve
     from .web.serve import serve as run_server
 
     if log.getEffectiveLevel() > logging.INFO:
         log.setLevel(logging.INFO)
-    sys.exit(run_server(ctx.config, listen, sample, echo=lambda s: click.echo(s)))
+    config, note = resolve(ctx.config, sample)
+    if note:
+        click.echo(f"watcher serve: serving {note}")
+    sys.exit(run_server(config, listen, False, echo=lambda s: click.echo(s)))
 
 
 @cli.command("test-deliver")

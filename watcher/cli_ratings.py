@@ -10,7 +10,7 @@ import json
 
 import click
 
-from .cli import Context, cli, handle_errors, now_utc, pass_ctx
+from .cli import SAMPLE_HELP, Context, cli, handle_errors, now_utc, pass_ctx, reading_config
 from .errors import ConfigError
 from .ratings import ACTIONS, PROFILE_ACTIONS, RatingError
 
@@ -20,21 +20,28 @@ from .ratings import ACTIONS, PROFILE_ACTIONS, RatingError
 @click.argument("papers", nargs=-1, required=True, metavar="PAPER...")
 @click.option("--profile", metavar="NAME",
               help="The profile the rating is for (up/down/clear; needed when a paper belongs to several).")
+@click.option("--sample", is_flag=True, help=SAMPLE_HELP)
 @pass_ctx
 @handle_errors
-def rate(ctx: Context, action, papers, profile) -> None:
+def rate(ctx: Context, action, papers, profile, sample) -> None:
     """Rate stored papers (arXiv ids or titles): up, down, clear (per profile), save, unsave
     (the reading list). Up-rated papers teach their profile "more like this", down-rated ones
-    "not this". Nothing is recorded unless every paper and the profile are known."""
+    "not this". Nothing is recorded unless every paper and the profile are known; clear also
+    takes a profile no longer in the config that still has ratings."""
     from .pipeline import open_store
     from .ratings import apply_rating, find_paper
     from .store import require_database
 
-    config = ctx.config
-    if profile is not None and profile not in config.profiles:
-        raise RatingError(f"unknown profile {profile!r} (profiles: {', '.join(config.profiles) or 'none'})")
+    from .ratings import ratings as all_ratings
+
+    config = reading_config(ctx, sample)
     require_database(config.settings.database)
     with open_store(config) as store:
+        known = list(config.profiles)
+        if action == "clear" and profile is not None and profile not in known and all_ratings(store, profile):
+            known.append(profile)  # a removed profile's ratings (check lists them) can be cleared
+        if profile is not None and profile not in known:
+            raise RatingError(f"unknown profile {profile!r} (profiles: {', '.join(config.profiles) or 'none'})")
         plan = []  # everything is checked before anything is recorded
         for text in papers:
             paper = find_paper(store, text)
@@ -44,7 +51,7 @@ def rate(ctx: Context, action, papers, profile) -> None:
             plan.append((name, paper.key))
         now = now_utc()
         with store.db.atomic():
-            done = [apply_rating(store, action, name, key, "cli", profiles=config.profiles, now=now)
+            done = [apply_rating(store, action, name, key, "cli", profiles=known, now=now)
                     for name, key in plan]
     for applied in done:
         click.echo(str(applied))
@@ -70,16 +77,17 @@ def _profile_of(config, store, paper) -> str:
 @cli.command()
 @click.option("--profile", metavar="NAME", help="Only this profile's ratings.")
 @click.option("--to", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--sample", is_flag=True, help=SAMPLE_HELP)
 @pass_ctx
 @handle_errors
-def ratings(ctx: Context, profile, fmt) -> None:
+def ratings(ctx: Context, profile, fmt, sample) -> None:
     """Every rating: paper, profile, value, when, from where (for backup and scripts).
     Ratings of profiles no longer in the config are listed too."""
     from .pipeline import open_store
     from .ratings import ratings as all_ratings
     from .store import require_database
 
-    config = ctx.config
+    config = reading_config(ctx, sample)
     require_database(config.settings.database)
     with open_store(config) as store:
         if profile is not None and profile not in config.profiles and not all_ratings(store, profile):
@@ -89,18 +97,21 @@ def ratings(ctx: Context, profile, fmt) -> None:
     if fmt == "json":
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
+    from .formats.text import one_line
+
     for r in rows:
         gone = "" if r["profile"] in config.profiles else " (profile no longer in the config)"
         click.echo(f"{r['rated_at']}  {r['value']:<4}  {r['profile']}  {r['arxiv_id'] or r['paper']}  "
-                   f"{r['title'] or ''}  [{r['source']}]{gone}")
+                   f"{one_line(r['title'] or '')}  [{r['source']}]{gone}")
 
 
 @cli.command()
 @click.option("--to", "fmt", type=click.Choice(["text", "json", "bibtex", "markdown"]), default="text",
               show_default=True)
+@click.option("--sample", is_flag=True, help=SAMPLE_HELP)
 @pass_ctx
 @handle_errors
-def saved(ctx: Context, fmt) -> None:
+def saved(ctx: Context, fmt, sample) -> None:
     """The reading list (papers saved with 'watcher rate save' or from a digest), oldest first;
     --to bibtex writes a .bib for LaTeX and Zotero."""
     from .pipeline import open_store
@@ -108,7 +119,7 @@ def saved(ctx: Context, fmt) -> None:
     from .ratings import saved as saved_papers
     from .store import require_database
 
-    config = ctx.config
+    config = reading_config(ctx, sample)
     require_database(config.settings.database)
     with open_store(config) as store:
         items = saved_papers(store)

@@ -463,8 +463,11 @@ def _check_http_url(r: _Reader, key: str, url: str) -> None:
 
 
 def _env_name(r: _Reader, key: str, value: str | None) -> str | None:
+    """A ``*_env`` key: the name of an environment variable. Its value is never echoed: a
+    secret pasted here by mistake must not reach the error message (SPEC §6)."""
     if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
-        raise r.fail(key, f"{value!r} is not an environment variable name")
+        raise r.fail(key, "must name an environment variable (letters, digits, _), "
+                          "not hold the secret itself")
     return value
 
 
@@ -609,6 +612,12 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
             raise r.fail(f"{where}.channels", f"no [channel.{c}] is defined")
     for f in v["formats"]:
         r.choice(f"{where}.formats", f, FORMATS)
+    for c in v["channels"]:  # one file per format: a path without {ext} would number them x, x-2
+        path = channels[c].path or ""
+        if channels[c].type == "file" and len(v["formats"]) > 1 and not {"ext", "format"} & _fields(path):
+            raise r.fail(f"channel.{c}.path", f"has neither {{ext}} nor {{format}}, but digest {name} "
+                                              f"writes {len(v['formats'])} formats ({', '.join(v['formats'])}) "
+                                              "through it: add .{ext}, as in digests/{digest}-{date}.{ext}")
     writers = [f"{c} ({channels[c].type})" for c in v["channels"]
                if channels[c].type in FORMAT_CHANNELS]
     if not v["formats"] and writers:  # they would write nothing, yet record the papers
@@ -639,12 +648,19 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
     )
 
 
+def _fields(template: str) -> set[str]:
+    """The {fields} a valid path template uses."""
+    return {f for _, f, _, _ in string.Formatter().parse(template) if f}
+
+
 def _check_path_template(r: _Reader, key: str, template: str,
                          allowed: tuple[str, ...] = FILE_PATH_FIELDS) -> None:
     """Format the file channel's path with dummy values, as FileChannel.send will for real."""
     known = ", ".join("{" + f + "}" for f in allowed)
     if not template.strip():
         raise r.fail(key, "must not be empty")
+    if template.endswith(("/", os.sep)):
+        raise r.fail(key, f"ends in {template[-1]}: it must name a file, not a folder (known fields: {known})")
     try:
         fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
         for f in fields:
@@ -684,8 +700,9 @@ def _channel(r: _Reader, name: str, t: dict) -> ChannelConfig:
         _check_path_template(r, f"{where}.path", v["path"], FEED_PATH_FIELDS)
         if v["max_entries"] < 1:
             raise r.fail(f"{where}.max_entries", f"must be at least 1, got {v['max_entries']}")
-    if typ == "apprise":
-        _env_name(r, f"{where}.urls_env", v["urls_env"])
+    for key in v:
+        if key.endswith("_env"):
+            _env_name(r, f"{where}.{key}", v[key])
     if typ == "webhook" and bool(v["url"]) == bool(v["url_env"]):
         raise r.fail(f"{where}.url", "give exactly one of url or url_env")
     if typ == "webhook" and v["url"]:

@@ -42,6 +42,7 @@ import sqlite3
 import sys
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timezone
+from pathlib import Path
 from typing import Callable, TextIO
 
 from .assemble import assemble, delivered_reason, digest_title, window_start
@@ -141,12 +142,28 @@ class Deliver:
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
 
 
+def sample_database(config: Config) -> Path:
+    """Where ``watcher once --sample`` keeps its papers: beside the configured database."""
+    db = config.settings.database
+    return db.with_name(db.stem + "-sample" + db.suffix)
+
+
 def sample_config(config: Config) -> Config:
     """``--sample``: the config with the shipped sample listings as its only source and a
     database of its own beside the configured one, so samples never mix with real history."""
-    db = config.settings.database
-    return replace(config, settings=replace(config.settings, database=db.with_name(db.stem + "-sample" + db.suffix)),
+    return replace(config, settings=replace(config.settings, database=sample_database(config)),
                    sources={"sample": SourceConfig(name="sample", type="sample")})
+
+
+def reading_config(config: Config, sample: bool = False) -> tuple[Config, str | None]:
+    """The config whose database the reading commands (serve, status, explain, rate, ...) use,
+    and a note saying so when it is not the configured one: the sample database when asked
+    (``--sample``) or when only it exists (right after the quick start's ``once --sample``)."""
+    db = sample_database(config)
+    if sample or (not config.settings.database.exists() and db.exists()):
+        return (replace(config, settings=replace(config.settings, database=db)),
+                f"the sample database {db} (from 'watcher once --sample')")
+    return config, None
 
 
 def sample_now(config: Config) -> datetime:
@@ -164,7 +181,10 @@ def open_store(config: Config) -> Store:
 
 def stops_the_cycle(error: BaseException) -> bool:
     """True when ``error`` means the database cannot be used at all (nothing later could be
-    recorded); any other error fails only the source, digest or channel it came from."""
+    recorded), or that the reader of stdout is gone (``watcher ... | head``: nothing later
+    could be printed); any other error fails only the source, digest or channel it came from."""
+    if isinstance(error, BrokenPipeError):  # channels turn their sockets' errors into DeliveryError
+        return True
     if isinstance(error, sqlite3.Error):
         error = database_error("", error)
     return isinstance(error, DatabaseUnavailable)
@@ -262,19 +282,36 @@ class DigestPlan:
     day: date
     now: datetime
     matchers: list[ProfileMatcher]
+    sources_failed: bool = False  # the last fetch of every source failed
 
     @classmethod
     def make(cls, config: Config, store: Store, dcfg: DigestConfig, now: datetime) -> "DigestPlan":
         """Compile the digest's profiles (examples looked up in ``store``)."""
         return cls(dcfg, digest_title(dcfg, config.profiles), now.astimezone(config.settings.timezone).date(),
-                   now, matchers_for(config, dcfg.profiles, store.get, store))
+                   now, matchers_for(config, dcfg.profiles, store.get, store),
+                   store.all_sources_failed(list(config.sources)))
 
-    def build(self, candidates: list, revised: list) -> Digest:
-        """The digest of these papers; an empty one says why (an arXiv holiday first)."""
-        digest = assemble(self.dcfg.name, self.title, self.day, candidates, self.matchers, self.now, revised)
-        if not digest.matches:
+    def build(self, candidates: list, revised: list, older: tuple | None = None) -> Digest:
+        """The digest of these papers; an empty one says why (failed sources, then an arXiv
+        holiday, then papers filed before the window (``older``, see :func:`left_out`))."""
+        digest = assemble(self.dcfg.name, self.title, self.day, candidates, self.matchers, self.now, revised,
+                          sources_failed=self.sources_failed, older=older)
+        if not digest.matches and not candidates and not self.sources_failed:
             digest.empty_reason = quiet_day_reason(self.dcfg, self.now) or digest.empty_reason
         return digest
+
+
+def left_out(store: Store, dcfg: DigestConfig, channel: str, first_window: date | None,
+             since_day: date | None) -> tuple[int, date, str] | None:
+    """For an empty digest: how many stored papers its window leaves out as filed before it,
+    the window's first day and what set it (``--since``, or the first run's lookback)."""
+    if since_day:
+        return store.count_older(dcfg.name, channel, since_day), since_day, "--since"
+    if first_window:
+        days, rest = divmod(dcfg.lookback.total_seconds(), 86400)
+        span = f"{int(days)}d" if not rest else f"{int(dcfg.lookback.total_seconds() // 3600)}h"
+        return store.count_older(dcfg.name, channel, first_window), first_window, f"lookback {span}"
+    return None
 
 
 def feedback_for(store: Store, profile: str):
@@ -326,7 +363,8 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             channel = channel_for(config, name, dcfg.formats, deliver.stdout)
             candidates, revised, first_window = channel_papers(config, store, dcfg, name, cycle.now,
                                                                deliver.since_day)
-            digest = plan.build(candidates, revised)
+            older = None if candidates else left_out(store, dcfg, name, first_window, deliver.since_day)
+            digest = plan.build(candidates, revised, older)
             summarizer.fill(digest)  # the TL;DRs, before rendering; never fails a delivery
             digest.links = links_for(config)
             report.papers = len(digest.matches)
@@ -373,7 +411,7 @@ def dry_run_digest(config: Config, store: Store, plan: DigestPlan, deliver: Deli
     empty and stderr says ``digest NAME: no new papers (reason)``.
     """
     dcfg, dry = plan.dcfg, deliver.dry_run
-    reports, owners, candidates, revised = [], {}, {}, {}
+    reports, owners, candidates, revised, older = [], {}, {}, {}, None
     formats: dict[str, list[str]] = {}  # format -> the channels that send it
     for name in dcfg.channels:
         report = ChannelReport(dcfg.name, name)
@@ -382,7 +420,9 @@ def dry_run_digest(config: Config, store: Store, plan: DigestPlan, deliver: Deli
             channel = channel_for(config, name, dcfg.formats, dry.stdout)
             for fmt in channel.formats() or ("markdown",):  # apprise, feed: built from the
                 formats.setdefault(fmt, []).append(name)    # digest; Markdown shows its content
-            new, old, _ = channel_papers(config, store, dcfg, name, plan.now, deliver.since_day)
+            new, old, first_window = channel_papers(config, store, dcfg, name, plan.now, deliver.since_day)
+            if not new and not older:
+                older = left_out(store, dcfg, name, first_window, deliver.since_day)
         except Exception as e:
             if stops_the_cycle(e):
                 raise
@@ -394,7 +434,7 @@ def dry_run_digest(config: Config, store: Store, plan: DigestPlan, deliver: Deli
         for p in old:
             revised.setdefault(p.key, p)
     revised = [p for key, p in revised.items() if key not in candidates]  # new somewhere wins
-    digest = plan.build(list(candidates.values()), revised)
+    digest = plan.build(list(candidates.values()), revised, older)
     Summarizer(config.summarizer, store, plan.now).fill(digest)
     digest.links = links_for(config)
     for m in digest.matches:
@@ -491,4 +531,5 @@ def _deliver_digests(config: Config, store: Store, cycle: Cycle, deliver: Delive
 
 
 __all__ = ["Cycle", "CycleReport", "Deliver", "DryRun", "Fetch", "run_once", "fetch_sources",
-           "deliver_digest", "open_store", "sample_config", "sample_now"]
+           "deliver_digest", "open_store", "reading_config", "sample_config", "sample_database",
+           "sample_now"]

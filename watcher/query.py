@@ -16,6 +16,10 @@ arXiv category (``cat:cs.CL``: primary or cross-listed there) or an archive (``c
 wildcard ``cat:cs.*``: any cs category; no other wildcard in a category). ``au:`` takes a name
 (``au:Levine``, ``au:"S. Levine"``, arXiv's ``au:levine_s``).
 
+Parentheses and NOTs nest at most :data:`MAX_DEPTH` deep (``((((x))))`` is 4, ``NOT NOT x`` is
+2); deeper queries are refused, so that no query can exhaust the stack of the parser or of
+the matchers that walk its tree.
+
 Problems raise :class:`~watcher.errors.QuerySyntaxError` whose ``position`` points at the
 offending character, for the CLI's caret.
 """
@@ -31,6 +35,7 @@ from .text import fold, name_key, stem, words
 FIELDS = ("ti", "abs", "au", "cat", "all")
 OPERATORS = ("AND", "OR", "ANDNOT", "NOT")
 MIN_PREFIX = 3  # letters before a wildcard
+MAX_DEPTH = 50  # nested parentheses and NOTs
 
 _TOKEN = re.compile(r'\s*(?:(?P<open>\()|(?P<close>\))|(?P<quote>")|(?P<word>[^\s()"]+))')
 
@@ -114,6 +119,13 @@ class _Parser:
         self.text = text
         self.tokens = self._lex(text)
         self.i = 0
+        self.depth = 0  # open parentheses and NOTs around the current token
+
+    def nest(self, tok: tuple[str, str, int]) -> None:
+        """Enter a ( or NOT at ``tok``; refuse nesting deeper than MAX_DEPTH."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise self.fail(f"nested too deeply (at most {MAX_DEPTH} parentheses and NOTs)", tok[2])
 
     def fail(self, problem: str, position: int) -> QuerySyntaxError:
         return QuerySyntaxError(problem, self.text, position)
@@ -197,7 +209,10 @@ class _Parser:
         tok = self.peek()
         if tok and tok[:2] == ("op", "NOT"):
             self.i += 1
-            return Not(self.operand(field, tok))
+            self.nest(tok)
+            node = Not(self.operand(field, tok))
+            self.depth -= 1
+            return node
         return self.primary(field)
 
     def primary(self, field: str):
@@ -219,7 +234,9 @@ class _Parser:
         if kind == "(":
             if (nxt := self.peek()) and nxt[0] == ")":
                 raise self.fail("empty parentheses", pos)
+            self.nest(tok)
             node = self.or_expr(field)
+            self.depth -= 1
             if not (close := self.peek()) or close[0] != ")":
                 raise self.fail("( is never closed", pos)
             self.i += 1

@@ -50,8 +50,10 @@ class Applied:
 
 
 def label(paper: Paper) -> str:
-    """How a paper is named in messages and reasons: its arXiv id, else its title."""
-    return paper.arxiv_id or paper.title
+    """How a paper is named in messages and reasons: its arXiv id, else its title (on one line)."""
+    from .formats.text import one_line
+
+    return paper.arxiv_id or one_line(paper.title)
 
 
 def find_paper(store: Store, paper: str) -> Paper:
@@ -192,15 +194,17 @@ def export_saved(items, fmt: str) -> str:
     if fmt == "json":
         return json.dumps([dict(p.to_json(), saved_at=when) for p, when in items],
                           ensure_ascii=False, indent=2)
+    from .formats.text import one_line  # a title broken over lines stays one line per paper
+
     lines = []
     for p, when in items:
         url = p.abs_url or p.url or ""
         authors = ", ".join(p.authors[:3]) + (" et al." if len(p.authors) > 3 else "")
         if fmt == "markdown":
-            title = p.title.replace("[", "\\[").replace("]", "\\]")
+            title = one_line(p.title).replace("[", "\\[").replace("]", "\\]")
             lines.append(f"- [{title}]({url}) — {authors}" if url else f"- {title} — {authors}")
         else:
-            lines.append(f"{p.arxiv_id or '-'}  {p.title}  ({authors}; saved {when[:10]})")
+            lines.append(f"{p.arxiv_id or '-'}  {one_line(p.title)}  ({authors}; saved {when[:10]})")
     return "\n".join(lines) if lines else ("" if fmt == "markdown" else "the reading list is empty")
 
 

@@ -24,6 +24,7 @@ from .query import And, Not, Or, Query, Term, parse_query
 from .store import Store, row_to_paper
 
 MAX_SCAN = 20_000  # candidates checked at most for one page; past it the page says so
+MAX_FTS_DEPTH = 16  # nested parentheses FTS5's parser takes safely (its stack holds ~100 items)
 
 _TOKEN = re.compile(r"[^\W_]+")
 _COLUMNS = {"ti": "title", "abs": "abstract", "au": "authors", "cat": "categories",
@@ -46,7 +47,16 @@ def translate(node) -> tuple[str | None, bool]:
     """``(expression, exact)``: an FTS5 expression matching at least every paper ``node``
     matches (None: no narrowing possible, every paper is a candidate), and whether it matches
     exactly those (words, phrases, categories, AND, OR, ANDNOT), so that no second check is
-    needed."""
+    needed. A query nested deeper than FTS5's parser takes is not narrowed."""
+    expr, exact = _translate(node)
+    depth = deepest = 0
+    for ch in expr or "":  # phrases hold only word characters: every parenthesis is syntax
+        depth += (ch == "(") - (ch == ")")
+        deepest = max(deepest, depth)
+    return (None, False) if deepest > MAX_FTS_DEPTH else (expr, exact)
+
+
+def _translate(node) -> tuple[str | None, bool]:
     if isinstance(node, Term):
         return _term(node)
     if isinstance(node, Not):
@@ -55,9 +65,9 @@ def translate(node) -> tuple[str | None, bool]:
         exact, parts, negated = True, [], []
         for item in node.items:
             if isinstance(item, Not):
-                negated.append(translate(item.item))
+                negated.append(_translate(item.item))
                 continue
-            expr, ok = translate(item)
+            expr, ok = _translate(item)
             exact &= ok and expr is not None
             if expr:
                 parts.append(f"({expr})")
@@ -71,7 +81,7 @@ def translate(node) -> tuple[str | None, bool]:
                 exact = False
         return expr, exact
     if isinstance(node, Or):
-        parts = [translate(i) for i in node.items]
+        parts = [_translate(i) for i in node.items]
         if any(expr is None for expr, _ in parts):
             return None, False
         return " OR ".join(f"({expr})" for expr, _ in parts), all(ok for _, ok in parts)

@@ -434,6 +434,22 @@ class Store:
             args.append(stamp(stored_after))
         return [_filed_paper(r) for r in self.db.query(sql, args)]
 
+    def count_older(self, digest: str, channel: str, before_day: date) -> int:
+        """How many papers listed as new, not yet delivered through (digest, channel), were
+        filed before ``before_day``: what a window starting that day leaves out."""
+        sql = """SELECT count(*) FROM papers p WHERE p.listed_as_new = 1 AND p.day < ?
+                 AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.digest = ? AND d.channel = ?
+                                 AND d.paper = p.key)"""
+        return self.db.execute(sql, [iso(before_day), digest, channel]).fetchone()[0]
+
+    def all_sources_failed(self, names) -> bool:
+        """True when each of the sources ``names`` (at least one) was fetched and its last
+        attempt failed."""
+        rows = {r["name"]: r for r in self.db["sources"].rows}
+        return bool(names) and all(
+            n in rows and rows[n]["last_error_at"] and rows[n]["last_error_at"] == rows[n]["last_attempt"]
+            for n in names)
+
     def delivered_since(self, digest: str, channel: str, since_day: date) -> list[Paper]:
         """Papers listed as new, filed on or after ``since_day``, already delivered through
         (digest, channel): what ``digest --since`` leaves out."""
