@@ -57,13 +57,11 @@ def plan(config: Config, listen: str | None = None, sample: bool = False) -> Pla
         log.warning("web.base_url is set but web.password_env is not: behind a reverse proxy every "
                     "request comes from loopback, so anyone who reaches %s can read the inbox",
                     web.base_url)
-    database, note = config.settings.database, None
-    db = config.settings.database
-    sample_db = db.with_name(db.stem + "-sample" + db.suffix)  # where `watcher once --sample` writes
-    if sample or (not database.exists() and sample_db.exists()):
-        database = sample_db
-        note = f"serving the sample database {sample_db} (from 'watcher once --sample')"
-    return Plan(web, database, password, secret, note)
+    from ..pipeline import reading_config
+
+    chosen, which = reading_config(config, sample)  # the one rule the reading commands share
+    note = f"serving {which}" if which else None
+    return Plan(web, chosen.settings.database, password, secret, note)
 
 
 def migrate(database: Path) -> None:
