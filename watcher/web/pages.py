@@ -13,6 +13,7 @@ from typing import Iterator
 from urllib.parse import quote, urlencode
 
 import jinja2
+from markupsafe import Markup, escape
 import sqlite_utils
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -49,6 +50,8 @@ def environment() -> jinja2.Environment:
 def url(request: Request, path: str, **params) -> str:
     """A link to ``path`` of this app (behind the ``base_url`` prefix), with query ``params``
     (None values left out)."""
+    if not params:
+        return state(request).prefix + path
     query = urlencode({k: v for k, v in params.items() if v not in (None, "")})
     return state(request).prefix + path + (f"?{query}" if query else "")
 
@@ -61,11 +64,26 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
 
     context.setdefault("tldrs", {})
     st = state(request)
+    prefix, token = st.prefix, csrf_token(request)
+
+    def link(path, **kw):
+        return url(request, path, **kw) if kw else prefix + path
+
     body = environment().get_template(template).render(
-        request=request, url=lambda path, **kw: url(request, path, **kw),
-        csrf_token=csrf_token(request), login_required=st.password is not None,
+        request=request, url=link, csrf_token=token, rate_form=rate_form(request, prefix, token),
+        login_required=st.password is not None,
         logged_in=logged_in(request), profiles=list(st.config.profiles), **context)
     return HTMLResponse(body, status_code=status_code)
+
+
+def rate_form(request: Request, prefix: str, token: str) -> dict[str, Markup]:
+    """The parts every rating form of a page shares (``_paper_hooks.html``), made once per page
+    rather than per button: the form's start with its CSRF field, and the field sending the
+    reader back to this page."""
+    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return {"open": Markup(f'<form method="post" action="{escape(prefix + "/rate")}" class="rate">\n'
+                           f'    <input type="hidden" name="csrf" value="{escape(token)}">'),
+            "next": Markup(f'<input type="hidden" name="next" value="{escape(here)}">')}
 
 
 def tldrs(store: Store, papers) -> dict[str, str]:
