@@ -4,6 +4,7 @@ query language's matches, newest first."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -68,3 +69,44 @@ def test_checked_pages_are_the_query_languages_matches_newest_first(tmp_path):
                     if not r.more:
                         break
                 assert found == expected, (q, size)
+
+
+def test_a_checked_search_past_its_quick_try_runs_again_in_a_thread_with_the_same_page(
+        tmp_path, monkeypatch):
+    """The web page tries a checked search on the event loop for QUICK_SCAN candidates, then
+    runs it again in a worker thread: the page is the same either way."""
+    import warnings
+
+    from webkit import sample_setup
+
+    from watcher.web import search as web_search
+    from watcher.web.app import create_app
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+    config, db = sample_setup(tmp_path)
+    threaded = []
+    real = web_search.run_in_threadpool
+
+    async def counted(fn, *args):
+        threaded.append(args)
+        return await real(fn, *args)
+
+    monkeypatch.setattr(web_search, "run_in_threadpool", counted)
+    queries = ["reinforc*", "NOT GRPO", "au:Levine OR polic*", "GRPO"]
+    pages = {}
+    for quick in (web_search.QUICK_SCAN, 1):
+        monkeypatch.setattr(web_search, "QUICK_SCAN", quick)
+        with TestClient(create_app(config, db, secret="s")) as client:
+            for q in queries:
+                for page in ("1", "2"):
+                    r = client.get("/search", params={"q": q, "page": page})
+                    assert r.status_code == 200
+                    body = re.sub(r'name="csrf" value="[^"]*"', "", r.text)
+                    assert pages.setdefault((q, page), body) == body, (q, page, quick)
+        if quick == 1:
+            assert threaded  # the second try did run in a thread
+        else:
+            assert not threaded  # the sample's pages fill on the event loop
+    assert any("<article" in body for body in pages.values())

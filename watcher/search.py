@@ -107,10 +107,11 @@ class Results:
 
 
 def run_search(store: Store, query: Query | None, filters: Filters, *, offset: int = 0,
-               limit: int = 25, order: str = "newest") -> Results:
+               limit: int = 25, order: str = "newest", max_scan: int = MAX_SCAN) -> Results:
     """One page (``offset``, ``limit``) of the stored papers that ``query`` (None: every
     paper) and ``filters`` select; ``order`` is ``newest`` (last stored first) or
-    ``relevance`` (bm25, when the query narrows through the index)."""
+    ``relevance`` (bm25, when the query narrows through the index). A query checked again
+    stops after ``max_scan`` candidates (``capped``)."""
     expr, exact = translate(query.root) if query else (None, True)
     where, args = [], []
     if expr:
@@ -149,8 +150,8 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
         kept = [None] * offset + [row_to_paper(dict(zip(names, r))) for r in cursor.fetchall()]
         out.scanned = len(kept) - offset
     chunk = want  # most candidates usually pass: the first chunk is a page's worth
-    while not exact and len(kept) < want and out.scanned < MAX_SCAN:
-        rows = cursor.fetchmany(min(chunk, MAX_SCAN - out.scanned))
+    while not exact and len(kept) < want and out.scanned < max_scan:
+        rows = cursor.fetchmany(min(chunk, max_scan - out.scanned))
         if not rows:
             break
         out.scanned += len(rows)
@@ -163,7 +164,7 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
         chunk = (max(8, min(2 * chunk, -(-missing * out.scanned * 5 // (4 * len(kept)))))
                  if kept else 2 * chunk)
     else:
-        out.capped = not exact and len(kept) < want and out.scanned >= MAX_SCAN
+        out.capped = not exact and len(kept) < want and out.scanned >= max_scan
     cursor.close()
     out.papers = kept[offset:offset + limit]
     out.more = len(kept) > offset + limit
