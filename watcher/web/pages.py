@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import sqlite3
 import threading
+from collections import OrderedDict
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -99,6 +101,7 @@ def not_found(what: str) -> HTTPException:
 
 
 _local = threading.local()
+_serials = itertools.count(1)
 
 
 def _connection(st: WebState, path: Path) -> sqlite3.Connection:
@@ -115,7 +118,40 @@ def _connection(st: WebState, path: Path) -> sqlite3.Connection:
                            check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {int(st.db_timeout * 1000)}")
     _local.conn = (key, conn)
+    _local.serial = next(_serials)
     return conn
+
+
+def database_state(store: Store) -> tuple[int, int]:
+    """Changes whenever the database may have: a number for this thread's connection (a new
+    one each time it is opened again) and SQLite's ``PRAGMA data_version``, which changes
+    when any other connection (the daemon, a rating) commits. A key for pages kept between
+    requests (:class:`PageMemo`)."""
+    return _local.serial, store.db.execute("PRAGMA data_version").fetchone()[0]
+
+
+class PageMemo:
+    """The last few rendered pages of one kind, by a key that holds everything they show: the
+    database's state (:func:`database_state`) and the request's own values (session CSRF
+    token, login, links). Used only on the event loop (no lock); bounded."""
+
+    def __init__(self, size: int = 16):
+        self.size = size
+        self.pages: OrderedDict[tuple, bytes] = OrderedDict()
+
+    def get(self, key: tuple) -> HTMLResponse | None:
+        body = self.pages.get(key)
+        if body is None:
+            return None
+        self.pages.move_to_end(key)
+        return HTMLResponse(body)
+
+    def keep(self, key: tuple, response: HTMLResponse) -> HTMLResponse:
+        if response.status_code == 200:
+            self.pages[key] = response.body
+            if len(self.pages) > self.size:
+                self.pages.popitem(last=False)
+        return response
 
 
 def _drop() -> None:
@@ -196,4 +232,4 @@ def page_number(request: Request) -> int:
 
 
 __all__ = ["state", "page", "url", "reading", "writing", "not_found", "tldrs", "page_number", "inline",
-           "StoreError"]
+           "database_state", "PageMemo", "StoreError"]
