@@ -15,6 +15,7 @@ comes straight from SQLite.
 from __future__ import annotations
 
 import re
+from copy import copy
 from dataclasses import dataclass, field
 from datetime import date
 
@@ -22,6 +23,7 @@ from .index import prepare
 from .models import Paper
 from .query import And, Not, Or, Query, Term, parse_query
 from .store import Store, row_to_paper
+from .text import fold
 
 MAX_SCAN = 20_000  # candidates checked at most for one page; past it the page says so
 MAX_FTS_DEPTH = 16  # nested parentheses FTS5's parser takes safely (its stack holds ~100 items)
@@ -115,10 +117,11 @@ class Results:
 
 
 def run_search(store: Store, query: Query | None, filters: Filters, *, offset: int = 0,
-               limit: int = 25, order: str = "newest") -> Results:
+               limit: int = 25, order: str = "newest", max_scan: int = MAX_SCAN) -> Results:
     """One page (``offset``, ``limit``) of the stored papers that ``query`` (None: every
     paper) and ``filters`` select; ``order`` is ``newest`` (last stored first) or
-    ``relevance`` (bm25, when the query narrows through the index)."""
+    ``relevance`` (bm25, when the query narrows through the index). A query checked again
+    stops after ``max_scan`` candidates (``capped``)."""
     expr, exact = translate(query.root) if query else (None, True)
     where, args = [], []
     if expr:
@@ -157,24 +160,97 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
         kept = [None] * offset + [row_to_paper(dict(zip(names, r))) for r in cursor.fetchall()]
         out.scanned = len(kept) - offset
     chunk = want  # most candidates usually pass: the first chunk is a page's worth
-    while not exact and len(kept) < want and out.scanned < MAX_SCAN:
-        rows = cursor.fetchmany(min(chunk, MAX_SCAN - out.scanned))
+    while not exact and len(kept) < want and out.scanned < max_scan:
+        rows = cursor.fetchmany(min(chunk, max_scan - out.scanned))
         if not rows:
             break
         out.scanned += len(rows)
-        chunk *= 2
         papers = [row_to_paper(dict(zip(names, r))) for r in rows]
         kept.extend(_keep(papers, query, filters))
+        # the next chunk: what the page still lacks at the rate seen so far, plus a quarter
+        # (a doubling chunk checked up to twice the candidates a page needed); doubling while
+        # nothing passes
+        missing = want - len(kept)
+        chunk = (max(8, min(2 * chunk, -(-missing * out.scanned * 5 // (4 * len(kept)))))
+                 if kept else 2 * chunk)
     else:
-        out.capped = not exact and len(kept) < want and out.scanned >= MAX_SCAN
+        out.capped = not exact and len(kept) < want and out.scanned >= max_scan
     cursor.close()
     out.papers = kept[offset:offset + limit]
     out.more = len(kept) > offset + limit
     return out
 
 
+# What each field of the query language reads of a paper (see index.prepare_doc)
+_READS = {"ti": ("title",), "abs": ("abstract",), "au": ("authors",),
+          "cat": ("categories", "primary_category"),
+          "all": ("title", "abstract", "authors")}
+_BLANK = {"title": "", "abstract": "", "authors": [], "categories": [], "primary_category": None}
+
+
+def _reads(node) -> set[str]:
+    """The Paper fields the query tree ``node`` looks at."""
+    if isinstance(node, Term):
+        return set(_READS[node.field])
+    if isinstance(node, Not):
+        return _reads(node.item)
+    return set().union(*(_reads(item) for item in node.items))
+
+
+def _lean(papers: list[Paper], query: Query) -> list[Paper]:
+    """Copies of ``papers`` without the text ``query`` never reads: normalising a title and an
+    abstract is most of a check's cost, and an ``au:`` query needs neither. The query matches
+    a copy exactly when it matches the paper."""
+    blank = {k: v for k, v in _BLANK.items() if k not in _reads(query.root)}
+    if not blank:
+        return papers
+    out = []
+    for p in papers:
+        p = copy(p)
+        for name, value in blank.items():
+            setattr(p, name, value)
+        out.append(p)
+    return out
+
+
+def _needle(word: str) -> str:
+    """What the folded text of a paper holds wherever its normalised words include ``word``
+    (or, for ``word*``, a word starting with it): the word itself, as normalising only folds,
+    splits and takes a plural's ``s`` off — except ``-ies`` -> ``-y``, hence ``polic`` for
+    ``policy``."""
+    word = word.rstrip("*")
+    return word[:-1] if word.endswith("y") else word
+
+
+def could_match(node, paper: Paper, folded: dict | None = None) -> bool:
+    """False only when the query tree ``node`` cannot match ``paper``: a word or prefix it
+    needs in a title, abstract or all fields is not even a substring of that text, folded. A
+    cheap test (no word lists, no index) run before the query language's exact check, which
+    stays the judge; names and categories are left to it."""
+    if folded is None:
+        folded = {}
+    if isinstance(node, Term):
+        if node.field not in ("ti", "abs", "all"):
+            return True
+        text = folded.get(node.field)
+        if text is None:
+            parts = {"ti": [paper.title], "abs": [paper.abstract or ""],
+                     "all": [paper.title, paper.abstract or "", " ".join(paper.authors)]}[node.field]
+            text = folded[node.field] = " ".join(fold(t) for t in parts)
+        return all(_needle(w) in text for w in node.words)
+    if isinstance(node, Not):
+        return True
+    if isinstance(node, Or):
+        return any(could_match(item, paper, folded) for item in node.items)
+    return all(could_match(item, paper, folded) for item in node.items if not isinstance(item, Not))
+
+
 def _keep(papers: list[Paper], query: Query | None, filters: Filters) -> list[Paper]:
-    batch = prepare(papers)
+    if query:
+        papers = [p for p in papers if could_match(query.root, p)]
+        if not papers:
+            return []
+    batch = prepare(_lean(papers, query) if query and filters.matcher is None else papers)
     keep = set(batch.evaluate(query.root)) if query else set(range(len(papers)))
     if filters.matcher is not None and keep:
         keep &= set(filters.matcher.score_batch(batch))

@@ -6,21 +6,33 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from .feeds import feed_link
-from .pages import inline, page, reading, state, tldrs
+from .auth import csrf_token, logged_in
+from .pages import PageMemo, database_state, inline, page, reading, state, tldrs
 from .ratings import marks
 
 
 @inline
 def inbox(request: Request):
-    config = state(request).config
+    """The page is kept while the database is unchanged (the daemon writes once a cycle, a
+    reader reloads it many times): by the database's state and all that is the reader's own
+    (the session's CSRF token in the forms, the login, the feed links, the page's address)."""
+    st = state(request)
+    config = st.config
     with reading(request) as store:
         latest = {row["digest"]: row for row in store.latest_issues()}
+        feeds = {name: feed_link(request, name) for name in latest}
+        key = (database_state(store), csrf_token(request), logged_in(request),
+               tuple(feeds.items()), str(request.url))
+        memo = st.cache.setdefault("inbox", PageMemo())
+        kept = memo.get(key)
+        if kept is not None:
+            return kept
         issues = [store.issue(name, row["day"]) for name, row in latest.items()]
         papers = [m.paper for i in issues for m in i["matches"] + i["updated"]]
         shown, marked = tldrs(store, papers), marks(request, store, papers)
     never = [name for name in config.digests if name not in latest]
-    return page(request, "inbox.html", issues=issues, never=never, tldrs=shown,
-                feeds={name: feed_link(request, name) for name in latest}, marks=marked)
+    return memo.keep(key, page(request, "inbox.html", issues=issues, never=never, tldrs=shown,
+                                feeds=feeds, marks=marked))
 
 
 routes = [Route("/", inbox)]

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import sqlite3
 import threading
+from collections import OrderedDict
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -13,6 +15,7 @@ from typing import Iterator
 from urllib.parse import quote, urlencode
 
 import jinja2
+from markupsafe import Markup, escape
 import sqlite_utils
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -49,6 +52,8 @@ def environment() -> jinja2.Environment:
 def url(request: Request, path: str, **params) -> str:
     """A link to ``path`` of this app (behind the ``base_url`` prefix), with query ``params``
     (None values left out)."""
+    if not params:
+        return state(request).prefix + path
     query = urlencode({k: v for k, v in params.items() if v not in (None, "")})
     return state(request).prefix + path + (f"?{query}" if query else "")
 
@@ -61,11 +66,26 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
 
     context.setdefault("tldrs", {})
     st = state(request)
+    prefix, token = st.prefix, csrf_token(request)
+
+    def link(path, **kw):
+        return url(request, path, **kw) if kw else prefix + path
+
     body = environment().get_template(template).render(
-        request=request, url=lambda path, **kw: url(request, path, **kw),
-        csrf_token=csrf_token(request), login_required=st.password is not None,
+        request=request, url=link, csrf_token=token, rate_form=rate_form(request, prefix, token),
+        login_required=st.password is not None,
         logged_in=logged_in(request), profiles=list(st.config.profiles), **context)
     return HTMLResponse(body, status_code=status_code)
+
+
+def rate_form(request: Request, prefix: str, token: str) -> dict[str, Markup]:
+    """The parts every rating form of a page shares (``_paper_hooks.html``), made once per page
+    rather than per button: the form's start with its CSRF field, and the field sending the
+    reader back to this page."""
+    here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return {"open": Markup(f'<form method="post" action="{escape(prefix + "/rate")}" class="rate">\n'
+                           f'    <input type="hidden" name="csrf" value="{escape(token)}">'),
+            "next": Markup(f'<input type="hidden" name="next" value="{escape(here)}">')}
 
 
 def tldrs(store: Store, papers) -> dict[str, str]:
@@ -81,6 +101,7 @@ def not_found(what: str) -> HTTPException:
 
 
 _local = threading.local()
+_serials = itertools.count(1)
 
 
 def _connection(st: WebState, path: Path) -> sqlite3.Connection:
@@ -97,7 +118,40 @@ def _connection(st: WebState, path: Path) -> sqlite3.Connection:
                            check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {int(st.db_timeout * 1000)}")
     _local.conn = (key, conn)
+    _local.serial = next(_serials)
     return conn
+
+
+def database_state(store: Store) -> tuple[int, int]:
+    """Changes whenever the database may have: a number for this thread's connection (a new
+    one each time it is opened again) and SQLite's ``PRAGMA data_version``, which changes
+    when any other connection (the daemon, a rating) commits. A key for pages kept between
+    requests (:class:`PageMemo`)."""
+    return _local.serial, store.db.execute("PRAGMA data_version").fetchone()[0]
+
+
+class PageMemo:
+    """The last few rendered pages of one kind, by a key that holds everything they show: the
+    database's state (:func:`database_state`) and the request's own values (session CSRF
+    token, login, links). Used only on the event loop (no lock); bounded."""
+
+    def __init__(self, size: int = 16):
+        self.size = size
+        self.pages: OrderedDict[tuple, bytes] = OrderedDict()
+
+    def get(self, key: tuple) -> HTMLResponse | None:
+        body = self.pages.get(key)
+        if body is None:
+            return None
+        self.pages.move_to_end(key)
+        return HTMLResponse(body)
+
+    def keep(self, key: tuple, response: HTMLResponse) -> HTMLResponse:
+        if response.status_code == 200:
+            self.pages[key] = response.body
+            if len(self.pages) > self.size:
+                self.pages.popitem(last=False)
+        return response
 
 
 def _drop() -> None:
@@ -178,4 +232,4 @@ def page_number(request: Request) -> int:
 
 
 __all__ = ["state", "page", "url", "reading", "writing", "not_found", "tldrs", "page_number", "inline",
-           "StoreError"]
+           "database_state", "PageMemo", "StoreError"]
