@@ -15,7 +15,7 @@ from watcher.config import ChannelConfig
 from watcher.deliver import DeliveryContext, make_channel
 from watcher.deliver.apprise_channel import messages, pack
 from watcher.errors import DeliveryError
-from watcher.render import shorten
+from watcher.text import shorten
 from watcher.tldr import tldr_of
 
 apprise = pytest.importorskip("apprise")

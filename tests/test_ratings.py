@@ -12,7 +12,7 @@ import pytest
 
 from conftest import DATA, run_watcher
 from watcher.models import Paper
-from watcher.ratings import RatingError, apply_rating, orphaned, rated_papers, ratings, saved
+from watcher.ratings import RatingError, apply_rating, orphaned, ratings, saved
 from watcher.store import Store
 
 NOW = datetime(2025, 4, 9, 21, tzinfo=timezone.utc)
@@ -44,8 +44,8 @@ def test_a_later_rating_replaces_rating_twice_is_one_and_clear_removes(store):
     [row] = ratings(store)
     assert (row["value"], row["source"], row["profile"]) == ("down", "web", "rag")
     apply_rating(store, "up", "vision", "2504.00001", "cli", profiles=PROFILES, now=NOW)
-    assert [len(x) for x in rated_papers(store, "rag")] == [0, 1]
-    assert [len(x) for x in rated_papers(store, "vision")] == [1, 0]
+    assert [len(x) for x in store.rated_papers("rag")] == [0, 1]
+    assert [len(x) for x in store.rated_papers("vision")] == [1, 0]
     assert apply_rating(store, "clear", "rag", "2504.00001", "cli", profiles=PROFILES).changed
     assert [r["profile"] for r in ratings(store)] == ["vision"]
 

@@ -317,9 +317,8 @@ def left_out(store: Store, dcfg: DigestConfig, channel: str, first_window: date 
 def feedback_for(store: Store, profile: str):
     """The ratings of ``profile`` as the matcher's examples and counter-examples."""
     from .learn import Feedback
-    from .ratings import rated_papers
 
-    return Feedback(*rated_papers(store, profile))
+    return Feedback(*store.rated_papers(profile))
 
 
 def channel_papers(config: Config, store: Store, dcfg: DigestConfig, channel: str, now: datetime,

@@ -117,19 +117,6 @@ def ratings(store: Store, profile: str | None = None) -> list[dict]:
     return [dict(r) for r in store.db.query(sql + " ORDER BY r.rated_at, r.profile, r.paper", args)]
 
 
-def rated_papers(store: Store, profile: str) -> tuple[list[Paper], list[Paper]]:
-    """The papers rated up and down for ``profile``, oldest rating first: what the learner
-    (:mod:`watcher.learn`) takes as examples and counter-examples."""
-    from .store import row_to_paper
-
-    liked, disliked = [], []
-    for row in store.db.query(
-            """SELECT p.*, r.value AS rating FROM ratings r JOIN papers p ON p.key = r.paper
-               WHERE r.profile = ? ORDER BY r.rated_at, r.paper""", [profile]):
-        (liked if row.pop("rating") == "up" else disliked).append(row_to_paper(row))
-    return liked, disliked
-
-
 def owners(config, store: Store, paper: Paper, matcher=None) -> list[str]:
     """The profiles ``paper`` belongs to, for a rating that does not name one: the only
     profile; else the profiles of the digests that delivered it; else the profiles that select
@@ -227,5 +214,5 @@ def orphan_notes(config) -> list[str]:
             "lists them)" for name, n in gone.items()]
 
 
-__all__ = ["owners", "current", "orphan_notes", "export_saved", "ACTIONS", "Applied", "RatingError", "apply_rating", "ratings", "rated_papers",
+__all__ = ["owners", "current", "orphan_notes", "export_saved", "ACTIONS", "Applied", "RatingError", "apply_rating", "ratings",
            "saved", "orphaned", "find_paper", "label"]

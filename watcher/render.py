@@ -30,6 +30,7 @@ from .formats.text import utc_stamp as _utc_stamp
 from .formats.xmlsafe import gc_paused
 from .models import Digest, Match
 from .tldr import excerpt, tldr_of
+from .text import shorten
 
 # The rich formats show the TL;DR and the abstract cut to this many characters (SPEC §7); the
 # full abstract is a click away, and the text format keeps it whole.
@@ -55,15 +56,6 @@ def safe_url(url: str | None) -> str:
     if not url or not re.match(r"https?://[^\s<>\"'`|\\{}^\[\]]+$", url, re.I):
         return ""
     return url.replace("(", "%28").replace(")", "%29")
-
-
-def shorten(text: str, limit: int) -> str:
-    """``text`` on one line, cut at a word boundary to at most ``limit`` characters plus "…"."""
-    text = " ".join(str(text).split())
-    if len(text) <= limit:
-        return text
-    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
-    return cut.rstrip(" ,;:.") + "…"
 
 
 def authors(names: list[str], limit: int = 6) -> str:

@@ -627,6 +627,16 @@ class Store:
             out["matches" if r["kind"] == "new" else "updated"].append(m)
         return out
 
+    def rated_papers(self, profile: str) -> tuple[list[Paper], list[Paper]]:
+        """The papers rated up and down for ``profile``, oldest rating first: what the learner
+        (:mod:`watcher.learn`) takes as examples and counter-examples."""
+        liked, disliked = [], []
+        for row in self.db.query(
+                """SELECT p.*, r.value AS rating FROM ratings r JOIN papers p ON p.key = r.paper
+                   WHERE r.profile = ? ORDER BY r.rated_at, r.paper""", [profile]):
+            (liked if row.pop("rating") == "up" else disliked).append(row_to_paper(row))
+        return liked, disliked
+
     def paper_deliveries(self, key: str) -> list[dict]:
         """Where a paper went: one row per (digest, channel) with the version and time, and the
         issue (digest date) that held it when known."""

@@ -117,3 +117,12 @@ def same_person(wanted: tuple[str, tuple[str, ...]], actual: tuple[str, tuple[st
             continue
         return False
     return True
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` on one line, cut at a word boundary to at most ``limit`` characters plus "…"."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut.rstrip(" ,;:.") + "…"

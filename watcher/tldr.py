@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .text import shorten
+
 MAX_CHARS = 200
 
 # --- LaTeX ---------------------------------------------------------------------------------
@@ -201,8 +203,6 @@ def excerpt(abstract: str, tldr: str, limit: int) -> str:
     """The abstract cut to ``limit`` characters at a word, shown under the TL;DR; when the
     abstract opens with the TL;DR's sentence, the excerpt starts after it (no repeat), and an
     abstract that is nothing but that sentence has no excerpt ("")."""
-    from .render import shorten
-
     text = " ".join(str(abstract or "").split())
     head = tldr.removesuffix("…")[:60].lower()
     sents = sentences(text)

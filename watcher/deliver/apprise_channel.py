@@ -37,7 +37,8 @@ from markupsafe import escape
 from ..errors import DeliveryError
 from ..formats.text import one_line
 from ..models import Digest, Match
-from ..render import authors, day, md, plural, safe_url, shorten
+from ..render import authors, day, md, plural, safe_url
+from ..text import shorten
 from ..tldr import tldr_of
 from .base import Channel, remember_secret, secret_env
 
