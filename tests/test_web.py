@@ -312,6 +312,9 @@ def test_with_a_password_every_page_but_healthz_needs_the_login(sample):
         assert c.post("/logout").status_code == 403
         assert c.get("/healthz").status_code == 200 and c.get("/login").status_code == 200
         assert c.get("/static/web.css").status_code == 200
+        # the login page names no profile, digest or page before the login
+        login = c.get("/login").text
+        assert "/profiles/" not in login and "llm-rl" not in login and 'href="/saved"' not in login
 
 
 def test_login_sets_a_signed_httponly_samesite_cookie_and_logout_ends_it(sample):
