@@ -46,7 +46,23 @@ def environment() -> jinja2.Environment:
     env.filters["safe_url"] = safe_url
     env.filters["paper_tldr"] = lambda p: stored_tldrs([p], {})[p.key]
     env.filters["after_tldr"] = lambda abstract, tldr: stored_excerpt(abstract, tldr, ABSTRACT_CHARS)
+    env.filters["local"] = local_time
     return env
+
+
+def local_time(text: str | None, tz) -> str:
+    """A stored UTC time in the config's time zone, as ``watcher status`` and /status show
+    times (``2025-04-12T23:59:00+02:00``); "" when there is none."""
+    from ..store import parse_time
+
+    when = parse_time(text)
+    if when is None:
+        return ""
+    if when.tzinfo is None:  # stored times are UTC
+        from datetime import timezone
+
+        when = when.replace(tzinfo=timezone.utc)
+    return when.astimezone(tz).isoformat(timespec="seconds")
 
 
 def url(request: Request, path: str, **params) -> str:
@@ -74,7 +90,8 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
     body = environment().get_template(template).render(
         request=request, url=link, csrf_token=token, rate_form=rate_form(request, prefix, token),
         login_required=st.password is not None,
-        logged_in=logged_in(request), profiles=list(st.config.profiles), **context)
+        logged_in=logged_in(request), profiles=list(st.config.profiles),
+        tz=st.config.settings.timezone, **context)
     return HTMLResponse(body, status_code=status_code)
 
 
