@@ -24,22 +24,13 @@ def check_config(config: Config) -> tuple[list[str], str]:
     if templates_dir and not templates_dir.is_dir():
         problems.append(f"{where}: watcher.templates_dir: {templates_dir} is not a folder")
     problems += check_templates(str(templates_dir) if templates_dir else None)
+    problems += [f"{where}: {key}: environment variable {var} is not set"
+                 for key, var in config.secret_vars().items() if not os.environ.get(var)]
     for ch in config.channels.values():
-        for key in ("password_env", "webhook_url_env", "url_env", "urls_env"):
-            var = getattr(ch, key)
-            if var and not os.environ.get(var):
-                problems.append(f"{where}: channel.{ch.name}.{key}: environment variable {var} is not set")
         if ch.type == "apprise":
             problems += check_apprise(where, ch)
         if ch.type == "feed":
             problems += check_feed(config, where, ch)
-    for key in ("secret_env", "password_env"):
-        var = getattr(config.web, key)
-        if var and not os.environ.get(var):
-            problems.append(f"{where}: web.{key}: environment variable {var} is not set")
-    if config.summarizer.api_key_env and not os.environ.get(config.summarizer.api_key_env):
-        problems.append(f"{where}: summarizer.api_key_env: environment variable "
-                        f"{config.summarizer.api_key_env} is not set")
     problem = database_problem(config.settings.database)
     if problem:
         problems.append(f"{where}: watcher.database: {problem}")
@@ -86,7 +77,8 @@ def check_feed(config: Config, where: str, ch) -> list[str]:
 def check_apprise(where: str, ch) -> list[str]:
     """apprise must be installed, and every URL in ``urls_env`` must name a service apprise
     knows, in a form it accepts. URLs are shown by position and scheme only (they hold tokens)."""
-    from .deliver.apprise_channel import INSTALL_HINT, mask, split_urls, url_problem
+    from .config import split_urls
+    from .deliver.apprise_channel import INSTALL_HINT, mask, url_problem
 
     key = f"{where}: channel.{ch.name}"
     try:

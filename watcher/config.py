@@ -189,6 +189,22 @@ class Config:
         """The folder that relative paths in the config resolve against."""
         return self.path.parent
 
+    def secret_vars(self) -> dict[str, str]:
+        """Every environment variable the config names as holding a secret, by the key that
+        names it (``channel.me.password_env`` -> ``WATCHER_SMTP_PASSWORD``): what ``check``
+        wants set and what the log masks."""
+        out = {}
+        for ch in self.channels.values():
+            for key in ("password_env", "webhook_url_env", "url_env", "urls_env"):
+                if getattr(ch, key):
+                    out[f"channel.{ch.name}.{key}"] = getattr(ch, key)
+        for key in ("secret_env", "password_env"):
+            if getattr(self.web, key):
+                out[f"web.{key}"] = getattr(self.web, key)
+        if self.summarizer.api_key_env:
+            out["summarizer.api_key_env"] = self.summarizer.api_key_env
+        return out
+
 
 # --- declared rules: key -> (python type, default or REQUIRED) ----------------------------
 
@@ -396,6 +412,11 @@ def parse_config(data: dict, path: Path) -> Config:
     web = _web(r, data.get("web", {}))
     summarizer = _summarizer(r, data.get("summarizer", {}))
     return Config(path, settings, sources, profiles, digests, channels, web, summarizer)
+
+
+def split_urls(value: str | None) -> list[str]:
+    """The URLs an ``urls_env`` variable holds (apprise): separated by spaces, commas or lines."""
+    return [u for u in re.split(r"[\s,]+", value or "") if u]
 
 
 def is_loopback(host: str) -> bool:

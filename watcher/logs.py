@@ -134,11 +134,8 @@ def configure(level: str, daemon: bool = False, stream=None, config=None) -> Non
 
 def secret_values(config) -> list[str]:
     """The current values of every secret the config names (``*_env`` keys)."""
-    names = set()
-    for ch in config.channels.values():
-        names.update(n for n in (ch.password_env, ch.webhook_url_env, ch.url_env, ch.urls_env) if n)
-    names.update(n for n in (config.web.secret_env, config.web.password_env,
-                             config.summarizer.api_key_env) if n)
-    values = [os.environ.get(n, "") for n in names]
+    from .config import split_urls
+
+    values = [os.environ.get(n, "") for n in set(config.secret_vars().values())]
     # an apprise variable holds several URLs, each a secret of its own
-    return [*values, *(url for v in values for url in re.split(r"[\s,]+", v) if url)]
+    return [*values, *(url for v in values for url in split_urls(v))]

@@ -34,6 +34,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from markupsafe import escape
 
+from ..config import split_urls
 from ..errors import DeliveryError
 from ..formats.text import one_line
 from ..models import Digest, Match
@@ -168,11 +169,6 @@ def messages(digest: Digest, fmt: str, body_maxlen: int, title_maxlen: int) -> l
 
 # --- URLs --------------------------------------------------------------------------------------
 
-def split_urls(value: str) -> list[str]:
-    """The apprise URLs in an environment variable's value."""
-    return [u for u in re.split(r"[\s,]+", value or "") if u]
-
-
 def mask(url: str) -> str:
     """How an apprise URL is shown: its scheme only (``tgram://…``)."""
     m = re.match(r"([A-Za-z][A-Za-z0-9+.-]{0,31})://", url)
@@ -288,5 +284,5 @@ class AppriseChannel(Channel):
         return None
 
 
-__all__ = ["AppriseChannel", "messages", "pack", "paper_block", "url_problem", "mask", "split_urls",
+__all__ = ["AppriseChannel", "messages", "pack", "paper_block", "url_problem", "mask",
            "INSTALL_HINT"]
