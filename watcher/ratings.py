@@ -142,13 +142,9 @@ def current(store: Store, keys: Collection[str]) -> tuple[dict[tuple[str, str], 
     """The ratings and reading-list state of the papers ``keys`` now:
     ``({(profile, key): "up"|"down"}, {saved keys})`` (what the web inbox's buttons show)."""
     keys = list(dict.fromkeys(keys))
-    rated, kept = {}, set()
-    for start in range(0, len(keys), 500):  # within SQLite's limit on parameters
-        chunk = keys[start:start + 500]
-        marks = ",".join("?" * len(chunk))
-        for r in store.db.execute(f"SELECT profile, paper, value FROM ratings WHERE paper IN ({marks})", chunk):
-            rated[(r[0], r[1])] = r[2]
-        kept.update(r[0] for r in store.db.execute(f"SELECT paper FROM saved WHERE paper IN ({marks})", chunk))
+    rated = {(profile, paper): value for profile, paper, value in
+             store.rows_in("SELECT profile, paper, value FROM ratings WHERE paper IN ({})", keys)}
+    kept = {r[0] for r in store.rows_in("SELECT paper FROM saved WHERE paper IN ({})", keys)}
     return rated, kept
 
 

@@ -500,14 +500,17 @@ class Store:
 
     def tldr_cached(self, keys: list[str]) -> dict[str, str | None]:
         """The remembered model TL;DRs of these papers (None: asked, nothing usable came back)."""
-        out = {}
+        return dict(self.rows_in("SELECT paper, tldr FROM tldr_cache WHERE paper IN ({})", keys))
+
+    def rows_in(self, sql: str, keys) -> list[tuple]:
+        """The rows of ``sql`` whose ``IN ({})`` takes ``keys``, asked in chunks of 500 (within
+        SQLite's limit on parameters)."""
+        keys = list(keys)
+        rows = []
         for start in range(0, len(keys), 500):
             chunk = keys[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            for paper, tldr in self.db.execute(
-                    f"SELECT paper, tldr FROM tldr_cache WHERE paper IN ({marks})", chunk).fetchall():
-                out[paper] = tldr
-        return out
+            rows += self.db.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
+        return rows
 
     def tldr_remember(self, rows: list[tuple[str, str | None]], model: str,
                       now: datetime | None) -> None:
@@ -543,10 +546,7 @@ class Store:
         with self.db.atomic():
             if issue is not None:
                 self.record_issue(issue, now)
-            self.db["deliveries"].upsert_all(
-                [{"digest": digest, "channel": channel, "paper": p.key, "version": p.version,
-                  "delivered_at": iso(now)} for p in papers],
-                pk=("digest", "channel", "paper"))
+            self._ledger(digest, channel, papers, now)
             row = {"digest": digest, "channel": channel, "watermark": stamp(now),
                    "last_attempt": iso(now), "last_error": None}
             if papers:  # "last delivery" in status means the last digest actually sent
@@ -557,10 +557,14 @@ class Store:
         """Ledger rows for ``papers`` that a channel showed before it failed (the accepted parts
         of a split e-mail); the watermark stays, so the next run still sends the rest."""
         with self.db.atomic():
-            self.db["deliveries"].upsert_all(
-                [{"digest": digest, "channel": channel, "paper": p.key, "version": p.version,
-                  "delivered_at": iso(now)} for p in papers],
-                pk=("digest", "channel", "paper"))
+            self._ledger(digest, channel, papers, now)
+
+    def _ledger(self, digest: str, channel: str, papers: list[Paper], now: datetime) -> None:
+        """The ledger rows: ``papers`` delivered through (digest, channel) at ``now``."""
+        self.db["deliveries"].upsert_all(
+            [{"digest": digest, "channel": channel, "paper": p.key, "version": p.version,
+              "delivered_at": iso(now)} for p in papers],
+            pk=("digest", "channel", "paper"))
 
     def record_issue(self, issue: Digest, now: datetime) -> None:
         """Keep what a delivered digest held: one ``issues`` row per (digest, date), its papers
