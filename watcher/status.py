@@ -41,16 +41,20 @@ def next_fire(dcfg, tz, now: datetime, last_success: datetime | None = None) -> 
     return _next_fire(dcfg, tz, now, anchor=last_success)
 
 
-def status_text(config: Config, now: datetime) -> str:
-    """The status report as text."""
+def status_text(config: Config, now: datetime, store: Store | None = None) -> str:
+    """The status report as text, read from ``store`` when given (the web inbox's open
+    database), else from the config's database, opened here."""
+    from contextlib import nullcontext
+
     db = config.settings.database
-    require_database(db)
+    if store is None:
+        require_database(db)
     tz = config.settings.timezone
     from .lock import daemon_holder
 
     running = daemon_holder(db)
     lines = [f"database {db}", f"  daemon: {'running, ' + running if running else 'not running'}"]
-    with Store.open(db) as store:
+    with Store.open(db) if store is None else nullcontext(store) as store:
         lines.append(f"  {store.count_papers()} papers stored")
         lines.append("sources:")
         rows = {r["name"]: r for r in store.sources()}

@@ -17,10 +17,10 @@ PUBLIC = ("/healthz",)
 
 def status(request: Request):
     st = state(request)
-    with reading(request) as store:  # 503 when the database cannot be read
-        store.count_papers()
     config = replace(st.config, settings=replace(st.config.settings, database=st.database))
-    return page(request, "status.html", text=status_text(config, now_utc()))
+    with reading(request) as store:  # 503 when the database cannot be read
+        text = status_text(config, now_utc(), store)
+    return page(request, "status.html", text=text)
 
 
 @inline
