@@ -10,10 +10,12 @@ from datetime import datetime
 from .config import Config
 from .schedule import due_digests, next_fire as _next_fire
 from .store import Store, parse_time, require_database
+from .models import utc
 
 
-def _local(when: datetime, tz) -> str:
-    return when.astimezone(tz).isoformat(timespec="seconds")
+def local(when: datetime, tz) -> str:
+    """``when`` (naive: UTC) in ``tz``, as status shows every time: ``2025-04-12T23:59:00+02:00``."""
+    return utc(when).astimezone(tz).isoformat(timespec="seconds")
 
 
 def _ago(text: str | None, tz) -> str:
@@ -21,7 +23,7 @@ def _ago(text: str | None, tz) -> str:
     when = parse_time(text) if text else None
     if when is None:
         return text or "never"
-    return _local(when, tz)
+    return local(when, tz)
 
 
 def st_every(dcfg) -> str:
@@ -78,14 +80,14 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
             if name in due:
                 when = "now (overdue)" if running else "overdue: at the next 'watcher run' start or 'watcher once --due'"
             else:
-                when = _local(next_fire(d, tz, now, last_ok), tz)
+                when = local(next_fire(d, tz, now, last_ok), tz)
             sched = f"every {st_every(d)}" if d.every else f"schedule {d.schedule!r}"
             lines.append(f"  {name}: last run {_ago(st.get('last_run'), tz)} "
                          f"({st.get('last_status') or '-'}); next {when} [{sched}]")
             if st.get("last_status") == "failed" and st.get("last_error"):
                 lines.append(f"    last run failed: {st['last_error']}")
             if missed is not None:
-                lines.append(f"    missed its run at {_local(missed, tz)} "
+                lines.append(f"    missed its run at {local(missed, tz)} "
                              f"(last success {_ago(st.get('last_success'), tz)})")
             for ch in d.channels:
                 c = store.channel_state(name, ch)

@@ -51,18 +51,12 @@ def environment() -> jinja2.Environment:
 
 
 def local_time(text: str | None, tz) -> str:
-    """A stored UTC time in the config's time zone, as ``watcher status`` and /status show
-    times (``2025-04-12T23:59:00+02:00``); "" when there is none."""
+    """A stored time in the config's time zone, as ``watcher status`` and /status show times
+    (``2025-04-12T23:59:00+02:00``); "" when there is none."""
+    from ..status import local
     from ..store import parse_time
 
-    when = parse_time(text)
-    if when is None:
-        return ""
-    if when.tzinfo is None:  # stored times are UTC
-        from datetime import timezone
-
-        when = when.replace(tzinfo=timezone.utc)
-    return when.astimezone(tz).isoformat(timespec="seconds")
+    return local(parse_time(text), tz) if text else ""
 
 
 def url(request: Request, path: str, **params) -> str:
