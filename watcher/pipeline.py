@@ -15,8 +15,8 @@ The flow, written down once::
             for each channel of the digest:               # isolated too
                 watermark = last successful delivery through (digest, channel)
                 candidates = stored papers listed as new, in the window, not in the ledger
-                digest = assemble(candidates, matchers)   # pure: what goes in, in which order
-                summarizer.fill(digest)                   # TL;DRs: cache, model, or extractive
+                digest = plan.build(candidates)           # assemble (pure: what goes in, in which
+                                                          # order), then TL;DRs and rating links
                 if empty: the reason (nothing announced / matched / an arXiv holiday)
                 if empty and not send_empty: move the watermark, send nothing
                 channel.send(render(digest, each format)) # DeliveryError on failure
@@ -274,14 +274,17 @@ def matchers_for(config: Config, profile_names, lookup, store: Store | None = No
 
 @dataclass
 class DigestPlan:
-    """What every rendering of one digest in one cycle shares: its title, its day and its
-    compiled profiles (built once per digest, for delivery and dry run alike)."""
+    """What every rendering of one digest in one cycle shares: its title, its day, its
+    compiled profiles, its summarizer and links (built once per digest, for delivery and dry
+    run alike)."""
 
     dcfg: DigestConfig
     title: str
     day: date
     now: datetime
     matchers: list[ProfileMatcher]
+    summarizer: Summarizer  # one for all the digest's channels: a paper is summarised once
+    links: object = None  # the rating links digests carry (watcher.links), or None
     sources_failed: bool = False  # the last fetch of every source failed
 
     @classmethod
@@ -289,6 +292,7 @@ class DigestPlan:
         """Compile the digest's profiles (examples looked up in ``store``)."""
         return cls(dcfg, digest_title(dcfg, config.profiles), now.astimezone(config.settings.timezone).date(),
                    now, matchers_for(config, dcfg.profiles, store.get, store),
+                   Summarizer(config.summarizer, store, now), links_for(config),
                    store.all_sources_failed(list(config.sources)))
 
     def build(self, candidates: list, revised: list, older: tuple | None = None) -> Digest:
@@ -298,6 +302,8 @@ class DigestPlan:
                           sources_failed=self.sources_failed, older=older)
         if not digest.matches and not candidates and not self.sources_failed:
             digest.empty_reason = quiet_day_reason(self.dcfg, self.now) or digest.empty_reason
+        self.summarizer.fill(digest)  # the TL;DRs, before rendering; never fails a delivery
+        digest.links = self.links
         return digest
 
 
@@ -350,7 +356,6 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
     plan = DigestPlan.make(config, store, dcfg, cycle.now)
     if deliver.dry_run:
         return dry_run_digest(config, store, plan, deliver)
-    summarizer = Summarizer(config.summarizer, store, cycle.now)
     reports = []
     for name in dcfg.channels:
         if cycle.stop():
@@ -364,8 +369,6 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
                                                                deliver.since_day)
             older = None if candidates else left_out(store, dcfg, name, first_window, deliver.since_day)
             digest = plan.build(candidates, revised, older)
-            summarizer.fill(digest)  # the TL;DRs, before rendering; never fails a delivery
-            digest.links = links_for(config)
             report.papers = len(digest.matches)
             if not digest.matches and not dcfg.send_empty:
                 log.info("digest %s -> %s: %s; nothing sent", dcfg.name, name, digest.empty_reason)
@@ -434,8 +437,6 @@ def dry_run_digest(config: Config, store: Store, plan: DigestPlan, deliver: Deli
             revised.setdefault(p.key, p)
     revised = [p for key, p in revised.items() if key not in candidates]  # new somewhere wins
     digest = plan.build(list(candidates.values()), revised, older)
-    Summarizer(config.summarizer, store, plan.now).fill(digest)
-    digest.links = links_for(config)
     for m in digest.matches:
         for report in owners[m.paper.key]:
             report.papers += 1

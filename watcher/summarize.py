@@ -120,8 +120,9 @@ class Summarizer:
         matches = [*digest.matches, *digest.updated]
         if self.cfg.type == "openai" and self.store is not None:
             self._from_model([m.paper for m in matches if m.paper.key not in self.memo])
-        for m in matches:
-            m.tldr = self.memo.get(m.paper.key) or extractive_tldr(m.paper.abstract, m.paper.title)
+        for m in matches:  # the extractive one is remembered too: the next channel asks again
+            m.tldr = self.memo.get(m.paper.key) or self.memo.setdefault(
+                m.paper.key, extractive_tldr(m.paper.abstract, m.paper.title))
 
     # --- the model ---------------------------------------------------------------------------
 
