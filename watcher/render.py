@@ -29,7 +29,7 @@ from .formats.text import one_line
 from .formats.text import utc_stamp as _utc_stamp
 from .formats.xmlsafe import gc_paused
 from .models import Digest, Match
-from .tldr import excerpt, tldr_of
+from .tldr import stored_excerpt, tldr_of
 from .text import shorten
 
 # The rich formats show the TL;DR and the abstract cut to this many characters (SPEC §7); the
@@ -107,7 +107,7 @@ def day(dt: datetime | None) -> str:
 
 def abstract_excerpt(m: Match) -> str:
     """What the rich formats show of ``m``'s abstract under its TL;DR."""
-    return excerpt(m.paper.abstract, tldr_of(m), ABSTRACT_CHARS)
+    return stored_excerpt(m.paper.abstract or "", tldr_of(m), ABSTRACT_CHARS)
 
 
 def match_json(m: Match, links=None) -> dict:

@@ -244,9 +244,4 @@ class Summarizer:
                     redact(reason), len(keys), "" if len(keys) == 1 else "s", shown)
 
 
-def summarize(cfg: SummarizerConfig, store, now: datetime, digest: Digest) -> None:
-    """Fill the TL;DRs of one digest (a one-off Summarizer)."""
-    Summarizer(cfg, store, now).fill(digest)
-
-
-__all__ = ["Summarizer", "summarize", "ask", "clean_answer", "Failure"]
+__all__ = ["Summarizer", "ask", "clean_answer", "Failure"]

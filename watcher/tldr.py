@@ -218,7 +218,7 @@ def tldr_of(match) -> str:
     else the extractive one."""
     if getattr(match, "tldr", None):
         return " ".join(str(match.tldr).split())
-    return extractive_tldr(match.paper.abstract, match.paper.title)
+    return _memo(match.paper.abstract or "", match.paper.title or "")
 
 
 MEMO_SIZE = 2048  # TL;DRs and excerpts kept (each holds its abstract, ~1.5 KB): web pages show
@@ -244,6 +244,6 @@ def stored_tldrs(papers, cached: dict[str, str | None]) -> dict[str, str]:
 
 @lru_cache(maxsize=MEMO_SIZE)
 def stored_excerpt(abstract: str, tldr: str, limit: int) -> str:
-    """:func:`excerpt`, memoised for the web pages (it splits the whole abstract into
-    sentences: about 0.1 ms a paper)."""
+    """:func:`excerpt`, memoised for the web pages and the digest templates (it splits the whole
+    abstract into sentences: about 0.1 ms a paper, and a template asks twice)."""
     return excerpt(abstract, tldr, limit)
