@@ -20,6 +20,10 @@ from .models import Paper
 from .query import Not, Or, Term
 from .text import field_text, name_key, same_person
 
+CENTROID_WORDS = 300  # a centroid of examples keeps its heaviest words (watcher.match, watcher.learn)
+SIMILAR_ONE = 0.12  # the similarity threshold of a single example (a prior for a few)
+
+
 
 @dataclass(slots=True)
 class Doc:

@@ -32,25 +32,16 @@ from __future__ import annotations
 import statistics
 from typing import Sequence
 
-from .index import Doc, cosine, example_vector, paper_vector, prepare, top_words, vector_sum
-from .models import Paper
+from .index import (CENTROID_WORDS, SIMILAR_ONE, Doc, cosine, example_vector, paper_vector, prepare,
+                    top_words, vector_sum)
+from .models import Paper, reason_label as label, unique_papers
 
-CENTROID_WORDS = 300  # as the examples' centroid (watcher.match)
-SIMILAR_ONE = 0.12  # the examples' threshold when there are none (watcher.match)
 DISLIKE_SCORE = 4.0  # what a paper as close to a disliked one as the threshold loses beyond its score
 DISLIKE_QUANTILE = 0.5  # ... less like the liked papers than the median disliked paper, and
 DISLIKE_RATIO = 0.4  # ... than this x the liked papers' median similarity: disliked
 REACH_QUANTILE = 0.05  # without a query: the likes reach as far as their least typical 5% ...
 REACH_RATIO = 0.9  # ... times this
 REACH_FLOOR = 0.05
-
-
-def label(paper: Paper) -> str:
-    """A paper as reasons name it: its arXiv id, else its quoted, shortened title."""
-    if paper.arxiv_id:
-        return paper.arxiv_id
-    title = paper.title if len(paper.title) <= 50 else paper.title[:47] + "..."
-    return f'"{title}"'
 
 
 def liked_reason(paper: Paper) -> str:
@@ -66,8 +57,8 @@ class Feedback:
     its latest rating)."""
 
     def __init__(self, liked: Sequence[Paper] = (), disliked: Sequence[Paper] = ()):
-        self.liked = _unique(liked)
-        self.disliked = _unique(disliked)
+        self.liked = unique_papers(liked)
+        self.disliked = unique_papers(disliked)
         self._examples = None
         self._negatives: list[tuple[str, dict]] = []
         self._against: dict[str, float] = {}  # the disliked papers' centroid
@@ -118,11 +109,6 @@ class Feedback:
         threshold = self._examples.threshold if self._examples else SIMILAR_ONE
         gained = sum(s for s, _ in scored if s > 0)
         return (-(gained + DISLIKE_SCORE * near / threshold), reason)
-
-
-def _unique(papers: Sequence[Paper]) -> list[Paper]:
-    seen: set = set()
-    return [p for p in papers if not (p.key in seen or seen.add(p.key))]
 
 
 __all__ = ["Feedback", "liked_reason", "disliked_reason", "label"]

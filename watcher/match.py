@@ -45,10 +45,10 @@ from typing import Iterable, Sequence
 
 from .docfreq import DocFreq, default_doc_freq
 from .formats.xmlsafe import gc_paused
-from .index import (Batch, cosine, example_vector, paper_vector, prepare, similarity,
-                    top_words, vector_sum)
+from .index import (CENTROID_WORDS, SIMILAR_ONE, Batch, cosine, example_vector, paper_vector, prepare,
+                    similarity, top_words, vector_sum)
 from .learn import liked_reason
-from .models import Match, Paper
+from .models import Match, Paper, reason_label, unique_papers
 from .percolate import Percolator
 from .query import parse_query
 from .text import name_key
@@ -60,11 +60,9 @@ CATEGORY_WEIGHT = 1.0  # a cat: term of the query among the paper's categories
 QUERY_BASE = 0.5  # a query that matched without a term found (NOT ti:survey)
 EXAMPLE_SCORE = 4.0  # a paper exactly as similar to the examples as the threshold
 SIMILAR_RATIO = 0.9  # threshold: this x the examples' median similarity to the others' centroid
-SIMILAR_ONE = 0.12  # the threshold of a single example (a prior for a few)
 SIMILAR_MAX = 0.25  # the highest threshold (examples much alike)
 SIMILAR_FLOOR = 0.05  # the lowest threshold (examples with little in common)
 TITLE_BOOST = 1.0  # a title word counts 1 + TITLE_BOOST times when comparing papers
-CENTROID_WORDS = 300
 THRESHOLD_SAMPLE = 50  # at most this many examples are left out in turn to set the threshold
 
 _SIMILAR = object()  # stands for the reason "similar to <the closest example>"
@@ -225,9 +223,8 @@ class _Examples:
 
     def __init__(self, papers: Sequence[Paper], weight, liked=frozenset()):
         self.weight = weight
-        seen: set = set()  # an example given twice (its id and a digest) counts once
-        docs = prepare([p for p in papers if not (p.key in seen or seen.add(p.key))]).docs
-        vectors = [(liked_reason(d.paper) if d.paper.key in liked else f"similar to {_label(d.paper)}",
+        docs = prepare(unique_papers(papers)).docs  # an example given twice (its id and a digest) counts once
+        vectors = [(liked_reason(d.paper) if d.paper.key in liked else f"similar to {reason_label(d.paper)}",
                     example_vector(d, weight, TITLE_BOOST), d) for d in docs]
         vectors = [v for v in vectors if v[1]]  # an example without a weighted word says nothing
         self.labels = [label for label, _, _ in vectors]
@@ -265,13 +262,6 @@ class _Examples:
 
 def _names(paper: Paper) -> list[str]:
     return [a for a in paper.authors if name_key(a)]
-
-
-def _label(paper: Paper) -> str:
-    if paper.arxiv_id:
-        return paper.arxiv_id
-    title = paper.title if len(paper.title) <= 50 else paper.title[:47] + "..."
-    return f'"{title}"'
 
 
 def _newest(paper: Paper) -> float:

@@ -265,3 +265,17 @@ class Digest:
     def papers(self) -> list[Paper]:
         """The new papers, in digest order."""
         return [m.paper for m in self.matches]
+
+
+def reason_label(paper: Paper) -> str:
+    """A paper as reasons name it: its arXiv id, else its quoted, shortened title."""
+    if paper.arxiv_id:
+        return paper.arxiv_id
+    title = paper.title if len(paper.title) <= 50 else paper.title[:47] + "..."
+    return f'"{title}"'
+
+
+def unique_papers(papers) -> list[Paper]:
+    """``papers`` without repeats (by key), in order: a paper given twice counts once."""
+    seen: set = set()
+    return [p for p in papers if not (p.key in seen or seen.add(p.key))]
