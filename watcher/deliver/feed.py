@@ -62,7 +62,7 @@ def _stamp(dt: datetime) -> str:
 def entry_id(paper: Paper) -> str:
     """The entry's permanent id: the arXiv abstract URL, else a URN from the paper's key."""
     if paper.arxiv_id:
-        return f"https://arxiv.org/abs/{paper.arxiv_id}"
+        return paper.abs_url
     return "urn:watcher:paper:" + hashlib.sha256(paper.key.encode("utf-8")).hexdigest()[:32]
 
 

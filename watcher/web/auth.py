@@ -135,7 +135,7 @@ async def login(request: Request):
         throttle.succeeded(who)
         request.session.clear()
         request.session["auth"] = True
-        request.session["csrf"] = secrets.token_urlsafe(24)
+        csrf_token(request)  # a new one for the new session
         return RedirectResponse(url(request, target), status_code=303)
     throttle.failed(who)
     log.warning("web: failed login from %s", who)

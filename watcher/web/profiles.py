@@ -99,7 +99,8 @@ def profile(request: Request):
     shown: dict[str, str] = {}
     with reading(request) as store:
         rated = profile_ratings(store, name)
-        rated_papers = {p.key: p for p in (store.get(r["paper"]) for r in rated) if p is not None}
+        liked, disliked = store.rated_papers(name)  # one query, not one per rating
+        rated_papers = {p.key: p for p in liked + disliked}
         start, end = _window(store, CHART_DAYS)
         matched = _matched_per_day(st, store, name, start, end)
         delivered = {date.fromisoformat(d): n for d, n in store.db.execute(

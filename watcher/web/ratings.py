@@ -19,6 +19,7 @@ token.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass, field
 from urllib.parse import quote
@@ -68,8 +69,9 @@ def marks(request: Request, store, papers, *, owned: bool = False) -> Marks:
     out = Marks(rated, kept)
     if owned:
         names = list(st.config.profiles)
+        matcher = functools.cache(lambda n: st.matcher(n, store))  # looked up once per page
         for p in papers:
-            mine = set(owners(st.config, store, p, matcher=lambda n: st.matcher(n, store)))
+            mine = set(owners(st.config, store, p, matcher=matcher))
             mine.update(n for n in names if (n, p.key) in rated)
             out.owners[p.key] = [n for n in names if n in mine] or names
     return out
