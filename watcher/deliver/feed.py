@@ -153,20 +153,29 @@ def feed_path(cfg, base_dir: Path, digest: str) -> Path:
     return base_dir / cfg.path.format(digest=digest, ext="atom", format="atom")
 
 
-def read_feed(config, digest: str) -> bytes | None:
-    """The Atom feed of ``digest`` as last written by its first ``feed`` channel, or None when
-    the digest has no feed channel or nothing was delivered to it yet (for ``/feeds/{digest}.atom``)."""
+def feed_file(config, digest: str) -> Path | None:
+    """Where the first ``feed`` channel of ``digest`` keeps its feed, or None when the digest
+    is unknown or has no feed channel."""
     dcfg = config.digests.get(digest)
     if dcfg is None:
         return None
     for name in dcfg.channels:
         cfg = config.channels[name]
         if cfg.type == "feed":
-            try:
-                return feed_path(cfg, config.base_dir, digest).read_bytes()
-            except (FileNotFoundError, NotADirectoryError):
-                return None
+            return feed_path(cfg, config.base_dir, digest)
     return None
+
+
+def read_feed(config, digest: str) -> bytes | None:
+    """The Atom feed of ``digest`` as last written by its first ``feed`` channel, or None when
+    the digest has no feed channel or nothing was delivered to it yet (for ``/feeds/{digest}.atom``)."""
+    path = feed_file(config, digest)
+    if path is None:
+        return None
+    try:
+        return path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
 
 
 class FeedChannel(Channel):

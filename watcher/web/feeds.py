@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..deliver.feed import feed_path, read_feed
+from ..deliver.feed import feed_file, read_feed
 from .pages import not_found, state, url
 
 log = logging.getLogger("watcher")
@@ -39,17 +39,11 @@ def feed_link(request: Request, digest: str) -> str | None:
     """The link to ``digest``'s feed for this reader (with the key when a password is set), or
     None when the digest has no feed file yet."""
     st = state(request)
-    dcfg = st.config.digests.get(digest)
-    if dcfg is None:
+    path = feed_file(st.config, digest)
+    if path is None or not path.is_file():
         return None
-    for name in dcfg.channels:
-        cfg = st.config.channels[name]
-        if cfg.type == "feed":
-            if not feed_path(cfg, st.config.base_dir, digest).is_file():
-                return None
-            key = feed_key(st.secret, digest) if st.password is not None else None
-            return url(request, f"/feeds/{quote(digest, safe='')}.atom", key=key)
-    return None
+    key = feed_key(st.secret, digest) if st.password is not None else None
+    return url(request, f"/feeds/{quote(digest, safe='')}.atom", key=key)
 
 
 def _allowed(request: Request, digest: str) -> bool:
@@ -75,7 +69,7 @@ def feed(request: Request):  # reads a file: a worker thread
         log.error("web: feed of %s: cannot read it: %s", digest, e.strerror or e)
         raise HTTPException(503, f"the feed of {digest!r} cannot be read ({e.strerror or e})") from None
     if data is None:
-        if any(st.config.channels[c].type == "feed" for c in st.config.digests[digest].channels):
+        if feed_file(st.config, digest) is not None:
             raise not_found(f"digest {digest!r} has no feed yet: its feed channel writes it at "
                             "the first delivery with papers")
         raise not_found(f"digest {digest!r} has no feed: add a channel of type \"feed\" to it")
