@@ -6,6 +6,7 @@ Registered on the ``watcher`` group by :mod:`watcher.cli`. Every change goes thr
 
 from __future__ import annotations
 
+import functools
 import json
 
 import click
@@ -28,7 +29,7 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
     (the reading list). Up-rated papers teach their profile "more like this", down-rated ones
     "not this". Nothing is recorded unless every paper and the profile are known; clear also
     takes a profile no longer in the config that still has ratings."""
-    from .pipeline import open_store
+    from .pipeline import matchers_for, open_store
     from .ratings import apply_rating, find_paper
     from .store import require_database
 
@@ -43,11 +44,13 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
         if profile is not None and profile not in known:
             raise RatingError(f"unknown profile {profile!r} (profiles: {', '.join(config.profiles) or 'none'})")
         plan = []  # everything is checked before anything is recorded
+        # each profile compiled at most once for all the papers named (learning from its ratings)
+        matcher = functools.cache(lambda n: matchers_for(config, [n], store.get, store)[0])
         for text in papers:
             paper = find_paper(store, text)
             name = None
             if action in PROFILE_ACTIONS:
-                name = profile or _profile_of(config, store, paper)
+                name = profile or _profile_of(config, store, paper, matcher)
             plan.append((name, paper.key))
         now = now_utc()
         with store.db.atomic():
@@ -57,13 +60,13 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
         click.echo(str(applied))
 
 
-def _profile_of(config, store, paper) -> str:
+def _profile_of(config, store, paper, matcher) -> str:
     """The one profile ``paper`` belongs to: the only profile, else the profiles of the digests
     that delivered it, else the profiles that select it now; several or none: a RatingError."""
     from .ratings import owners as profiles_of
 
     names = list(config.profiles)
-    owners = profiles_of(config, store, paper)
+    owners = profiles_of(config, store, paper, matcher=matcher)
     if len(owners) == 1:
         return owners[0]
     label = paper.arxiv_id or paper.title
@@ -90,10 +93,10 @@ def ratings(ctx: Context, profile, fmt, sample) -> None:
     config = reading_config(ctx, sample)
     require_database(config.settings.database)
     with open_store(config) as store:
-        if profile is not None and profile not in config.profiles and not all_ratings(store, profile):
+        rows = all_ratings(store, profile)
+        if profile is not None and profile not in config.profiles and not rows:
             raise ConfigError(f"no profile named {profile!r} and no ratings for it "
                               f"(profiles: {', '.join(config.profiles)})", path=str(config.path))
-        rows = all_ratings(store, profile)
     if fmt == "json":
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
