@@ -470,8 +470,10 @@ def _check_address(r: _Reader, key: str, value: str) -> None:
         raise r.fail(key, f"{value!r}: a non-ASCII address cannot be sent (SMTPUTF8 is not supported)")
 
 
-def _check_http_url(r: _Reader, key: str, url: str) -> None:
-    """An http(s) URL with a host (webhook endpoints)."""
+def _check_http_url(r: _Reader, key: str, url: str, example: str = "https://example.org/hook",
+                    *, bare: bool = False) -> None:
+    """An http(s) URL with a host (webhook endpoints, the summarizer's and the web's base
+    URLs); ``bare``: without a query or fragment (a base that paths are added to)."""
     from urllib.parse import urlsplit
 
     try:
@@ -479,8 +481,8 @@ def _check_http_url(r: _Reader, key: str, url: str) -> None:
         ok = parts.scheme in ("http", "https") and bool(parts.hostname)
     except ValueError:
         ok = False
-    if not ok or any(c.isspace() for c in url):
-        raise r.fail(key, f"{url!r} is not an http(s) URL such as https://example.org/hook")
+    if not ok or any(c.isspace() for c in url) or (bare and any(c in url for c in "?#")):
+        raise r.fail(key, f"{url!r} is not an http(s) URL such as {example}")
 
 
 def _env_name(r: _Reader, key: str, value: str | None) -> str | None:
@@ -500,8 +502,7 @@ def _web(r: _Reader, t: object) -> WebConfig:
         raise r.fail("web.listen", str(e)) from None
     base_url = w["base_url"]
     if base_url is not None:
-        if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", base_url):
-            raise r.fail("web.base_url", f"{base_url!r} is not an http(s) URL such as https://papers.example.org")
+        _check_http_url(r, "web.base_url", base_url, "https://papers.example.org", bare=True)
         base_url = base_url.rstrip("/")
     secret_env = _env_name(r, "web.secret_env", w["secret_env"])
     password_env = _env_name(r, "web.password_env", w["password_env"])
@@ -520,8 +521,8 @@ def _summarizer(r: _Reader, t: object) -> SummarizerConfig:
         for key in ("base_url", "model"):
             if not s[key]:
                 raise r.fail(f"summarizer.{key}", "required with type = \"openai\"")
-    if s["base_url"] is not None and not re.fullmatch(r"https?://\S+", s["base_url"]):
-        raise r.fail("summarizer.base_url", f"{s['base_url']!r} is not an http(s) URL")
+    if s["base_url"] is not None:
+        _check_http_url(r, "summarizer.base_url", s["base_url"], "http://127.0.0.1:11434/v1")
     if s["max_per_day"] < 0:
         raise r.fail("summarizer.max_per_day", f"must be 0 or more, got {s['max_per_day']}")
     return SummarizerConfig(
