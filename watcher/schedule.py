@@ -186,9 +186,7 @@ def next_fire(dcfg, tz, after: datetime, anchor: datetime | None = None) -> date
 
 def is_due(dcfg, tz, last: datetime | None, now: datetime) -> bool:
     """Has the schedule fired since ``last`` (at or before ``now``)? Never ran: due."""
-    if last is None:
-        return True
-    return next_fire(dcfg, tz, last, anchor=last) <= now
+    return last is None or missed_since(dcfg, tz, last, now) is not None
 
 
 def missed_since(dcfg, tz, last: datetime | None, now: datetime) -> datetime | None:
