@@ -184,3 +184,30 @@ def test_verify_link_uses_the_configs_secret_and_check_says_when_links_are_off(w
     monkeypatch.setenv("WATCHER_TEST_SECRET", "rotated")
     with pytest.raises(BadLink):
         verify_link(on, token)
+
+
+def test_a_digest_without_its_links_is_delivered_but_never_silently(tmp_path):
+    """base_url and secret_env set, the variable unset (a cron job without the env file): the
+    mail still goes out, the run says why at error level and exits 1, and status shows it."""
+    shutil.copy(DATA / "corpus-2025-04-09.jsonl.gz", tmp_path / "day.jsonl.gz")
+    with MailServer() as server:
+        (tmp_path / "config.toml").write_text(CONFIG.replace("{port}", str(server.port))
+                                              .replace('every = "1d"', 'every = "1d"\nlookback = "30d"'))
+        out = run_watcher("once", cwd=tmp_path, env={"WATCHER_TEST_SECRET": ""})
+    assert out.returncode == 1, out.stderr
+    [mail] = server.received  # delivered all the same
+    assert "/r/" not in mail.message.get_payload()[1].get_content()
+    err = out.stderr.decode()
+    assert re.search(r"ERROR.*digest daily: environment variable WATCHER_TEST_SECRET "
+                     r"\(web.secret_env\) is not set: delivered without rating links", err), err
+    status = run_watcher("status", cwd=tmp_path)
+    assert status.returncode == 0, status.stderr
+    text = status.stdout.decode()
+    assert "(degraded)" in text and "last run degraded: environment variable WATCHER_TEST_SECRET" in text, text
+    # with the secret back, the next delivery is whole again and the run is ok
+    shutil.copy(DATA / "corpus-2025-04-10.jsonl.gz", tmp_path / "day.jsonl.gz")
+    with MailServer() as server:
+        (tmp_path / "config.toml").write_text(CONFIG.replace("{port}", str(server.port)))
+        out = run_watcher("once", cwd=tmp_path, env={"WATCHER_TEST_SECRET": SECRET})
+    assert out.returncode == 0, out.stderr
+    assert "degraded" not in run_watcher("status", cwd=tmp_path).stdout.decode()

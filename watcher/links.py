@@ -102,6 +102,18 @@ def link_notes(config) -> list[str]:
     return []
 
 
+def links_missing(config) -> str | None:
+    """Why this config's digests go out without the links its ``[web]`` table asks for: the
+    secret's environment variable is unset though ``base_url`` and ``secret_env`` are set (a
+    degraded digest: it is still delivered, and the cycle says why at error level); None when
+    the links are there or were never asked for."""
+    web = config.web
+    if web.base_url and web.secret_env and not os.environ.get(web.secret_env):
+        return (f"environment variable {web.secret_env} (web.secret_env) is not set: delivered "
+                "without rating links and without 'View in browser'")
+    return None
+
+
 def links_for(config) -> Links | None:
     """The links of this config's digests, or None when ``[web].base_url`` or the secret (the
     value of ``[web].secret_env``) is missing."""
@@ -113,4 +125,4 @@ def links_for(config) -> Links | None:
 
 
 __all__ = ["BadLink", "LinkRating", "Links", "LINK_ACTIONS", "links_for", "make_token",
-           "verify_token", "verify_link", "link_notes"]
+           "verify_token", "verify_link", "link_notes", "links_missing"]

@@ -49,7 +49,7 @@ from .assemble import assemble, delivered_reason, digest_title, window_start
 from .config import FORMAT_CHANNELS, Config, DigestConfig, SourceConfig
 from .deliver import channel_for, redact
 from .errors import DatabaseUnavailable, DeliveryError, InputError, WatcherError
-from .links import links_for
+from .links import links_for, links_missing
 from .lock import write_lock
 from .match import ProfileMatcher
 from .models import Digest
@@ -92,11 +92,12 @@ class CycleReport:
     sources: list[SourceReport] = field(default_factory=list)
     channels: list[ChannelReport] = field(default_factory=list)
     digests: dict[str, str] = field(default_factory=dict)  # digest -> why it failed as a whole
+    degraded: dict[str, str] = field(default_factory=dict)  # digest -> what its delivery lacked
 
     @property
     def ok(self) -> bool:
-        """True when no source, no digest and no channel failed."""
-        return not (any(s.error for s in self.sources) or self.digests
+        """True when no source, no digest and no channel failed and no digest went out degraded."""
+        return not (any(s.error for s in self.sources) or self.digests or self.degraded
                     or any(c.error for c in self.channels))
 
 
@@ -499,6 +500,8 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
                                for c in report.channels]}
         if report.digests:
             detail["digests"] = report.digests
+        if report.degraded:
+            detail["degraded"] = report.degraded
         if stopped_by:
             detail["error"] = stopped_by
         try:
@@ -510,6 +513,7 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
 def _deliver_digests(config: Config, store: Store, cycle: Cycle, deliver: Deliver,
                      report: CycleReport) -> None:
     names = deliver.digests if deliver.digests is not None else list(config.digests)
+    missing = links_missing(config)  # a degraded digest goes out, never silently
     for name in names:
         if cycle.stop():
             log.info("stopping: digest %s is left for the next run", name)
@@ -525,9 +529,15 @@ def _deliver_digests(config: Config, store: Store, cycle: Cycle, deliver: Delive
                 store.digest_ran(name, cycle.now, False, report.digests[name])
             continue
         report.channels.extend(reports)
+        if missing and any(r.sent for r in reports):
+            report.degraded[name] = missing
+            log.error("digest %s: %s", name, missing)
+        elif missing and deliver.dry_run:
+            log.warning("digest %s: %s", name, missing.replace("delivered", "would be delivered"))
         if not deliver.dry_run and len(reports) == len(dcfg.channels):  # not cut short by stop()
             errors = [r.error for r in reports if r.error]
-            store.digest_ran(name, cycle.now, not errors, "; ".join(errors) or None)
+            store.digest_ran(name, cycle.now, not errors, "; ".join(errors) or None,
+                             degraded=report.degraded.get(name))
 
 
 __all__ = ["Cycle", "CycleReport", "Deliver", "DryRun", "Fetch", "run_once", "fetch_sources",

@@ -84,8 +84,8 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
             sched = f"every {st_every(d)}" if d.every else f"schedule {d.schedule!r}"
             lines.append(f"  {name}: last run {_ago(st.get('last_run'), tz)} "
                          f"({st.get('last_status') or '-'}); next {when} [{sched}]")
-            if st.get("last_status") == "failed" and st.get("last_error"):
-                lines.append(f"    last run failed: {st['last_error']}")
+            if st.get("last_status") in ("failed", "degraded") and st.get("last_error"):
+                lines.append(f"    last run {st['last_status']}: {st['last_error']}")
             if missed is not None:
                 lines.append(f"    missed its run at {local(missed, tz)} "
                              f"(last success {_ago(st.get('last_success'), tz)})")

@@ -661,10 +661,14 @@ class Store:
             row["first_window"] = iso(first_window)
         self.db["channels"].upsert(row, pk=("digest", "channel"))
 
-    def digest_ran(self, name: str, now: datetime, ok: bool, error: str | None = None) -> None:
-        """Record a digest run (the daemon's catch-up and ``--due`` read it)."""
-        row = {"name": name, "last_run": iso(now), "last_status": "ok" if ok else "failed",
-               "last_error": error}
+    def digest_ran(self, name: str, now: datetime, ok: bool, error: str | None = None,
+                   degraded: str | None = None) -> None:
+        """Record a digest run (the daemon's catch-up and ``--due`` read it). A run that
+        delivered without something it should carry (``degraded``: why) counts as a success
+        for the schedule, with the status ``degraded`` and the reason as its error."""
+        status = "failed" if not ok else "degraded" if degraded else "ok"
+        row = {"name": name, "last_run": iso(now), "last_status": status,
+               "last_error": error if not ok else degraded}
         if ok:
             row["last_success"] = iso(now)
         self.db["digests"].upsert(row, pk="name")
