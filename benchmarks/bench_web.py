@@ -45,7 +45,7 @@ import httpx  # noqa: E402
 from corpus import read_corpus  # noqa: E402
 from watcher.assemble import assemble  # noqa: E402
 from watcher.config import load_config  # noqa: E402
-from watcher.pipeline import matchers_for  # noqa: E402
+from watcher.compile import compile_profiles  # noqa: E402
 from watcher.store import Store  # noqa: E402
 
 QUERIES = ["GRPO", "reinforcement learning", "ti:survey", "diffusion", "au:Levine",
@@ -81,7 +81,7 @@ def build(folder: Path, n: int) -> Path:
             chunk = papers[day_start:day_start + 5000]
             store.upsert(chunk, datetime.combine(chunk[-1].announced, dtime(6), timezone.utc))
         dcfg = config.digests["daily"]
-        matchers = matchers_for(config, dcfg.profiles, store.get)
+        matchers = compile_profiles(config, dcfg.profiles, lookup=store.get)
         by_day: dict[date, list] = {}
         for p in papers:
             by_day.setdefault(p.announced, []).append(p)

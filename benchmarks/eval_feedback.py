@@ -134,7 +134,7 @@ def use_linear_learner() -> None:
     from sklearn.feature_extraction import DictVectorizer
     from sklearn.svm import LinearSVC
 
-    from watcher import learn, pipeline
+    from watcher import compile as compiling, learn
     from watcher.index import paper_vector
     from watcher.ratings import rated_papers
 
@@ -159,7 +159,7 @@ def use_linear_learner() -> None:
                                key=lambda x: x[0])
             return (-(sum(s for s, _ in scored if s > 0) + near), reason)
 
-    pipeline.feedback_for = lambda store, profile: LinearFeedback(*rated_papers(store, profile))
+    compiling.feedback = lambda store, profile: LinearFeedback(*rated_papers(store, profile))
 
 
 def line(name: str, s: dict) -> str:

@@ -402,7 +402,8 @@ def status(ctx: Context, sample) -> None:
 @handle_errors
 def explain(ctx: Context, paper, profile, sample) -> None:
     """The score of one stored paper (arXiv id or title) and the reasons."""
-    from .pipeline import matchers_for, open_store
+    from .compile import compile_profile
+    from .pipeline import open_store
     from .store import require_database
 
     config = reading_config(ctx, sample)
@@ -414,7 +415,7 @@ def explain(ctx: Context, paper, profile, sample) -> None:
         found = store.find(paper)
         if found is None:
             raise InputError(f"{paper}: no such paper in {config.settings.database}")
-        matcher = matchers_for(config, [profile], store.get, store)[0]
+        matcher = compile_profile(config, profile, store)
         m = matcher.explain(found)
         selected = matcher.score(found) is not None
     click.echo(f"{found.title}")

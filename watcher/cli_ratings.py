@@ -29,7 +29,8 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
     (the reading list). Up-rated papers teach their profile "more like this", down-rated ones
     "not this". Nothing is recorded unless every paper and the profile are known; clear also
     takes a profile no longer in the config that still has ratings."""
-    from .pipeline import matchers_for, open_store
+    from .compile import compile_profile
+    from .pipeline import open_store
     from .ratings import apply_rating, find_paper
     from .store import require_database
 
@@ -45,7 +46,7 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
             raise RatingError(f"unknown profile {profile!r} (profiles: {', '.join(config.profiles) or 'none'})")
         plan = []  # everything is checked before anything is recorded
         # each profile compiled at most once for all the papers named (learning from its ratings)
-        matcher = functools.cache(lambda n: matchers_for(config, [n], store.get, store)[0])
+        matcher = functools.cache(lambda n: compile_profile(config, n, store))
         for text in papers:
             paper = find_paper(store, text)
             name = None

@@ -600,7 +600,7 @@ def _profile(r: _Reader, name: str, t: dict, base: Path) -> Profile:
 
 def _check_example(r: _Reader, key: str, example: str, base: Path) -> None:
     """An example is an arXiv id (looked up in the store) or a listing file next to the config."""
-    from .models import parse_arxiv_id  # the same test load_example_papers applies
+    from .models import parse_arxiv_id  # the same test compile.example_papers applies
 
     if (base / example).is_file() or parse_arxiv_id(example):
         return

@@ -68,7 +68,7 @@ def _select(config, profile: str, papers: list[Paper], limit: int | None, now: d
 
     from .errors import ConfigError
     from .match import select
-    from .pipeline import matchers_for
+    from .compile import compile_profiles
 
     if profile not in config.profiles:
         raise ConfigError(f"no profile named {profile!r} (defined: {', '.join(config.profiles) or 'none'})",
@@ -77,7 +77,7 @@ def _select(config, profile: str, papers: list[Paper], limit: int | None, now: d
         config = replace(config, profiles={**config.profiles,
                                            profile: replace(config.profiles[profile], max_papers=limit)})
     by_key = {p.key: p for p in papers}
-    return select(papers, matchers_for(config, [profile], by_key.get), now)
+    return select(papers, compile_profiles(config, [profile], lookup=by_key.get), now)
 
 
 def _json(m: Match, scored: bool) -> dict:

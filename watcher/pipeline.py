@@ -48,9 +48,10 @@ from typing import Callable, TextIO
 from .assemble import assemble, delivered_reason, digest_title, window_start
 from .config import FORMAT_CHANNELS, Config, DigestConfig, SourceConfig
 from .deliver import channel_for, redact
-from .errors import DatabaseUnavailable, DeliveryError, InputError, WatcherError
+from .errors import DatabaseUnavailable, DeliveryError, WatcherError
 from .links import links_for, links_missing
 from .lock import write_lock
+from .compile import compile_profiles
 from .match import ProfileMatcher
 from .models import Digest
 from .render import render
@@ -234,45 +235,6 @@ def fetch_sources(config: Config, store: Store, cycle: Cycle, fetch: Fetch, http
     return reports
 
 
-def load_example_papers(profile, lookup) -> list:
-    """Resolve a profile's ``examples`` to papers: a path (relative to the config) is read as a
-    listing, or as BibTeX when it ends in ``.bib`` (a stored paper stands in for its entry, as it
-    has the abstract); anything else is an arXiv id looked up with ``lookup(id) -> Paper | None``."""
-    from . import formats
-    from .models import parse_arxiv_id
-
-    papers = []
-    for example in profile.examples:
-        path = profile.base_dir / example
-        ident = parse_arxiv_id(example)
-        if ident and not path.exists():
-            found = lookup(ident[0])
-            if found:
-                papers.append(found)
-            else:
-                log.warning("profile %s: example %s is not known yet", profile.name, example)
-            continue
-        try:
-            if path.suffix.lower() == ".bib":  # papers one likes, e.g. exported from Zotero
-                from .bibtex import read as read_bib
-
-                papers.extend(p.arxiv_id and lookup(p.arxiv_id) or p
-                              for p in read_bib(path.read_bytes(), str(path)))
-            else:
-                papers.extend(formats.read(path.read_bytes(), str(path)).papers)
-        except OSError as e:
-            raise InputError(f"profile {profile.name}: example file {path}: {e.strerror}") from None
-    return papers
-
-
-def matchers_for(config: Config, profile_names, lookup, store: Store | None = None) -> list[ProfileMatcher]:
-    """Compiled matchers for the named profiles; ``lookup`` resolves example ids; with a
-    ``store``, each profile also learns from its ratings (:mod:`watcher.learn`)."""
-    return [ProfileMatcher(config.profiles[n], load_example_papers(config.profiles[n], lookup),
-                           feedback=feedback_for(store, n) if store is not None else None)
-            for n in profile_names]
-
-
 @dataclass
 class DigestPlan:
     """What every rendering of one digest in one cycle shares: its title, its day, its
@@ -292,7 +254,7 @@ class DigestPlan:
     def make(cls, config: Config, store: Store, dcfg: DigestConfig, now: datetime) -> "DigestPlan":
         """Compile the digest's profiles (examples looked up in ``store``)."""
         return cls(dcfg, digest_title(dcfg, config.profiles), now.astimezone(config.settings.timezone).date(),
-                   now, matchers_for(config, dcfg.profiles, store.get, store),
+                   now, compile_profiles(config, dcfg.profiles, store),
                    Summarizer(config.summarizer, store, now), links_for(config),
                    store.all_sources_failed(list(config.sources)))
 
@@ -319,13 +281,6 @@ def left_out(store: Store, dcfg: DigestConfig, channel: str, first_window: date 
         span = f"{int(days)}d" if not rest else f"{int(dcfg.lookback.total_seconds() // 3600)}h"
         return store.count_older(dcfg.name, channel, first_window), first_window, f"lookback {span}"
     return None
-
-
-def feedback_for(store: Store, profile: str):
-    """The ratings of ``profile`` as the matcher's examples and counter-examples."""
-    from .learn import Feedback
-
-    return Feedback(*store.rated_papers(profile))
 
 
 def channel_papers(config: Config, store: Store, dcfg: DigestConfig, channel: str, now: datetime,

@@ -131,10 +131,9 @@ def owners(config, store: Store, paper: Paper, matcher=None) -> list[str]:
     if found:
         return found
     if matcher is None:
-        from .pipeline import matchers_for
+        from .compile import compile_profile
 
-        compiled = dict(zip(names, matchers_for(config, names, store.get, store)))
-        matcher = compiled.__getitem__
+        matcher = lambda n: compile_profile(config, n, store)  # noqa: E731
     return sorted(n for n in names if matcher(n).score(paper) is not None)
 
 

@@ -142,6 +142,22 @@ def m004_tldr_cache(db: sqlite_utils.Database) -> None:
     db.execute("CREATE TABLE tldr_calls (day TEXT PRIMARY KEY, calls INTEGER NOT NULL DEFAULT 0)")
 
 
+@migrations()
+def m005_change_counters(db: sqlite_utils.Database) -> None:
+    """Change counters (``changes``): every insert, update or delete of a paper or a rating
+    adds one to its counter, by triggers, whoever writes. What is compiled from papers and
+    ratings (a profile's matcher, with its examples and ratings) is kept by these numbers
+    (:class:`watcher.compile.Compiled`): unlike a summary (a count, the latest time), they never
+    come back to an earlier value."""
+    db.execute("CREATE TABLE changes (name TEXT PRIMARY KEY, serial INTEGER NOT NULL DEFAULT 0)")
+    db.execute("INSERT INTO changes (name, serial) VALUES ('papers', 0), ('ratings', 0)")
+    for table in ("papers", "ratings"):
+        for event in ("INSERT", "UPDATE", "DELETE"):
+            db.execute(f"""
+                CREATE TRIGGER {table}_changes_{event.lower()} AFTER {event} ON {table}
+                BEGIN UPDATE changes SET serial = serial + 1 WHERE name = '{table}'; END""")
+
+
 _PAPER_FIELDS = [f.name for f in fields(Paper)]
 _JSON_FIELDS = {"authors", "categories", "ai_keywords"}
 _REPLACE_TYPES = ("replace", "replace-cross")

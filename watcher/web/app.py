@@ -23,7 +23,7 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 from ..config import Config
-from ..errors import StoreError
+from ..errors import InputError, StoreError
 from ..render import shipped_templates_dir
 from ..store import database_error
 from .auth import PUBLIC, AuthGate
@@ -77,6 +77,14 @@ def _unavailable(request: Request, exc: Exception):
                 message=str(exc))
 
 
+def _config_problem(request: Request, exc: InputError):
+    """A problem of the config a page needs (an example file removed since the start): said
+    in words, as ``watcher check`` would say it."""
+    log.error("web: %s %s: %s", request.method, request.url.path, exc)
+    return page(request, "error.html", status_code=500, title="Configuration problem",
+                message=f"{exc}; fix the config (watcher check) and reload the page")
+
+
 THREADS = 8  # pages run in worker threads (SQLite is blocking); more only costs memory
 
 
@@ -110,7 +118,7 @@ def create_app(config: Config, database: Path | None = None, *, password: str | 
                        same_site="lax", https_only=web.https, path=web.prefix or "/"),
             Middleware(AuthGate, public=tuple(dict.fromkeys(public))),
         ],
-        exception_handlers={HTTPException: _http_error, StoreError: _unavailable,
+        exception_handlers={HTTPException: _http_error, StoreError: _unavailable, InputError: _config_problem,
                             sqlite3.Error: _unavailable},
         lifespan=lifespan,
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import replace
 from datetime import date, timedelta
 
 from starlette.requests import Request
@@ -13,8 +12,8 @@ from starlette.routing import Route
 
 from ..errors import QuerySyntaxError
 from ..index import prepare
-from ..match import ProfileMatcher, rank_key
-from ..pipeline import load_example_papers
+from ..compile import compile_profile
+from ..match import rank_key
 from ..ratings import ratings as profile_ratings
 from ..store import now_utc, row_to_paper
 from .chart import bar_chart
@@ -51,16 +50,17 @@ def _papers(store, start: date, end: date):
 
 
 def _matched_per_day(st, store, name: str, start: date, end: date) -> dict[date, int]:
-    """How many papers of each day the profile matches (cached until the papers change)."""
-    key = ("matched", name, start, end, st.signature())
-    if key not in st.cache:
+    """How many papers of each day the profile selects now (its matcher as compiled now:
+    today's query, examples and ratings); kept until the matcher is compiled again."""
+    matcher = st.matcher(name, store)
+    kept = st.cache.get(("matched", name))
+    if kept is None or kept[0] is not matcher or kept[1] != (start, end):
         papers, days = _papers(store, start, end)
         counts: dict[date, int] = {}
-        for i in st.matcher(name, store).score_batch(prepare(papers)):
+        for i in matcher.score_batch(prepare(papers)):
             counts[days[i]] = counts.get(days[i], 0) + 1
-        st.cache = {k: v for k, v in st.cache.items() if not (isinstance(k, tuple) and k[:2] == key[:2])}
-        st.cache[key] = counts
-    return st.cache[key]
+        kept = st.cache[("matched", name)] = (matcher, (start, end), counts)
+    return kept[2]
 
 
 def _ratings_chart(rows: list[dict]) -> tuple[str | None, date | None, date | None]:
@@ -109,8 +109,7 @@ def profile(request: Request):
         if draft is not None:
             draft = draft[:MAX_QUERY]
             try:
-                matcher = ProfileMatcher(replace(prof, query=draft.strip() or None),
-                                         load_example_papers(prof, store.get))
+                matcher = compile_profile(st.config, name, store, query=draft)
             except QuerySyntaxError as e:
                 error, caret = str(e), e.caret()
             else:

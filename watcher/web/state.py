@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
+from ..compile import Compiled
 from ..config import Config
 
 
@@ -27,7 +28,7 @@ class WebState:
     secret: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     db_timeout: float = 2.0
     write_timeout: float = 10.0  # a rating waits this long for the daemon's write to end
-    matchers: dict = field(default_factory=dict)
+    matchers: Compiled = field(default_factory=Compiled)
     cache: dict = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -40,28 +41,8 @@ class WebState:
     def https(self) -> bool:
         return bool(self.config.web.base_url and self.config.web.base_url.startswith("https://"))
 
-    def signature(self) -> tuple:
-        """Changes whenever the database does (size and time of the file and its WAL): a
-        key for what is worth keeping between requests."""
-        out = []
-        for path in (self.database, self.database.with_name(self.database.name + "-wal")):
-            try:
-                st = path.stat()
-                out.append((st.st_ino, st.st_mtime_ns, st.st_size))
-            except OSError:
-                out.append(None)
-        return tuple(out)
-
     def matcher(self, name: str, store):
-        """The compiled matcher of profile ``name``: examples resolved through ``store``, and
-        learning from the profile's ratings as the digests do (built again only when those
-        ratings change)."""
-        from ..pipeline import matchers_for
-
-        rated = tuple(store.db.execute(
-            "SELECT count(*), max(rated_at), total(value = 'up') FROM ratings WHERE profile = ?",
-            [name]).fetchone())
-        with self.lock:
-            if name not in self.matchers or self.matchers[name][0] != rated:
-                self.matchers[name] = (rated, matchers_for(self.config, [name], store.get, store)[0])
-            return self.matchers[name][1]
+        """The compiled matcher of profile ``name``, as the digests compile it
+        (:func:`watcher.compile.compile_profile`: examples, ratings), kept until the config,
+        the database's papers or ratings, or an example file change."""
+        return self.matchers.matcher(self.config, name, store)

@@ -1,0 +1,133 @@
+"""One way to compile a profile: its query, its examples and its ratings, into a matcher.
+
+The pipeline (:class:`~watcher.pipeline.DigestPlan`), ``watcher rate``, ``watcher explain``,
+``watcher convert``, and every page of the web inbox (the paper's reasons, the profile's
+chart and its query preview, a search within a profile, the rating buttons) compile profiles
+here and nowhere else, so that they all score a paper as the digests do:
+
+* ``examples`` resolved to papers (:func:`example_papers`: arXiv ids through the store, files
+  read from the config's folder);
+* with a store, the profile's ratings as examples and counter-examples (:func:`feedback`);
+* the query preview is the same compilation with only the query replaced (``query=``).
+
+:class:`Compiled` keeps the web's matchers between requests, keyed on everything a matcher is
+made of: the config object, the database's change counters (:func:`changes`, kept by
+triggers: every write to ``papers`` or ``ratings`` adds one, so two states never share a key,
+unlike a summary such as a count and the latest time) and the example files' sizes and times.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import replace
+
+from .errors import InputError
+from .match import ProfileMatcher
+
+log = logging.getLogger("watcher")
+
+KEEP = object()  # compile_profile(query=KEEP): the profile's own query
+
+
+def example_papers(profile, lookup) -> list:
+    """Resolve a profile's ``examples`` to papers: a path (relative to the config) is read as a
+    listing, or as BibTeX when it ends in ``.bib`` (a stored paper stands in for its entry, as it
+    has the abstract); anything else is an arXiv id looked up with ``lookup(id) -> Paper | None``.
+    A file that cannot be read is an InputError naming it."""
+    from . import formats
+    from .models import parse_arxiv_id
+
+    papers = []
+    for example in profile.examples:
+        path = profile.base_dir / example
+        ident = parse_arxiv_id(example)
+        if ident and not path.exists():
+            found = lookup(ident[0])
+            if found:
+                papers.append(found)
+            else:
+                log.warning("profile %s: example %s is not known yet", profile.name, example)
+            continue
+        try:
+            if path.suffix.lower() == ".bib":  # papers one likes, e.g. exported from Zotero
+                from .bibtex import read as read_bib
+
+                papers.extend(p.arxiv_id and lookup(p.arxiv_id) or p
+                              for p in read_bib(path.read_bytes(), str(path)))
+            else:
+                papers.extend(formats.read(path.read_bytes(), str(path)).papers)
+        except OSError as e:
+            raise InputError(f"profile {profile.name}: example file {path}: {e.strerror}") from None
+    return papers
+
+
+def feedback(store, profile: str):
+    """The ratings of ``profile`` as the matcher's examples and counter-examples."""
+    from .learn import Feedback
+
+    return Feedback(*store.rated_papers(profile))
+
+
+def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP) -> ProfileMatcher:
+    """The matcher of profile ``name``. Examples are looked up with ``lookup`` (default: the
+    store's papers); with a ``store``, the profile learns from its ratings. ``query`` replaces
+    the profile's query (the web's preview of a draft; None or "" for none)."""
+    profile = config.profiles[name]
+    if query is not KEEP:
+        profile = replace(profile, query=(query or "").strip() or None)
+    if lookup is None:
+        lookup = store.get if store is not None else (lambda key: None)
+    return ProfileMatcher(profile, example_papers(profile, lookup),
+                          feedback=feedback(store, name) if store is not None else None)
+
+
+def compile_profiles(config, names, store=None, *, lookup=None) -> list[ProfileMatcher]:
+    """:func:`compile_profile` for each of ``names``, in order."""
+    return [compile_profile(config, n, store, lookup=lookup) for n in names]
+
+
+def changes(store) -> tuple[int, int]:
+    """The database's change counters ``(papers, ratings)``: each write to a paper or a rating
+    adds one (triggers of migration m005), so a matcher compiled at one value saw exactly the
+    papers and ratings it would see now."""
+    rows = dict(store.db.execute("SELECT name, serial FROM changes").fetchall())
+    return rows.get("papers", 0), rows.get("ratings", 0)
+
+
+def _files(profile) -> tuple:
+    """What the example files of ``profile`` are now (size, time; None when missing)."""
+    out = []
+    for example in profile.examples:
+        try:
+            st = (profile.base_dir / example).stat()
+            out.append((st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+class Compiled:
+    """Compiled matchers kept between requests (the web inbox): one per profile, compiled
+    again when the config, the database's :func:`changes` or an example file changed. Thread
+    safe; compiling happens outside the lock, so a slow compilation holds up no other page."""
+
+    def __init__(self):
+        self._kept: dict[str, tuple] = {}  # name -> (key, matcher, config)
+        self._lock = threading.Lock()
+
+    def matcher(self, config, name: str, store) -> ProfileMatcher:
+        """The matcher :func:`compile_profile` gives now for ``name``."""
+        key = (id(config), changes(store), _files(config.profiles[name]))
+        with self._lock:
+            kept = self._kept.get(name)
+        if kept is not None and kept[0] == key and kept[2] is config:
+            return kept[1]
+        compiled = compile_profile(config, name, store)
+        with self._lock:
+            self._kept[name] = (key, compiled, config)
+        return compiled
+
+
+__all__ = ["compile_profile", "compile_profiles", "example_papers", "feedback", "changes",
+           "Compiled", "KEEP"]
