@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import warnings
 from dataclasses import replace
 from datetime import date, datetime, timezone
@@ -17,7 +16,7 @@ import pytest
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
-from webkit import app_for, sample_setup
+from webkit import app_for, database_copy, sample_setup
 
 from watcher.compile import changes, compile_profile
 from watcher.index import prepare
@@ -36,10 +35,7 @@ def sample(tmp_path_factory):
 @pytest.fixture
 def site(sample, tmp_path):
     config, db = sample
-    copy = tmp_path / "copy.db"
-    src = sqlite3.connect(db)
-    src.execute(f"VACUUM INTO '{copy}'")
-    src.close()
+    copy = database_copy(db, tmp_path)
     return config, copy
 
 

@@ -16,7 +16,7 @@ import pytest
 with warnings.catch_warnings():  # newer Starlette suggests httpx2 for its test client; httpx works
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
-from webkit import app_for, hostile_setup, markup_problems, sample_setup
+from webkit import app_for, database_copy, hostile_setup, markup_problems, sample_setup
 
 from watcher.web.auth import SLOW_BASE
 
@@ -208,10 +208,7 @@ def test_status_and_healthz(client):
 def test_a_locked_unreadable_or_missing_database_is_a_503_page_and_the_server_carries_on(
         sample, tmp_path, caplog):
     config, db = sample
-    copy = tmp_path / "copy.db"
-    src = sqlite3.connect(db)
-    src.execute(f"VACUUM INTO '{copy}'")
-    src.close()
+    copy = database_copy(db, tmp_path)
     app = app_for(config, copy)
     app.state.web.db_timeout = 0.1
     with TestClient(app) as c:
@@ -386,10 +383,7 @@ def test_the_chart_follows_papers_stored_after_it_was_drawn(sample, tmp_path):
     from watcher.store import Store
 
     config, db = sample
-    copy = tmp_path / "copy.db"
-    src = sqlite3.connect(db)
-    src.execute(f"VACUUM INTO '{copy}'")
-    src.close()
+    copy = database_copy(db, tmp_path)
 
     def matched(c) -> int:
         r = c.get("/profiles/llm-rl")
@@ -409,10 +403,7 @@ def test_the_paper_page_explains_with_the_profiles_ratings_as_explain_does(sampl
     """A rating teaches the profile at once: the paper page, like `watcher explain`, shows the
     disliked paper as not selected, naming the dislike."""
     config, db = sample
-    copy = tmp_path / "copy.db"
-    src = sqlite3.connect(db)
-    src.execute(f"VACUUM INTO '{copy}'")
-    src.close()
+    copy = database_copy(db, tmp_path)
     with TestClient(app_for(config, copy)) as c:
         assert re.search(r"LLM-RL ?: selected", text(c.get("/papers/2504.07615")))
         from watcher.ratings import apply_rating

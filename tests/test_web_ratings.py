@@ -17,7 +17,7 @@ import pytest
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
-from webkit import app_for, hostile_setup, markup_problems, sample_setup
+from webkit import app_for, database_copy, hostile_setup, markup_problems, sample_setup
 
 from watcher.config import load_config
 from watcher.links import make_token
@@ -41,10 +41,7 @@ def with_links(config, secret_env="WATCHER_TEST_LINK_SECRET"):
 def site(sample, tmp_path, monkeypatch):
     """(config with links on, a writable copy of the sample database)."""
     config, db = sample
-    copy = tmp_path / "copy.db"
-    src = sqlite3.connect(db)
-    src.execute(f"VACUUM INTO '{copy}'")
-    src.close()
+    copy = database_copy(db, tmp_path)
     monkeypatch.setenv("WATCHER_TEST_LINK_SECRET", SECRET)
     return with_links(config), copy
 

@@ -4,6 +4,7 @@ a database of hostile papers, the app over either, and a real server in a thread
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import threading
 import time
 from contextlib import contextmanager
@@ -30,6 +31,15 @@ def sample_setup(folder: Path):
     assert r.returncode == 0, r.stderr
     config = load_config(folder / "config.toml")
     return config, folder / "watcher-sample.db"
+
+
+def database_copy(db: Path, folder: Path) -> Path:
+    """A writable copy of the database ``db`` in ``folder`` (``copy.db``)."""
+    copy = folder / "copy.db"
+    src = sqlite3.connect(db)
+    src.execute(f"VACUUM INTO '{copy}'")
+    src.close()
+    return copy
 
 
 def hostile_setup(folder: Path):
