@@ -77,10 +77,9 @@ def test_a_checked_search_past_its_quick_try_runs_again_in_a_thread_with_the_sam
     runs it again in a worker thread: the page is the same either way."""
     import warnings
 
-    from webkit import sample_setup
+    from webkit import app_for, sample_setup
 
     from watcher.web import search as web_search
-    from watcher.web.app import create_app
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -98,7 +97,7 @@ def test_a_checked_search_past_its_quick_try_runs_again_in_a_thread_with_the_sam
     pages = {}
     for quick in (web_search.QUICK_SCAN, 1):
         monkeypatch.setattr(web_search, "QUICK_SCAN", quick)
-        with TestClient(create_app(config, db, secret="s")) as client:
+        with TestClient(app_for(config, db, secret="s")) as client:
             for q in queries:
                 for page in ("1", "2"):
                     r = client.get("/search", params={"q": q, "page": page})

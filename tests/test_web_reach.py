@@ -25,13 +25,12 @@ with warnings.catch_warnings():  # newer Starlette suggests httpx2 for its test 
     from starlette.testclient import TestClient
 from deliverkit import HookServer, MailServer, run_watcher
 from test_injection import hostile_digest
-from webkit import markup_problems
+from webkit import app_for, markup_problems
 
 from watcher.config import load_config
 from watcher.deliver import DeliveryContext, make_channel
 from watcher.store import Store
 from watcher.tldr import extractive_tldr
-from watcher.web import create_app
 from watcher.web.feeds import feed_key
 
 BASE = "https://papers.example.org/watcher"
@@ -129,7 +128,7 @@ def delivered(tmp_path_factory):
 @pytest.fixture
 def client(delivered):
     config, db, *_ = delivered
-    with TestClient(create_app(config, db), follow_redirects=False) as c:
+    with TestClient(app_for(config, db), follow_redirects=False) as c:
         yield c
 
 
@@ -217,7 +216,7 @@ def test_a_cached_model_tldr_is_shown_instead_of_the_extractive_one(tmp_path, de
         first = store.issue("daily", issue_row["day"])["matches"][0].paper
         store.tldr_remember([(first.key, "A model says <script>alert(1)</script> in one line.")],
                             "test-model", datetime(2025, 4, 12, tzinfo=timezone.utc))
-    with TestClient(create_app(config, copy)) as c:
+    with TestClient(app_for(config, copy)) as c:
         for path in ["/", "/digests/daily/2025-04-12", f"/papers/{first.key}"]:
             r = c.get(path)
             assert card_tldrs(r.text)[0] == "A model says <script>alert(1)</script> in one line.", path
@@ -270,7 +269,7 @@ def test_with_a_password_the_feed_opens_with_its_private_link_only(delivered):
     config, db, *_ = delivered
     # the session cookie is Secure and bound to base_url's path: serve at the root here
     config = replace(config, web=replace(config.web, base_url="https://testserver"))
-    app = create_app(config, db, password="pw", secret="feed-secret")
+    app = app_for(config, db, password="pw", secret="feed-secret")
     with TestClient(app, base_url="https://testserver", follow_redirects=False) as c:
         assert c.get("/feeds/daily.atom").status_code == 403
         assert c.get("/feeds/daily.atom?key=" + "0" * 32).status_code == 403
@@ -284,7 +283,7 @@ def test_with_a_password_the_feed_opens_with_its_private_link_only(delivered):
     with TestClient(app, follow_redirects=False) as reader:  # ... and a feed reader, no session
         r = reader.get(link)
         assert r.status_code == 200 and not feedparser.parse(r.content).bozo
-    with TestClient(create_app(config, db, password="pw", secret="rotated")) as reader:
+    with TestClient(app_for(config, db, password="pw", secret="rotated")) as reader:
         assert reader.get(link, follow_redirects=False).status_code == 403
 
 
@@ -298,7 +297,7 @@ def test_hostile_papers_stay_text_in_the_served_feed(tmp_path, delivered):
     channel = make_channel(config.channels["feed"], DeliveryContext(base_dir=tmp_path))
     channel.send(digest, {}, now=datetime(2025, 4, 12, 20, 0, tzinfo=timezone.utc))
     moved = replace(config, path=tmp_path / "config.toml")  # the feed path resolves beside it
-    with TestClient(create_app(moved, db)) as c:
+    with TestClient(app_for(moved, db)) as c:
         r = c.get("/feeds/daily.atom")
     assert r.status_code == 200
     assert b"<script" not in r.content.replace(b"&lt;script", b"")
@@ -316,7 +315,7 @@ def test_an_unreadable_feed_file_is_a_503_page_and_a_log_line(tmp_path, delivere
     config, db, *_ = delivered
     (tmp_path / "feeds" / "daily.atom").mkdir(parents=True)  # not a file: reading it fails
     moved = replace(config, path=tmp_path / "config.toml")
-    with TestClient(create_app(moved, db)) as c:
+    with TestClient(app_for(moved, db)) as c:
         r = c.get("/feeds/daily.atom")
         assert r.status_code == 503 and "cannot be read" in unescape(r.text)
         assert c.get("/healthz").status_code == 200  # the server keeps answering

@@ -60,6 +60,9 @@ def hostile_setup(folder: Path):
 
 
 def app_for(config, db, **kw):
+    """The app over ``db``, answering to Starlette's test client's name (``testserver``) too,
+    as ``[web].hosts`` lets a user name more hosts."""
+    config = replace(config, web=replace(config.web, hosts=(*config.web.hosts, "testserver")))
     return create_app(config, db, **kw)
 
 

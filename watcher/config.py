@@ -147,6 +147,8 @@ class WebConfig:
     secret_env: str | None = None
     password_env: str | None = None
     serve: bool = False
+    hosts: tuple[str, ...] = ()  # more names the inbox answers to (the Host header), lower case
+    proxy: bool = False  # a reverse proxy in front: its X-Forwarded-For (from loopback) is the client
 
     @property
     def listen(self) -> str:
@@ -248,6 +250,8 @@ _WEB_KEYS = {
     "secret_env": (str, None),
     "password_env": (str, None),
     "serve": (bool, False),
+    "hosts": (list, []),
+    "proxy": (bool, False),
 }
 SUMMARIZER_TYPES = ("extractive", "openai")
 _SUMMARIZER_KEYS = {
@@ -510,8 +514,13 @@ def _web(r: _Reader, t: object) -> WebConfig:
         raise r.fail("web.secret_env", "required with web.base_url (it signs the links in digests)")
     if not is_loopback(host) and not password_env:
         raise r.fail("web.password_env", f"required when web.listen ({w['listen']}) is not a loopback address")
+    for name in w["hosts"]:
+        if not re.fullmatch(r"[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]", name):
+            raise r.fail("web.hosts", f"{name!r} is not a host name (such as papers.lan or 192.168.1.5; "
+                                      "IPv6 in brackets, no port)")
     return WebConfig(host=host, port=port, base_url=base_url, secret_env=secret_env,
-                     password_env=password_env, serve=w["serve"])
+                     password_env=password_env, serve=w["serve"],
+                     hosts=tuple(h.lower() for h in w["hosts"]), proxy=w["proxy"])
 
 
 def _summarizer(r: _Reader, t: object) -> SummarizerConfig:

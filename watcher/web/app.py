@@ -27,6 +27,7 @@ from ..errors import InputError, StoreError
 from ..render import shipped_templates_dir
 from ..store import database_error
 from .auth import PUBLIC, AuthGate
+from .guard import RequestGuard, trusted_hosts
 from .pages import page
 from .state import WebState
 
@@ -63,8 +64,8 @@ class SecurityHeaders:
 
 
 def _http_error(request: Request, exc: HTTPException):
-    titles = {404: "Not found", 403: "Forbidden", 405: "Method not allowed",
-              503: "Unavailable"}
+    titles = {404: "Not found", 403: "Forbidden", 405: "Method not allowed", 400: "Bad request",
+              413: "Too large", 429: "Too many requests", 503: "Unavailable"}
     return page(request, "error.html", status_code=exc.status_code,
                 title=titles.get(exc.status_code, "Error"), message=exc.detail)
 
@@ -114,6 +115,8 @@ def create_app(config: Config, database: Path | None = None, *, password: str | 
         routes=routes,
         middleware=[
             Middleware(SecurityHeaders),
+            Middleware(trusted_hosts, web=config.web),
+            Middleware(RequestGuard, web=config.web),
             Middleware(SessionMiddleware, secret_key=web.secret, session_cookie="watcher_session",
                        same_site="lax", https_only=web.https, path=web.prefix or "/"),
             Middleware(AuthGate, public=tuple(dict.fromkeys(public))),

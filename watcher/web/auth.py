@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse
 from starlette.routing import Route
 
+from .guard import MAX_BODY
 from .pages import page, state, url
 
 log = logging.getLogger("watcher")
@@ -42,7 +43,7 @@ def csrf_token(request: Request) -> str:
 
 async def checked_form(request: Request):
     """The form of a POST whose ``csrf`` field is the session's token; else 403."""
-    form = await request.form()
+    form = await request.form(max_files=0, max_fields=20, max_part_size=MAX_BODY)  # no uploads
     sent = str(form.get("csrf", ""))
     expected = request.session.get("csrf", "")
     if not expected or not hmac.compare_digest(sent.encode(), expected.encode()):

@@ -116,8 +116,9 @@ def server(config: Config, p: Plan, sock: socket.socket):
 
     from .app import create_app
 
-    app = create_app(config, p.database, password=p.password, secret=p.secret)
-    proxied = bool(config.web.base_url)  # behind a reverse proxy: trust its X-Forwarded-* from loopback
+    # the app answers to the address it listens on (``--listen`` included)
+    app = create_app(replace(config, web=p.web), p.database, password=p.password, secret=p.secret)
+    proxied = config.web.proxy  # behind a reverse proxy: trust its X-Forwarded-* from loopback
     cfg = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                          proxy_headers=proxied, forwarded_allow_ips="127.0.0.1,::1" if proxied else None,
                          server_header=False, timeout_graceful_shutdown=5)
