@@ -209,7 +209,7 @@ def compiles(bib: str, folder, entries: int) -> None:
     assert (folder / "doc.bbl").read_text().count("\\bibitem") == entries
 
 
-def test_bibtex_keeps_arxiv_math_escapes_the_rest_and_compiles(tmp_path):
+def test_bibtex_decodes_arxiv_math_escapes_the_rest_and_compiles(tmp_path):
     import bibtexparser
 
     from watcher.bibtex import read, write
@@ -220,13 +220,16 @@ def test_bibtex_keeps_arxiv_math_escapes_the_rest_and_compiles(tmp_path):
     papers = [Paper(title=t, arxiv_id=f"2504.0000{i}", authors=["Jürgen Schmidhuber", "Zoë O'Neil"],
                     published=NOW, abstract="50% of {this} & that_") for i, t in enumerate(titles)]
     bib = write(papers)
-    assert "LLM$\\times$MapReduce" in bib and "F$^3$Set" in bib and "$\\textit{Can}$" in bib
-    assert "R\\&D at 100\\% of \\$5 \\#1 (braces) under\\_score" in bib
+    # math is decoded to what it says and encoded anew (no TeX of the source is kept)
+    assert "LLM{\\texttimes}MapReduce" in bib and "{SAEs Can Improve Unlearning}" in bib
+    assert "R{\\&}D at 100{\\%} of {\\$}5 {\\#}1 braces under{\\_}score" in bib
+    assert "Broken {\\$}{\\textbackslash}frac{\\textbraceleft}a{\\$} math" in bib  # not LaTeX that parses: kept as text
     assert not bibtexparser.parse_string(bib).failed_blocks
     back = read(bib.encode(), "saved.bib")
     assert [p.arxiv_id for p in back] == [p.arxiv_id for p in papers]
     assert back[0].authors == ["Jürgen Schmidhuber", "Zoë O'Neil"]
     assert back[3].title.startswith("R&D at 100% of $5 #1")
+    assert back[0].title.startswith("LLM×MapReduce-V2") and back[5].title.startswith("Ünïcödé – “quotes”")
     compiles(bib, tmp_path, len(papers))
 
 

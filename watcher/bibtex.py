@@ -3,18 +3,27 @@ and a ``.bib`` file of papers one likes as a profile's ``examples``.
 
 Written entries follow arXiv's own "Export BibTeX citation": ``@misc`` with ``title``,
 ``author`` (``Last, First and ...``), ``year``, ``eprint``, ``archivePrefix = {arXiv}``,
-``primaryClass``, ``url``, plus ``doi`` and ``abstract`` when known. Non-ASCII letters and
-LaTeX's special characters are encoded for LaTeX (``{\\"u}``, ``\\&``), so the file works with
-classic BibTeX as well as biber, and Zotero imports it as it is.
+``primaryClass``, ``url``, plus ``doi`` and ``abstract`` when known; ``year`` also for papers
+known only from listings (the announce day, else the arXiv id's). Keys are
+``{last name}{year}{first title word}`` (``king2025pokemon``), authors ``von Last, Jr, First``
+as bibtexparser's own name parser splits them.
+
+Nothing of a title's or abstract's LaTeX is copied: it is decoded to plain text (pylatexenc:
+``Pok\\'emon`` -> Pokémon, ``$\\alpha$`` -> α; unknown macros such as ``\\input`` dropped), and
+every character is encoded anew (``{\\"u}``, ``{\\&}``, ``{\\textbackslash}``), so no field can
+run TeX (no ``\\input``, ``\\write18`` or ``^^`` survives), the file works with classic BibTeX as
+well as biber, and Zotero imports it as it is.
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 import re
+import threading
 
 from .errors import InputError
 from .models import Paper, parse_arxiv_id
-from .text import name_key
 
 _SPECIAL = re.compile(r"([&%$#_])")
 _ARXIV_IN = re.compile(r"(?:arxiv[:./ ]*|abs/|arXiv\.)(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?",
@@ -29,25 +38,41 @@ def write(papers: list[Paper]) -> str:
     library = bibtexparser.Library()
     used: set[str] = set()
     for paper in papers:
+        names = [_name_parts(a) for a in paper.authors]
         fields = [("title", "{" + _latex(paper.title) + "}")]  # braces keep the title's case
-        if paper.authors:
-            fields.append(("author", " and ".join(_latex(_name(a)) for a in paper.authors)))
-        if paper.published:
-            fields.append(("year", str(paper.published.year)))
+        if names:
+            fields.append(("author", " and ".join(_latex_name(n) for n in names)))
+        year = paper_year(paper)
+        if year:
+            fields.append(("year", str(year)))
         if paper.arxiv_id:
             fields += [("eprint", paper.arxiv_id), ("archivePrefix", "arXiv")]
             if paper.primary_category or paper.categories:
-                fields.append(("primaryClass", paper.primary_category or paper.categories[0]))
+                fields.append(("primaryClass", _latex(paper.primary_category or paper.categories[0])))
         if paper.doi:
-            fields.append(("doi", paper.doi))
+            fields.append(("doi", _latex(paper.doi)))
         url = paper.abs_url or paper.url
         if url:
-            fields.append(("url", url))
+            fields.append(("url", _url(url)))
         if paper.abstract:
             fields.append(("abstract", _latex(paper.abstract)))
-        key = _key(paper, used)
+        key = _key(paper, names, year, used)
         library.add(Entry("misc", key, [Field(k, v) for k, v in fields]))  # the writer adds {}
     return bibtexparser.write_string(library)
+
+
+def paper_year(paper: Paper) -> int | None:
+    """The year to cite: the first version's, else the day a listing announced the paper, else
+    the one its arXiv id names (``2504.07615``: 2025; ``hep-th/9901001``: 1999)."""
+    if paper.published:
+        return paper.published.year
+    if paper.announced:
+        return paper.announced.year
+    m = re.fullmatch(r"(?:[a-z-]+(?:\.[A-Z]{2})?/)?(\d\d)\d\d[.\d]*", paper.arxiv_id or "")
+    if m:  # arXiv began in 1991; ids name the year in two digits
+        yy = int(m.group(1))
+        return 1900 + yy if yy >= 91 else 2000 + yy
+    return None
 
 
 def read(data: bytes, origin: str) -> list[Paper]:
@@ -55,17 +80,21 @@ def read(data: bytes, origin: str) -> list[Paper]:
     (from ``eprint``, an arXiv ``doi`` or ``url``, or ``journal`` / ``note`` text); LaTeX is
     decoded. An InputError names the file when it holds no entry."""
     import bibtexparser
-    from bibtexparser.middlewares import LatexDecodingMiddleware
+    from bibtexparser.middlewares import LatexDecodingMiddleware, SeparateCoAuthors, SplitNameParts
 
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         text = data.decode("latin-1")
-    library = bibtexparser.parse_string(text, append_middleware=[LatexDecodingMiddleware()])
+    library = bibtexparser.parse_string(text, append_middleware=[
+        LatexDecodingMiddleware(), SeparateCoAuthors(), SplitNameParts()])
     papers = []
     for entry in library.entries:
-        f = {k.lower(): str(v).strip() for k, v in entry.fields_dict.items()
-             for k, v in [(k, v.value)]}
+        f = {k.lower(): v.value for k, v in entry.fields_dict.items()}
+        names = f.pop("author", [])
+        f = {k: str(v).strip() for k, v in f.items()}
+        # pylatexenc decodes {\\textasciicircum} as the modifier letter circumflex
+        f = {k: v.replace("\u02c6", "^") for k, v in f.items()}
         title = " ".join(f.get("title", "").replace("{", "").replace("}", "").split())
         if not title:
             continue
@@ -78,7 +107,7 @@ def read(data: bytes, origin: str) -> list[Paper]:
             if found:
                 ident = found[0]
                 break
-        authors = [_unname(a) for a in re.split(r"\s+and\s+", f.get("author", "")) if a.strip()]
+        authors = [_unname(n) for n in (names if isinstance(names, list) else [])]
         papers.append(Paper(title=title, arxiv_id=ident, authors=authors,
                             abstract=" ".join(f.get("abstract", "").split()),
                             doi=f.get("doi") or None))
@@ -87,53 +116,136 @@ def read(data: bytes, origin: str) -> list[Paper]:
     return papers
 
 
-_MATH = re.compile(r"(\$[^$]+\$)")
+_UNESCAPED = re.compile(r"(?<!\\)([%&#])")  # in plain text (HF titles): text, not LaTeX
+_SUFFIX = re.compile(r",?\s+(Jr\.?|Sr\.?|II|III|IV|V|2nd|3rd)$")
+
+
+def plain_text(text: str) -> str:
+    """What a title or abstract says, with its LaTeX decoded (pylatexenc): ``Pok\\'emon`` ->
+    ``Pokémon``, ``\\textbf{RL}`` -> ``RL``, ``50\\%`` -> ``50%``, ``$\\alpha$`` -> ``α``.
+    Unknown macros (``\\input``, ``\\write18``) are dropped; text that is not LaTeX at all
+    (``R&D at 100%``) or that does not parse is kept as it is."""
+    import unicodedata
+
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    source = _UNESCAPED.sub(r"\\\1", text)
+    if len(re.findall(r"(?<!\\)\$", source)) % 2:  # a lone dollar is money, not math
+        source = re.sub(r"(?<!\\)\$", r"\\$", source)
+    _failures.count = 0
+    try:
+        decoded = LatexNodes2Text(math_mode="text").latex_to_text(source)
+    except Exception:  # pylatexenc's own parse errors: keep the text as it came
+        decoded = None
+    if decoded is None or _failures.count:
+        decoded = text
+    return " ".join(unicodedata.normalize("NFKC", decoded).split())
+
+
+class _Failures(logging.Filter, threading.local):
+    """Counts, in this thread, pylatexenc's warnings (a macro whose arguments are missing
+    decodes to ``%s``), and keeps them out of watcher's log: the text is then kept as it came."""
+
+    count = 0
+
+    def filter(self, record):
+        self.count += 1
+        return False
+
+
+_failures = _Failures()
+logging.getLogger("pylatexenc.latex2text").addFilter(_failures)
 
 
 def _latex(text: str) -> str:
-    """Plain text for LaTeX: its special characters escaped, non-ASCII letters encoded; math as
-    arXiv titles write it (``F$^3$Set``, ``$\\textit{Can}$``) is kept when its braces balance."""
-    from pylatexenc.latexencode import unicode_to_latex
-
-    out = []
-    for i, part in enumerate(_MATH.split(text)):
-        if i % 2 and _balanced(part) and not re.search(r"[%#&]", part):
-            out.append(part)
-            continue
-        part = _SPECIAL.sub(r"\\\1", part.replace("\\", "/").replace("{", "(").replace("}", ")"))
-        out.append(unicode_to_latex(part, non_ascii_only=True, unknown_char_policy="replace"))
-    return "".join(out)
+    """``text`` for a BibTeX field that cannot run TeX: its LaTeX decoded to plain text
+    (:func:`plain_text`), then every character encoded anew by pylatexenc, so that the field
+    holds only letters, escaped specials (``\\%``, ``\\{``, ``{\\textbackslash}``,
+    ``{\\textasciicircum}``) and pylatexenc's accent and symbol macros; no ``\\input``,
+    ``\\write18`` or ``^^`` of the source can survive."""
+    return _encoder().unicode_to_latex(plain_text(text))
 
 
-def _balanced(text: str) -> bool:
-    depth = 0
-    for ch in text:
-        depth += {"{": 1, "}": -1}.get(ch, 0)
-        if depth < 0:
-            return False
-    return depth == 0
+@functools.cache
+def _encoder():
+    """pylatexenc's encoder of every special character, with braces as text macros: BibTeX
+    counts the braces of ``\\{`` as well, so a lone one would end the field."""
+    from pylatexenc.latexencode import RULE_DICT, UnicodeToLatexConversionRule, UnicodeToLatexEncoder
+
+    braces = UnicodeToLatexConversionRule(RULE_DICT, {ord("{"): "\\textbraceleft",
+                                                      ord("}"): "\\textbraceright"})
+    return UnicodeToLatexEncoder(conversion_rules=[braces, "defaults"], non_ascii_only=False,
+                                 unknown_char_policy=_unknown, replacement_latex_protection="braces-all")
 
 
-def _name(author: str) -> str:
-    """``First Middle Last`` as ``Last, First Middle`` (unambiguous for BibTeX)."""
-    parts = author.split()
-    return f"{parts[-1]}, {' '.join(parts[:-1])}" if len(parts) > 1 else author
+def _unknown(char: str) -> str:
+    """A character LaTeX has no macro for (CJK, a combining mark left over): ``?``, or nothing
+    for a mark (classic pdflatex stops at a character it does not know)."""
+    import unicodedata
+
+    return "" if unicodedata.combining(char) else "?"
 
 
-def _unname(author: str) -> str:
-    author = " ".join(author.replace("{", "").replace("}", "").split())
-    if "," in author:
-        last, _, first = author.partition(",")
-        return f"{first.strip()} {last.strip()}".strip()
-    return author
+class _Quiet(logging.Filter):
+    """pylatexenc warns about each such character: the export says it with ``?``, not the log."""
+
+    def filter(self, record):
+        return False
 
 
-def _key(paper: Paper, used: set[str]) -> str:
-    key = name_key(paper.authors[0]) if paper.authors else None
-    last = re.sub(r"[^a-z]", "", key[0]) if key else ""
-    word = next((w for w in re.findall(r"[A-Za-z]+", paper.title) if len(w) > 3), "paper")
-    year = str(paper.published.year) if paper.published else ""
-    base = f"{last or 'anon'}{year}{word.lower()}"
+logging.getLogger("pylatexenc.latexencode._unicode_to_latex_encoder").addFilter(_Quiet())
+
+
+def _url(url: str) -> str:
+    """A URL for BibTeX: the characters that could start TeX (``\\ { } ^ ~ $``) and spaces
+    percent-encoded, as a URL may write any character."""
+    return re.sub(r"[\\{}^~$\s]", lambda m: "%%%02X" % ord(m.group(0)), url)
+
+
+def _name_parts(author: str):
+    """An author (``Martin Luther King Jr.``, ``Ludwig van Beethoven``, ``King, Jr., Martin``)
+    as bibtexparser's NameParts (first, von, last, jr), split by bibtexparser's own parser
+    after its LaTeX is decoded; a trailing ``Jr.``/``III`` is the ``jr`` part."""
+    from bibtexparser.middlewares.names import NameParts, parse_single_name_into_parts
+
+    name = plain_text(author).replace("{", "").replace("}", "")
+    jr = []
+    if name.count(",") < 2 and (m := _SUFFIX.search(name)) and len(name[: m.start()].split()) > 1:
+        jr, name = [m.group(1)], name[: m.start()]
+    try:
+        parts = parse_single_name_into_parts(name.strip(" ,"), strict=False)
+    except Exception:  # bibtexparser refuses a few shapes (a lone comma): one literal last name
+        parts = NameParts(last=[name])
+    if jr and not parts.jr:
+        parts.jr = jr
+    return parts
+
+
+def _latex_name(parts) -> str:
+    """``von Last, Jr, First`` (unambiguous for BibTeX), each part encoded by :func:`_latex`."""
+    from bibtexparser.middlewares.names import NameParts
+
+    return NameParts(first=[_latex(p) for p in parts.first], von=[_latex(p) for p in parts.von],
+                     last=[_latex(p) for p in parts.last], jr=[_latex(p) for p in parts.jr]
+                     ).merge_last_name_first
+
+
+def _unname(parts) -> str:
+    """bibtexparser's NameParts as the name reads: ``Martin Luther King Jr.``."""
+    words = [*parts.first, *parts.von, *parts.last, *parts.jr]
+    return " ".join(" ".join(words).replace("{", "").replace("}", "").split())
+
+
+def _key(paper: Paper, names: list, year: int | None, used: set[str]) -> str:
+    """``{first author's last name}{year}{first word of the title}`` in ASCII letters, as
+    Google Scholar makes them (``king2025pokemon``); a letter tells apart keys made twice."""
+    from .text import fold
+
+    last = re.sub(r"[^a-z]", "", fold(" ".join(names[0].last))) if names else ""
+    words = [fold(w) for w in re.findall(r"\w+", plain_text(paper.title))]
+    word = next((w for w in (re.sub(r"[^a-z]", "", w) for w in words) if len(w) > 3
+                 and w not in _STOP), "paper")
+    base = f"{last or 'anon'}{year or ''}{word}"
     key, n = base, 1
     while key in used:
         n += 1
@@ -142,4 +254,8 @@ def _key(paper: Paper, used: set[str]) -> str:
     return key
 
 
-__all__ = ["write", "read"]
+_STOP = {"about", "from", "into", "that", "their", "there", "these", "this", "through", "towards",
+         "toward", "what", "when", "where", "which", "with", "without", "your"}
+
+
+__all__ = ["write", "read", "paper_year", "plain_text"]
