@@ -466,7 +466,7 @@ def test_deliver(ctx: Context, channel) -> None:
     click.echo(f"sent a test digest through channel {channel}")
 
 
-from . import cli_ratings  # noqa: E402,F401  (registers rate, ratings, saved)
+from . import cli_init, cli_ratings  # noqa: E402,F401  (registers init, state, rate, ratings, saved)
 
 
 def main() -> None:

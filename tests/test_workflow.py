@@ -1,0 +1,204 @@
+"""The GitHub Actions workflow of ``watcher init --github``: actionlint accepts it, and its
+steps, run in order as the runner runs them, keep the database between runs on the state
+branch — a local bare git repository stands in for GitHub, aiosmtpd for the mail server and a
+listing file for the sources."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import SEED_DIGEST, run_watcher
+from deliverkit import MailServer
+from watcher import formats
+
+ACTIONLINT = shutil.which("actionlint") or shutil.which("actionlint", path=str(Path(sys.executable).parent))
+SECRETS = {"WATCHER_SMTP_PASSWORD": "s3cret"}
+GIT_ID = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+          "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+
+
+def init_github(folder: Path) -> Path:
+    r = run_watcher("init", "--github", str(folder))
+    assert r.returncode == 0, r.stderr
+    return folder / ".github" / "workflows" / "watcher.yml"
+
+
+def load(path: Path) -> dict:
+    doc = yaml.safe_load(path.read_text())
+    doc["on"] = doc.pop(True, doc.get("on"))  # YAML 1.1 reads the key `on` as true
+    return doc
+
+
+def actionlint(path: Path) -> subprocess.CompletedProcess:
+    if not ACTIONLINT:
+        pytest.fail("actionlint is not installed: pip install -e '.[test]' installs it")
+    return subprocess.run([ACTIONLINT, "-no-color", str(path)], capture_output=True, text=True, timeout=60)
+
+
+def test_actionlint_accepts_the_workflow_and_would_refuse_a_broken_one(tmp_path):
+    workflow = init_github(tmp_path / "repo")
+    r = actionlint(workflow)
+    assert r.returncode == 0, r.stdout + r.stderr
+    broken = tmp_path / "broken.yml"
+    broken.write_text(workflow.read_text().replace("steps.restore.outcome", "steps.restor.outcome"))
+    assert actionlint(broken).returncode != 0  # the linter really reads it
+
+
+def test_the_workflow_is_scheduled_serial_least_privileged_and_pinned(tmp_path):
+    doc = load(init_github(tmp_path / "repo"))
+    assert doc["on"]["schedule"][0]["cron"] and "workflow_dispatch" in doc["on"]
+    assert doc["concurrency"] == {"group": "watcher", "cancel-in-progress": False}
+    assert doc["permissions"] == {}
+    job = doc["jobs"]["digest"]
+    assert job["permissions"] == {"contents": "write"}
+    for step in job["steps"]:
+        if "uses" in step:
+            assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
+        assert "${{" not in step.get("run", ""), "expressions stay out of scripts (injection)"
+        for value in step.get("env", {}).values():
+            assert "${{" not in value or re.fullmatch(r"\$\{\{ secrets\.[A-Z_]+ \}\}", value)
+    runs = [s.get("run", "") for s in job["steps"]]
+    assert runs.index("watcher check") < runs.index("watcher once --due")
+    save = next(s for s in job["steps"] if s.get("id") == "save")
+    assert save["if"].startswith("always()")  # a failed run still saves its ledger
+
+
+# --- running the workflow's steps -----------------------------------------------------------
+
+def git(*args, cwd, env=None):
+    r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                       env={**os.environ, **GIT_ID, **(env or {})}, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def run_job(remote: Path, workdir: Path, extra_path: str) -> list[tuple[str, subprocess.CompletedProcess]]:
+    """Check out ``remote`` afresh (as actions/checkout does) and run the job's ``run`` steps in
+    order, as the runner does: a failed step skips the later ones but for ``always()`` ones;
+    the install step is this checkout's own watcher already on PATH."""
+    git("clone", "-q", str(remote), str(workdir), cwd=remote.parent)
+    doc = load(workdir / ".github" / "workflows" / "watcher.yml")
+    env = {**os.environ, **doc["env"], "PATH": extra_path + os.pathsep + os.environ["PATH"]}
+    env.pop("WATCHER_CONFIG", None)
+    done, failed = [], False
+    for step in doc["jobs"]["digest"]["steps"]:
+        if "uses" in step or step.get("id") == "install":
+            continue
+        if failed and not step.get("if", "").startswith("always()"):
+            continue
+        step_env = {k: SECRETS[m.group(1)] if (m := re.fullmatch(r"\$\{\{ secrets\.(\w+) \}\}", v)) else v
+                    for k, v in step.get("env", {}).items()}
+        r = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=workdir, env={**env, **step_env},
+                           capture_output=True, text=True, timeout=120)
+        done.append((step.get("name", step["run"]), r))
+        failed = failed or r.returncode != 0
+    return done
+
+
+def standin_config(text: str, listing: Path, smtp_port: int) -> str:
+    """The generated config with the network replaced: a listing file for the sources, the
+    local SMTP server for the mail, a one-second interval for the daily schedule."""
+    text = re.sub(r"\[source\.[\w-]+\]\ntype = \"[\w-]+\"\n(query = .*\n)?", "", text)
+    text = text.replace("[watcher]", f'[source.standin]\ntype = "listing"\npath = "{listing}"\n\n[watcher]', 1)
+    text = text.replace('schedule = "arxiv"', 'every = "1s"')
+    text = text.replace('host = "smtp.example.org"', 'host = "127.0.0.1"')
+    text = text.replace("port = 587", f"port = {smtp_port}").replace('security = "starttls"', 'security = "none"')
+    return text
+
+
+def mailed_titles(message) -> list[str]:
+    text = message.get_body(("plain",)).get_content()
+    return [t for t in TITLES if t in text]
+
+
+SEED = formats.read(SEED_DIGEST.read_bytes(), "seed")
+TITLES = [p.title for p in SEED.papers]
+
+
+def write_listing(path: Path, n: int) -> None:
+    """The first ``n`` papers of the seed digest as today's listing in the text format (a
+    digest takes what was announced since its last run, or its lookback)."""
+    entries = [f"{p.title}\n\nAuthors:{', '.join(p.authors)}\nDate:{p.published:%Y-%m-%d %H:%M:%S}\n\n{p.abstract}"
+               for p in SEED.papers[:n]]
+    path.write_text("\n\n".join([f"{SEED.title} - {datetime.now(timezone.utc).date()}"] + entries))
+
+
+def test_two_runs_of_the_workflow_keep_the_ledger_on_the_state_branch(tmp_path):
+    remote = tmp_path / "remote.git"
+    git("init", "-q", "--bare", "-b", "main", str(remote), cwd=tmp_path)
+    seed = tmp_path / "seed"
+    init_github(seed)
+    listing = tmp_path / "listing.txt"
+    bin_dir = str(Path(sys.executable).parent)
+
+    with MailServer(login=("me@example.org", SECRETS["WATCHER_SMTP_PASSWORD"])) as smtp:
+        config = seed / "config.toml"
+        config.write_text(standin_config(config.read_text(), listing, smtp.port))
+        git("init", "-q", "-b", "main", cwd=seed)
+        git("add", "-A", cwd=seed)
+        git("commit", "-q", "-m", "watcher init --github", cwd=seed)
+        git("push", "-q", str(remote), "main", cwd=seed)
+
+        write_listing(listing, 6)
+        first = run_job(remote, tmp_path / "run1", bin_dir)
+        out = "".join(r.stdout + r.stderr for _, r in first)
+        assert all(r.returncode == 0 for _, r in first), out
+        assert "no saved state" in out and "starting afresh" in out
+        assert len(smtp.received) == 1, out
+        sent_first = mailed_titles(smtp.received[0].message)
+        assert sent_first and set(sent_first) <= set(TITLES[:6])
+        assert git("ls-remote", "--heads", str(remote), "watcher-state", cwd=tmp_path)
+
+        time.sleep(1.1)  # the digest's interval (1 s) passes: it is due again
+        write_listing(listing, 12)
+        second = run_job(remote, tmp_path / "run2", bin_dir)
+        out = "".join(r.stdout + r.stderr for _, r in second)
+        assert all(r.returncode == 0 for _, r in second), out
+        assert "restored" in out and "no saved state" not in out
+        assert len(smtp.received) == 2
+        sent_second = mailed_titles(smtp.received[1].message)
+        assert sent_second and set(sent_second) <= set(TITLES[6:12])  # only what is new
+        assert not set(sent_second) & set(sent_first)
+    history = git("log", "--format=%s", "watcher-state", cwd=remote).splitlines()
+    assert len(history) == 2 and all(s.startswith("watcher state after run") for s in history)
+
+
+def test_a_failed_run_still_saves_its_ledger(tmp_path):
+    """The mail server refuses the digest: the run fails, yet the database (papers seen, the
+    failed attempt) goes to the state branch, and the next run, the server back, delivers."""
+    remote = tmp_path / "remote.git"
+    git("init", "-q", "--bare", "-b", "main", str(remote), cwd=tmp_path)
+    seed = tmp_path / "seed"
+    init_github(seed)
+    listing = tmp_path / "listing.txt"
+    write_listing(listing, 5)
+    bin_dir = str(Path(sys.executable).parent)
+    with MailServer(login=("me@example.org", SECRETS["WATCHER_SMTP_PASSWORD"]), refuse_data={1}) as smtp:
+        config = seed / "config.toml"
+        config.write_text(standin_config(config.read_text(), listing, smtp.port))
+        git("init", "-q", "-b", "main", cwd=seed)
+        git("add", "-A", cwd=seed)
+        git("commit", "-q", "-m", "init", cwd=seed)
+        git("push", "-q", str(remote), "main", cwd=seed)
+        first = run_job(remote, tmp_path / "run1", bin_dir)
+        codes = {name: r.returncode for name, r in first}
+        assert codes["Deliver the digests that are due"] == 1
+        assert codes["Save the database to the state branch"] == 0
+        assert smtp.received == []
+        assert git("ls-remote", "--heads", str(remote), "watcher-state", cwd=tmp_path)
+
+        time.sleep(1.1)
+        second = run_job(remote, tmp_path / "run2", bin_dir)
+        assert all(r.returncode == 0 for _, r in second), [(n, r.stderr) for n, r in second]
+        assert len(smtp.received) == 1
+        assert set(mailed_titles(smtp.received[0].message)) == set(TITLES[:5])

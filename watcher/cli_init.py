@@ -1,0 +1,88 @@
+"""No server of one's own (SPEC §9): ``watcher init``, ``watcher state save|restore``.
+
+Registered on the ``watcher`` group by :mod:`watcher.cli`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .cli import Context, cli, handle_errors, pass_ctx
+
+
+@cli.command()
+@click.argument("folder", default=".", metavar="[DIR]", type=click.Path(path_type=Path))
+@click.option("--github", "kind", flag_value="github",
+              help="Also a GitHub Actions workflow (daily, the database kept on a branch) and a "
+                   "README for the repository.")
+@click.option("--force", is_flag=True, help="Overwrite files that exist.")
+@handle_errors
+def init(folder: Path, kind, force) -> None:
+    """Write a commented starter config.toml into DIR (default: here).
+
+    With --github, a repository that runs watcher daily on GitHub Actions with no server of
+    your own: the config (delivering by e-mail), .github/workflows/watcher.yml and a README
+    saying which secrets to set.
+    Refuses to overwrite an existing file unless --force.
+    """
+    from .init import files_for, write_files
+
+    written = write_files(folder, files_for(kind), force)
+    for path in written:
+        click.echo(f"wrote {path}")
+    where = "" if folder == Path(".") else f"cd {folder} && "
+    if kind:
+        click.echo(f"next: read {folder / 'README.md'}, edit config.toml, then {where}watcher check")
+    else:
+        click.echo(f"next: {where}watcher once --sample, then edit the [profile.*] tables and "
+                   "run watcher check")
+
+
+@cli.group()
+def state() -> None:
+    """Keep the database between runs that have no disk of their own (a CI job).
+
+    `save FILE` writes a consistent gzip copy of the database; `restore FILE` puts it back.
+    """
+
+
+@state.command("save")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@pass_ctx
+@handle_errors
+def state_save(ctx: Context, file: Path) -> None:
+    """Write a gzip copy of the database to FILE (nothing when there is no database yet)."""
+    from .statefile import save
+
+    db = ctx.config.settings.database
+    if save(db, file):
+        click.echo(f"saved {db} to {file} ({file.stat().st_size} bytes)")
+    else:
+        click.echo(f"no database {db} to save (the run stopped before creating it)")
+
+
+@state.command("restore")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--force", is_flag=True, help="Replace an existing database.")
+@pass_ctx
+@handle_errors
+def state_restore(ctx: Context, file: Path, force) -> None:
+    """Put the database saved in FILE back; without FILE, say that this run starts afresh."""
+    from .statefile import restore
+
+    config = ctx.config
+    db = config.settings.database
+    if restore(file, db, force):
+        click.echo(f"restored {db} from {file}")
+    else:
+        from .progress import duration
+
+        def span(d):
+            days, rest = divmod(d.lookback.total_seconds(), 86400)
+            return f"{int(days)} days" if days and not rest else duration(d.lookback.total_seconds())
+
+        reach = ", ".join(f"{name} {span(d)}" for name, d in config.digests.items())
+        click.echo(f"no saved state ({file} does not exist): starting afresh; each digest's first "
+                   f"run reaches back its lookback ({reach or 'no digests'})")

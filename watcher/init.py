@@ -1,0 +1,100 @@
+"""``watcher init [DIR]``: a starter config, and with ``--github`` a repository
+that runs watcher on a schedule with no server of one's own (SPEC §9).
+
+The starter config is the example config shipped with watcher (``config.toml`` of a checkout,
+``watcher/data/config.toml`` in a wheel), so ``pip install watcher-papers`` or pipx without a
+clone can start with ``watcher init`` then ``watcher once --sample``. The repository files are
+templates in ``watcher/data/init/``; the scheduled variant's config is that same example with
+the few edits a scheduled run needs (:func:`scheduled_config`), never a second copy of it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from . import __version__
+from .errors import ConfigError, InputError
+
+HERE = Path(__file__).resolve().parent
+INIT_TEMPLATES = HERE / "data" / "init"
+STATE_BRANCH = "watcher-state"
+
+# The e-mail channel a scheduled run delivers through: every value but the password is the
+# user's to edit in config.toml; the password comes from the CI's secrets.
+MAIL_CHANNEL = '''
+# The digest's e-mail: edit host, username, from and to; the password is the secret
+# WATCHER_SMTP_PASSWORD of the repository (Settings -> Secrets and variables -> Actions).
+[channel.mail]
+type = "email"
+host = "smtp.example.org"
+port = 587
+security = "starttls"
+username = "me@example.org"
+password_env = "WATCHER_SMTP_PASSWORD"
+from = "watcher <me@example.org>"
+to = ["me@example.org"]
+'''
+
+# (what the example says, what a scheduled run needs): each must be found exactly once.
+SCHEDULED_EDITS = (
+    ('schedule = "30 21 * * sun-thu"',
+     '# "arxiv": due once after each arXiv announcement; the workflow runs daily and\n'
+     '# `watcher once --due` delivers only the digests whose schedule fired since their last run.\n'
+     'schedule = "arxiv"'),
+    ('channels = ["archive"]', 'channels = ["mail"]'),
+)
+
+
+def shipped_config_path() -> Path:
+    """The example config: ``watcher/data/config.toml`` in a wheel, ``config.toml`` in a checkout."""
+    installed = HERE / "data" / "config.toml"
+    return installed if installed.is_file() else HERE.parent / "config.toml"
+
+
+def starter_config() -> str:
+    """The text of the commented starter config (the shipped example)."""
+    return shipped_config_path().read_text(encoding="utf-8")
+
+
+def scheduled_config(text: str) -> str:
+    """The starter config as a scheduled CI run uses it: the digest due after each arXiv
+    announcement and delivered by e-mail (:data:`MAIL_CHANNEL`)."""
+    for old, new in SCHEDULED_EDITS:
+        if text.count(old) != 1:
+            raise ConfigError(f"the example config no longer holds {old!r} once; "
+                              "update watcher.init.SCHEDULED_EDITS")
+        text = text.replace(old, new)
+    return text.rstrip("\n") + "\n" + MAIL_CHANNEL
+
+
+def _template(name: str) -> str:
+    text = (INIT_TEMPLATES / name).read_text(encoding="utf-8")
+    return text.replace("@VERSION@", __version__).replace("@STATE_BRANCH@", STATE_BRANCH)
+
+
+def files_for(kind: str | None) -> dict[str, str]:
+    """The files ``watcher init`` writes (relative path -> text) for ``kind``: None (the
+    starter config only) or ``"github"`` (a repository run by GitHub Actions)."""
+    if kind is None:
+        return {"config.toml": starter_config()}
+    return {"config.toml": scheduled_config(starter_config()),
+            ".github/workflows/watcher.yml": _template("github-workflow.yml"),
+            "README.md": _template("github-README.md")}
+
+
+def write_files(folder: Path, files: dict[str, str], force: bool = False) -> list[Path]:
+    """Write ``files`` under ``folder`` (created when missing). Without ``force`` nothing is
+    written when any of them exists (InputError naming them): never half a repository."""
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"{folder} is not a folder")
+    targets = [folder / rel for rel in files]
+    existing = [str(t) for t in targets if t.exists()]
+    if existing and not force:
+        raise InputError(f"{', '.join(existing)} already exists; pass --force to overwrite")
+    for target, text in zip(targets, files.values()):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(target.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, target)
+    return targets

@@ -1,0 +1,73 @@
+"""``watcher state save|restore``: the database as one compressed file, so that a scheduled run
+with no disk of its own (a CI job) keeps its history — the ledger of what was delivered —
+from one run to the next.
+
+``save`` copies the database through SQLite's backup API (a consistent snapshot even while
+another process writes) and gzips it; ``restore`` checks such a file and puts it where the
+config's database lives. Moving the file between runs (a git branch, a CI cache) is the
+workflow's business.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+
+from .errors import InputError
+
+
+def save(database: Path, out: Path) -> bool:
+    """Write a gzip of a consistent copy of ``database`` to ``out`` (atomically). False, and
+    nothing written, when there is no database yet (a run that failed before creating it)."""
+    if not database.is_file():
+        return False
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+        copy = Path(tmp) / "copy.db"
+        src = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+        dst = sqlite3.connect(copy)
+        try:
+            src.backup(dst)
+            dst.execute("PRAGMA journal_mode=DELETE")  # one self-contained file
+        finally:
+            src.close()
+            dst.close()
+        packed = Path(tmp) / "out.gz"
+        with open(copy, "rb") as f, gzip.GzipFile(packed, "wb", mtime=0) as z:
+            shutil.copyfileobj(f, z)
+        os.replace(packed, out)
+    return True
+
+
+def restore(packed: Path, database: Path, force: bool = False) -> bool:
+    """Put the database saved in ``packed`` at ``database``. False when ``packed`` does not
+    exist (no state yet: the first run starts afresh). An unreadable or damaged file is an
+    InputError and leaves ``database`` alone; so does an existing database without ``force``."""
+    if not packed.is_file():
+        return False
+    if database.exists() and not force:
+        raise InputError(f"{database} already exists; pass --force to replace it")
+    database.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=database.parent) as tmp:
+        copy = Path(tmp) / "restored.db"
+        try:
+            with gzip.open(packed, "rb") as z, open(copy, "wb") as f:
+                shutil.copyfileobj(z, f)
+            conn = sqlite3.connect(copy)
+            try:
+                ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+                conn.execute("SELECT count(*) FROM deliveries").fetchone()
+            finally:
+                conn.close()
+        except (OSError, EOFError, sqlite3.Error) as e:
+            raise InputError(f"{packed}: not a saved watcher database ({e})") from None
+        if not ok:
+            raise InputError(f"{packed}: the saved database is damaged (quick_check failed)")
+        for suffix in ("-wal", "-shm"):  # a stale journal must not be replayed over the copy
+            database.with_name(database.name + suffix).unlink(missing_ok=True)
+        os.replace(copy, database)
+    return True
