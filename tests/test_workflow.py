@@ -133,24 +133,32 @@ def write_listing(path: Path, n: int) -> None:
     path.write_text("\n\n".join([f"{SEED.title} - {datetime.now(timezone.utc).date()}"] + entries))
 
 
-def test_two_runs_of_the_workflow_keep_the_ledger_on_the_state_branch(tmp_path):
+def github_repository(tmp_path: Path, smtp: MailServer) -> tuple[Path, Path]:
+    """A bare repository standing in for GitHub, holding what ``watcher init --github`` wrote
+    with the network swapped for stand-ins; returns (remote, listing file)."""
     remote = tmp_path / "remote.git"
     git("init", "-q", "--bare", "-b", "main", str(remote), cwd=tmp_path)
     seed = tmp_path / "seed"
     init_github(seed)
     listing = tmp_path / "listing.txt"
-    bin_dir = str(Path(sys.executable).parent)
+    config = seed / "config.toml"
+    config.write_text(standin_config(config.read_text(), listing, smtp.port))
+    git("init", "-q", "-b", "main", cwd=seed)
+    git("add", "-A", cwd=seed)
+    git("commit", "-q", "-m", "watcher init --github", cwd=seed)
+    git("push", "-q", str(remote), "main", cwd=seed)
+    return remote, listing
 
-    with MailServer(login=("me@example.org", SECRETS["WATCHER_SMTP_PASSWORD"])) as smtp:
-        config = seed / "config.toml"
-        config.write_text(standin_config(config.read_text(), listing, smtp.port))
-        git("init", "-q", "-b", "main", cwd=seed)
-        git("add", "-A", cwd=seed)
-        git("commit", "-q", "-m", "watcher init --github", cwd=seed)
-        git("push", "-q", str(remote), "main", cwd=seed)
 
+BIN = str(Path(sys.executable).parent)  # the `watcher` the install step would have put on PATH
+LOGIN = ("me@example.org", SECRETS["WATCHER_SMTP_PASSWORD"])
+
+
+def test_two_runs_of_the_workflow_keep_the_ledger_on_the_state_branch(tmp_path):
+    with MailServer(login=LOGIN) as smtp:
+        remote, listing = github_repository(tmp_path, smtp)
         write_listing(listing, 6)
-        first = run_job(remote, tmp_path / "run1", bin_dir)
+        first = run_job(remote, tmp_path / "run1", BIN)
         out = "".join(r.stdout + r.stderr for _, r in first)
         assert all(r.returncode == 0 for _, r in first), out
         assert "no saved state" in out and "starting afresh" in out
@@ -161,7 +169,7 @@ def test_two_runs_of_the_workflow_keep_the_ledger_on_the_state_branch(tmp_path):
 
         time.sleep(1.1)  # the digest's interval (1 s) passes: it is due again
         write_listing(listing, 12)
-        second = run_job(remote, tmp_path / "run2", bin_dir)
+        second = run_job(remote, tmp_path / "run2", BIN)
         out = "".join(r.stdout + r.stderr for _, r in second)
         assert all(r.returncode == 0 for _, r in second), out
         assert "restored" in out and "no saved state" not in out
@@ -176,21 +184,10 @@ def test_two_runs_of_the_workflow_keep_the_ledger_on_the_state_branch(tmp_path):
 def test_a_failed_run_still_saves_its_ledger(tmp_path):
     """The mail server refuses the digest: the run fails, yet the database (papers seen, the
     failed attempt) goes to the state branch, and the next run, the server back, delivers."""
-    remote = tmp_path / "remote.git"
-    git("init", "-q", "--bare", "-b", "main", str(remote), cwd=tmp_path)
-    seed = tmp_path / "seed"
-    init_github(seed)
-    listing = tmp_path / "listing.txt"
-    write_listing(listing, 5)
-    bin_dir = str(Path(sys.executable).parent)
-    with MailServer(login=("me@example.org", SECRETS["WATCHER_SMTP_PASSWORD"]), refuse_data={1}) as smtp:
-        config = seed / "config.toml"
-        config.write_text(standin_config(config.read_text(), listing, smtp.port))
-        git("init", "-q", "-b", "main", cwd=seed)
-        git("add", "-A", cwd=seed)
-        git("commit", "-q", "-m", "init", cwd=seed)
-        git("push", "-q", str(remote), "main", cwd=seed)
-        first = run_job(remote, tmp_path / "run1", bin_dir)
+    with MailServer(login=LOGIN, refuse_data={1}) as smtp:
+        remote, listing = github_repository(tmp_path, smtp)
+        write_listing(listing, 5)
+        first = run_job(remote, tmp_path / "run1", BIN)
         codes = {name: r.returncode for name, r in first}
         assert codes["Deliver the digests that are due"] == 1
         assert codes["Save the database to the state branch"] == 0
@@ -198,7 +195,7 @@ def test_a_failed_run_still_saves_its_ledger(tmp_path):
         assert git("ls-remote", "--heads", str(remote), "watcher-state", cwd=tmp_path)
 
         time.sleep(1.1)
-        second = run_job(remote, tmp_path / "run2", bin_dir)
+        second = run_job(remote, tmp_path / "run2", BIN)
         assert all(r.returncode == 0 for _, r in second), [(n, r.stderr) for n, r in second]
         assert len(smtp.received) == 1
         assert set(mailed_titles(smtp.received[0].message)) == set(TITLES[:5])
