@@ -82,5 +82,6 @@ def test_one_malformed_item_is_skipped_with_a_warning(caplog):
     with caplog.at_level("WARNING", logger="watcher"):
         listing = hf_json.parse(json.dumps(items).encode(), "day.json")
     assert len(listing.papers) == good
-    assert listing.skipped == ["item 2: item has no title", "item 3: not an object", "item 4: item has no title"]
-    assert "day.json: skipped an entry that is not a paper: item 2: item has no title" in caplog.text
+    assert listing.skipped == ['item 2: no "paper" object (not a Daily Papers item)',
+                               "item 3: not an object", "item 4: item has no title"]
+    assert "day.json: skipped an entry that is not a paper: item 4: item has no title" in caplog.text

@@ -124,7 +124,7 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
 def _parse(data: bytes, origin: str) -> Listing:
     listing = Listing()
     papers = listing.papers
-    for elem in iter_ends(data, origin, "an arXiv API Atom feed", ("feed",), _TAGS):
+    for elem in iter_ends(data, origin, "an arXiv API Atom feed", (ATOM + "feed",), _TAGS):
         tag = elem.tag
         if tag == _ENTRY:
             try:

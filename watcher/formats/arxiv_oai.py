@@ -91,7 +91,7 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     """Parse one ListRecords page; OaiError for an OAI error, InputError for non-OAI content."""
     listing = Listing()
     with gc_paused():
-        for elem in iter_ends(data, origin, "an OAI-PMH response", ("OAI-PMH",), _TAGS):
+        for elem in iter_ends(data, origin, "an OAI-PMH response", (OAI + "OAI-PMH",), _TAGS):
             if elem.tag == _RECORD:
                 try:
                     paper = record_to_paper(elem)

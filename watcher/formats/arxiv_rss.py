@@ -23,8 +23,10 @@ from datetime import date, datetime
 from ..errors import InputError
 from ..models import Paper, parse_arxiv_id
 from . import Listing, no_paper_at_all, skip_entry
-from .xmlsafe import check_prolog, is_xml, looks_like_html, not_xml_error
+from .xmlsafe import check_root, is_xml, not_xml_error
 
+# RSS 2.0 (no namespace), RDF / RSS 1.0, Atom
+ROOTS = ("rss", "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}RDF", "{http://www.w3.org/2005/Atom}feed")
 ANNOUNCE_TYPES = ("new", "cross", "replace", "replace-cross")
 _DESC_RE = re.compile(r"^\s*arXiv:\S+\s+Announce Type:\s*(?P<type>[\w-]+)\s*(?:Abstract:\s*)?", re.S)
 _OLD_TITLE_RE = re.compile(
@@ -115,9 +117,7 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     """Parse an arXiv RSS/Atom/RDF feed; InputError when ``data`` is not a feed."""
     import feedparser
 
-    if looks_like_html(data) or not data.strip():
-        raise not_xml_error(data, origin, "an arXiv RSS/Atom feed")
-    check_prolog(data, origin)
+    check_root(data, origin, "an arXiv RSS/Atom feed", ROOTS)
     try:
         parsed = feedparser.parse(data)
     except Exception as e:  # a third-party parser on untrusted bytes: any crash means "not a feed"

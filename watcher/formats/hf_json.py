@@ -57,7 +57,9 @@ def item_to_paper(item: object, where: str) -> Paper:
     """One API item as a Paper; InputError naming the item when it is not a paper."""
     if not isinstance(item, dict):
         raise InputError(f"{where}: not an object")
-    paper = item.get("paper") if isinstance(item.get("paper"), dict) else item
+    paper = item.get("paper")
+    if not isinstance(paper, dict):
+        raise InputError(f'{where}: no "paper" object (not a Daily Papers item)')
     raw_title = paper.get("title") or item.get("title")
     if not isinstance(raw_title, str) or not clean_text(raw_title).strip():
         raise InputError(f"{where}: item has no title")

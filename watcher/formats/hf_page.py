@@ -55,7 +55,11 @@ def _blocks(text: str) -> list[tuple[int, list[str]]]:
 
 
 def _is_meta(lines: list[str]) -> bool:
-    return "·" in (line.strip() for line in lines)
+    """A metadata block: it has the lone ``·`` line, or starts with the author count, or ends
+    with the date line (so a block whose ``·`` is damaged is refused as metadata, not read as
+    the next title, which would shift every entry after it)."""
+    return ("·" in (line.strip() for line in lines) or bool(AUTHORS_RE.match(lines[0]))
+            or bool(DATE_RE.match(lines[-1].strip())))
 
 
 def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
@@ -63,17 +67,17 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     text = decode_text(data, origin)
     blocks = _blocks(text)
     listing = Listing(title="Daily Papers")
-    page_day = None
-    while blocks and len(blocks[0][1]) == 1:
-        line = blocks[0][1][0].strip()
-        m = DATE_RE.match(line)
-        if line in CHROME:
-            blocks.pop(0)
-        elif m and not m["up"] and not page_day:
-            page_day = m
-            blocks.pop(0)
-        else:
+    page_day, start = None, 0
+    for k, (_, lines) in enumerate(blocks[:len(CHROME) + 4]):
+        if len(lines) != 1:
             break
+        m = DATE_RE.match(lines[0].strip())
+        if m and not m["up"]:  # the page's date: the one-line blocks before it are chrome, even
+            page_day, start = m, k + 1  # one with a typo, which is no paper
+            break
+    while start < len(blocks) and len(blocks[start][1]) == 1 and blocks[start][1][0].strip() in CHROME:
+        start += 1
+    del blocks[:start]
     years = [int(m["year"]) for m in (DATE_RE.match(l.strip()) for _, b in blocks for l in b) if m and m["year"]]
     year = today.year if today else (max(years) + 1 if years else datetime.now(timezone.utc).year)
     if page_day:

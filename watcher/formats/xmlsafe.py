@@ -72,16 +72,51 @@ def not_xml_error(data: bytes, origin: str, expected: str, err: Exception | None
                       "response may be truncated or not what the url should serve")
 
 
+def _split(tag: str) -> tuple[str, str]:
+    """``{ns}name`` as (ns, name); a tag without a namespace has ns ""."""
+    if tag.startswith("{"):
+        ns, _, name = tag[1:].partition("}")
+        return ns, name
+    return "", tag
+
+
+def _described(tag: str) -> str:
+    ns, name = _split(tag)
+    return f"<{name}> in namespace {ns!r}" if ns else f"<{name}> without a namespace"
+
+
+def check_root(data: bytes, origin: str, expected: str, roots: tuple[str, ...]) -> None:
+    """InputError unless the root element of ``data`` is one of ``roots`` (namespaced tags,
+    ``{http://www.w3.org/2005/Atom}feed``; ``rss`` for no namespace). Checking the namespace
+    and not only the name matters: the readers look for their entries by namespaced tag, so a
+    document whose namespace URI is damaged (one byte spliced in) would otherwise read as a
+    listing of zero papers. DTDs, HTML pages and empty input are refused first."""
+    if looks_like_html(data) or not data.strip():
+        raise not_xml_error(data, origin, expected)
+    written = check_prolog(data, origin)
+    parser = ET.XMLPullParser(events=("start",))
+    try:
+        for pos in range(0, len(data), 4096):
+            parser.feed(data[pos:pos + 4096])
+            for _, elem in parser.read_events():
+                if elem.tag in roots:
+                    return
+                want = " or ".join(_described(r) for r in roots)
+                raise InputError(f"{origin}: XML root is {_described(elem.tag)}, not {expected} "
+                                 f"({want})")
+        parser.close()
+    except (ET.ParseError, LookupError) as e:  # LookupError: an unknown encoding= in the prolog
+        raise not_xml_error(data, origin, expected, e) from None
+    raise InputError(f"{origin}: XML document <{written}> has no root element where {expected} "
+                     "was expected")
+
+
 def iter_ends(data: bytes, origin: str, expected: str, roots: tuple[str, ...],
               tags: set[str]) -> Iterator[ET.Element]:
     """Yield each element whose (namespaced) tag is in ``tags`` when it ends, and clear it once
     the consumer is done with it. InputError for a DTD, an HTML page, a root element not in
-    ``roots`` (names as written, e.g. ``feed``) or malformed / truncated XML."""
-    if looks_like_html(data) or not data.strip():
-        raise not_xml_error(data, origin, expected)
-    root = check_prolog(data, origin)
-    if root.rpartition(":")[2] not in {r.rpartition(":")[2] for r in roots}:
-        raise InputError(f"{origin}: XML document <{root}> is not {expected}")
+    ``roots`` (namespaced tags: see :func:`check_root`) or malformed / truncated XML."""
+    check_root(data, origin, expected, roots)
     parser = ET.XMLPullParser(events=("end",))
     try:
         for pos in range(0, len(data), CHUNK):
@@ -94,7 +129,7 @@ def iter_ends(data: bytes, origin: str, expected: str, roots: tuple[str, ...],
         for _, elem in parser.read_events():
             if elem.tag in tags:
                 yield elem
-    except ET.ParseError as e:
+    except (ET.ParseError, LookupError) as e:  # LookupError: an unknown encoding= in the prolog
         raise not_xml_error(data, origin, expected, e) from None
 
 
