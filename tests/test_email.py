@@ -52,7 +52,7 @@ def test_plain_smtp_delivers_both_parts_to_every_recipient():
     assert msg.get_content_type() == "multipart/alternative"
     text, html = msg.get_payload()
     assert text.get_content_type() == "text/plain" and html.get_content_type() == "text/html"
-    assert text.get_content().replace("\r\n", "\n") == render(digest, "text", brief=True) + "\n"
+    assert text.get_content().replace("\r\n", "\n") == render(digest, "email") + "\n"
     assert text.get_content().count("TL;DR: ") == 4  # the text part mirrors the HTML's TL;DRs
     assert digest.matches[0].paper.abstract not in text.get_content()
     assert html.get_content().replace("\r\n", "\n") == render(digest, "html") + "\n"
@@ -203,3 +203,48 @@ def test_a_refused_second_part_says_which_papers_went_out():
     assert [p.arxiv_id for p in e.value.delivered] == [
         m.paper.arxiv_id for m in digest.matches if m.paper.abs_url in html]
     assert "451" in str(e.value) and "part 1 was sent" in str(e.value)
+
+
+def test_the_text_part_has_every_link_and_the_text_format_none():
+    """A plain-text mail reader can open each paper, rate it and view the digest in a browser;
+    the text format of files and stdout stays the seed format without links."""
+    from dataclasses import replace as copy
+
+    from watcher.links import Links
+
+    digest = sample_digest(3, updated=1)
+    first = digest.matches[0]
+    digest.matches[2] = copy(digest.matches[2], paper=copy(digest.matches[2].paper, arxiv_id=None, url=None))
+    digest.links = Links("https://papers.example.org", "s3cret")
+    with MailServer() as server:
+        send(channel(server.port), digest)
+    text = server.received[0].message.get_payload()[0].get_content().replace("\r\n", "\n")
+    urls = digest.links.paper(first)
+    assert "View in browser: https://papers.example.org/digests/daily/2025-04-12" in text
+    assert f"Paper: https://arxiv.org/abs/{first.paper.arxiv_id}\n" in text
+    assert f"PDF: https://arxiv.org/pdf/{first.paper.arxiv_id}\n" in text
+    for label, action in (("More like this", "up"), ("Less like this", "down"), ("Save", "save")):
+        assert f"{label}: {urls[action]}\n" in text
+    no_id = digest.links.paper(digest.matches[2])["web"]  # no arXiv id, no URL: its web page
+    assert no_id.startswith("https://papers.example.org/papers/title") and f"Paper: {no_id}\n" in text
+    seed = render(digest, "text")
+    assert "papers.example.org" not in seed and "arxiv.org/abs" not in seed and "TL;DR" not in seed
+
+
+def test_titles_without_an_arxiv_id_and_overflow_lines_are_linked_in_html():
+    from dataclasses import replace as copy
+
+    from watcher.links import Links
+
+    digest = sample_digest(6, updated=0)
+    for i in (1, 4):  # one shown in full, one in the "more papers" list
+        digest.matches[i] = copy(digest.matches[i], paper=copy(digest.matches[i].paper, arxiv_id=None, url=None))
+    digest.links = Links("https://papers.example.org", "s3cret")
+    for fmt in ("html", "email", "markdown"):
+        out = render(digest, fmt, full_limit=3)
+        for m in digest.matches:
+            url = m.paper.abs_url or digest.links.paper(m)["web"]
+            assert url in out, (fmt, m.paper.title)
+    html = render(digest, "html", full_limit=3)
+    web = digest.links.paper(digest.matches[4])["web"]
+    assert f'<a href="{web}" style="color:#1a56a6;text-decoration:none;">{digest.matches[4].paper.title}</a>' in html

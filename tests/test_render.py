@@ -37,14 +37,14 @@ def test_golden(fmt):
     golden(f"digest.{EXTENSIONS[fmt]}", render(sample_digest(4, updated=2), fmt))
 
 
-@pytest.mark.parametrize("fmt", ["text", "markdown", "html", "slack"])
+@pytest.mark.parametrize("fmt", ["email", "markdown", "html", "slack"])
 def test_golden_over_budget(fmt):
     """The e-mail's shortened form: 2 papers in full, 3 as titles, the rest counted."""
     golden(f"digest-overflow.{EXTENSIONS[fmt]}", render(sample_digest(8, updated=0), fmt,
                                                         full_limit=2, list_limit=3))
 
 
-@pytest.mark.parametrize("fmt", ["markdown", "html", "slack", "json"])
+@pytest.mark.parametrize("fmt", ["markdown", "html", "slack", "json", "email"])
 def test_golden_with_rating_links(fmt):
     """[web] base_url and secret set: per paper up / down / save (json: links), and the
     digest's "view in browser"."""

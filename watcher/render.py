@@ -37,8 +37,10 @@ from .text import shorten
 ABSTRACT_CHARS = 240
 
 TEMPLATE_NAMES = {"text": "digest.txt", "markdown": "digest.md", "html": "digest.html",
-                  "slack": "digest.slack.json", "json": "digest.json"}
-EXTENSIONS = {"text": "txt", "markdown": "md", "html": "html", "slack": "slack.json", "json": "json"}
+                  "slack": "digest.slack.json", "json": "digest.json",
+                  "email": "email.txt"}  # the e-mail's text part (not a digest format of its own)
+EXTENSIONS = {"text": "txt", "markdown": "md", "html": "html", "slack": "slack.json", "json": "json",
+              "email": "email.txt"}
 
 
 def shipped_templates_dir() -> Path:
@@ -56,6 +58,13 @@ def safe_url(url: str | None) -> str:
     if not url or not re.match(r"https?://[^\s<>\"'`|\\{}^\[\]]+$", url, re.I):
         return ""
     return url.replace("(", "%28").replace(")", "%29")
+
+
+def paper_url(m: Match, links=None) -> str:
+    """Where a paper's title links: its abstract page (arXiv, else the listing's link), else,
+    for a paper without either, its page in the web inbox when the digest has links; "" when
+    there is nowhere to go."""
+    return safe_url(m.paper.abs_url) or (safe_url(links.paper(m)["web"]) if links else "")
 
 
 def authors(names: list[str], limit: int = 6) -> str:
@@ -136,7 +145,7 @@ def to_json(value, indent: int | None = None) -> str:
 
 
 GLOBALS = {"slack_link": slack_link, "plural": plural, "ABSTRACT_CHARS": ABSTRACT_CHARS}
-FILTERS = {"safe_url": safe_url, "shorten": shorten, "authors": authors, "md": md,
+FILTERS = {"safe_url": safe_url, "paper_url": paper_url, "shorten": shorten, "authors": authors, "md": md,
            "mrkdwn": mrkdwn, "slack_link": slack_link, "one_line": one_line,
            "utc_stamp": utc_stamp, "day": day, "papers_json": papers_json, "plural": plural,
            "json": to_json, "tldr": tldr_of, "excerpt": abstract_excerpt}
@@ -162,13 +171,13 @@ def environment(user_dir: str | None = None) -> jinja2.Environment:
 
 
 def render(digest: Digest, fmt: str, user_dir: str | Path | None = None, *,
-           full_limit: int | None = None, list_limit: int | None = None, brief: bool = False) -> str:
-    """``digest`` rendered as ``fmt`` (one of text, markdown, html, slack, json).
+           full_limit: int | None = None, list_limit: int | None = None) -> str:
+    """``digest`` rendered as ``fmt`` (one of text, markdown, html, slack, json, or email: the
+    e-mail's text part, with the TL;DR, a shortened abstract and the links).
 
     ``full_limit`` shows only the first N papers in full and lists the rest as titles with
     links (the e-mail size budget); ``list_limit`` caps that list, the remainder becoming a
-    count. ``brief`` asks the text format for the TL;DR and a shortened abstract instead of the
-    whole one (the e-mail's text part). Raises :class:`RenderError` when a (user) template is
+    count. Raises :class:`RenderError` when a (user) template is
     missing or fails.
     """
     name = TEMPLATE_NAMES[fmt]
@@ -182,8 +191,7 @@ def render(digest: Digest, fmt: str, user_dir: str | Path | None = None, *,
         # that walk every live object, the whole digest included: pause the collector.
         with gc_paused():
             return template.render(digest=digest, matches=matches, full=full, overflow=overflow,
-                                   hidden=len(rest) - len(overflow), updated=digest.updated,
-                                   brief=brief)
+                                   hidden=len(rest) - len(overflow), updated=digest.updated)
     except jinja2.TemplateSyntaxError as e:
         raise RenderError(f"template {e.filename or name}: line {e.lineno}: {e.message}") from None
     except jinja2.TemplateError as e:

@@ -94,16 +94,16 @@ class EmailChannel(Channel):
         rest as titles with links; else as few parts as hold every paper at least as a title."""
         limit = min(self.cfg.max_bytes, MAX_BYTES)
         tdir = self.ctx.templates_dir
-        # The text part mirrors the HTML (TL;DR, shortened abstract): it is read, not kept
-        # as a listing; files and stdout keep the seed format with whole abstracts.
-        text = render(digest, "text", tdir, brief=True)
+        # The text part mirrors the HTML (TL;DR, shortened abstract, links): it is read, not
+        # kept as a listing; files and stdout keep the seed format with whole abstracts.
+        text = render(digest, "email", tdir)
         data = self.build(digest, text, rendered["html"]).as_bytes()
         if len(data) < limit:
             return [(data, digest.papers)]
 
         def attempt(part: Digest, full: int) -> bytes:
-            texts = {f: render(part, f, tdir, full_limit=full, brief=True) for f in ("text", "html")}
-            return self.build(part, texts["text"], texts["html"]).as_bytes()
+            texts = {f: render(part, f, tdir, full_limit=full) for f in ("email", "html")}
+            return self.build(part, texts["email"], texts["html"]).as_bytes()
 
         def fits(part: Digest, full: int) -> bool:
             return len(attempt(part, full)) < limit
