@@ -5,6 +5,7 @@ login guessing, sessions replayed after logout, and slow searches."""
 from __future__ import annotations
 
 import asyncio
+import time
 import re
 import warnings
 from dataclasses import replace
@@ -141,3 +142,132 @@ def test_a_file_in_a_form_is_refused(sample):
         token = csrf_of(c.get("/login"))
         r = c.post("/login", data={"csrf": token, "password": "x"}, files={"upload": ("a.txt", b"hello")})
         assert r.status_code == 400
+
+
+# --- sessions -------------------------------------------------------------------------------
+
+PASSWORD = "a long enough password"
+
+
+def _login(c, password: str = PASSWORD):
+    token = csrf_of(c.get("/login"))
+    return c.post("/login", data={"csrf": token, "password": password})
+
+
+def test_a_cookie_replayed_after_logout_is_refused(sample, tmp_path, monkeypatch):
+    from webkit import database_copy
+
+    monkeypatch.setenv("WATCHER_LOGIN_DELAY", "0.01")
+    config, db = sample
+    db = database_copy(db, tmp_path)
+    with TestClient(app_for(config, db, password=PASSWORD, secret="s"), follow_redirects=False) as c:
+        assert _login(c).status_code == 303
+        stolen = c.cookies["watcher_session"]
+        home = c.get("/saved")
+        assert home.status_code == 200
+        token = csrf_of(home)
+        assert c.post("/logout", data={"csrf": token}).status_code == 303
+        c.cookies.clear()
+        c.cookies.set("watcher_session", stolen)  # the cookie as it was before the logout
+        assert c.get("/saved").status_code == 303  # to the login page
+        r = c.post("/rate", data={"csrf": token, "action": "save", "paper": "2504.07615"})
+        assert r.status_code == 403
+        assert _login(c).status_code == 303  # a new login works
+        assert c.get("/saved").status_code == 200
+
+
+def test_a_new_password_ends_the_sessions_made_with_the_old_one(sample, tmp_path, monkeypatch):
+    from webkit import database_copy
+
+    monkeypatch.setenv("WATCHER_LOGIN_DELAY", "0.01")
+    config, db = sample
+    db = database_copy(db, tmp_path)
+    with TestClient(app_for(config, db, password=PASSWORD, secret="s"), follow_redirects=False) as c:
+        assert _login(c).status_code == 303
+        cookie = c.cookies["watcher_session"]
+    with TestClient(app_for(config, db, password=PASSWORD, secret="s"), follow_redirects=False) as c:
+        c.cookies.set("watcher_session", cookie)
+        assert c.get("/saved").status_code == 200  # a restart with the same password keeps it
+    with TestClient(app_for(config, db, password="another long password", secret="s"),
+                    follow_redirects=False) as c:
+        c.cookies.set("watcher_session", cookie)
+        assert c.get("/saved").status_code == 303
+
+
+# --- login guessing -------------------------------------------------------------------------
+
+def _guesses(base: str, waves: int, every: float, size: int = 20, rotate: bool = True):
+    """``waves`` bursts of ``size`` parallel wrong passwords, each from another claimed
+    address (X-Forwarded-For); returns (seconds after the start, status) of every answer."""
+    import httpx
+
+    async def attack():
+        async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+            login = await client.get("/login")
+            token = csrf_of(login)
+            started = time.monotonic()
+            answers = []
+
+            async def guess(n):
+                headers = {"x-forwarded-for": f"10.0.{n // 250}.{n % 250 + 1}"} if rotate else {}
+                r = await client.post("/login", data={"csrf": token, "password": f"guess {n}"},
+                                      headers=headers)
+                answers.append((time.monotonic() - started, r.status_code))
+
+            tasks = []
+            for wave in range(waves):
+                tasks += [asyncio.create_task(guess(wave * size + i)) for i in range(size)]
+                await asyncio.sleep(every)
+            await asyncio.gather(*tasks)
+            return answers
+
+    return asyncio.run(attack())
+
+
+
+
+
+def test_parallel_guesses_from_rotated_addresses_get_at_most_5_checks_in_30_base_delays(sample, monkeypatch):
+    """With [web].proxy the client is what X-Forwarded-For says, so an attacker can claim a
+    new address per guess; the checks are still one at a time with a doubling wait, counted
+    before it: 5 checks take at least 15 base delays, the 6th comes after 31 (base 1 s in
+    use: at most 5 checks in 30 s)."""
+    from webkit import live_server
+
+    base_delay = 0.02
+    monkeypatch.setenv("WATCHER_LOGIN_DELAY", str(base_delay))
+    config, db = sample
+    config = replace(config, web=replace(config.web, proxy=True))
+    with live_server(config, db, password=PASSWORD) as base:
+        answers = _guesses(base, waves=8, every=30 * base_delay / 8)
+    window = 30 * base_delay
+    checked = [t for t, status in answers if status == 401 and t <= window]
+    assert 1 <= len(checked) <= 5, sorted(answers)
+    assert sum(status == 429 for _, status in answers) >= 15  # refused at once, nothing checked
+    assert {status for _, status in answers} <= {401, 429}
+
+
+def test_without_proxy_a_forwarded_for_header_does_not_make_another_client(sample, monkeypatch):
+    from webkit import live_server
+
+    monkeypatch.setenv("WATCHER_LOGIN_DELAY", "1.0")
+    config, db = sample
+    for proxy, expected in ((False, [401, 429]), (True, [401, 401])):
+        with live_server(replace(config, web=replace(config.web, proxy=proxy)), db, password=PASSWORD) as base:
+            _guesses(base, waves=1, every=0, size=1)  # one failure: the next check waits 1 s
+            answers = _guesses(base, waves=1, every=0, size=2)
+        assert sorted(s for _, s in answers) == expected, proxy
+
+
+def test_serve_and_check_refuse_a_short_password(tmp_path):
+    import shutil
+
+    from conftest import REPO, run_watcher
+
+    shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(cfg.read_text() + '\n[web]\npassword_env = "WATCHER_TEST_PW"\n')
+    r = run_watcher("serve", cwd=tmp_path, env={"WATCHER_TEST_PW": "short pw"})
+    assert r.returncode == 2 and b"shorter than 12 characters" in r.stderr and b"short pw" not in r.stderr
+    r = run_watcher("check", cwd=tmp_path, env={"WATCHER_TEST_PW": "short pw"})
+    assert r.returncode != 0 and b"shorter than 12 characters" in r.stdout + r.stderr

@@ -6,7 +6,7 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .config import Config
+from .config import MIN_PASSWORD, Config
 from .errors import DeliveryError
 from .render import TEMPLATE_NAMES, render
 
@@ -26,6 +26,7 @@ def check_config(config: Config) -> tuple[list[str], str]:
     problems += check_templates(str(templates_dir) if templates_dir else None)
     problems += [f"{where}: {key}: environment variable {var} is not set"
                  for key, var in config.secret_vars().items() if not os.environ.get(var)]
+    problems += web_password_problems(config)
     for ch in config.channels.values():
         if ch.type == "apprise":
             problems += check_apprise(where, ch)
@@ -37,6 +38,16 @@ def check_config(config: Config) -> tuple[list[str], str]:
     summary = (f"{where}: OK — {len(config.sources)} sources, {len(config.profiles)} profiles, "
                f"{len(config.digests)} digests, {len(config.channels)} channels")
     return problems, summary
+
+
+def web_password_problems(config: Config) -> list[str]:
+    """A web password shorter than ``watcher serve`` takes."""
+    var = config.web.password_env
+    value = os.environ.get(var) if var else None
+    if value and len(value) < MIN_PASSWORD:
+        return [f"{config.path}: web.password_env: the password in {var} is shorter than "
+                f"{MIN_PASSWORD} characters"]
+    return []
 
 
 def database_problem(db: Path) -> str | None:

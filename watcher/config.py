@@ -134,6 +134,9 @@ class ChannelConfig:
     max_entries: int = 200
 
 
+MIN_PASSWORD = 12  # characters of the web password; `watcher serve` and `watcher check` refuse fewer
+
+
 @dataclass(frozen=True)
 class WebConfig:
     """The ``[web]`` table (SPEC §7): the web inbox and the links digests carry.

@@ -158,6 +158,16 @@ def m005_change_counters(db: sqlite_utils.Database) -> None:
                 BEGIN UPDATE changes SET serial = serial + 1 WHERE name = '{table}'; END""")
 
 
+@migrations()
+def m006_web_sessions(db: sqlite_utils.Database) -> None:
+    """The web inbox's session generation (one row): every session cookie carries the number;
+    logout and a new password add one to it, which ends every session made before
+    (:mod:`watcher.web.sessions`). ``salt`` and ``fingerprint`` (scrypt) tell a new password."""
+    db.execute("CREATE TABLE web_sessions (id INTEGER PRIMARY KEY CHECK (id = 1), "
+               "generation INTEGER NOT NULL, salt BLOB, fingerprint BLOB)")
+    db.execute("INSERT INTO web_sessions (id, generation) VALUES (1, 0)")
+
+
 _PAPER_FIELDS = [f.name for f in fields(Paper)]
 _JSON_FIELDS = {"authors", "categories", "ai_keywords"}
 _REPLACE_TYPES = ("replace", "replace-cross")

@@ -26,7 +26,8 @@ from ..config import Config
 from ..errors import InputError, StoreError
 from ..render import shipped_templates_dir
 from ..store import database_error
-from .auth import PUBLIC, AuthGate
+from . import sessions
+from .auth import PUBLIC, AuthGate, Throttle
 from .guard import RequestGuard, trusted_hosts
 from .pages import page
 from .state import WebState
@@ -92,8 +93,16 @@ THREADS = 8  # pages run in worker threads (SQLite is blocking); more only costs
 @asynccontextmanager
 async def lifespan(app):
     """At start: at most THREADS pages at once (each holds a connection and its own memory
-    arena; past a few, the interpreter lock serialises them anyway)."""
+    arena; past a few, the interpreter lock serialises them anyway); with a password, a new
+    one ends every session made with the old one."""
     anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
+    web = app.state.web
+    if web.password is not None and web.database.exists():
+        try:
+            await anyio.to_thread.run_sync(sessions.password_check, web.database, web.password,
+                                           web.write_timeout)
+        except sqlite3.Error as e:
+            log.error("web: %s", database_error(web.database, e))
     yield
 
 
@@ -104,6 +113,7 @@ def create_app(config: Config, database: Path | None = None, *, password: str | 
     web = WebState(config, Path(database or config.settings.database), password)
     if secret:
         web.secret = secret
+    web.throttle = Throttle()
     routes, public = [], list(PUBLIC)
     for name in AREAS:
         module = importlib.import_module(f".{name}", __package__)

@@ -3,8 +3,9 @@
 The session is Starlette's signed cookie (itsdangerous; HttpOnly, SameSite=Lax, Secure when
 ``base_url`` is https). With a password (``[web].password_env``) every page but the public
 ones needs a logged-in session: :class:`AuthGate` sends a browser to ``/login`` and answers
-anything else with 403. Failed logins are slowed down per client address (a growing wait
-before the answer). Every POST form carries :func:`csrf_token`; :func:`checked_form` refuses
+anything else with 403. A session counts only while its generation is the database's
+(:mod:`.sessions`: logout and a new password end every session). Password checks are slowed
+by :class:`Throttle`. Every POST form carries :func:`csrf_token`; :func:`checked_form` refuses
 a POST without the session's token (403), so another site cannot submit a form for the user.
 """
 
@@ -13,22 +14,27 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import os
 import secrets
+import sqlite3
 import time
+from contextlib import asynccontextmanager
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
+from starlette.concurrency import run_in_threadpool
 from starlette.responses import PlainTextResponse, RedirectResponse
 from starlette.routing import Route
 
+from ..errors import StoreError
+from . import sessions
 from .guard import MAX_BODY
-from .pages import page, state, url
+from .pages import page, reading, state, url
 
 log = logging.getLogger("watcher")
 
 PUBLIC = ("/login", "/healthz", "/static/")
-SLOW_BASE = 0.5  # seconds the first failed login waits; each further failure doubles it
-SLOW_MAX = 8.0
+LOGIN_QUEUE = 4  # password checks waiting at once, from all clients together; more get 429
 
 
 def csrf_token(request: Request) -> str:
@@ -55,7 +61,17 @@ def logged_in(request: Request) -> bool:
     """True when no login is needed or the session has logged in."""
     if state(request).password is None:
         return True
-    return bool(request.scope.get("session", {}).get("auth"))
+    session = request.scope.get("session", {})
+    return bool(session.get("auth")) and session.get("gen") == current_generation(request)
+
+
+def current_generation(request: Request) -> int:
+    """The database's session generation (0 while there is no database: nothing to protect);
+    StoreError when it cannot be read."""
+    if not state(request).database.exists():
+        return 0
+    with reading(request) as store:
+        return sessions.generation(store.db.conn)
 
 
 def is_public(path: str, public: tuple[str, ...]) -> bool:
@@ -76,7 +92,12 @@ class AuthGate:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         request = Request(scope)
-        if logged_in(request) or is_public(scope["path"], self.public):
+        try:
+            allowed = is_public(scope["path"], self.public) or logged_in(request)
+        except StoreError as e:  # the generation cannot be read: no session counts
+            log.error("web: %s", e)
+            return await PlainTextResponse(f"unavailable: {e}", status_code=503)(scope, receive, send)
+        if allowed:
             return await self.app(scope, receive, send)
         if scope["method"] in ("GET", "HEAD"):
             target = scope["path"] + (f"?{scope['query_string'].decode('latin-1')}" if scope["query_string"] else "")
@@ -87,26 +108,45 @@ class AuthGate:
 
 
 class Throttle:
-    """Failed logins per client address: each one doubles the wait before the next answer."""
+    """Password checks, from every client together: one at a time, each after a wait that
+    doubles with every failure since the last success (0, base, 2 base, 4 base … 60 base;
+    base is 1 s, ``WATCHER_LOGIN_DELAY`` for tests). A check counts as a failure from the
+    moment it starts waiting, so parallel guesses cannot share one wait; a client gets one
+    check at a time, and at most LOGIN_QUEUE wait at once: past that, 429 at once. Whatever
+    address a guess claims, five checks take at least 15 base seconds (31 base for six)."""
 
-    def __init__(self):
-        self.failures: dict[str, tuple[int, float]] = {}
+    def __init__(self, base: float | None = None):
+        self.base = base if base is not None else float(os.environ.get("WATCHER_LOGIN_DELAY", "1.0"))
+        self.failures = 0
+        self.last = 0.0
+        self.pending: set[str] = set()
+        self.turn = asyncio.Lock()
 
-    def delay(self, who: str) -> float:
-        count, last = self.failures.get(who, (0, 0.0))
-        if count and time.monotonic() - last > 3600:  # an hour without failures forgives
-            self.failures.pop(who, None)
-            return 0.0
-        return min(SLOW_MAX, SLOW_BASE * 2 ** (count - 1)) if count else 0.0
+    def delay(self) -> float:
+        if self.failures and time.monotonic() - self.last > 3600:  # an hour without failures forgives
+            self.failures = 0
+        return min(60 * self.base, self.base * 2 ** (self.failures - 1)) if self.failures else 0.0
 
-    def failed(self, who: str) -> None:
-        count, _ = self.failures.get(who, (0, 0.0))
-        self.failures[who] = (count + 1, time.monotonic())
-        if len(self.failures) > 10_000:  # bounded memory under a flood of addresses
-            self.failures.pop(next(iter(self.failures)))
+    @asynccontextmanager
+    async def check(self, who: str):
+        """``async with throttle.check(client):`` the password check, when its turn came."""
+        if who in self.pending:
+            raise HTTPException(429, "a login from your address is being checked; wait for its answer")
+        if len(self.pending) >= LOGIN_QUEUE:
+            raise HTTPException(429, "too many logins at once; try again in a minute")
+        self.pending.add(who)
+        try:
+            async with self.turn:
+                wait = self.delay()
+                self.failures += 1  # counted before the wait; a success takes it back
+                self.last = time.monotonic()
+                await asyncio.sleep(wait)
+                yield self
+        finally:
+            self.pending.discard(who)
 
-    def succeeded(self, who: str) -> None:
-        self.failures.pop(who, None)
+    def succeeded(self) -> None:
+        self.failures = 0
 
 
 def safe_next(target: str | None) -> str:
@@ -126,26 +166,31 @@ async def login(request: Request):
         return page(request, "login.html", next=target, error=None)
     form = await checked_form(request)
     target = safe_next(str(form.get("next", "/")))
-    who = request.client.host if request.client else "?"
-    throttle: Throttle = st.cache.setdefault("throttle", Throttle())
-    wait = throttle.delay(who)
-    if wait:
-        await asyncio.sleep(wait)
+    who = request.client.host if request.client else "?"  # a proxy's client only with [web].proxy
     sent = str(form.get("password", ""))
-    if hmac.compare_digest(sent.encode(), st.password.encode()):
-        throttle.succeeded(who)
+    async with st.throttle.check(who) as throttle:
+        right = hmac.compare_digest(sent.encode(), st.password.encode())
+        if right:
+            throttle.succeeded()
+    if right:
+        gen = await run_in_threadpool(current_generation, request)
         request.session.clear()
-        request.session["auth"] = True
+        request.session.update(auth=True, gen=gen)
         csrf_token(request)  # a new one for the new session
         return RedirectResponse(url(request, target), status_code=303)
-    throttle.failed(who)
     log.warning("web: failed login from %s", who)
     return page(request, "login.html", status_code=401, next=target, error="Wrong password.")
 
 
 async def logout(request: Request):
-    """POST (with the CSRF token): end the session."""
+    """POST (with the CSRF token): end the session, and every other one (a new generation)."""
     await checked_form(request)
+    st = state(request)
+    if st.password is not None and st.database.exists():
+        try:
+            await run_in_threadpool(sessions.end_all, st.database, st.write_timeout)
+        except sqlite3.Error as e:
+            raise HTTPException(503, f"could not end the sessions ({e}); try again") from None
     request.session.clear()
     return RedirectResponse(url(request, "/login" if state(request).password else "/"), status_code=303)
 

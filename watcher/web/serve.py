@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
-from ..config import Config, WebConfig, is_loopback, parse_listen
+from ..config import MIN_PASSWORD, Config, WebConfig, is_loopback, parse_listen
 from ..errors import ConfigError, WatcherError
 from ..store import Store
 
@@ -48,6 +48,9 @@ def plan(config: Config, listen: str | None = None, sample: bool = False) -> Pla
         if password is None:
             raise ConfigError(f"environment variable {web.password_env} is not set (it holds the web "
                               "password)", path=str(config.path), key="web.password_env")
+        if len(password) < MIN_PASSWORD:
+            raise ConfigError(f"the password in {web.password_env} is shorter than {MIN_PASSWORD} "
+                              "characters", path=str(config.path), key="web.password_env")
     if web.secret_env:
         secret = os.environ.get(web.secret_env) or None
         if secret is None:

@@ -31,6 +31,7 @@ class WebState:
     matchers: Compiled = field(default_factory=Compiled)
     cache: dict = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    throttle: object = None  # the login Throttle (watcher.web.auth), made by create_app
 
     @property
     def prefix(self) -> str:
