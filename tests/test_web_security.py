@@ -154,13 +154,20 @@ def _login(c, password: str = PASSWORD):
     return c.post("/login", data={"csrf": token, "password": password})
 
 
-def test_a_cookie_replayed_after_logout_is_refused(sample, tmp_path, monkeypatch):
+@pytest.fixture
+def writable(sample, tmp_path, monkeypatch):
+    """(config, a writable copy of the sample database, a client maker with a password)."""
     from webkit import database_copy
 
     monkeypatch.setenv("WATCHER_LOGIN_DELAY", "0.01")
     config, db = sample
     db = database_copy(db, tmp_path)
-    with TestClient(app_for(config, db, password=PASSWORD, secret="s"), follow_redirects=False) as c:
+    return lambda password=PASSWORD: TestClient(app_for(config, db, password=password, secret="s"),
+                                                follow_redirects=False)
+
+
+def test_a_cookie_replayed_after_logout_is_refused(writable):
+    with writable() as c:
         assert _login(c).status_code == 303
         stolen = c.cookies["watcher_session"]
         home = c.get("/saved")
@@ -176,20 +183,14 @@ def test_a_cookie_replayed_after_logout_is_refused(sample, tmp_path, monkeypatch
         assert c.get("/saved").status_code == 200
 
 
-def test_a_new_password_ends_the_sessions_made_with_the_old_one(sample, tmp_path, monkeypatch):
-    from webkit import database_copy
-
-    monkeypatch.setenv("WATCHER_LOGIN_DELAY", "0.01")
-    config, db = sample
-    db = database_copy(db, tmp_path)
-    with TestClient(app_for(config, db, password=PASSWORD, secret="s"), follow_redirects=False) as c:
+def test_a_new_password_ends_the_sessions_made_with_the_old_one(writable):
+    with writable() as c:
         assert _login(c).status_code == 303
         cookie = c.cookies["watcher_session"]
-    with TestClient(app_for(config, db, password=PASSWORD, secret="s"), follow_redirects=False) as c:
+    with writable() as c:
         c.cookies.set("watcher_session", cookie)
         assert c.get("/saved").status_code == 200  # a restart with the same password keeps it
-    with TestClient(app_for(config, db, password="another long password", secret="s"),
-                    follow_redirects=False) as c:
+    with writable("another long password") as c:
         c.cookies.set("watcher_session", cookie)
         assert c.get("/saved").status_code == 303
 
