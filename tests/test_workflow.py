@@ -71,6 +71,10 @@ def test_the_workflow_is_scheduled_serial_least_privileged_and_pinned(tmp_path):
     assert runs.index("watcher check") < runs.index("watcher once --due")
     save = next(s for s in job["steps"] if s.get("id") == "save")
     assert save["if"].startswith("always()")  # a failed run still saves its ledger
+    pages = doc["jobs"]["pages"]  # optional: only with the repository variable
+    assert pages["if"] == "vars.WATCHER_PAGES == 'true'" and pages["needs"] == "digest"
+    assert pages["permissions"] == {"pages": "write", "id-token": "write"}
+    assert all(re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", s["uses"]) for s in pages["steps"])
 
 
 # --- running the workflow's steps -----------------------------------------------------------
@@ -82,10 +86,12 @@ def git(*args, cwd, env=None):
     return r.stdout
 
 
-def run_job(remote: Path, workdir: Path, extra_path: str) -> list[tuple[str, subprocess.CompletedProcess]]:
+def run_job(remote: Path, workdir: Path, extra_path: str,
+            variables: dict | None = None) -> list[tuple[str, subprocess.CompletedProcess]]:
     """Check out ``remote`` afresh (as actions/checkout does) and run the job's ``run`` steps in
-    order, as the runner does: a failed step skips the later ones but for ``always()`` ones;
-    the install step is this checkout's own watcher already on PATH."""
+    order, as the runner does: a failed step skips the later ones but for ``always()`` ones,
+    a step for ``vars.WATCHER_PAGES`` runs only when ``variables`` set it; the install step is
+    this checkout's own watcher already on PATH."""
     git("clone", "-q", str(remote), str(workdir), cwd=remote.parent)
     doc = load(workdir / ".github" / "workflows" / "watcher.yml")
     env = {**os.environ, **doc["env"], "PATH": extra_path + os.pathsep + os.environ["PATH"]}
@@ -94,7 +100,10 @@ def run_job(remote: Path, workdir: Path, extra_path: str) -> list[tuple[str, sub
     for step in doc["jobs"]["digest"]["steps"]:
         if "uses" in step or step.get("id") == "install":
             continue
-        if failed and not step.get("if", "").startswith("always()"):
+        condition = step.get("if", "")
+        if failed and not condition.startswith("always()"):
+            continue
+        if "vars.WATCHER_PAGES == 'true'" in condition and (variables or {}).get("WATCHER_PAGES") != "true":
             continue
         step_env = {k: SECRETS[m.group(1)] if (m := re.fullmatch(r"\$\{\{ secrets\.(\w+) \}\}", v)) else v
                     for k, v in step.get("env", {}).items()}
@@ -169,7 +178,7 @@ def test_two_runs_of_the_workflow_keep_the_ledger_on_the_state_branch(tmp_path):
 
         time.sleep(1.1)  # the digest's interval (1 s) passes: it is due again
         write_listing(listing, 12)
-        second = run_job(remote, tmp_path / "run2", BIN)
+        second = run_job(remote, tmp_path / "run2", BIN, {"WATCHER_PAGES": "true"})
         out = "".join(r.stdout + r.stderr for _, r in second)
         assert all(r.returncode == 0 for _, r in second), out
         assert "restored" in out and "no saved state" not in out
@@ -177,6 +186,11 @@ def test_two_runs_of_the_workflow_keep_the_ledger_on_the_state_branch(tmp_path):
         sent_second = mailed_titles(smtp.received[1].message)
         assert sent_second and set(sent_second) <= set(TITLES[6:12])  # only what is new
         assert not set(sent_second) & set(sent_first)
+    assert not (tmp_path / "run1" / "_site").exists()  # Pages only when the variable says so
+    site = tmp_path / "run2" / "_site"
+    for title in sent_first + sent_second:  # the archive of both runs, as the Pages job publishes it
+        assert title in (site / "search-index.json").read_text()
+    assert (site / "index.html").is_file()
     history = git("log", "--format=%s", "watcher-state", cwd=remote).splitlines()
     assert len(history) == 2 and all(s.startswith("watcher state after run") for s in history)
 

@@ -1,15 +1,17 @@
-"""No server of one's own (SPEC §9): ``watcher init``, ``watcher state save|restore``.
+"""No server of one's own (SPEC §9): ``watcher init``, ``watcher state save|restore``,
+``watcher site``.
 
 Registered on the ``watcher`` group by :mod:`watcher.cli`.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
-from .cli import Context, cli, handle_errors, pass_ctx
+from .cli import SAMPLE_HELP, Context, cli, handle_errors, pass_ctx, reading_config
 
 
 @cli.command()
@@ -86,3 +88,28 @@ def state_restore(ctx: Context, file: Path, force) -> None:
         reach = ", ".join(f"{name} {span(d)}" for name, d in config.digests.items())
         click.echo(f"no saved state ({file} does not exist): starting afresh; each digest's first "
                    f"run reaches back its lookback ({reach or 'no digests'})")
+
+
+@cli.command()
+@click.argument("folder", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--sample", is_flag=True, help=SAMPLE_HELP)
+@pass_ctx
+@handle_errors
+def site(ctx: Context, folder: Path, sample) -> None:
+    """Write the web inbox as static files into DIR: inbox, digests, papers, profiles, feeds,
+    the saved list with its BibTeX and a search that runs in the browser.
+
+    Links are relative, so DIR opens from file:// or any static host (GitHub Pages). No rating
+    buttons: there is no server to record them. DIR must be new, empty or an earlier site.
+    """
+    from .site import build_site
+    from .store import require_database
+
+    config = reading_config(ctx, sample)
+    require_database(config.settings.database)
+    report = build_site(config, folder)
+    for page, link, status in report.broken:
+        click.echo(f"watcher: broken link on {page}: {link} answered {status}", err=True)
+    click.echo(f"wrote {report.pages} pages, {report.files} other files and a search index of "
+               f"{report.papers} papers to {folder}; open {folder / 'index.html'}")
+    sys.exit(1 if report.broken else 0)

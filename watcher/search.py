@@ -268,7 +268,7 @@ def similar_papers(store: Store, paper: Paper, weight, limit: int = 5) -> list[t
     from .index import paper_vector, prepare_doc, similarity
 
     vector = paper_vector(prepare_doc(paper), weight)
-    words = sorted(vector, key=lambda w: -vector[w])[:12]
+    words = sorted(vector, key=lambda w: (-vector[w], w))[:12]  # ties by word: the same on every run
     tokens = [t for w in words for t in _TOKEN.findall(w)]
     if not tokens:
         return []

@@ -107,10 +107,11 @@ async def lifespan(app):
 
 
 def create_app(config: Config, database: Path | None = None, *, password: str | None = None,
-               secret: str | None = None) -> Starlette:
+               secret: str | None = None, static: bool = False) -> Starlette:
     """The web inbox over ``database`` (default: the config's). ``password`` None: no login;
-    ``secret`` signs the session cookie (default: random per process)."""
-    web = WebState(config, Path(database or config.settings.database), password)
+    ``secret`` signs the session cookie (default: random per process); ``static``: the pages
+    as ``watcher site`` publishes them (:class:`WebState`)."""
+    web = WebState(config, Path(database or config.settings.database), password, static=static)
     if secret:
         web.secret = secret
     web.throttle = Throttle()

@@ -83,7 +83,7 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
 
     body = environment().get_template(template).render(
         request=request, url=link, csrf_token=token, rate_form=rate_form(request, prefix, token),
-        login_required=st.password is not None,
+        login_required=st.password is not None, static_site=st.static,
         logged_in=logged_in(request), profiles=list(st.config.profiles),
         tz=st.config.settings.timezone, **context)
     return HTMLResponse(body, status_code=status_code)

@@ -20,12 +20,15 @@ class WebState:
     session cookie: ``secret_env``'s value, else a random one per process (sessions then end
     with the process). ``prefix`` is the path of ``base_url`` (``/papers`` behind a proxy that
     serves watcher under ``https://example.org/papers``), put in front of every link.
+    ``static`` marks the app that ``watcher site`` crawls into static files: no rating buttons
+    (no server to record them), and the search page loads the client-side search.
     """
 
     config: Config
     database: Path
     password: str | None = None
     secret: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    static: bool = False
     db_timeout: float = 2.0
     write_timeout: float = 10.0  # a rating waits this long for the daemon's write to end
     matchers: Compiled = field(default_factory=Compiled)

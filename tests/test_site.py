@@ -1,0 +1,174 @@
+"""``watcher site DIR --sample``: the web inbox as static files, as a user builds it after the
+quick start (a subprocess), then read as a browser and a link checker read it: every link
+relative and leading to a file, no rating buttons, the saved list with its BibTeX, the Atom
+feed, and a search that runs in Chromium from ``file://``."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from conftest import REPO, run_watcher
+from watcher.site import file_for, relative
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-extensions"]
+SAVED = "2504.07615"  # VLM-R1, a paper of the sample digest
+
+
+class Links(HTMLParser):
+    """Every href / src / action of a page, and its forms' methods."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.links, self.forms = [], []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for name in ("href", "src", "action"):
+            if a.get(name) is not None:
+                self.links.append(a[name])
+        if tag == "form":
+            self.forms.append((a.get("method") or "get").lower())
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("site")
+    text = (REPO / "config.toml").read_text()
+    text = text.replace('channels = ["archive"]', 'channels = ["archive", "feed"]')
+    (folder / "config.toml").write_text(text + '\n[channel.feed]\ntype = "feed"\npath = "feeds/{digest}.atom"\n')
+    assert run_watcher("once", "--sample", cwd=folder).returncode == 0
+    assert run_watcher("rate", "save", SAVED, cwd=folder).returncode == 0
+    r = run_watcher("site", "out", "--sample", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    assert re.fullmatch(rb"wrote \d+ pages, \d+ other files and a search index of \d+ papers to out; "
+                        rb"open out/index\.html\n", r.stdout), r.stdout
+    return folder / "out"
+
+
+def test_every_link_is_relative_and_leads_to_a_file(site):
+    pages = list(site.rglob("*.html"))
+    assert len(pages) > 300  # inbox, archive, issues, profiles and the papers they link
+    checked = 0
+    for page in pages:
+        parser = Links()
+        parser.feed(page.read_text())
+        for link in parser.links:
+            parts = urlsplit(link)
+            if parts.scheme in ("http", "https", "mailto") or link.startswith("#"):
+                continue
+            assert not link.startswith("/"), f"{page.relative_to(site)}: absolute link {link}"
+            target = (page.parent / unquote(parts.path)).resolve()
+            assert target.is_file(), f"{page.relative_to(site)}: broken link {link}"
+            assert site.resolve() in target.parents
+            checked += 1
+        assert parser.forms in ([], ["get"]), f"{page.relative_to(site)}: a form that posts"
+    assert checked > 3000
+
+
+def test_the_pages_are_the_web_inbox_without_rating_buttons(site):
+    index = (site / "index.html").read_text()
+    assert "LLM-RL" in index and "TL;DR" in index
+    assert 'href="digests/daily/2025-04-12.html"' in index
+    issue = (site / "digests" / "daily" / "2025-04-12.html").read_text()
+    assert issue.count('class="paper"') == 30
+    for page in site.rglob("*.html"):
+        text = page.read_text()
+        assert "More like this" not in text and "/rate" not in text and 'name="csrf"' not in text
+    paper = (site / "papers" / f"{SAVED}.html").read_text()
+    assert "VLM-R1" in paper and "llm-rl" in paper  # why it matched, as on the server
+
+
+def test_the_saved_list_its_bibtex_and_the_feed_are_there(site):
+    saved = (site / "saved.html").read_text()
+    assert "VLM-R1" in saved and 'href="saved.bib"' in saved
+    bib = (site / "saved.bib").read_text()
+    assert bib.lstrip().startswith("@") and "VLM-R1" in bib
+    archive = (site / "digests--digest-daily.html").read_text()
+    assert 'href="feeds/daily.atom"' in archive
+    assert (site / "feeds" / "daily.atom").read_text().count("<entry>") == 30
+
+
+def test_the_search_index_holds_every_paper_page(site):
+    index = json.loads((site / "search-index.json").read_text())
+    pages = {str(p.relative_to(site)) for p in (site / "papers").rglob("*.html")}
+    assert {e["url"] for e in index} == pages
+    grpo = [e for e in index if "GRPO" in e["title"] + e["abstract"]]
+    assert grpo and all(e["day"] and e["tldr"] for e in grpo)
+    js = (site / "search-index.js").read_text()
+    assert json.loads(js[js.index("=") + 1:].rstrip().rstrip(";")) == index
+
+
+def test_a_second_build_overwrites_the_site_but_never_a_foreign_folder(site, tmp_path):
+    folder = site.parent
+    again = run_watcher("site", "out", "--sample", cwd=folder)
+    assert again.returncode == 0, again.stderr
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "notes.txt").write_text("mine")
+    shutil.copy(folder / "config.toml", tmp_path / "config.toml")
+    shutil.copy(folder / "watcher-sample.db", tmp_path / "watcher-sample.db")
+    r = run_watcher("site", "project", "--sample", cwd=tmp_path)
+    assert r.returncode == 2 and b"neither empty nor a site written by watcher site" in r.stderr
+    assert sorted(p.name for p in (tmp_path / "project").iterdir()) == ["notes.txt"]
+
+
+def test_file_names_and_relative_links():
+    assert file_for("/", True) == "index.html"
+    assert file_for("/digests?digest=daily&page=2", True) == "digests--digest-daily-page-2.html"
+    assert file_for("/saved.bib", False) == "saved.bib"
+    assert file_for("/papers/title:a%20b", True) == "papers/title:a b.html"
+    long = file_for("/papers/title:" + "x" * 400, True)
+    assert len(long.split("/")[1].encode()) <= 205 and long.endswith(".html")
+    # a colon in the first segment would read as a URL scheme: it is encoded
+    assert relative("papers/a.html", "papers/arxiv:1.html") == "arxiv%3A1.html"
+    assert relative("digests/daily/x.html", "index.html") == "../../index.html"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    playwright = pytest.importorskip("playwright.sync_api", reason="the test extra installs playwright")
+    if not Path(CHROMIUM).exists():
+        pytest.skip("needs Debian's chromium (apt-get install chromium)")
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def test_the_site_opens_from_file_and_its_search_finds_a_paper(site, browser):
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto((site / "index.html").as_uri())
+    assert "LLM-RL" in page.inner_text("main")
+    assert page.evaluate("getComputedStyle(document.querySelector('header.top')).display") != "inline"  # styled
+    page.click("text=Search")
+    assert page.url.endswith("/search.html")
+    page.fill('input[name="q"]', "GRPO")
+    page.click('form.search button[type="submit"]')
+    page.wait_for_selector("#results article.paper")
+    assert page.url.endswith("search.html?q=GRPO") or "q=GRPO" in page.url
+    found = page.locator("#results article.paper h3 a")
+    assert found.count() > 0
+    assert "match" in page.inner_text("#results p.meta")
+    titles = [found.nth(i).inner_text() for i in range(found.count())]
+    found.first.click()  # a result opens its paper page, from file:// too
+    page.wait_for_load_state("load")
+    assert page.url.startswith("file://") and "/papers/" in page.url
+    assert page.inner_text("h1") == titles[0]
+    page.goto((site / "search.html").as_uri() + "?q=au:Haozhan%20VLM")
+    page.wait_for_selector("#results article.paper")
+    assert page.locator("#results article.paper h3 a").all_inner_texts() == [
+        "VLM-R1: A Stable and Generalizable R1-style Large Vision-Language Model"]
+    page.goto((site / "search.html").as_uri() + "?q=zzzqqqnothing")
+    page.wait_for_selector("#results p.meta")
+    assert page.inner_text("#results p.meta") == "0 papers match"
+    assert errors == []
