@@ -202,3 +202,27 @@ def test_config_wants_urls_env_as_a_variable_name(write_config):
         load_config(write_config(base))
     with pytest.raises(ConfigError, match="channel.phone.urls_env: must name an environment variable"):
         load_config(write_config(base + 'urls_env = "tgram://x/y"\n'))
+
+
+def test_rating_links_reach_every_markup(monkeypatch):
+    """A chat or push reader can rate a paper only through the links the message carries."""
+    from watcher.links import Links
+
+    digest = sample_digest(3, updated=0)
+    digest.links = Links("https://papers.example.org", "s3cret")
+    with HookServer(path="/") as sink:
+        port = sink.httpd.server_address[1]
+        monkeypatch.setenv(ENV, f"json://127.0.0.1:{port}/t json://127.0.0.1:{port}/h?format=html "
+                                f"json://127.0.0.1:{port}/m?format=markdown")
+        channel().send(digest, {})
+        by_path = {}
+        for r in sink.requests:
+            by_path.setdefault(r["path"].split("?")[0], []).append(r["json"]["message"])
+    text, html, markdown = ("\n".join(by_path[p]) for p in ("/t", "/h", "/m"))
+    for m in digest.matches:
+        urls = digest.links.paper(m)
+        assert tldr_of(m) in text
+        for action, label in (("up", "More like this"), ("down", "Less like this"), ("save", "Save")):
+            assert f"{label}: {urls[action]}" in text
+            assert f'<a href="{urls[action]}">{label}</a>' in html
+            assert f"[{label}]({urls[action]})" in markdown

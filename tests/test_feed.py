@@ -183,3 +183,37 @@ def test_a_dry_run_shows_a_feed_channels_digest_in_markdown_and_writes_nothing(t
     assert b"format markdown (dry run, not sent; channels: feed)" in result.stderr
     assert result.stdout.startswith(b"# LLM-RL") and result.stdout.count(b"**TL;DR:** ") == 5
     assert not (tmp_path / "feeds").exists()
+
+
+def test_feed_links_itself_and_the_inbox_and_dates_every_entry(tmp_path):
+    """A reader shows the feed's home and a date for papers known only from a listing (no
+    submission time), and each entry carries the rating links when the digest has them."""
+    from datetime import date
+
+    from watcher.links import Links
+
+    digest = sample_digest(3, updated=0)
+    listing_only = replace(digest.matches[2].paper, published=None, announced=date(2025, 4, 11))
+    digest.matches[2] = replace(digest.matches[2], paper=listing_only)
+    digest.links = Links("https://papers.example.org", "s3cret")
+    cfg = ChannelConfig(name="feed", type="feed", path="feeds/{digest}.atom", max_entries=200)
+    make_channel(cfg, DeliveryContext(base_dir=tmp_path, web_url="https://papers.example.org")
+                 ).send(digest, {}, now=NOW)
+    parsed = read(tmp_path)
+    links = {link.rel: link.href for link in parsed.feed.links}
+    assert links == {"self": "https://papers.example.org/feeds/daily.atom",
+                     "alternate": "https://papers.example.org/digests?digest=daily"}
+    assert [e.published_parsed[:3] for e in parsed.entries] == [
+        digest.matches[0].paper.published.timetuple()[:3], digest.matches[1].paper.published.timetuple()[:3],
+        (2025, 4, 11)]
+    for entry, m in zip(parsed.entries, digest.matches):
+        urls = digest.links.paper(m)
+        content = entry.content[0].value
+        assert all(urls[a] in content for a in ("up", "down", "save", "web")), content
+        assert entry.summary == tldr_of(m)
+    # a feed file nobody serves still says where it is
+    feed_channel(tmp_path, path="local/{digest}.atom").send(sample_digest(1, updated=0), {}, now=NOW)
+    data = (tmp_path / "local" / "daily.atom").read_text()
+    assert [link.rel for link in feedparser.parse(data).feed.links] == ["self"]
+    href = (tmp_path / "local" / "daily.atom").resolve().as_uri()
+    assert f'<link rel="self" type="application/atom+xml" href="{href}" />' in data

@@ -81,7 +81,22 @@ class Links:
 
     def digest(self, name: str, day: date) -> str:
         """The digest as delivered, in the web inbox ("view in browser")."""
-        return f"{self.base_url}/digests/{quote(name, safe='')}/{day.isoformat()}"
+        return digest_page(self.base_url, name, day)
+
+
+def digest_page(base_url: str, name: str, day: date | None = None) -> str:
+    """The web inbox's page of one issue of digest ``name``, or of all its issues (``day`` None)."""
+    if day is None:
+        return f"{base_url.rstrip('/')}/digests?digest={quote(name, safe='')}"
+    return f"{base_url.rstrip('/')}/digests/{quote(name, safe='')}/{day.isoformat()}"
+
+
+def feed_url(base_url: str, name: str) -> str:
+    """Where the web inbox serves digest ``name``'s Atom feed (``/feeds/{digest}.atom``)."""
+    return f"{base_url.rstrip('/')}/feeds/{quote(name, safe='')}.atom"
+
+
+RATING_LABELS = {"up": "More like this", "down": "Less like this", "save": "Save"}
 
 
 def verify_link(config, token: str) -> LinkRating:
@@ -125,4 +140,5 @@ def links_for(config) -> Links | None:
 
 
 __all__ = ["BadLink", "LinkRating", "Links", "LINK_ACTIONS", "links_for", "make_token",
-           "verify_token", "verify_link", "link_notes", "links_missing"]
+           "verify_token", "verify_link", "link_notes", "links_missing", "digest_page", "feed_url",
+           "RATING_LABELS"]

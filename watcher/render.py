@@ -28,6 +28,7 @@ from .errors import RenderError
 from .formats.text import one_line
 from .formats.text import utc_stamp as _utc_stamp
 from .formats.xmlsafe import gc_paused
+from .links import RATING_LABELS
 from .models import Digest, Match
 from .tldr import stored_excerpt, tldr_of
 from .text import shorten
@@ -144,7 +145,8 @@ def to_json(value, indent: int | None = None) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent)
 
 
-GLOBALS = {"slack_link": slack_link, "plural": plural, "ABSTRACT_CHARS": ABSTRACT_CHARS}
+GLOBALS = {"slack_link": slack_link, "plural": plural, "ABSTRACT_CHARS": ABSTRACT_CHARS,
+           "RATING_LABELS": RATING_LABELS}
 FILTERS = {"safe_url": safe_url, "paper_url": paper_url, "shorten": shorten, "authors": authors, "md": md,
            "mrkdwn": mrkdwn, "slack_link": slack_link, "one_line": one_line,
            "utc_stamp": utc_stamp, "day": day, "papers_json": papers_json, "plural": plural,

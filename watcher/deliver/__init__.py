@@ -34,7 +34,8 @@ def channel_for(config, name: str, formats: tuple[str, ...], stdout=None) -> Cha
     """The Channel ``[channel.NAME]`` of ``config``, for a digest of ``formats``: the context
     (config folder, user agent, templates, stdout) comes from the config."""
     ctx = DeliveryContext(base_dir=config.base_dir, user_agent=config.settings.user_agent,
-                          formats=formats, templates_dir=config.settings.templates_dir)
+                          formats=formats, templates_dir=config.settings.templates_dir,
+                          web_url=config.web.base_url)
     if stdout is not None:
         ctx.stdout = stdout
     return make_channel(config.channels[name], ctx)

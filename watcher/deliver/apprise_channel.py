@@ -38,7 +38,8 @@ from ..config import split_urls
 from ..errors import DeliveryError
 from ..formats.text import one_line
 from ..models import Digest, Match
-from ..render import authors, day, md, plural, safe_url
+from ..links import RATING_LABELS
+from ..render import authors, day, md, paper_url, plural, safe_url
 from ..text import shorten
 from ..tldr import tldr_of
 from .base import Channel, remember_secret, secret_env
@@ -60,11 +61,13 @@ def _text(value: str, limit: int = 300) -> str:
     return inert(shorten(one_line(str(value)), limit))
 
 
-def paper_block(m: Match, fmt: str) -> str:
+def paper_block(m: Match, fmt: str, links=None) -> str:
     """One paper in ``fmt`` (``text``, ``markdown`` or ``html``): title (linked), authors and
-    date, TL;DR, reasons."""
+    date, TL;DR, reasons, and the rating links when the digest has them (a chat or push
+    reader has no other way to give feedback)."""
     p = m.paper
-    url = safe_url(p.abs_url)
+    url = paper_url(m, links)
+    rate = [(label, safe_url(links.paper(m)[a])) for a, label in RATING_LABELS.items()] if links else []
     meta = " · ".join(x for x in (authors(p.authors, 5), day(p.published)) if x)
     tldr = tldr_of(m)
     why = "; ".join(m.reasons)
@@ -76,6 +79,8 @@ def paper_block(m: Match, fmt: str) -> str:
         lines.append(f"<b>TL;DR:</b> {escape(_text(tldr))}")
         if why:
             lines.append(f"<i>Why:</i> {escape(_text(why))}")
+        if rate:
+            lines.append(" · ".join(f'<a href="{escape(u)}">{label}</a>' for label, u in rate))
         return "<br>".join(lines)
     if fmt == "markdown":
         title = inert(md(shorten(p.title, 300)))
@@ -85,6 +90,8 @@ def paper_block(m: Match, fmt: str) -> str:
         lines.append(f"**TL;DR:** {inert(md(tldr))}")
         if why:
             lines.append(f"*Why:* {inert(md(shorten(why, 300)))}")
+        if rate:
+            lines.append(" · ".join(f"[{label}]({u})" for label, u in rate))
         return "\n".join(lines)
     lines = [_text(p.title)]
     if meta:
@@ -94,6 +101,7 @@ def paper_block(m: Match, fmt: str) -> str:
         lines.append(f"Why: {_text(why)}")
     if url:
         lines.append(url)
+    lines += [f"{label}: {u}" for label, u in rate]
     return "\n".join(lines)
 
 
@@ -126,7 +134,7 @@ def blocks(digest: Digest, fmt: str) -> list[str]:
         text = f"No new papers today{reason}."
         out = [str(escape(inert(text))) if fmt == "html" else inert(md(text)) if fmt == "markdown" else inert(text)]
     else:
-        out = [paper_block(m, fmt) for m in digest.matches]
+        out = [paper_block(m, fmt, digest.links) for m in digest.matches]
     extra = updated_block(digest, fmt)
     return out + ([extra] if extra else [])
 

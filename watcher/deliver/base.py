@@ -24,6 +24,7 @@ class DeliveryContext:
     user_agent: str = "watcher"
     formats: tuple[str, ...] = ("text",)
     templates_dir: Path | None = None
+    web_url: str | None = None  # [web].base_url: where the web inbox (and its feeds) answer
 
 
 class Channel:

@@ -7,10 +7,11 @@ temporary file and a rename), so a reader never sees half a feed.
 
 An entry's ``<id>`` is the paper's arXiv abstract URL (or ``urn:watcher:paper:…`` for a paper
 without an arXiv id): the same for a paper however often the feed is rewritten, so a reader
-never shows one twice. The entry carries the title, authors, categories, links to the abstract
-and PDF, the TL;DR as ``<summary>``, and as ``<content type="html">`` the TL;DR, the reasons it
-matched and the shortened abstract — every piece of paper text escaped, so a hostile title
-stays text in any reader.
+never shows one twice. The entry carries the title, authors, categories, ``<published>``, links
+to the abstract and PDF, the TL;DR as ``<summary>``, and as ``<content type="html">`` the TL;DR,
+the reasons it matched, the shortened abstract and the digest's rating links — every piece of
+paper text escaped, so a hostile title stays text in any reader. The feed links itself
+(``rel="self"``) and, with ``[web] base_url``, the digest's page in the web inbox.
 
 A file that cannot be written, or an existing file that is not an Atom feed, fails this channel
 only (the ledger keeps the papers for the next run); the existing file is never overwritten
@@ -33,6 +34,7 @@ from markupsafe import escape
 from ..errors import DeliveryError, InputError
 from ..formats.text import one_line
 from ..formats.xmlsafe import check_prolog
+from ..links import RATING_LABELS, digest_page, feed_url
 from ..models import Digest, Match, Paper
 from ..render import abstract_excerpt, safe_url
 from ..tldr import tldr_of
@@ -66,30 +68,36 @@ def entry_id(paper: Paper) -> str:
     return "urn:watcher:paper:" + hashlib.sha256(paper.key.encode("utf-8")).hexdigest()[:32]
 
 
-def entry_html(m: Match) -> str:
-    """The entry's HTML content: TL;DR, reasons, shortened abstract and links, all escaped."""
+def entry_html(m: Match, links=None) -> str:
+    """The entry's HTML content: TL;DR, reasons, shortened abstract and links (with the
+    digest's rating links and the paper's page in the web inbox when it has them), all escaped."""
     p = m.paper
     parts = [f"<p><b>TL;DR:</b> {escape(_text(tldr_of(m)))}</p>"]
     if m.reasons:
         parts.append(f"<p><b>Why:</b> {escape(_text('; '.join(m.reasons)))}</p>")
     if p.abstract:
         parts.append(f"<p>{escape(_text(abstract_excerpt(m)))}</p>")
-    links = [f'<a href="{escape(url)}">{label}</a>'
-             for url, label in ((safe_url(p.abs_url), "Abstract"), (safe_url(p.pdf_url), "PDF")) if url]
-    if links:
-        parts.append("<p>" + " · ".join(links) + "</p>")
+    anchors = [f'<a href="{escape(url)}">{label}</a>'
+               for url, label in ((safe_url(p.abs_url), "Abstract"), (safe_url(p.pdf_url), "PDF")) if url]
+    if anchors:
+        parts.append("<p>" + " · ".join(anchors) + "</p>")
+    if links is not None:
+        urls = links.paper(m)
+        rate = [f'<a href="{escape(safe_url(urls[a]))}">{label}</a>' for a, label in RATING_LABELS.items()]
+        rate.append(f'<a href="{escape(safe_url(urls["web"]))}">In the inbox</a>')
+        parts.append("<p>" + " · ".join(rate) + "</p>")
     return "".join(parts)
 
 
-def build_entry(m: Match, delivered: datetime) -> ET.Element:
-    """One ``<entry>`` for a matched paper delivered at ``delivered``."""
+def build_entry(m: Match, delivered: datetime, links=None) -> ET.Element:
+    """One ``<entry>`` for a matched paper delivered at ``delivered``; ``<published>`` is the
+    first version's submission, else the day a listing announced it, else the delivery."""
     p = m.paper
     entry = ET.Element(_q("entry"))
     ET.SubElement(entry, _q("id")).text = entry_id(p)
     ET.SubElement(entry, _q("title"), type="text").text = _text(p.title) or "(untitled)"
     ET.SubElement(entry, _q("updated")).text = _stamp(delivered)
-    if p.published:
-        ET.SubElement(entry, _q("published")).text = _stamp(p.published)
+    ET.SubElement(entry, _q("published")).text = _stamp(p.entry_date or delivered)
     names = [_text(a) for a in p.authors if _text(a)]
     for name in names[:MAX_AUTHORS]:
         ET.SubElement(ET.SubElement(entry, _q("author")), _q("name")).text = name
@@ -104,7 +112,7 @@ def build_entry(m: Match, delivered: datetime) -> ET.Element:
         if _text(category):
             ET.SubElement(entry, _q("category"), term=_text(category))
     ET.SubElement(entry, _q("summary"), type="text").text = _text(tldr_of(m))
-    ET.SubElement(entry, _q("content"), type="html").text = entry_html(m)
+    ET.SubElement(entry, _q("content"), type="html").text = entry_html(m, links)
     return entry
 
 
@@ -124,17 +132,23 @@ def existing_entries(data: bytes | None, origin: str) -> list[ET.Element]:
 
 
 def merge_feed(digest: Digest, old: list[ET.Element], delivered: datetime,
-               max_entries: int) -> str:
+               max_entries: int, self_url: str | None = None, web_url: str | None = None) -> str:
     """The feed document: ``digest``'s papers first, then ``old`` entries with other ids, the
-    first ``max_entries`` kept."""
+    first ``max_entries`` kept. ``self_url`` is where the feed is read (``rel="self"``);
+    ``web_url`` the web inbox, whose page of the digest is the feed's ``rel="alternate"``."""
     feed = ET.Element(_q("feed"))
     ET.SubElement(feed, _q("id")).text = "urn:watcher:feed:" + _text(digest.name)
     ET.SubElement(feed, _q("title"), type="text").text = _text(digest.title)
+    if safe_url(self_url) or (self_url or "").startswith("file:"):
+        ET.SubElement(feed, _q("link"), rel="self", type="application/atom+xml", href=self_url)
+    if web_url and safe_url(digest_page(web_url, digest.name)):
+        ET.SubElement(feed, _q("link"), rel="alternate", type="text/html",
+                      href=digest_page(web_url, digest.name))
     ET.SubElement(feed, _q("subtitle"), type="text").text = f"New papers of the watcher digest {_text(digest.name)}"
     ET.SubElement(feed, _q("updated")).text = _stamp(delivered)
     ET.SubElement(ET.SubElement(feed, _q("author")), _q("name")).text = "watcher"
     ET.SubElement(feed, _q("generator")).text = "watcher"
-    new = [build_entry(m, delivered) for m in digest.matches]
+    new = [build_entry(m, delivered, digest.links) for m in digest.matches]
     seen = set()
     kept = []
     for entry in [*new, *old]:
@@ -202,7 +216,9 @@ class FeedChannel(Channel):
         except InputError as e:
             raise DeliveryError(f"channel {name}: {e}; move the file away and the next run "
                                 "starts a new feed") from None
-        body = merge_feed(digest, old, now or datetime.now(timezone.utc), self.cfg.max_entries)
+        web = self.ctx.web_url
+        body = merge_feed(digest, old, now or datetime.now(timezone.utc), self.cfg.max_entries,
+                          feed_url(web, digest.name) if web else path.resolve().as_uri(), web)
         try:
             atomic_write(path, body)
         except OSError as e:
