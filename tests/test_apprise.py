@@ -59,8 +59,8 @@ def test_every_paper_reaches_every_service_within_its_limits(monkeypatch):
         assert all(p.startswith("LLM-RL — 2025-04-12: 25 new papers (part ") for p in parts)
 
 
-def test_markup_follows_the_service_and_hostile_fields_stay_inert(monkeypatch):
-    digest = hostile_digest()
+def in_each_markup(monkeypatch, digest) -> tuple[str, str, str]:
+    """``digest`` sent through apprise's json:// sink as text, HTML and Markdown."""
     with HookServer(path="/") as sink:
         port = sink.httpd.server_address[1]
         monkeypatch.setenv(ENV, f"json://127.0.0.1:{port}/t json://127.0.0.1:{port}/h?format=html "
@@ -69,7 +69,12 @@ def test_markup_follows_the_service_and_hostile_fields_stay_inert(monkeypatch):
         by_path = {}
         for r in sink.requests:
             by_path.setdefault(r["path"].split("?")[0], []).append(r["json"]["message"])
-    text, html, markdown = ("\n".join(by_path[p]) for p in ("/t", "/h", "/m"))
+    return tuple("\n".join(by_path[p]) for p in ("/t", "/h", "/m"))
+
+
+def test_markup_follows_the_service_and_hostile_fields_stay_inert(monkeypatch):
+    digest = hostile_digest()
+    text, html, markdown = in_each_markup(monkeypatch, digest)
     for out in (text, html, markdown):
         for control in SLACK_CONTROLS:
             assert control not in out, control
@@ -210,15 +215,7 @@ def test_rating_links_reach_every_markup(monkeypatch):
 
     digest = sample_digest(3, updated=0)
     digest.links = Links("https://papers.example.org", "s3cret")
-    with HookServer(path="/") as sink:
-        port = sink.httpd.server_address[1]
-        monkeypatch.setenv(ENV, f"json://127.0.0.1:{port}/t json://127.0.0.1:{port}/h?format=html "
-                                f"json://127.0.0.1:{port}/m?format=markdown")
-        channel().send(digest, {})
-        by_path = {}
-        for r in sink.requests:
-            by_path.setdefault(r["path"].split("?")[0], []).append(r["json"]["message"])
-    text, html, markdown = ("\n".join(by_path[p]) for p in ("/t", "/h", "/m"))
+    text, html, markdown = in_each_markup(monkeypatch, digest)
     for m in digest.matches:
         urls = digest.links.paper(m)
         assert tldr_of(m) in text
