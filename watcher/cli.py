@@ -140,14 +140,26 @@ def cli(ctx: click.Context, config_path: str | None, log_level: str) -> None:
     ctx.obj.configure_logging()
 
 
-def _report_cycle(report, sample_stdout: bool) -> int:
-    """Print the sample digest when asked; the exit status. Failures were logged as they happened."""
+def _report_cycle(report, sample_stdout: bool, digests: list[str] | None = None) -> int:
+    """Print the sample digest when asked: the whole of it (as its channels sent it) for a
+    pipe or a file, each paper's title and TL;DR on a terminal. With ``digests`` (a real run)
+    and stderr a terminal, one line per digest on stderr — a cron job stays silent, and so
+    does a run whose log already says it (--log-level info). The exit status. Failures were
+    logged as they happened."""
+    from .summary import digest_lines, skim
+
     if sample_stdout:
         shown = set()
         for c in report.channels:
             if c.sent and c.digest not in shown and c.rendered:
                 shown.add(c.digest)
-                click.echo(c.rendered.get("text") or next(iter(c.rendered.values())))
+                if sys.stdout.isatty() and c.issue and c.issue.matches:
+                    click.echo(skim(c.issue, c.files))
+                else:
+                    click.echo(c.rendered.get("text") or next(iter(c.rendered.values())))
+    if digests is not None and sys.stderr.isatty() and log.getEffectiveLevel() > logging.INFO:
+        for line in digest_lines(report, digests):
+            click.echo(line, err=True)
     return 0 if report.ok else 1
 
 
@@ -190,7 +202,7 @@ def once(ctx: Context, digests, due, dry_run, sample) -> None:
         selected = [d.name for d in due_digests(config, last, now, only=selected)]
     cycle = Cycle(now=now, clock=None if sample else now_utc)
     report = run_once(config, cycle, Fetch(), Deliver(digests=selected, dry_run=DryRun() if dry_run else None))
-    sys.exit(_report_cycle(report, sample and not dry_run))
+    sys.exit(_report_cycle(report, sample and not dry_run, None if dry_run else selected))
 
 
 @cli.command()
@@ -306,9 +318,12 @@ def _parse_date(text: str, what: str) -> date:
 @click.option("--since", metavar="DATE", help="Take papers filed on or after DATE, ignoring the last run.")
 @click.option("--dry-run", is_flag=True,
               help="Print the digest once per format on stdout instead of sending it; record nothing.")
+@click.option("--sample", is_flag=True,
+              help="From the sample database of 'watcher once --sample', with the sample's newest "
+                   "date as today.")
 @pass_ctx
 @handle_errors
-def digest(ctx: Context, name, fmt, since, dry_run) -> None:
+def digest(ctx: Context, name, fmt, since, dry_run, sample) -> None:
     """Build one digest now from the database and deliver it (or print it).
 
     With --dry-run the digest is built once, not once per channel: from the union of the papers
@@ -318,20 +333,24 @@ def digest(ctx: Context, name, fmt, since, dry_run) -> None:
     stderr; when there is nothing to send stdout stays empty and stderr says
     "digest NAME: no new papers (reason)".
     """
-    from .pipeline import Cycle, Deliver, DryRun, run_once
+    from .pipeline import Cycle, Deliver, DryRun, run_once, sample_config, sample_now
 
     config = ctx.config
     _check_digests(config, (name,))
+    if sample:
+        config = sample_config(config)
     deliver = Deliver(digests=[name], since_day=_parse_date(since, "--since") if since else None,
                       dry_run=DryRun(print_format=fmt) if dry_run else None)
     if fmt and not dry_run:
         raise click.UsageError("--to goes with --dry-run (channels send their own formats)")
-    if dry_run:  # prints what would be sent: never creates a database to print nothing from
+    if dry_run or sample:  # never creates a database to print nothing from
         from .store import require_database
 
         require_database(config.settings.database)
-    report = run_once(config, Cycle(now=now_utc(), kind="digest", clock=now_utc), None, deliver)
-    sys.exit(_report_cycle(report, False))
+    cycle = (Cycle(now=sample_now(config), kind="digest") if sample
+             else Cycle(now=now_utc(), kind="digest", clock=now_utc))
+    report = run_once(config, cycle, None, deliver)
+    sys.exit(_report_cycle(report, False, None if dry_run else [name]))
 
 
 @cli.command()

@@ -76,7 +76,8 @@ class SourceReport:
 
 @dataclass
 class ChannelReport:
-    """The outcome of one digest through one channel."""
+    """The outcome of one digest through one channel: what was sent (``issue``, ``rendered``,
+    the ``files`` a file channel wrote) or why nothing was (``empty``), or the error."""
 
     digest: str
     channel: str
@@ -84,6 +85,9 @@ class ChannelReport:
     sent: bool = False
     error: str | None = None
     rendered: dict[str, str] = field(default_factory=dict)
+    issue: Digest | None = None
+    files: list[Path] = field(default_factory=list)
+    empty: str | None = None
 
 
 @dataclass
@@ -327,6 +331,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             digest = plan.build(candidates, revised, older)
             report.papers = len(digest.matches)
             if not digest.matches and not dcfg.send_empty:
+                report.empty = digest.empty_reason
                 log.info("digest %s -> %s: %s; nothing sent", dcfg.name, name, digest.empty_reason)
                 store.record_delivery(dcfg.name, name, [], cycle.now)
                 continue
@@ -338,7 +343,8 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
                                for fmt in channel.formats()}
             channel.send(digest, report.rendered)
             store.record_delivery(dcfg.name, name, digest.papers, cycle.now, issue=digest)
-            report.sent = True
+            report.sent, report.issue = True, digest
+            report.files = list(getattr(channel, "written", []))
             if digest.matches:
                 log.info("digest %s -> %s: delivered %d papers", dcfg.name, name, report.papers)
             else:  # send_empty: the text format has no place for the reason, the log has
@@ -451,7 +457,7 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
         raise
     finally:
         detail = {"sources": [s.__dict__ for s in report.sources],
-                  "channels": [{k: v for k, v in c.__dict__.items() if k != "rendered"}
+                  "channels": [{k: v for k, v in c.__dict__.items() if k not in ("rendered", "issue", "files")}
                                for c in report.channels]}
         if report.digests:
             detail["digests"] = report.digests

@@ -1,0 +1,57 @@
+"""What ``watcher once`` tells a person at a terminal (a cron job, whose output is mailed or
+logged, gets none of it): one line per digest, and for the sample a skimmable view — each
+paper's title and TL;DR — instead of the whole digest, which is in its file anyway.
+
+Pure: from the cycle's report to text; the command decides when to print it.
+"""
+
+from __future__ import annotations
+
+from .models import Digest
+from .render import plural
+from .tldr import tldr_of
+
+
+def digest_lines(report, digests: list[str]) -> list[str]:
+    """One line per digest of ``digests`` from a cycle's report (``CycleReport``): what went
+    out through which channels, else why nothing did, else what failed."""
+    if not digests:
+        return ["no digest is due"]
+    lines = []
+    for name in digests:
+        channels = [c for c in report.channels if c.digest == name]
+        sent = [c for c in channels if c.sent]
+        failed = [c.channel for c in channels if c.error]
+        parts = []
+        if name in report.digests:
+            parts.append(f"failed: {report.digests[name]}")
+        if sent:
+            if len({c.papers for c in sent}) == 1:
+                parts.append(f"delivered {plural(sent[0].papers, 'paper')} to "
+                             f"{', '.join(c.channel for c in sent)}")
+            else:
+                parts.append("delivered " + ", ".join(f"{plural(c.papers, 'paper')} to {c.channel}"
+                                                     for c in sent))
+        if failed:
+            parts.append(f"{', '.join(failed)} failed (see above)")
+        if not parts:
+            reasons = sorted({c.empty for c in channels if c.empty})
+            parts.append(f"no new papers ({'; '.join(reasons)})" if reasons else "nothing to do")
+        if name in report.degraded:
+            parts.append(f"without {report.degraded[name]}")
+        lines.append(f"digest {name}: {'; '.join(parts)}")
+    return lines
+
+
+def skim(digest: Digest, files: list) -> str:
+    """A digest for a terminal: its header, then each paper's title and TL;DR, then where the
+    whole digest was written."""
+    out = [f"{digest.title} - {digest.date}: {plural(len(digest.matches), 'paper')}", ""]
+    for i, m in enumerate(digest.matches, 1):
+        out.append(f"{i:>2}. {m.paper.title}")
+        tldr = tldr_of(m)
+        if tldr:
+            out.append(f"    {tldr}")
+    if files:
+        out += ["", "the whole digest: " + ", ".join(str(f) for f in files)]
+    return "\n".join(out)
