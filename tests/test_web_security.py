@@ -272,3 +272,109 @@ def test_serve_and_check_refuse_a_short_password(tmp_path):
     assert r.returncode == 2 and b"shorter than 12 characters" in r.stderr and b"short pw" not in r.stderr
     r = run_watcher("check", cwd=tmp_path, env={"WATCHER_TEST_PW": "short pw"})
     assert r.returncode != 0 and b"shorter than 12 characters" in r.stdout + r.stderr
+
+
+# --- slow statements and searches -----------------------------------------------------------
+
+def test_a_statement_past_the_deadline_ends_with_a_503_page_and_the_server_answers_on(sample):
+    config, db = sample
+    app = app_for(config, db)
+    with TestClient(app) as c:
+        app.state.web.query_timeout = 0.0  # every statement is past it after its first steps
+        r = c.get("/search", params={"cat": "zzz"})  # no query: a scan of every paper
+        assert r.status_code == 503
+        assert "took longer than 0 s" in r.text and "narrower search" in r.text
+        app.state.web.query_timeout = 2.0
+        assert c.get("/search", params={"cat": "zzz"}).status_code == 200
+        assert c.get("/healthz").status_code == 200
+
+
+def _request(app, gone=None):
+    from starlette.requests import Request
+
+    scope = {"type": "http", "method": "GET", "path": "/search", "query_string": b"", "headers": [],
+             "app": app, "server": ("127.0.0.1", 8080), "scheme": "http", "root_path": ""}
+    if gone is not None:
+        scope["watcher.gone"] = gone
+    return Request(scope)
+
+
+ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+
+
+def test_a_statement_stops_when_its_client_leaves_or_the_server_stops(sample):
+    """The web's connections stop a statement the moment its page's client disconnects or the
+    server is asked to stop (the progress handler), long before the deadline."""
+    import threading
+
+    from watcher.web.pages import TooSlow, reading
+
+    config, db = sample
+    app = app_for(config, db)
+    app.state.web.query_timeout = 60.0
+    for which, why in (("gone", "the browser left"), ("stopping", "the server is stopping")):
+        gone, outcome = threading.Event(), {}
+        event = gone if which == "gone" else app.state.web.stopping
+
+        def run():
+            try:
+                with reading(_request(app, gone)) as store:
+                    store.db.execute(ENDLESS).fetchone()
+            except TooSlow as e:
+                outcome["detail"] = e.detail
+
+        thread = threading.Thread(target=run)
+        started = time.monotonic()
+        thread.start()
+        time.sleep(0.2)
+        assert thread.is_alive()  # still counting
+        event.set()
+        thread.join(5)
+        assert not thread.is_alive() and why in outcome["detail"]
+        assert time.monotonic() - started < 5
+
+
+def test_sigterm_tells_the_app_to_stop_its_statements(sample):
+    import signal
+
+    from webkit import live_server  # noqa: F401  (the server of serve, as live_server builds it)
+    from watcher.web.serve import Plan, bind, server
+
+    config, db = sample
+    web = replace(config.web, host="127.0.0.1", port=0)
+    sock = bind(web)
+    try:
+        srv = server(config, Plan(web, db, None, None), sock)
+        assert not srv.config.app.state.web.stopping.is_set()
+        srv.handle_exit(signal.SIGTERM, None)
+        assert srv.config.app.state.web.stopping.is_set() and srv.should_exit
+    finally:
+        sock.close()
+
+
+def test_a_long_phrase_or_many_terms_are_refused_with_a_clear_message(sample):
+    config, db = sample
+    with TestClient(app_for(config, db)) as c:
+        r = c.get("/search", params={"q": '"' + "a" * 1990 + '"'})
+        assert r.status_code == 400 and "at most 200 characters" in r.text
+        r = c.get("/search", params={"q": " ".join(["a"] * 1000), "order": "relevance"})
+        assert r.status_code == 400 and "at most 32 words" in r.text
+        ok = c.get("/search", params={"q": " ".join(["learning"] * 32), "order": "relevance"})
+        assert ok.status_code == 200
+
+
+def test_best_match_first_ranks_only_the_newest_candidates(sample, monkeypatch):
+    from watcher import search
+    from watcher.store import Store
+
+    config, db = sample
+    with Store.open(db) as store:
+        query = search.parse_search("learning")
+        newest = search.run_search(store, query, search.Filters(), limit=1000)
+        assert len(newest.papers) > 10
+        monkeypatch.setattr(search, "RANKED", 10)
+        best = search.run_search(store, query, search.Filters(), limit=1000, order="relevance")
+        assert sorted(p.key for p in best.papers) == sorted(p.key for p in newest.papers[:10])
+        checked = search.run_search(store, search.parse_search("learning NOT GRPO"), search.Filters(),
+                                    limit=1000, order="relevance")
+        assert 0 < len(checked.papers) <= 10

@@ -19,6 +19,7 @@ from copy import copy
 from dataclasses import dataclass, field
 from datetime import date
 
+from .errors import QuerySyntaxError
 from .index import prepare
 from .models import Paper
 from .query import And, Not, Or, Query, Term, parse_query
@@ -26,6 +27,9 @@ from .store import Store, row_to_paper
 from .text import fold
 
 MAX_SCAN = 20_000  # candidates checked at most for one page; past it the page says so
+MAX_TERMS = 32  # words, phrases and names in one search
+MAX_TERM_CHARS = 200  # characters of one word or phrase
+RANKED = 2_000  # best match first ranks the newest this many candidates, never every match
 MAX_FTS_DEPTH = 16  # nested parentheses FTS5's parser takes safely (its stack holds ~100 items)
 
 _TOKEN = re.compile(r"[^\W_]+")
@@ -120,8 +124,8 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
                limit: int = 25, order: str = "newest", max_scan: int = MAX_SCAN) -> Results:
     """One page (``offset``, ``limit``) of the stored papers that ``query`` (None: every
     paper) and ``filters`` select; ``order`` is ``newest`` (last stored first) or
-    ``relevance`` (bm25, when the query narrows through the index). A query checked again
-    stops after ``max_scan`` candidates (``capped``)."""
+    ``relevance`` (bm25 over the newest RANKED candidates, when the query narrows through the
+    index). A query checked again stops after ``max_scan`` candidates (``capped``)."""
     expr, exact = translate(query.root) if query else (None, True)
     where, args = [], []
     if expr:
@@ -143,8 +147,14 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
     if where:
         sql += " WHERE " + " AND ".join(where)
     # newest: the order papers were stored in, which the index walks without sorting
-    if expr:
-        sql += " ORDER BY papers_fts.rank" if order == "relevance" else " ORDER BY papers_fts.rowid DESC"
+    if expr and order == "relevance":
+        # best match first among the newest RANKED candidates: ranking every match of a common
+        # word costs in proportion to the database (and to the number of terms)
+        sql = ("SELECT p.* FROM (" + sql.replace("SELECT p.*", "SELECT p.rowid AS id, papers_fts.rank AS score", 1)
+               + f" ORDER BY papers_fts.rowid DESC LIMIT {RANKED}) AS c JOIN papers p ON p.rowid = c.id"
+               " ORDER BY c.score")
+    elif expr:
+        sql += " ORDER BY papers_fts.rowid DESC"
     else:
         sql += " ORDER BY p.rowid DESC"
     exact = exact and filters.matcher is None
@@ -258,8 +268,32 @@ def _keep(papers: list[Paper], query: Query | None, filters: Filters) -> list[Pa
 
 
 def parse_search(text: str) -> Query | None:
-    """The query of a search box (QuerySyntaxError when malformed); None when empty."""
-    return parse_query(text) if text.strip() else None
+    """The query of a search box (QuerySyntaxError when malformed, or past MAX_TERMS terms
+    or a term past MAX_TERM_CHARS characters: a search's cost grows with both); None when
+    empty."""
+    if not text.strip():
+        return None
+    query = parse_query(text)
+    terms = []
+
+    def walk(node):
+        if isinstance(node, Term):
+            terms.append(node)
+        elif isinstance(node, Not):
+            walk(node.item)
+        else:
+            for item in node.items:
+                walk(item)
+
+    walk(query.root)
+    for term in terms:
+        if len(term.text) > MAX_TERM_CHARS:
+            raise QuerySyntaxError(f"a word or phrase of a search may have at most {MAX_TERM_CHARS} "
+                                   f"characters (this one has {len(term.text)})", text, term.position)
+    if len(terms) > MAX_TERMS:
+        raise QuerySyntaxError(f"a search may have at most {MAX_TERMS} words, phrases and names "
+                               f"(this one has {len(terms)})", text, terms[MAX_TERMS].position)
+    return query
 
 
 def similar_papers(store: Store, paper: Paper, weight, limit: int = 5) -> list[tuple[Paper, float]]:

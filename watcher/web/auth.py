@@ -94,7 +94,7 @@ class AuthGate:
         request = Request(scope)
         try:
             allowed = is_public(scope["path"], self.public) or logged_in(request)
-        except StoreError as e:  # the generation cannot be read: no session counts
+        except (StoreError, HTTPException) as e:  # the generation cannot be read: no session counts
             log.error("web: %s", e)
             return await PlainTextResponse(f"unavailable: {e}", status_code=503)(scope, receive, send)
         if allowed:

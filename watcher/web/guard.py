@@ -9,10 +9,14 @@ where a form it posts comes from (Origin / Referer), and how large its body may 
   browser) still needs the session's CSRF token.
 * **Body size.** No request body may exceed :data:`MAX_BODY`: a ``Content-Length`` above it
   is refused at once (413, nothing read), a body without one is cut off when it passes it.
+* **A client that leaves.** A GET's page learns it (``scope["watcher.gone"]``) and its
+  statements stop.
 """
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
@@ -87,6 +91,8 @@ class RequestGuard:
             response = PlainTextResponse(f"refused: a request body may hold at most {self.max_body // 1024} KB",
                                          status_code=413, headers={"connection": "close"})
             return await response(scope, receive, send)
+        if scope["method"] in ("GET", "HEAD"):
+            return await self._watched(scope, receive, send)
         received = 0
 
         async def limited():
@@ -99,3 +105,32 @@ class RequestGuard:
             return message
 
         await self.app(scope, limited, send)
+
+    async def _watched(self, scope, receive, send):
+        """A GET or HEAD (pages never read its body) with ``scope["watcher.gone"]``, set the
+        moment its client disconnects: the page's SQLite statements then stop
+        (:func:`watcher.web.pages.reading`) instead of running for nobody."""
+        gone, left = threading.Event(), asyncio.Event()
+        scope["watcher.gone"] = gone
+
+        async def watch():
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            gone.set()
+            left.set()
+
+        watcher = asyncio.ensure_future(watch())
+        first = True
+
+        async def body():
+            nonlocal first
+            if first:
+                first = False
+                return {"type": "http.request", "body": b"", "more_body": False}
+            await left.wait()
+            return {"type": "http.disconnect"}
+
+        try:
+            await self.app(scope, body, send)
+        finally:
+            watcher.cancel()

@@ -7,6 +7,7 @@ import itertools
 import logging
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
 from contextlib import contextmanager
 from functools import lru_cache
@@ -128,9 +129,25 @@ def _connection(st: WebState, path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=st.db_timeout,
                            check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {int(st.db_timeout * 1000)}")
+    conn.set_progress_handler(_overdue, 1000)
     _local.conn = (key, conn)
     _local.serial = next(_serials)
     return conn
+
+
+def _overdue() -> bool:
+    """SQLite's progress handler of the web's connections (every thousand steps of a
+    statement): True ends the statement ("interrupted") when this thread's request is past its
+    deadline, its client has gone, or the server is stopping."""
+    deadline = getattr(_local, "deadline", None)
+    if deadline is None:
+        return False
+    return time.monotonic() > deadline or any(e is not None and e.is_set() for e in _local.events)
+
+
+class TooSlow(HTTPException):
+    """A page whose statements ran past the deadline (503), were left by their client or
+    caught by a stop."""
 
 
 def database_state(store: Store) -> tuple[int, int]:
@@ -190,12 +207,27 @@ def reading(request: Request) -> Iterator[Store]:
     except sqlite3.Error as e:
         _drop()
         raise database_error(st.database, e) from None
+    outer = getattr(_local, "deadline", None)
+    _local.deadline = outer or time.monotonic() + st.query_timeout
+    gone = request.scope.get("watcher.gone")
+    _local.events = (gone, st.stopping)
     try:
         yield Store(sqlite_utils.Database(conn), st.database)
+    except sqlite3.OperationalError as e:
+        if str(e) != "interrupted":
+            _drop()
+            raise database_error(st.database, e) from None
+        why = ("the server is stopping" if st.stopping.is_set() else
+               "the browser left" if gone is not None and gone.is_set() else
+               f"it took longer than {st.query_timeout:g} s")
+        log.warning("web: %s %s: stopped: %s", request.method, request.url.path, why)
+        raise TooSlow(503, f"this page was stopped: {why}. A narrower search (fewer or rarer "
+                           "words, a date range) answers faster.") from None
     except sqlite3.Error as e:
         _drop()  # a broken connection is not kept for the next request
         raise database_error(st.database, e) from None
     finally:
+        _local.deadline = outer
         if conn.in_transaction:
             conn.rollback()
 

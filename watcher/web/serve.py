@@ -114,6 +114,7 @@ def server(config: Config, p: Plan, sock: socket.socket):
             """A stop signal ends the server cleanly (exit 0); uvicorn would raise it again
             once stopped, so that the process ended by the signal."""
             super().handle_exit(sig, frame)
+            app.state.web.stopping.set()  # statements still running stop now (pages.reading)
             if isinstance(getattr(self, "_captured_signals", None), list):
                 self._captured_signals.clear()
 
@@ -161,5 +162,6 @@ def background(config: Config) -> Iterator[None]:
         yield
     finally:
         srv.should_exit = True
+        srv.config.app.state.web.stopping.set()
         thread.join(6)
         sock.close()

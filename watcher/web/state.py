@@ -30,6 +30,8 @@ class WebState:
     secret: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     static: bool = False
     db_timeout: float = 2.0
+    query_timeout: float = 2.0  # seconds a page's statements may run (watcher.web.pages.reading)
+    stopping: threading.Event = field(default_factory=threading.Event)  # set when the server stops
     write_timeout: float = 10.0  # a rating waits this long for the daemon's write to end
     matchers: Compiled = field(default_factory=Compiled)
     cache: dict = field(default_factory=dict)
