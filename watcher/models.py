@@ -1,10 +1,12 @@
 """The objects that pass between stages: Paper, Match and Digest.
 
 A :class:`Paper` is one paper as one listing saw it. Its identity (:attr:`Paper.key`) is the
-arXiv id without version when known, else a fingerprint of its normalised title (with the first
-author's surname and day, so that two papers of one common title keep two keys), so that the
-same paper from an id-less text listing and from arXiv merge into one row of the store (see
-:mod:`watcher.identity` for when a title alone does not make two listings one paper).
+arXiv id without version when known, else its first DOI (lower case), else its PubMed id, else
+a fingerprint of its normalised title (with the first author's surname and day, so that two
+papers of one common title keep two keys), so that the same paper from an id-less text listing
+and from arXiv merge into one row of the store. Any DOI or PMID in common also makes two
+listings one work (:meth:`Paper.identifiers`: a bioRxiv preprint, its journal version, its
+PubMed record); see :mod:`watcher.identity` for when a title alone does not.
 """
 
 from __future__ import annotations
@@ -74,6 +76,32 @@ def title_fingerprint(title: str) -> str:
     return " ".join(text.split())
 
 
+_DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.I)
+_DOI_RE = re.compile(r"10\.\d{4,9}/\S+")
+# DOI prefixes of preprint servers: bioRxiv and medRxiv, arXiv, ChemRxiv, OSF preprints,
+# Research Square, Preprints.org, SSRN. Any other DOI is taken for a journal's.
+PREPRINT_DOI_PREFIXES = ("10.1101/", "10.48550/", "10.26434/", "10.31219/", "10.31234/",
+                         "10.31235/", "10.21203/", "10.20944/", "10.2139/")
+
+
+def normalize_doi(text: str | None) -> str | None:
+    """A DOI in one spelling: lower case, without ``https://doi.org/`` or ``doi:``; None when
+    ``text`` holds no DOI (``10.`` prefix, a slash, a suffix).
+
+    >>> normalize_doi("https://doi.org/10.1038/S41586-024-07000-1")
+    '10.1038/s41586-024-07000-1'
+    """
+    if not text:
+        return None
+    m = _DOI_RE.search(_DOI_PREFIX.sub("", text.strip()))
+    return m.group().rstrip(".,;").lower() if m else None
+
+
+def is_preprint_doi(doi: str) -> bool:
+    """Whether ``doi`` (normalised) was registered by a preprint server."""
+    return doi.startswith(PREPRINT_DOI_PREFIXES)
+
+
 def surnames(authors: list[str]) -> set[str]:
     """The folded surnames of ``authors`` (``"S. Levine"`` and ``"Levine, Sergey"`` give
     ``levine``), for telling apart two papers of one title."""
@@ -136,6 +164,12 @@ class Paper:
     organization: str | None = None
     github_repo: str | None = None
     ai_keywords: list[str] = field(default_factory=list)
+    dois: list[str] = field(default_factory=list)
+    pmid: str | None = None
+    pmcid: str | None = None
+    journal: str | None = None
+    venues: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # Untrusted text: control characters (NUL, ESC, ...) carry no meaning in a title, an
@@ -151,14 +185,27 @@ class Paper:
                 setattr(self, name, None)
         if any(_CONTROL.search(a) for a in self.authors if isinstance(a, str)):
             self.authors = [clean_text(a) if isinstance(a, str) else a for a in self.authors]
+        # DOIs are case-insensitive: one spelling, lower case, every DOI of the work in dois
+        doi = normalize_doi(self.doi) if isinstance(self.doi, str) else None
+        self.doi = doi
+        if self.dois or doi:
+            dois = [d for d in (normalize_doi(x) for x in self.dois if isinstance(x, str)) if d]
+            self.dois = list(dict.fromkeys(dois + ([doi] if doi else [])))
+        if self.pmid is not None:
+            self.pmid = str(self.pmid).strip() or None
 
     @property
     def key(self) -> str:
-        """The paper's identity across sources and versions: the arXiv id, else
-        ``title:`` and the title fingerprint, then (when known) the first author's surname and
-        the first version's day, so that two papers of one common title keep two keys."""
+        """The paper's identity across sources and versions: the arXiv id, else ``doi:`` and
+        the first DOI known of it, else ``pmid:`` and its PubMed id, else ``title:`` and the
+        title fingerprint, then (when known) the first author's surname and the first
+        version's day, so that two papers of one common title keep two keys."""
         if self.arxiv_id:
             return self.arxiv_id
+        if self.dois:
+            return "doi:" + self.dois[0]
+        if self.pmid:
+            return "pmid:" + self.pmid
         key = "title:" + title_fingerprint(self.title)
         first = surnames(self.authors[:1])
         if first:
@@ -167,6 +214,45 @@ class Paper:
             key += "|" + self.published.date().isoformat()
         return key
 
+    def identifiers(self) -> list[str]:
+        """Every identifier that makes two listings one work (SPEC §8): ``doi:…`` for each DOI
+        (a preprint's and its journal version's) and ``pmid:…``; the arXiv id is the key."""
+        out = ["doi:" + d for d in self.dois]
+        if self.pmid:
+            out.append("pmid:" + self.pmid)
+        return out
+
+    @property
+    def journal_doi(self) -> str | None:
+        """The first DOI of the work that no preprint server registered: its journal version."""
+        return next((d for d in self.dois if not is_preprint_doi(d)), None)
+
+    @property
+    def publication(self) -> str | None:
+        """Where the work was published, as updates say it: ``published in Nature``
+        (the journal, else an arXiv journal reference), else ``published as doi:…`` when only
+        the journal version's DOI is known; None for a preprint."""
+        if self.journal or self.journal_ref:
+            return f"published in {self.journal or self.journal_ref}"
+        if self.journal_doi:
+            return f"published as doi:{self.journal_doi}"
+        return None
+
+    @property
+    def venue(self) -> str | None:
+        """The journal that published the work, else the preprint server that announced it
+        (``arXiv`` for an arXiv id)."""
+        if self.journal:
+            return self.journal
+        if self.venues:
+            return self.venues[0]
+        return "arXiv" if self.arxiv_id else None
+
+    @property
+    def doi_url(self) -> str | None:
+        """``https://doi.org/…`` of the DOI to cite, when known."""
+        return f"https://doi.org/{self.doi}" if self.doi else None
+
     @property
     def fingerprint(self) -> str:
         """The normalised title (see :func:`title_fingerprint`)."""
@@ -174,10 +260,10 @@ class Paper:
 
     @property
     def abs_url(self) -> str | None:
-        """The arXiv abstract page, else whatever link the listing gave."""
+        """The arXiv abstract page, else whatever link the listing gave, else the DOI's."""
         if self.arxiv_id:
             return f"https://arxiv.org/abs/{self.arxiv_id}"
-        return self.url
+        return self.url or self.doi_url
 
     @property
     def pdf_url(self) -> str | None:
@@ -205,13 +291,15 @@ class Paper:
         return None
 
     def to_json(self) -> dict:
-        """The JSON object of ``--to json`` (SPEC §5): datetimes in ISO 8601 UTC."""
+        """The JSON object of ``--to json`` (SPEC §5, §8): datetimes in ISO 8601 UTC, and the
+        ``venue`` (:attr:`venue`)."""
         out = {}
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, (datetime, date)):
                 value = value.isoformat().replace("+00:00", "Z")
             out[f.name] = value
+        out["venue"] = self.venue
         return out
 
     @classmethod

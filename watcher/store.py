@@ -2,11 +2,14 @@
 
 Schema changes are sqlite-utils migrations, applied in order when the database is opened.
 
-Identity (SPEC §6): a paper's row key is its arXiv id without version, else ``title:`` plus its
-title fingerprint (and its first author's surname and first day, when known). An id-less paper
-later seen with an id is re-keyed to the id; an id-less listing of a paper stored with its id
-merges into that row, where nothing contradicts (other authors, a date far apart). A higher version updates the row
-(``revised_at`` is set) and never counts as a new paper.
+Identity (SPEC §6, §8): a paper's row key is its arXiv id without version, else ``doi:`` and its
+first DOI, else ``pmid:`` and its PMID, else ``title:`` plus its title fingerprint (and its first
+author's surname and first day, when known). ``paper_ids`` maps every DOI and PMID of a paper to
+its key, so that a listing sharing any of them (a preprint's journal version, its PubMed record)
+finds the row. A paper later seen with a better id is re-keyed to it; an id-less listing of a
+paper stored with its id merges into that row, where nothing contradicts (other authors, a date
+far apart). A higher version updates the row (``revised_at`` is set) and never counts as a new
+paper; so does the journal version of a preprint (``journal_at`` and ``revised_at`` are set).
 
 Every write that belongs together happens in one transaction; the ledger row for a delivery is
 written only after the channel accepted it.
@@ -25,8 +28,8 @@ import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
 from .errors import DatabaseUnavailable, StoreError
-from .identity import contradicts, merge, merge_batch
-from .models import Digest, Match, Paper, now_utc, title_fingerprint, utc
+from .identity import contradicts, merge, merge_batch, other_arxiv_ids
+from .models import Digest, Match, Paper, normalize_doi, now_utc, title_fingerprint, utc
 
 migrations = Migrations("watcher")
 
@@ -168,8 +171,56 @@ def m006_web_sessions(db: sqlite_utils.Database) -> None:
     db.execute("INSERT INTO web_sessions (id, generation) VALUES (1, 0)")
 
 
+@migrations()
+def m007_works(db: sqlite_utils.Database) -> None:
+    """One paper per work across arXiv, bioRxiv/medRxiv, PubMed and journals (SPEC §8): every
+    DOI of a paper (``dois``), its PMID and PMCID, the journal that published it, the venues
+    and sources that announced it, when the store learnt of its journal version
+    (``journal_at``), and ``paper_ids``: each DOI and PMID -> the paper's key. Existing papers
+    keep their rows and history: their DOI is lower-cased, an id-less paper with a DOI is
+    re-keyed to ``doi:…`` (its deliveries, issues, ratings and saved mark with it), and a
+    paper's source becomes its first source."""
+    for column in ("dois", "pmid", "pmcid", "journal", "venues", "sources", "journal_at"):
+        db.execute(f"ALTER TABLE papers ADD COLUMN {column} TEXT")
+    db.execute("CREATE TABLE paper_ids (ident TEXT PRIMARY KEY, paper TEXT NOT NULL)")
+    db.execute("CREATE INDEX paper_ids_paper ON paper_ids(paper)")
+    db.execute("UPDATE papers SET sources = json_array(source) WHERE source IS NOT NULL")
+    conn = db.conn
+    rows = conn.execute("SELECT key, doi, arxiv_id FROM papers WHERE doi IS NOT NULL "
+                        "ORDER BY first_seen, key").fetchall()
+    for key, raw, arxiv_id in rows:
+        doi = normalize_doi(raw)
+        if doi is None:
+            continue
+        conn.execute("UPDATE papers SET doi = ?, dois = json_array(?) WHERE key = ?", (doi, doi, key))
+        new_key = key if arxiv_id else "doi:" + doi
+        if new_key != key:
+            if conn.execute("SELECT 1 FROM papers WHERE key = ?", (new_key,)).fetchone():
+                # two id-less rows of one DOI: one work, the later joins the earlier
+                conn.execute("DELETE FROM papers WHERE key = ?", (key,))
+                rekey_references(conn, key, new_key)
+                continue
+            conn.execute("UPDATE papers SET key = ? WHERE key = ?", (new_key, key))
+            rekey_references(conn, key, new_key)
+        conn.execute("INSERT OR IGNORE INTO paper_ids (ident, paper) VALUES (?, ?)",
+                     ("doi:" + doi, new_key))
+
+
+def rekey_references(conn, old: str, new: str) -> None:
+    """Everything that names paper ``old`` names ``new`` instead. Where ``new`` already has a
+    row of its own, its deliveries, issue entries and TL;DR stay, and ``old``'s rating and
+    reading-list mark replace its own (the newer decision about the work)."""
+    conn.execute("UPDATE OR IGNORE deliveries SET paper = ? WHERE paper = ?", (new, old))
+    conn.execute("DELETE FROM deliveries WHERE paper = ?", (old,))
+    conn.execute("UPDATE OR IGNORE issue_papers SET paper = ? WHERE paper = ?", (new, old))
+    conn.execute("UPDATE OR REPLACE ratings SET paper = ? WHERE paper = ?", (new, old))
+    conn.execute("UPDATE OR REPLACE saved SET paper = ? WHERE paper = ?", (new, old))
+    conn.execute("UPDATE OR IGNORE tldr_cache SET paper = ? WHERE paper = ?", (new, old))
+    conn.execute("UPDATE OR REPLACE paper_ids SET paper = ? WHERE paper = ?", (new, old))
+
+
 _PAPER_FIELDS = [f.name for f in fields(Paper)]
-_JSON_FIELDS = {"authors", "categories", "ai_keywords"}
+_JSON_FIELDS = {"authors", "categories", "ai_keywords", "dois", "venues", "sources"}
 _REPLACE_TYPES = ("replace", "replace-cross")
 
 
@@ -374,6 +425,12 @@ class Store:
         conn.row_factory = sqlite3.Row
         try:
             row = conn.execute("SELECT * FROM papers WHERE key = ?", (paper.key,)).fetchone()
+            for ident in paper.identifiers() if row is None else ():  # a DOI or PMID in common
+                row = conn.execute("SELECT p.* FROM paper_ids i JOIN papers p ON p.key = i.paper "
+                                   "WHERE i.ident = ?", (ident,)).fetchone()
+                if row is not None and not other_arxiv_ids(row["arxiv_id"], paper.arxiv_id):
+                    break
+                row = None
             if row is None:  # the same title, where nothing contradicts (identity.contradicts)
                 fp = title_fingerprint(paper.title)
                 if paper.arxiv_id:  # an id-less listing of the same paper stored earlier
@@ -387,21 +444,40 @@ class Store:
             conn.row_factory = None
         return dict(row) if row is not None else None
 
+    def _others(self, conn, paper: Paper, key: str) -> list[dict]:
+        """Other rows that ``paper``'s DOIs and PMID name: the same work stored twice before a
+        listing linked them (a journal article stored before its preprint's ``published``)."""
+        conn.row_factory = sqlite3.Row
+        try:
+            rows = {}
+            for ident in paper.identifiers():
+                for r in conn.execute("SELECT p.* FROM paper_ids i JOIN papers p ON p.key = i.paper "
+                                      "WHERE i.ident = ? AND p.key != ?", (ident, key)):
+                    if not other_arxiv_ids(r["arxiv_id"], paper.arxiv_id):
+                        rows.setdefault(r["key"], dict(r))
+        finally:
+            conn.row_factory = None
+        return list(rows.values())
+
     def _upsert_one(self, conn, paper: Paper, stamp: str, counts: UpsertCounts,
                     backfill: bool = False) -> None:
         found = self._find(conn, paper)
         if found is None:
             row = _paper_row(paper)
             row["day"] = row["day"] or stamp[:10]
-            row.update(first_seen=stamp, last_changed=stamp, revised_at=None,
+            row.update(first_seen=stamp, last_changed=stamp, revised_at=None, journal_at=None,
                        listed_as_new=0 if backfill or paper.announce_type in _REPLACE_TYPES else 1)
             cols = ", ".join(row)
             conn.execute(f"INSERT INTO papers ({cols}) VALUES ({', '.join('?' * len(row))})",
                          list(row.values()))
+            self._identify(conn, paper, row["key"])
             counts.new.append(row["key"])
             return
         old = row_to_paper(found)
         merged = merge(old, paper)
+        others = self._others(conn, merged, found["key"])
+        for other in others:  # one work: the later stored row joins the earlier
+            merged = merge(merged, row_to_paper(other))
         if merged == old and found["key"] == merged.key:  # equal papers make equal rows
             counts.unchanged += 1
             return
@@ -413,16 +489,26 @@ class Store:
             counts.unchanged += 1
             return
         revised = (merged.version or 0) > (old.version or 0) and old.version is not None
-        row.update(last_changed=stamp, revised_at=stamp if revised else found["revised_at"])
+        published = merged.publication is not None and old.publication is None
+        row.update(last_changed=stamp,
+                   revised_at=stamp if revised or published else found["revised_at"],
+                   journal_at=stamp if published else found["journal_at"])
+        for other in others:
+            conn.execute("DELETE FROM papers WHERE key = ?", (other["key"],))
+            rekey_references(conn, other["key"], found["key"])
         sets = ", ".join(f"{c} = ?" for c in row)
         conn.execute(f"UPDATE papers SET {sets} WHERE key = ?", [*row.values(), found["key"]])
         if found["key"] != row["key"]:
-            conn.execute("UPDATE deliveries SET paper = ? WHERE paper = ?", (row["key"], found["key"]))
-            conn.execute("UPDATE OR IGNORE issue_papers SET paper = ? WHERE paper = ?",
-                         (row["key"], found["key"]))
-            conn.execute("UPDATE OR REPLACE ratings SET paper = ? WHERE paper = ?", (row["key"], found["key"]))
-            conn.execute("UPDATE OR REPLACE saved SET paper = ? WHERE paper = ?", (row["key"], found["key"]))
+            rekey_references(conn, found["key"], row["key"])
+        self._identify(conn, merged, row["key"])
         counts.updated.append(row["key"])
+
+    @staticmethod
+    def _identify(conn, paper: Paper, key: str) -> None:
+        """``paper_ids``: each DOI and PMID of ``paper`` names the row ``key`` (a DOI that
+        already names another paper, two arXiv ids sharing it, keeps naming that one)."""
+        conn.executemany("INSERT OR IGNORE INTO paper_ids (ident, paper) VALUES (?, ?)",
+                         [(ident, key) for ident in paper.identifiers()])
 
     def get(self, key: str) -> Paper | None:
         """The stored paper with this key (arXiv id without version, or ``title:…``)."""
@@ -484,10 +570,12 @@ class Store:
         return [row_to_paper(r) for r in self.db.query(sql, [digest, channel, iso(since_day)])]
 
     def revised(self, digest: str, channel: str, *, after: datetime | None) -> list[Paper]:
-        """Papers delivered through (digest, channel) whose newer version was stored after
-        ``after`` — what rich formats list under "updated"."""
+        """Papers delivered through (digest, channel) whose newer version, or whose journal
+        version (SPEC §8), was stored after ``after`` and after the delivery — what rich formats
+        list under "updated"."""
         sql = """SELECT p.* FROM papers p JOIN deliveries d ON d.paper = p.key
-                 WHERE d.digest = ? AND d.channel = ? AND p.version > COALESCE(d.version, 0)
+                 WHERE d.digest = ? AND d.channel = ?
+                 AND (p.version > COALESCE(d.version, 0) OR p.journal_at > d.delivered_at)
                  AND p.revised_at IS NOT NULL"""
         args: list = [digest, channel]
         if after is not None:

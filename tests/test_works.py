@@ -1,0 +1,177 @@
+"""One paper per work (SPEC §8): a preprint, its new version, its PubMed record and its journal
+version are one stored paper, found by any DOI or PMID they share (or, before any listing links
+them, by title and authors); two works of one title stay two; the migration keeps every paper
+and its history."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import sqlite_utils
+from sqlite_utils.migrations import Migrations
+
+from watcher import store as store_module
+from watcher.identity import contradicts, merge_batch
+from watcher.models import Paper, normalize_doi
+from watcher.store import Store
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+AUTHORS = ["Maria Okafor", "Jonas Lindqvist", "Wei Zhang"]
+TITLE = "Dendritic spikes gate place-field formation in CA1"
+
+
+def preprint(version=1, published=None, **kw) -> Paper:
+    base = dict(title=TITLE, authors=AUTHORS, abstract="Place fields form after plateau potentials.",
+                doi="10.1101/2026.03.01.612345", version=version, published=T0,
+                categories=["neuroscience"], venues=["bioRxiv"], source="bio", sources=["bio"])
+    if published:
+        base["dois"] = ["10.1101/2026.03.01.612345", published]
+    base.update(kw)
+    return Paper(**base)
+
+
+def article(**kw) -> Paper:
+    base = dict(title=TITLE, authors=AUTHORS, doi="10.1038/S41593-026-01234-5",
+                journal="Nature Neuroscience", venues=["Nature Neuroscience"],
+                published=T0 + timedelta(days=150), source="natneuro", sources=["natneuro"])
+    base.update(kw)
+    return Paper(**base)
+
+
+def pubmed(**kw) -> Paper:
+    base = dict(title=TITLE + ".", authors=["Okafor M", "Lindqvist J", "Zhang W"],
+                doi="10.1038/s41593-026-01234-5", pmid="41234567", pmcid="PMC12345678",
+                journal="Nature neuroscience", venues=["Nature neuroscience"], source="pm",
+                sources=["pm"])
+    base.update(kw)
+    return Paper(**base)
+
+
+def test_a_doi_is_one_spelling_and_gives_the_key():
+    p = article()
+    assert p.doi == "10.1038/s41593-026-01234-5" and p.dois == [p.doi]
+    assert p.key == "doi:10.1038/s41593-026-01234-5"
+    assert normalize_doi("https://doi.org/10.1101/2026.03.01.612345.") == "10.1101/2026.03.01.612345"
+    assert normalize_doi("not a doi") is None
+    assert Paper(title="x", pmid="123").key == "pmid:123"
+    assert Paper(title="x", arxiv_id="2504.07615", doi="10.1/x").key == "2504.07615"
+
+
+def test_preprint_v2_pubmed_record_and_journal_version_are_one_stored_paper(tmp_path):
+    with Store.open(tmp_path / "w.db") as s:
+        first = s.upsert([preprint()], T0)
+        assert first.new == ["doi:10.1101/2026.03.01.612345"]
+        v2 = s.upsert([preprint(version=2, updated=T0 + timedelta(days=20))], T0 + timedelta(days=20))
+        assert v2.updated == first.new and not v2.new
+        linked = s.upsert([preprint(version=2, published="10.1038/s41593-026-01234-5")],
+                          T0 + timedelta(days=150))
+        assert linked.updated == first.new
+        assert s.upsert([pubmed()], T0 + timedelta(days=151)).updated == first.new
+        assert s.upsert([article()], T0 + timedelta(days=152)).updated == first.new
+        assert s.count_papers() == 1
+        p = s.get(first.new[0])
+        assert p.version == 2 and p.pmid == "41234567" and p.pmcid == "PMC12345678"
+        assert p.dois == ["10.1101/2026.03.01.612345", "10.1038/s41593-026-01234-5"]
+        assert p.doi == "10.1038/s41593-026-01234-5"  # the journal's DOI is the one to cite
+        assert p.sources == ["bio", "pm", "natneuro"] and p.venue == "Nature neuroscience"
+        assert p.publication == "published in Nature neuroscience"
+        assert p.title == TITLE  # the preprint's text stays
+
+
+def test_the_journal_version_of_a_delivered_preprint_is_an_update(tmp_path):
+    with Store.open(tmp_path / "w.db") as s:
+        s.upsert([preprint()], T0)
+        s.record_delivery("d", "mail", [preprint()], T0 + timedelta(hours=1))
+        assert s.revised("d", "mail", after=T0 + timedelta(hours=1)) == []
+        s.upsert([article()], T0 + timedelta(days=150))  # unlinked yet: title and authors tie it
+        assert s.count_papers() == 1
+        [updated] = s.revised("d", "mail", after=T0 + timedelta(hours=1))
+        assert updated.publication == "published in Nature Neuroscience"
+        assert s.candidates("d", "mail", since_day=None, stored_after=T0 + timedelta(hours=1)) == []
+        # delivered again with its journal, it is no update any more
+        s.record_delivery("d", "mail", [updated], T0 + timedelta(days=151))
+        assert s.revised("d", "mail", after=T0 + timedelta(hours=1)) == []
+
+
+def test_a_link_found_later_joins_two_stored_rows_of_one_work(tmp_path):
+    renamed = article(title="Plateau potentials in CA1 dendrites build place fields")
+    with Store.open(tmp_path / "w.db") as s:
+        s.upsert([preprint()], T0)
+        s.upsert([renamed], T0 + timedelta(days=150))  # another title: nothing ties them yet
+        assert s.count_papers() == 2
+        s.record_delivery("d", "mail", [renamed], T0 + timedelta(days=150, hours=1))
+        s.upsert([preprint(published="10.1038/s41593-026-01234-5")], T0 + timedelta(days=151))
+        assert s.count_papers() == 1
+        [row] = s.db["papers"].rows
+        assert row["key"] == "doi:10.1101/2026.03.01.612345"
+        assert [r["paper"] for r in s.db["deliveries"].rows] == [row["key"]]
+        assert {r["ident"]: r["paper"] for r in s.db["paper_ids"].rows} == {
+            "doi:10.1101/2026.03.01.612345": row["key"], "doi:10.1038/s41593-026-01234-5": row["key"]}
+
+
+def test_an_arxiv_paper_whose_doi_a_journal_lists_is_one_paper(tmp_path):
+    ax = Paper(title="Scaling laws for protein language models", arxiv_id="2603.01234", version=1,
+               authors=["Ana Ruiz"], doi="10.1126/science.adk1234", published=T0, source="ax",
+               sources=["ax"])
+    item = Paper(title="Scaling laws for protein language models.", authors=["A. Ruiz"],
+                 doi="10.1126/SCIENCE.ADK1234", journal="Science", source="sci", sources=["sci"])
+    with Store.open(tmp_path / "w.db") as s:
+        s.upsert([ax], T0)
+        assert s.upsert([item], T0 + timedelta(days=90)).updated == ["2603.01234"]
+        assert s.count_papers() == 1 and s.get("2603.01234").journal == "Science"
+    # journal first: the arXiv listing re-keys the row to its id
+    with Store.open(tmp_path / "v.db") as s:
+        s.upsert([item], T0)
+        s.record_delivery("d", "mail", [item], T0)
+        assert s.upsert([ax], T0 + timedelta(days=1)).updated == ["2603.01234"]
+        assert [r["paper"] for r in s.db["deliveries"].rows] == ["2603.01234"]
+    assert [p.key for p in merge_batch([item, ax])] == ["2603.01234"]
+
+
+def test_two_works_of_one_title_stay_two():
+    survey = dict(title="Single-cell atlas of the human retina", authors=["Ana Ruiz"])
+    a = Paper(doi="10.1038/s41586-026-00001-1", **survey)
+    b = Paper(doi="10.1016/j.cell.2026.01.002", **survey)  # two journal articles: two works
+    assert contradicts(a, b) and len(merge_batch([a, b])) == 2
+    other = Paper(title=survey["title"], authors=["Kenji Sato"], doi="10.1101/2026.01.01.000001")
+    assert contradicts(a, other)  # a preprint of the title by someone else
+    twins = [Paper(title="Same", arxiv_id="2603.00001", doi="10.1/shared"),
+             Paper(title="Same", arxiv_id="2603.00002", doi="10.1/shared")]
+    assert len(merge_batch(twins)) == 2  # two arXiv ids never merge, whatever DOI they share
+
+
+def test_the_migration_keeps_every_paper_and_its_history(tmp_path):
+    path = tmp_path / "old.db"
+    old = Migrations("watcher")
+    for m in (store_module.m001_initial, store_module.m002_web_search, store_module.m003_ratings,
+              store_module.m004_tldr_cache):
+        old()(m)
+    db = sqlite_utils.Database(path)
+    old.apply(db)
+    columns = {c.name for c in db["papers"].columns}
+    journal = Paper(title="A journal article", doi="10.1038/ABC.123", source="list")
+    ax = Paper(title="An arXiv paper", arxiv_id="2401.00001", doi="10.1103/PhysRevD.1.2", source="ax")
+    for p in (journal, ax):
+        row = {k: v for k, v in store_module._paper_row(p).items() if k in columns}
+        row.update(key=("title:a journal article" if p is journal else p.key),
+                   doi=("10.1038/ABC.123" if p is journal else "10.1103/PhysRevD.1.2"),
+                   first_seen="2025-01-01T00:00:00.000000+00:00",
+                   last_changed="2025-01-01T00:00:00.000000+00:00")
+        db["papers"].insert(row)
+    db["deliveries"].insert({"digest": "d", "channel": "mail", "paper": "title:a journal article",
+                             "version": None, "delivered_at": "2025-01-01T08:00:00+00:00"})
+    db["ratings"].insert({"profile": "p", "paper": "title:a journal article", "value": "up",
+                          "rated_at": "2025-01-02T00:00:00+00:00", "source": "cli"})
+    db.close()
+    with Store.open(path) as s:
+        assert s.count_papers() == 2
+        assert s.get("doi:10.1038/abc.123").title == "A journal article"
+        assert s.get("doi:10.1038/abc.123").sources == ["list"]
+        assert s.get("2401.00001").dois == ["10.1103/physrevd.1.2"]
+        assert [r["paper"] for r in s.db["deliveries"].rows] == ["doi:10.1038/abc.123"]
+        assert [r["paper"] for r in s.db["ratings"].rows] == ["doi:10.1038/abc.123"]
+        # the same work listed again is found by its DOI, not stored anew
+        again = s.upsert([Paper(title="A journal article", doi="10.1038/abc.123")], T0)
+        assert again.unchanged == 1 and s.count_papers() == 2
+        assert s.upsert([Paper(title="x", doi="10.1103/physrevd.1.2", journal="PRD")],
+                        T0).updated == ["2401.00001"]
