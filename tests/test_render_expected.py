@@ -73,7 +73,8 @@ JSON = [{
     "published": "2025-04-10T10:05:15Z", "updated": None, "categories": ["cs.LG", "cs.CL"],
     "primary_category": "cs.LG", "comment": None, "journal_ref": None, "doi": None, "url": None,
     "announce_type": None, "upvotes": 17, "source": "arxiv", "announced": None, "author_count": None,
-    "organization": None, "github_repo": None, "ai_keywords": [], "score": 3.0,
+    "organization": None, "github_repo": None, "ai_keywords": [], "dois": [], "pmid": None,
+    "pmcid": None, "journal": None, "venues": [], "sources": ["arxiv"], "venue": "arXiv", "score": 3.0,
     "reasons": ['all: "reinforcement learning"', "category cs.LG"], "profile": "llm-rl",
     "tldr": "We study RL.",
 }]

@@ -191,6 +191,8 @@ class Paper:
         if self.dois or doi:
             dois = [d for d in (normalize_doi(x) for x in self.dois if isinstance(x, str)) if d]
             self.dois = list(dict.fromkeys(dois + ([doi] if doi else [])))
+        if self.source and not self.sources:
+            self.sources = [self.source]
         if self.pmid is not None:
             self.pmid = str(self.pmid).strip() or None
 

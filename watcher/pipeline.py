@@ -57,6 +57,7 @@ from .models import Digest
 from .render import render
 from .schedule import quiet_day_reason
 from .sources import SourceContext, make_source
+from .sources.common import name_papers
 from .store import Store, database_error, parse_time
 from .summarize import Summarizer
 
@@ -223,8 +224,7 @@ def fetch_sources(config: Config, store: Store, cycle: Cycle, fetch: Fetch, http
         try:
             source = make_source(config.sources[name], ctx)
             result = source.fetch(store.source_state(name))
-            for paper in result.papers:
-                paper.source = name
+            name_papers(source, result.papers)
             counts = store.upsert(result.papers, cycle.now, backfill=fetch.since is not None)
             store.source_ok(name, result.state, counts.summary(), cycle.now)
             report.new, report.updated = len(counts.new), len(counts.updated)

@@ -43,9 +43,10 @@ def conditional_get(source, url: str, state: dict):
 
 
 def name_papers(source, papers) -> None:
-    """Stamp each paper with the source's config name."""
+    """Stamp each paper with the source's config name (``source`` and ``sources``)."""
     for paper in papers:
         paper.source = source.name
+        paper.sources = [source.name]
 
 
 def state_time(state: dict, key: str) -> datetime | None:

@@ -38,7 +38,7 @@ def _parsed_samples() -> tuple[Paper, ...]:
         day = listing.date or (date.fromisoformat(m.group(1)) if m else None)
         for p in listing.papers:
             p.announced = p.announced or day
-            p.source = "sample"
+            p.source, p.sources = "sample", ["sample"]
         papers.extend(listing.papers)
     return tuple(papers)
 
