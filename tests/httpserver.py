@@ -6,6 +6,7 @@ Usage (the ``server`` fixture is imported by the test modules that need it)::
     server.route("/x", Reply(status=503), Reply(status=503), Reply(body=b"ok"))  # in order,
                                                                     # the last one repeats
     server.route("/page", lambda req: Reply(body=render(req.query)))  # computed from the request
+    server.route("/details/*", handler)          # every path under /details/
     server.url("/api/query")  ->  "http://127.0.0.1:PORT/api/query"
     server.requests  ->  [Request(path, query, headers, at), ...]
 
@@ -87,6 +88,9 @@ class Server:
         with self.lock:
             self.requests.append(request)
             script = self.routes.get(request.path)
+            if script is None:  # a route ending in "/*" takes every path under it
+                script = next((v for k, v in self.routes.items() if k.endswith("/*")
+                               and request.path.startswith(k[:-1])), None)
             if not script:
                 return Reply(status=404, body=b"<html><body>Not Found</body></html>",
                              headers={"Content-Type": "text/html"})

@@ -20,10 +20,12 @@ from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError, QuerySyntaxError
+from .subjects import ALL as SUBJECTS_ALL, SUBJECTS, subject
 
 REQUIRED = object()  # marks a key without default
 
-SOURCE_TYPES = ("arxiv", "arxiv-rss", "arxiv-oai", "hf-daily", "listing")
+SOURCE_TYPES = ("arxiv", "arxiv-rss", "arxiv-oai", "hf-daily", "listing", "biorxiv", "pubmed",
+                "feed")
 CHANNEL_TYPES = ("email", "slack", "file", "webhook", "stdout", "apprise", "feed")
 FORMATS = ("text", "markdown", "html", "slack", "json")
 FORMAT_CHANNELS = ("file", "stdout")  # the channel types that write the digest's own formats
@@ -78,6 +80,9 @@ class SourceConfig:
     page_size: int = 200
     timeout: float = 30.0
     first_fetch: timedelta = timedelta(days=3)
+    server: str | None = None  # biorxiv: biorxiv or medrxiv
+    term: str | None = None  # pubmed: the PubMed query
+    api_key_env: str | None = None  # pubmed: the variable holding an NCBI API key
 
 
 @dataclass(frozen=True)
@@ -208,6 +213,9 @@ class Config:
                 out[f"web.{key}"] = getattr(self.web, key)
         if self.summarizer.api_key_env:
             out["summarizer.api_key_env"] = self.summarizer.api_key_env
+        for src in self.sources.values():
+            if src.api_key_env:
+                out[f"source.{src.name}.api_key_env"] = src.api_key_env
         return out
 
 
@@ -226,6 +234,9 @@ _SOURCE_KEYS = {
     "arxiv-oai": {"set": (str, None), "first_fetch": (str, "3d")},
     "hf-daily": {"first_fetch": (str, "3d")},
     "listing": {"path": (str, None)},
+    "biorxiv": {"server": (str, "biorxiv"), "categories": (list, []), "first_fetch": (str, "3d")},
+    "pubmed": {"term": (str, REQUIRED), "api_key_env": (str, None), "first_fetch": (str, "3d")},
+    "feed": {},
 }
 _PROFILE_KEYS = {
     "title": (str, None),
@@ -335,6 +346,8 @@ class _Reader:
 
     def category(self, key: str, value: str, archive_wildcard: bool) -> str:
         text = value.removesuffix(".*") if archive_wildcard else value
+        if archive_wildcard and subject(value) in SUBJECTS_ALL:
+            return value  # a profile may name a bioRxiv / medRxiv subject too
         if not _CATEGORY_RE.fullmatch(text):
             example = "cs.LG, hep-ex, astro-ph.CO" + (" or cs.*" if archive_wildcard else "")
             raise self.fail(key, f"{value!r} is not an arXiv category (like {example})")
@@ -568,6 +581,18 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
     v = r.table(where, t, _SOURCE_COMMON | _SOURCE_KEYS[typ])
     if typ == "listing" and not (v.get("url") or v.get("path")):
         raise r.fail(f"{where}.url", "a listing source needs url or path")
+    if typ == "feed" and not v.get("url"):
+        raise r.fail(f"{where}.url", "a feed source needs the url of the journal's RSS or Atom feed")
+    if typ == "feed":
+        _check_http_url(r, f"{where}.url", v["url"], "https://www.nature.com/nature.rss")
+    if typ == "pubmed" and not v["term"].strip():
+        raise r.fail(f"{where}.term", "must not be empty (a PubMed query such as CRISPR[tiab])")
+    if typ == "pubmed":
+        _env_name(r, f"{where}.api_key_env", v["api_key_env"])
+    if typ == "biorxiv":
+        r.choice(f"{where}.server", v["server"], tuple(SUBJECTS))
+        v["categories"] = tuple(_subject(r, f"{where}.categories", c, v["server"])
+                                for c in v["categories"])
     if typ == "arxiv-rss" and not v["categories"]:
         raise r.fail(f"{where}.categories", "needs at least one category")
     if typ == "arxiv" and not v["query"].strip():
@@ -575,7 +600,7 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
     if typ == "arxiv" and not 1 <= v["page_size"] <= 2000:
         raise r.fail(f"{where}.page_size", "must be between 1 and 2000")
     r.timeout(f"{where}.timeout", v["timeout"])
-    for category in v.get("categories") or ():
+    for category in v.get("categories") or () if typ != "biorxiv" else ():
         r.category(f"{where}.categories", category, archive_wildcard=False)
     url = v.get("url")
     if url and not url.startswith(("http://", "https://", "file://")):
@@ -587,7 +612,19 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
         page_size=v.get("page_size", 200), timeout=v["timeout"],
         first_fetch=r.duration(f"{where}.first_fetch", v["first_fetch"])
         if v.get("first_fetch") else timedelta(days=3),
+        server=v.get("server"), term=v.get("term"), api_key_env=v.get("api_key_env"),
     )
+
+
+def _subject(r: _Reader, key: str, value: str, server: str) -> str:
+    """A bioRxiv / medRxiv subject of ``server`` (see :mod:`watcher.subjects`), as the server
+    writes it."""
+    name = subject(value)
+    if name not in SUBJECTS[server]:
+        raise r.fail(key, f"{value!r} is not a {server} subject (such as "
+                          f"{', '.join(repr(s) for s in SUBJECTS[server][:3])}; see the "
+                          "server's subject list)")
+    return name
 
 
 def _profile(r: _Reader, name: str, t: dict, base: Path) -> Profile:

@@ -86,7 +86,9 @@ class ProfileMatcher:
         self.terms = self.query.positive_terms() if self.query else []
         self.weights = {t: self.doc_freq.phrase_idf(t.words) for t in self.terms}
         self.authors = [(a, k) for a in profile.authors if (k := name_key(a))]
-        self.categories = frozenset(c.lower().removesuffix(".*") for c in profile.categories)
+        # arXiv categories, archives, bioRxiv / medRxiv subjects ("cell_biology": "cell biology")
+        self.categories = frozenset(c.lower().removesuffix(".*").replace("_", " ")
+                                    for c in profile.categories)
         # ratings (see :mod:`watcher.learn`): liked papers join the examples
         self.feedback = feedback if feedback else None
         liked = list(feedback.liked) if self.feedback else []

@@ -19,6 +19,9 @@ from ..models import Paper
 
 # name -> module; order matters for detection.
 READERS: dict[str, str] = {
+    "pubmed-xml": "watcher.formats.pubmed_xml",
+    "biorxiv-json": "watcher.formats.biorxiv_json",
+    "journal-feed": "watcher.formats.journal_feed",
     "arxiv-oai": "watcher.formats.arxiv_oai",
     "arxiv-atom": "watcher.formats.arxiv_atom",
     "arxiv-rss": "watcher.formats.arxiv_rss",
@@ -86,7 +89,8 @@ def detect(data: bytes, origin: str = "input") -> str:
             return name
     raise InputError(
         f"{origin}: unknown format (expected a text digest, an HF Daily Papers page, arXiv "
-        "Atom/RSS/OAI-PMH XML or Hugging Face / watcher JSON)"
+        "Atom/RSS/OAI-PMH XML, Hugging Face / watcher / bioRxiv JSON, PubMed XML or a "
+        "journal's RSS/Atom feed)"
     )
 
 

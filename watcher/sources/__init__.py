@@ -14,12 +14,16 @@ SOURCES: dict[str, str] = {
     "arxiv-oai": "watcher.sources.arxiv_oai:ArxivOaiSource",
     "hf-daily": "watcher.sources.hf_daily:HfDailySource",
     "listing": "watcher.sources.listing:ListingSource",
+    "biorxiv": "watcher.sources.biorxiv:BiorxivSource",
+    "pubmed": "watcher.sources.pubmed:PubmedSource",
+    "feed": "watcher.sources.feed:FeedSource",
 }
 
 # Source types that cannot reach back to a given day (``watcher fetch --since``), and why.
 NO_BACKFILL: dict[str, str] = {
     "arxiv-rss": "the feed holds only the latest announcement",
     "listing": "a listing is read whole, as it is",
+    "feed": "a table of contents holds only the latest issue",
 }
 
 

@@ -1,0 +1,203 @@
+"""The biorxiv, pubmed and feed sources against local stand-ins of bioRxiv's details API, NCBI
+E-utilities and a journal's RSS feed (tests/bioserver.py): paging, reaching back, versions,
+rate, conditional GET, 429 with Retry-After, malformed answers."""
+
+from __future__ import annotations
+
+import time
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+
+from bioserver import BiorxivApi, PubmedApi
+from helpers import context, data, fast_client
+from httpserver import Reply, server  # noqa: F401
+from watcher.config import SourceConfig
+from watcher.errors import SourceError
+from watcher.sources import make_source
+from watcher.sources import biorxiv as biorxiv_module
+from watcher.sources import pubmed as pubmed_module
+from watcher.store import Store
+
+NOW = datetime(2026, 11, 23, 20, 0, tzinfo=timezone.utc)
+DAY1 = "biorxiv_details_2026-11-20_2026-11-23.json"
+LATER = "biorxiv_details_2026-11-20_2026-11-26.json"
+MED = "medrxiv_details_2026-11-20_2026-11-23.json"
+ESEARCH = "pubmed_esearch_2026-11-20_2026-11-26.json"
+EFETCH = "pubmed_efetch_2026-11-20_2026-11-26.xml"
+NATURE = "nature_neuroscience_rss1_2026-11-25.xml"
+PLATEAU = "doi:10.1101/2026.11.20.689412"
+
+
+def bio(stand_in, now=NOW, **kw):
+    cfg = SourceConfig(name="bio", type="biorxiv", url=stand_in.url("/api"), timeout=1.0,
+                       server=kw.pop("server", "biorxiv"), **kw)
+    return make_source(cfg, context(fast_client(), now))
+
+
+def pubmed(server, now=NOW, **kw):
+    cfg = SourceConfig(name="pm", type="pubmed", url=server.url("/eutils/"), timeout=1.0,
+                       term="(dendritic plateau[tiab]) OR H5N1[tiab] OR base editing[tiab]", **kw)
+    return make_source(cfg, context(fast_client(), now))
+
+
+def feed(server, now=NOW):
+    cfg = SourceConfig(name="natneuro", type="feed", url=server.url("/neuro.rss"), timeout=1.0)
+    return make_source(cfg, context(fast_client(), now))
+
+
+# --- biorxiv ---------------------------------------------------------------------------------
+
+def test_biorxiv_pages_by_cursor_and_reaches_back_for_late_postings(server):
+    api = BiorxivApi(data(DAY1), page_size=2)
+    server.route("/api/details/*", api.reply)
+    first = bio(server, first_fetch=timedelta(days=3)).fetch({})
+    assert [r.path.rsplit("/", 1)[1] for r in server.requests] == ["0", "2"]
+    assert api.intervals[0] == ("biorxiv", "2026-11-20", "2026-11-23", None)
+    assert len(first.papers) == 4 and first.state["last_day"] == "2026-11-23"
+    plateau = next(p for p in first.papers if p.key == PLATEAU)
+    assert plateau.venues == ["bioRxiv"] and plateau.categories == ["neuroscience"]
+    assert plateau.authors[0] == "Okafor, M. N." and plateau.sources == ["bio"]
+    assert plateau.url == "https://www.biorxiv.org/content/10.1101/2026.11.20.689412v1"
+    # three days later: the run reaches back OVERLAP before the last day fetched
+    later = BiorxivApi(data(LATER), page_size=4)
+    server.route("/api/details/*", later.reply)
+    second = bio(server, now=NOW + timedelta(days=3)).fetch(first.state)
+    start = date(2026, 11, 23) - biorxiv_module.OVERLAP
+    assert later.intervals[0][1:3] == (start.isoformat(), "2026-11-26")
+    with Store.open(None) as s:
+        s.upsert(first.papers, NOW)
+        counts = s.upsert(second.papers, NOW + timedelta(days=3))
+        assert counts.new == ["doi:10.1101/2026.11.17.688731"]  # the late posting
+        assert counts.updated == [PLATEAU]  # v2, published: one paper
+        p = s.get(PLATEAU)
+        assert p.version == 2 and p.doi == "10.1038/s41593-026-02114-7"
+        assert p.publication == "published as doi:10.1038/s41593-026-02114-7"
+
+
+def test_biorxiv_asks_per_category_and_medrxiv_by_its_server(server):
+    api = BiorxivApi(data(DAY1), page_size=10)
+    server.route("/api/details/*", api.reply)
+    result = bio(server, categories=("neuroscience", "cell biology")).fetch({"last_day": "2026-11-23"})
+    assert [(i[0], i[3]) for i in api.intervals] == [("biorxiv", "neuroscience"),
+                                                     ("biorxiv", "cell_biology")]
+    assert {p.categories[0] for p in result.papers} == {"neuroscience"}
+    med = BiorxivApi(data(MED))
+    server.route("/api/details/*", med.reply)
+    papers = bio(server, server="medrxiv").fetch({}).papers
+    assert med.intervals[0][0] == "medrxiv"
+    assert {p.venues[0] for p in papers} == {"medRxiv"}
+    linked = next(p for p in papers if p.version == 1 and len(p.dois) == 2)
+    assert linked.dois[1] == "10.1016/s1473-3099(26)00412-9"
+
+
+def test_biorxiv_honours_429_retry_after_and_fails_alone_on_malformed_json(server):
+    api = BiorxivApi(data(DAY1), page_size=2)
+    server.route("/api/details/*", Reply(status=429, headers={"Retry-After": "1"}), api.reply)
+    client = fast_client()
+    cfg = SourceConfig(name="bio", type="biorxiv", url=server.url("/api"), server="biorxiv", timeout=1.0)
+    assert len(make_source(cfg, context(client, NOW)).fetch({}).papers) == 4
+    assert client.sleep[0] >= 1.0  # the Retry-After was honoured
+    page = api.reply(type("R", (), {"path": "/api/details/biorxiv/a/b/0", "query": {}})()).body
+    server.route("/api/details/*", Reply(body=page[: len(page) // 2]))  # cut off mid-record
+    with pytest.raises(SourceError, match=r"/details/biorxiv/.*invalid JSON.*source 'bio'"):
+        bio(server).fetch({})
+
+
+# --- pubmed ----------------------------------------------------------------------------------
+
+def test_pubmed_searches_with_history_then_fetches_in_batches_at_the_allowed_rate(server, monkeypatch):
+    api = PubmedApi(data(ESEARCH), data(EFETCH))
+    server.route("/eutils/esearch.fcgi", api.esearch)
+    server.route("/eutils/efetch.fcgi", api.efetch)
+    monkeypatch.setattr(pubmed_module, "BATCH", 2)
+    result = pubmed(server, first_fetch=timedelta(days=3)).fetch({})
+    search, *fetches = server.requests
+    assert search.query["usehistory"] == "y" and search.query["datetype"] == "edat"
+    assert (search.query["mindate"], search.query["maxdate"]) == ("2026/11/20", "2026/11/23")
+    assert "api_key" not in search.query
+    assert [(f.query["retstart"], f.query["retmax"]) for f in fetches] == [("0", "2"), ("2", "2")]
+    assert all(f.query["WebEnv"] == api.webenv for f in fetches)
+    gaps = [b.at - a.at for a, b in zip(server.requests, server.requests[1:])]
+    assert min(gaps) >= 1 / 3 - 0.02  # three requests a second without a key
+    assert result.state["last_day"] == "2026-11-23"
+    by_pmid = {p.pmid: p for p in result.papers}
+    plateau = by_pmid["41302217"]
+    assert plateau.doi == "10.1038/s41593-026-02114-7" and plateau.journal == "Nature neuroscience"
+    assert plateau.title == "Dendritic plateau potentials gate place-field formation in hippocampal CA1"
+    assert plateau.authors[0] == "Maria N Okafor" and plateau.announced == date(2026, 11, 25)
+    lancet = by_pmid["41298804"]
+    assert lancet.abstract.startswith("BACKGROUND: Human infections") and "METHODS: We followed" in lancet.abstract
+    assert lancet.authors[-1] == "H5N1 Dairy Household Study Group"
+    assert lancet.doi == "10.1016/s1473-3099(26)00412-9"
+    editing = by_pmid["41295530"]
+    assert editing.pmcid == "PMC12651187" and editing.authors == ["Ingrid Haugen", "Ren Tanaka"]
+    assert "PCSK9" in editing.title and editing.key == "doi:10.1038/s41467-026-65521-8"
+
+
+def test_pubmed_sends_the_api_key_and_goes_faster_with_it(server, monkeypatch):
+    api = PubmedApi(data(ESEARCH), data(EFETCH))
+    server.route("/eutils/esearch.fcgi", api.esearch)
+    server.route("/eutils/efetch.fcgi", api.efetch)
+    monkeypatch.setenv("TEST_NCBI_KEY", "k3y")
+    source = pubmed(server, api_key_env="TEST_NCBI_KEY")
+    assert source.interval_s == pytest.approx(0.1)
+    source.fetch({"last_day": "2026-11-22"})
+    assert all(r.query["api_key"] == "k3y" for r in server.requests)
+    assert server.requests[0].query["mindate"] == "2026/11/20"  # the last day less OVERLAP
+
+
+def test_pubmed_errors_name_the_url_and_fail_the_source(server):
+    api = PubmedApi(data(ESEARCH), data(EFETCH))
+    server.route("/eutils/esearch.fcgi", Reply(body=b'{"error":"API rate limit exceeded","count":"0"}'))
+    with pytest.raises(SourceError, match=r"esearch.fcgi.*API rate limit exceeded"):
+        pubmed(server).fetch({})
+    server.route("/eutils/esearch.fcgi", api.esearch)
+    body = api.efetch(type("R", (), {"query": {"WebEnv": api.webenv, "query_key": "1"}})()).body
+    server.route("/eutils/efetch.fcgi", Reply(body=body[:-200]))  # truncated XML
+    with pytest.raises(SourceError, match=r"efetch.fcgi.*not well-formed XML"):
+        pubmed(server).fetch({})
+    server.route("/eutils/efetch.fcgi", Reply(body=b"<html><body>Bad Gateway</body></html>"))
+    with pytest.raises(SourceError, match=r"efetch.fcgi.*HTML page"):
+        pubmed(server).fetch({})
+
+
+# --- feed ------------------------------------------------------------------------------------
+
+def test_a_journal_feed_gives_doi_journal_abstract_and_is_fetched_conditionally(server):
+    def reply(request):
+        if request.headers.get("if-none-match") == '"toc-48"':
+            return Reply(status=304, headers={"ETag": '"toc-48"'})
+        return Reply(body=data(NATURE), headers={"ETag": '"toc-48"', "Content-Type": "application/rdf+xml"})
+
+    server.route("/neuro.rss", reply)
+    first = feed(server).fetch({})
+    assert [p.doi for p in first.papers] == ["10.1038/s41593-026-02114-7", "10.1038/s41593-026-02120-9",
+                                             "10.1038/s41593-026-02098-4"]
+    p = first.papers[0]
+    assert p.journal == "Nature Neuroscience" and p.venues == ["Nature Neuroscience"]
+    assert p.abstract.startswith("Two-photon imaging of CA1 dendrites")  # citation line dropped
+    assert p.authors[-1] == "Katie C. Bittner" and p.announced == date(2026, 11, 25)
+    assert p.url == "https://www.nature.com/articles/s41593-026-02114-7"
+    assert first.papers[2].abstract == ""  # the publisher gave no abstract
+    again = feed(server).fetch(first.state)
+    assert again.not_modified and again.papers == []
+    server.route("/neuro.rss", Reply(body=data(NATURE)[:-400]))  # cut off mid-item
+    with pytest.raises(SourceError, match=r"neuro.rss.*not well-formed"):
+        feed(server).fetch({})
+
+
+def test_a_feed_item_without_prism_takes_its_doi_from_dc_identifier_or_the_link():
+    from watcher.formats import journal_feed
+
+    rss = b"""<?xml version="1.0"?><rss version="2.0" xmlns:dc="http://purl.org/dc/elements/1.1/">
+    <channel><title>PNAS: Latest articles</title>
+    <item><title>One</title><link>https://www.pnas.org/doi/10.1073/pnas.2611234123?af=R</link>
+      <description>An abstract.</description><dc:creator>A. Author</dc:creator></item>
+    <item><title>Two</title><link>https://example.org/a</link>
+      <dc:identifier>doi:10.1103/PhysRevLett.136.010401</dc:identifier></item>
+    </channel></rss>"""
+    one, two = journal_feed.parse(rss, "pnas").papers
+    assert one.doi == "10.1073/pnas.2611234123" and one.journal == "PNAS: Latest articles"
+    assert one.abstract == "An abstract." and one.authors == ["A. Author"]
+    assert two.doi == "10.1103/physrevlett.136.010401"

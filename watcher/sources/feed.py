@@ -1,0 +1,26 @@
+"""The ``feed`` source: any journal's (or preprint server's) RSS 1.0/2.0 or Atom table of
+contents, fetched conditionally (ETag / Last-Modified through the shared HTTP client) and read
+by :mod:`watcher.formats.journal_feed`. Each item's DOI makes it the same work as its preprint
+or its PubMed record (SPEC §8)."""
+
+from __future__ import annotations
+
+from ..formats import journal_feed
+from .base import FetchResult, Source
+from .common import conditional_get, name_papers, parse_listing
+
+
+class FeedSource(Source):
+    """One table of contents; a feed unchanged since the last run is not read again."""
+
+    def fetch(self, state: dict) -> FetchResult:
+        """Fetch and parse the feed; its items are filed under their own dates."""
+        response, validators = conditional_get(self, self.cfg.url, state)
+        if response.not_modified:
+            return FetchResult(papers=[], state=state, not_modified=True)
+        listing = parse_listing(self, journal_feed, response.content, response.url,
+                                today=self.ctx.now.date())
+        for paper in listing.papers:
+            paper.announced = paper.announced or listing.date or self.ctx.now.date()
+        name_papers(self, listing.papers)
+        return FetchResult(papers=listing.papers, state=dict(validators))
