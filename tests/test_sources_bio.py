@@ -201,3 +201,45 @@ def test_a_feed_item_without_prism_takes_its_doi_from_dc_identifier_or_the_link(
     assert one.doi == "10.1073/pnas.2611234123" and one.journal == "PNAS: Latest articles"
     assert one.abstract == "An abstract." and one.authors == ["A. Author"]
     assert two.doi == "10.1103/physrevlett.136.010401"
+
+
+# --- config ----------------------------------------------------------------------------------
+
+SOURCES = """
+[source.bio]
+type = "biorxiv"
+server = "biorxiv"
+categories = ["neuroscience", "Cell_Biology"]
+[source.pubmed]
+type = "pubmed"
+term = '(CRISPR[tiab]) AND (base editing[tiab])'
+api_key_env = "NCBI_API_KEY"
+[source.nature]
+type = "feed"
+url = "https://www.nature.com/nature.rss"
+[profile.neuro]
+categories = ["neuroscience", "cs.LG"]
+query = "plateau"
+"""
+
+
+def test_the_sources_of_spec_8_load_and_bad_ones_are_named(write_config):
+    from watcher.config import load_config
+    from watcher.errors import ConfigError
+
+    config = load_config(write_config(SOURCES))
+    assert config.sources["bio"].categories == ("neuroscience", "cell biology")
+    assert config.sources["pubmed"].term.startswith("(CRISPR") and config.sources["nature"].type == "feed"
+    assert config.secret_vars()["source.pubmed.api_key_env"] == "NCBI_API_KEY"
+    assert config.profiles["neuro"].categories == ("neuroscience", "cs.LG")
+    for change, key, words in [
+        (('"neuroscience", "Cell_Biology"', '"neurosciense"'), "source.bio.categories", "not a biorxiv subject"),
+        (('server = "biorxiv"', 'server = "chemrxiv"'), "source.bio.server", "not one of biorxiv, medrxiv"),
+        (("term = '(CRISPR[tiab]) AND (base editing[tiab])'", 'term = " "'), "source.pubmed.term", "must not be empty"),
+        (('url = "https://www.nature.com/nature.rss"', ""), "source.nature.url", "needs the url"),
+        (('url = "https://www.nature.com/nature.rss"', 'url = "nature.rss"'), "source.nature.url", "not an http(s) URL"),
+        (('api_key_env = "NCBI_API_KEY"', 'api_key_env = "abc-123 secret"'), "source.pubmed.api_key_env", "environment variable"),
+    ]:
+        with pytest.raises(ConfigError) as e:
+            load_config(write_config(SOURCES.replace(*change)))
+        assert key in str(e.value) and words in str(e.value), (change, str(e.value))
