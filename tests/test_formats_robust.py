@@ -16,7 +16,8 @@ from conftest import run_watcher
 from helpers import data
 
 from watcher.errors import InputError
-from watcher.formats import arxiv_atom, arxiv_oai, arxiv_rss, hf_json, hf_page, papers_json, text
+from watcher.formats import (arxiv_atom, arxiv_oai, arxiv_rss, biorxiv_json, hf_json, hf_page, journal_feed,
+                             papers_json, pubmed_xml, text)
 
 # (reader, file, its papers' ids in order): counted in the files (<entry>, <item>, <record>,
 # JSON items), ids read off their <id>, <link>, <identifier> and "id" fields.
@@ -45,6 +46,9 @@ DOCUMENTS = [(reader, name, data(name)) for reader, name, _ in CASES] + [
     (papers_json, "corpus-2025-04-09.jsonl (6 lines)", _jsonl_head("corpus-2025-04-09.jsonl")),
     (text, "llm-rl-2025-04-12.txt", data("llm-rl-2025-04-12.txt")),
     (hf_page, "hf-daily-papers-page.txt", data("hf-daily-papers-page.txt")),
+    (biorxiv_json, "biorxiv_details_2026-11-20_2026-11-23.json", data("biorxiv_details_2026-11-20_2026-11-23.json")),
+    (pubmed_xml, "pubmed_efetch_2026-11-20_2026-11-26.xml", data("pubmed_efetch_2026-11-20_2026-11-26.xml")),
+    (journal_feed, "nature_neuroscience_rss1_2026-11-25.xml", data("nature_neuroscience_rss1_2026-11-25.xml")),
 ]
 
 
@@ -131,6 +135,10 @@ DAMAGED = [
      "line 1"),
     (hf_page, "hf-daily-papers-page.txt", lambda raw: raw.replace("\n·\n".encode(), "\n·x\n".encode()),
      "'·x'"),
+    (biorxiv_json, "biorxiv_details_2026-11-20_2026-11-23.json",
+     lambda raw: raw.replace(b'"collection"', b'"collec tion"'), "'ok'"),
+    (pubmed_xml, "pubmed_efetch_2026-11-20_2026-11-26.xml", _rename_root, "PubmedArticleSetx"),
+    (journal_feed, "nature_neuroscience_rss1_2026-11-25.xml", _space_in_root_namespace, "namespace"),
 ]
 
 

@@ -126,3 +126,16 @@ def decode_text(data: bytes, origin: str) -> str:
         return clean_text(data.decode("utf-8-sig"))
     except UnicodeDecodeError as e:
         raise InputError(f"{origin}: not UTF-8 text (byte {e.start})") from None
+
+
+def load_json(data: bytes, origin: str):
+    """``data`` as a JSON document (UTF-8, control characters dropped), or an InputError
+    naming the input: an API's answer cut off or replaced by an error page."""
+    import json
+
+    text = decode_text(data, origin)
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as e:  # RecursionError: [[[[… nested past the stack
+        raise InputError(f"{origin}: invalid JSON ({e}); the response may be truncated or an "
+                         "error page") from None

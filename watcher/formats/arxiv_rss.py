@@ -17,13 +17,12 @@ from __future__ import annotations
 import email.utils
 import html
 import re
-import xml.sax
 from datetime import date, datetime
 
 from ..errors import InputError
 from ..models import Paper, parse_arxiv_id
 from . import Listing, no_paper_at_all, skip_entry
-from .xmlsafe import check_root, is_xml, not_xml_error
+from .xmlsafe import is_xml, parse_feed
 
 # RSS 2.0 (no namespace), RDF / RSS 1.0, Atom
 ROOTS = ("rss", "{http://www.w3.org/1999/02/22-rdf-syntax-ns#}RDF", "{http://www.w3.org/2005/Atom}feed")
@@ -115,20 +114,7 @@ def entry_to_paper(entry, feed_day: date | None) -> Paper:
 
 def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     """Parse an arXiv RSS/Atom/RDF feed; InputError when ``data`` is not a feed."""
-    import feedparser
-
-    check_root(data, origin, "an arXiv RSS/Atom feed", ROOTS)
-    try:
-        parsed = feedparser.parse(data)
-    except Exception as e:  # a third-party parser on untrusted bytes: any crash means "not a feed"
-        raise not_xml_error(data, origin, "an arXiv RSS/Atom feed", e) from None
-    if not parsed.get("version"):
-        raise not_xml_error(data, origin, "an arXiv RSS/Atom feed",
-                            parsed.get("bozo_exception"))
-    problem = parsed.get("bozo_exception")
-    if isinstance(problem, xml.sax.SAXParseException) or (parsed.get("bozo") and not parsed.entries):
-        # not well-formed: a cut-off feed must not pass for a short one
-        raise not_xml_error(data, origin, "an arXiv RSS/Atom feed", problem)
+    parsed = parse_feed(data, origin, "an arXiv RSS/Atom feed", ROOTS)
     feed = parsed.feed
     feed_day = local_date(feed.get("published") or feed.get("updated"))
     listing = Listing(title=feed.get("title"), date=feed_day)

@@ -21,12 +21,11 @@ such JSON, is an InputError. A record without DOI or title is skipped with a war
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime, timezone
 
 from ..errors import InputError
 from ..models import Paper, clean_text, normalize_doi
-from . import Listing, decode_text, no_paper_at_all, skip_entry
+from . import Listing, load_json, no_paper_at_all, skip_entry
 
 SERVERS = {"biorxiv": "bioRxiv", "medrxiv": "medRxiv"}
 EMPTY_STATUS = "no posts found"
@@ -93,12 +92,7 @@ def record_to_paper(item: object, where: str) -> Paper:
 def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     """Parse one page of the details API; InputError for invalid JSON, an error status or
     a page where no record is a preprint."""
-    text = decode_text(data, origin)
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError) as e:
-        raise InputError(f"{origin}: invalid JSON ({e}); the response may be truncated or an "
-                         "error page") from None
+    doc = load_json(data, origin)
     if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
         raise InputError(f"{origin}: expected the bioRxiv API's JSON (messages and collection)")
     message = doc["messages"][0] if doc["messages"] and isinstance(doc["messages"][0], dict) else {}

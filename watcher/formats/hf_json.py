@@ -19,13 +19,12 @@ arXiv entry; when no item at all is a paper the file is an InputError.
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import date
 
 from ..errors import InputError
 from ..models import Paper, clean_text, parse_arxiv_id, parse_iso
-from . import Listing, decode_text, no_paper_at_all, skip_entry
+from . import Listing, load_json, no_paper_at_all, skip_entry
 
 
 # the key "paper": (a value "paper", say a keyword or a comment, is not the API's layout)
@@ -93,12 +92,7 @@ def item_to_paper(item: object, where: str) -> Paper:
 def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     """Parse a daily_papers response; InputError for invalid JSON or when no item is a paper
     (single items that are not papers are skipped with a warning)."""
-    text = decode_text(data, origin)
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError) as e:  # RecursionError: [[[[… nested past the stack
-        raise InputError(f"{origin}: invalid JSON ({e}); the response may be truncated or an "
-                         "error page") from None
+    doc = load_json(data, origin)
     if isinstance(doc, dict) and isinstance(doc.get("data"), list):
         doc = doc["data"]
     if not isinstance(doc, list):

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import html
 import re
-import xml.sax
 from datetime import date, datetime, timezone
 
 from ..errors import InputError
 from ..models import Paper, normalize_doi, parse_iso
 from . import Listing, no_paper_at_all, skip_entry
-from .arxiv_rss import local_date
-from .xmlsafe import check_prolog, is_xml, looks_like_html, not_xml_error
+from .arxiv_rss import ROOTS, local_date
+from .xmlsafe import is_xml, parse_feed
 
 _TAG_RE = re.compile(r"<[^>]+>")
 # the citation line publishers put before the abstract ("Nature Neuroscience, Published online:
@@ -100,19 +99,7 @@ def entry_to_paper(entry, journal: str | None) -> Paper:
 
 def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     """Parse a table of contents; InputError when ``data`` is not a well-formed feed."""
-    import feedparser
-
-    if looks_like_html(data) or not data.strip():
-        raise not_xml_error(data, origin, EXPECTED)
-    check_prolog(data, origin)
-    try:
-        parsed = feedparser.parse(data)
-    except Exception as e:  # a third-party parser on untrusted bytes: any crash means "not a feed"
-        raise not_xml_error(data, origin, EXPECTED, e) from None
-    problem = parsed.get("bozo_exception")
-    if not parsed.get("version") or isinstance(problem, xml.sax.SAXParseException) or (
-            parsed.get("bozo") and not parsed.entries):
-        raise not_xml_error(data, origin, EXPECTED, problem)
+    parsed = parse_feed(data, origin, EXPECTED, ROOTS)
     feed = parsed.feed
     journal = " ".join(str(feed.get("prism_publicationname") or feed.get("title") or "").split()) or None
     listing = Listing(title=feed.get("title"), date=local_date(feed.get("updated") or feed.get("published")))

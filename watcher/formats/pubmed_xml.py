@@ -21,14 +21,13 @@ or a record without title is skipped with a warning.
 
 from __future__ import annotations
 
-import json
 import re
 import xml.etree.ElementTree as ET
 from datetime import date, datetime, timezone
 
 from ..errors import InputError
 from ..models import Paper, normalize_doi
-from . import Listing, decode_text, no_paper_at_all, skip_entry
+from . import Listing, load_json, no_paper_at_all, skip_entry
 from .xmlsafe import gc_paused, iter_ends
 
 _DOCTYPE = re.compile(rb"<!DOCTYPE\s+PubmedArticleSet[^>\[]*>", re.I)
@@ -44,12 +43,7 @@ def sniff(head: str) -> bool:
 def parse_esearch(data: bytes, origin: str) -> dict:
     """The ``esearchresult`` of an esearch JSON answer: ``count`` (int), ``webenv``,
     ``querykey`` and ``idlist``; InputError for anything else or an error answer."""
-    text = decode_text(data, origin)
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError) as e:
-        raise InputError(f"{origin}: invalid JSON ({e}); the response may be truncated or an "
-                         "error page") from None
+    doc = load_json(data, origin)
     if isinstance(doc, dict) and doc.get("error"):
         raise InputError(f"{origin}: E-utilities answered: {doc['error']}")
     result = doc.get("esearchresult") if isinstance(doc, dict) else None

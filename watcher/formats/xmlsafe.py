@@ -151,3 +151,23 @@ def gc_paused():
     finally:
         if was_enabled:
             gc.enable()
+
+
+def parse_feed(data: bytes, origin: str, expected: str, roots: tuple[str, ...]):
+    """``data`` read by feedparser (RSS 1.0/2.0, Atom) once :func:`check_root` has seen one of
+    ``roots``, or an InputError saying what it is instead: no feed at all, or a feed that is not
+    well-formed (a cut-off feed must not pass for a short one)."""
+    import xml.sax
+
+    import feedparser
+
+    check_root(data, origin, expected, roots)
+    try:
+        parsed = feedparser.parse(data)
+    except Exception as e:  # a third-party parser on untrusted bytes: any crash means "not a feed"
+        raise not_xml_error(data, origin, expected, e) from None
+    problem = parsed.get("bozo_exception")
+    if not parsed.get("version") or isinstance(problem, xml.sax.SAXParseException) or (
+            parsed.get("bozo") and not parsed.entries):
+        raise not_xml_error(data, origin, expected, problem)
+    return parsed

@@ -25,7 +25,7 @@ from datetime import timedelta
 from ..errors import SourceError
 from ..formats import biorxiv_json
 from .base import FetchResult, Source
-from .common import http_client, name_papers, parse_listing, state_day
+from .common import first_day, http_client, name_papers, parse_listing
 
 API_URL = "https://api.biorxiv.org"
 OVERLAP = timedelta(days=3)  # postings that reach the API's interval a day or two late
@@ -37,15 +37,7 @@ class BiorxivSource(Source):
 
     def interval(self, state: dict):
         """The first and last day this run asks for."""
-        today = self.ctx.now.date()
-        last = state_day(state, "last_day")
-        if self.ctx.since is not None:
-            first = self.ctx.since.date()
-        elif last is not None:
-            first = min(last, today) - OVERLAP
-        else:
-            first = (self.ctx.now - self.cfg.first_fetch).date()
-        return first, today
+        return first_day(self, state, OVERLAP), self.ctx.now.date()
 
     def fetch(self, state: dict) -> FetchResult:
         """Fetch every page of the interval, per category; progress counts records."""

@@ -4,7 +4,7 @@ timestamps kept in a source's saved state."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 
 from ..errors import InputError, SourceError
 from ..formats import Listing
@@ -61,6 +61,19 @@ def state_day(state: dict, key: str) -> date | None:
         return date.fromisoformat(value) if isinstance(value, str) else None
     except ValueError:
         return None
+
+
+def first_day(source, state: dict, reach_back: timedelta) -> date:
+    """The first day a day-by-day source asks for: the backfill's start (``watcher fetch
+    --since``), else the last day fetched (``state["last_day"]``) less ``reach_back``, else the
+    very first run's ``now - first_fetch``."""
+    today = source.ctx.now.date()
+    last = state_day(state, "last_day")
+    if source.ctx.since is not None:
+        return source.ctx.since.date()
+    if last is not None:
+        return min(last, today) - reach_back
+    return (source.ctx.now - source.cfg.first_fetch).date()
 
 
 def iso(dt: datetime) -> str:

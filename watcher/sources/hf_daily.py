@@ -13,7 +13,7 @@ from datetime import date, timedelta
 
 from ..formats import hf_json
 from .base import FetchResult, Source
-from .common import http_client, name_papers, parse_listing, state_day
+from .common import first_day, http_client, name_papers, parse_listing
 
 API_URL = "https://huggingface.co/api/daily_papers"
 REFRESH_DAYS = 1  # also re-ask this many days before the last one fetched (upvotes grow)
@@ -25,13 +25,7 @@ class HfDailySource(Source):
     def days(self, state: dict) -> list[date]:
         """The days this run asks for, oldest first."""
         today = self.ctx.now.date()
-        last = state_day(state, "last_day")
-        if self.ctx.since is not None:
-            first = self.ctx.since.date()
-        elif last is not None:
-            first = min(last, today) - timedelta(days=REFRESH_DAYS)
-        else:
-            first = (self.ctx.now - self.cfg.first_fetch).date()
+        first = first_day(self, state, timedelta(days=REFRESH_DAYS))
         return [first + timedelta(days=i) for i in range((today - first).days + 1)]
 
     def fetch(self, state: dict) -> FetchResult:

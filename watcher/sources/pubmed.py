@@ -25,7 +25,7 @@ from datetime import timedelta
 from ..errors import InputError, SourceError
 from ..formats import pubmed_xml
 from .base import FetchResult, Source
-from .common import http_client, name_papers, parse_failure, parse_listing, state_day
+from .common import first_day, http_client, name_papers, parse_failure, parse_listing
 
 API_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
 BATCH = 200  # records per efetch (NCBI suggests at most a few hundred for XML)
@@ -61,13 +61,7 @@ class PubmedSource(Source):
     def fetch(self, state: dict) -> FetchResult:
         """Search, then fetch every record in batches; progress counts records."""
         today = self.ctx.now.date()
-        last = state_day(state, "last_day")
-        if self.ctx.since is not None:
-            first = self.ctx.since.date()
-        elif last is not None:
-            first = min(last, today) - OVERLAP
-        else:
-            first = (self.ctx.now - self.cfg.first_fetch).date()
+        first = first_day(self, state, OVERLAP)
         response = self._get("esearch.fcgi", {
             "term": self.cfg.term, "datetype": "edat", "mindate": first.strftime("%Y/%m/%d"),
             "maxdate": today.strftime("%Y/%m/%d"), "usehistory": "y", "retmax": 0,
