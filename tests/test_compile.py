@@ -45,7 +45,7 @@ def text(response) -> str:
 
 def delivered(store) -> list[str]:
     """The keys of the sample digest's papers, in order."""
-    return [r[0] for r in store.db.execute("SELECT paper FROM issue_papers ORDER BY position")]
+    return [r[0] for r in store.db.execute("SELECT paper FROM message_papers ORDER BY message, position")]
 
 
 def why(client, key: str) -> str:

@@ -52,7 +52,7 @@ def test_the_inbox_shows_the_latest_sample_digest_with_its_papers_and_reasons(cl
     assert len(links(r, r"^/papers/")) == 30
     assert "VLM-R1: A Stable and Generalizable R1-style Large Vision-Language Model" in page
     assert 'ti: "VLM"' in page  # the stored reasons of the delivery
-    assert links(r, r"^/digests/daily/2025-04-12$")
+    assert links(r, r"^/digests/daily/2025-04-12/archive$")  # the message that showed it
 
 
 def test_the_digest_archive_and_the_permalink_show_the_digest_as_delivered(client):
@@ -86,7 +86,7 @@ def test_a_paper_page_has_versions_deliveries_reasons_per_profile_and_similar_pa
     assert "VLM-R1" in page and "Haozhan Shen" in page
     assert "https://arxiv.org/abs/2504.07615v" in r.text or "Versions" in page
     assert "daily 2025-04-12 → archive" in page  # where it was delivered
-    assert links(r, r"^/digests/daily/2025-04-12$")
+    assert links(r, r"^/digests/daily/2025-04-12/archive$")  # the message that showed it
     assert re.search(r"LLM-RL ?: selected, score \d", page)
     assert 'ti: "VLM"' in page
     similar = r.text.split("Similar stored papers")[1]
@@ -170,13 +170,14 @@ def test_the_profile_page_charts_matches_per_day_as_svg(client):
     r = client.get("/profiles/llm-rl")
     assert r.status_code == 200
     svg = re.search(r"<svg.*?</svg>", r.text, re.S).group(0)
-    bars = re.findall(r"<title>(\d{4}-\d\d-\d\d): (\d+) (matched|delivered)</title>", svg)
+    bars = re.findall(r"<title>(\d{4}-\d\d-\d\d): (\d+) (match now|delivered)</title>", svg)
     assert len(bars) == 60  # 30 days, two series
     delivered = {d: int(n) for d, n, s in bars if s == "delivered"}
     assert delivered["2025-04-12"] == 30 and sum(delivered.values()) == 30
-    matched = sum(int(n) for d, n, s in bars if s == "matched")
+    matched = sum(int(n) for d, n, s in bars if s == "match now")
     assert matched >= 30
-    assert f"{matched} papers matched and 30 delivered" in text(r)
+    assert f"{matched} papers filed from 2025-03-14 to 2025-04-12 match the profile now and 30 were delivered" in text(r)
+    assert "would not be selected now" not in text(r)  # nothing delivered that does not match now
 
 
 def test_the_query_preview_shows_what_a_draft_would_select_and_the_toml(client):
@@ -387,7 +388,7 @@ def test_the_chart_follows_papers_stored_after_it_was_drawn(sample, tmp_path):
 
     def matched(c) -> int:
         r = c.get("/profiles/llm-rl")
-        return int(re.search(r"(\d+) papers matched and", text(r)).group(1))
+        return int(re.search(r"(\d+) papers filed from \S+ to \S+ match the profile now", text(r)).group(1))
 
     with TestClient(app_for(config, copy)) as c:
         before = matched(c)

@@ -42,7 +42,8 @@ def test_the_kept_inbox_follows_every_change_of_the_database_and_each_session_ha
         with Store.open(db) as store:
             latest = store.latest_issues()[0]
             issue = store.issue(latest["digest"], latest["day"])
-            paper = issue["matches"][0].paper
+            sent = issue["messages"][0]["matches"]
+            paper = sent[0].paper
             day = date.fromisoformat(latest["day"]).toordinal() + 1
             next_day = date.fromordinal(day)
             fresh = replace(paper, arxiv_id="2504.99999", title="A paper delivered the next day",
@@ -50,7 +51,7 @@ def test_the_kept_inbox_follows_every_change_of_the_database_and_each_session_ha
             now = datetime.combine(next_day, datetime.min.time(), timezone.utc).replace(hour=21)
             store.upsert([fresh], now)
             digest = Digest(latest["digest"], issue["title"], next_day,
-                            [Match(fresh, 5.0, ["title: \"next\""], issue["matches"][0].profile)])
+                            [Match(fresh, 5.0, ["title: \"next\""], sent[0].profile)])
             store.record_delivery(latest["digest"], "archive", [fresh], now, issue=digest)
         again = reader.get("/")
         assert "A paper delivered the next day" in again.text and again.text != first.text

@@ -29,6 +29,7 @@ from webkit import app_for, markup_problems
 
 from watcher.config import load_config
 from watcher.deliver import DeliveryContext, make_channel
+from watcher.ratings import apply_rating
 from watcher.store import Store
 from watcher.tldr import extractive_tldr
 from watcher.web.feeds import feed_key
@@ -167,7 +168,7 @@ def test_the_mails_view_in_browser_link_opens_that_issue_with_the_same_papers(de
     with Store.open(db) as store:
         (issue,) = store.issues("daily")
     assert issue["day"] == "2025-04-12" and issue["first_delivered"].startswith("2025-04-13")
-    assert link == f"{BASE}/digests/daily/2025-04-12"
+    assert link == f"{BASE}/digests/daily/2025-04-12/me"  # exactly this message: the e-mail channel's
     parts = urlsplit(link)
     assert parts.path.startswith(urlsplit(BASE).path + "/")  # the proxy strips the prefix
     page = client.get(parts.path[len(urlsplit(BASE).path):])
@@ -176,10 +177,14 @@ def test_the_mails_view_in_browser_link_opens_that_issue_with_the_same_papers(de
     assert card_tldrs(page.text)[:len(tldrs)] == tldrs  # the same TL;DRs as the e-mail
     # and the links on that page keep the prefix, so they work behind the proxy too
     assert 'href="/watcher/papers/' in page.text
-    # Slack's message links to the same issue
+    # the size limit's cut is said: the papers listed as titles only
+    assert f"{len(ids) - len(tldrs)} of them listed as titles only (size limit)" in unescape(page.text)
+    # Slack's message links to its own message, which showed every paper in full
     texts = [e["text"] for p in slack for b in p["blocks"] if b["type"] == "context"
              for e in b["elements"]]
-    assert any(f"<{link}|View in browser>" in t for t in texts)
+    assert any(f"<{BASE}/digests/daily/2025-04-12/lab|View in browser>" in t for t in texts)
+    lab = client.get("/digests/daily/2025-04-12/lab")
+    assert card_titles(lab.text) == ids and "titles only" not in lab.text
 
 
 # --- TL;DR on the pages -----------------------------------------------------------------------
@@ -188,7 +193,7 @@ def test_every_list_of_papers_shows_the_tldr_and_a_shortened_abstract(delivered,
     config, db, *_ = delivered
     with Store.open(db) as store:
         (issue_row,) = store.issues("daily")
-        papers = {m.paper.key: m.paper for m in store.issue("daily", issue_row["day"])["matches"]}
+        papers = {m.paper.key: m.paper for m in store.issue("daily", issue_row["day"])["messages"][0]["matches"]}
     for path in ["/", "/digests/daily/2025-04-12", "/search?q=GRPO"]:
         r = client.get(path)
         assert r.status_code == 200, path
@@ -213,14 +218,18 @@ def test_a_cached_model_tldr_is_shown_instead_of_the_extractive_one(tmp_path, de
     copy.write_bytes(db.read_bytes())
     with Store.open(copy) as store:
         (issue_row,) = store.issues("daily")
-        first = store.issue("daily", issue_row["day"])["matches"][0].paper
+        first = store.issue("daily", issue_row["day"])["messages"][0]["matches"][0].paper
         store.tldr_remember([(first.key, "A model says <script>alert(1)</script> in one line.")],
                             "test-model", datetime(2025, 4, 12, tzinfo=timezone.utc))
+        apply_rating(store, "save", None, first.key, "cli", profiles=config.profiles)
     with TestClient(app_for(config, copy)) as c:
-        for path in ["/", "/digests/daily/2025-04-12", f"/papers/{first.key}"]:
+        for path in [f"/papers/{first.key}", "/saved"]:  # the reading list too, not its extractive one
             r = c.get(path)
             assert card_tldrs(r.text)[0] == "A model says <script>alert(1)</script> in one line.", path
             assert "<script>" not in r.text and not markup_problems(r.text), path
+        for path in ["/", "/digests/daily/2025-04-12"]:  # the messages show the TL;DR they were sent with
+            r = c.get(path)
+            assert card_tldrs(r.text)[0] == extractive_tldr(first.abstract, first.title), path
         # the profile's query preview lists it too
         r = c.get("/profiles/llm-rl", params={"preview": first.title, "days": "30"})
         assert "A model says <script>alert(1)</script> in one line." in card_tldrs(r.text)

@@ -59,7 +59,9 @@ def test_an_m001_database_migrates_forward_with_nothing_lost(tmp_path):
                 for t in ("papers", "deliveries")} == before  # later migrations add columns
         assert sorted(keys(s, "GRPO")) == ["2504.00001", "2504.07615"]  # the index holds old papers
         issue = s.issue("daily", "2025-04-11")
-        assert [m.paper.key for m in issue["matches"]] == ["2504.00001", "2504.07615"]  # by time, then id
+        (message,) = issue["messages"]  # the ledger's delivery, as a message of its channel
+        assert message["channel"] == "mail" and message["number"] == 1
+        assert [m.paper.key for m in message["matches"]] == ["2504.00001", "2504.07615"]  # by time, then id
         assert s.latest_issues()[0]["day"] == "2025-04-11"
     with Store.open(path) as s:  # reopening changes nothing
         assert len(list(s.db["issues"].rows)) == 1
@@ -80,11 +82,11 @@ def test_the_search_index_follows_new_updated_and_rekeyed_papers(tmp_path):
         assert keys(s, "quokka") == [idless.key]
         s.upsert([paper(arxiv_id="2504.99999", title="Quokka policies for LLM agents")], NOW + timedelta(days=2))
         assert keys(s, "quokka") == ["2504.99999"]  # re-keyed: one row, found under its id
-        assert [m.paper.key for m in s.issue("daily", "2025-04-12")["matches"]] == ["2504.99999"]
+        assert [m.paper.key for m in s.issue("daily", "2025-04-12")["messages"][0]["matches"]] == ["2504.99999"]
         assert s.db.execute("SELECT count(*) FROM papers_fts").fetchone()[0] == s.count_papers() == 2
 
 
-def test_a_delivered_digest_is_kept_in_order_and_later_deliveries_that_day_add_to_it(tmp_path):
+def test_each_message_is_kept_as_it_was_sent_in_its_order(tmp_path):
     with Store.open(tmp_path / "w.db") as s:
         a, b, c = (paper(arxiv_id=f"2504.0000{i}", title=f"Paper {i}") for i in (1, 2, 3))
         s.upsert([a, b, c], NOW)
@@ -95,11 +97,15 @@ def test_a_delivered_digest_is_kept_in_order_and_later_deliveries_that_day_add_t
                         [Match(c, 3.0, ["c"], "llm-rl"), Match(a, 1.0, ["z"], "llm-rl")])
         s.record_delivery("daily", "slack", second.papers, NOW + timedelta(hours=1), issue=second)
         issue = s.issue("daily", "2025-04-12")
-        assert [m.paper.key for m in issue["matches"]] == ["2504.00002", "2504.00001", "2504.00003"]
-        assert issue["matches"][0].reasons == ['ti: "x"', "<b>y</b>"] and issue["matches"][0].score == 2.5
+        mail, slack = issue["messages"]
+        assert [m.paper.key for m in mail["matches"]] == ["2504.00002", "2504.00001"]
+        assert [m.paper.key for m in slack["matches"]] == ["2504.00003", "2504.00001"]
+        assert mail["matches"][0].reasons == ['ti: "x"', "<b>y</b>"] and mail["matches"][0].score == 2.5
         assert issue["first_delivered"] < issue["last_delivered"]
-        assert s.issues()[0]["papers"] == 3
-        assert [d["channel"] for d in s.paper_deliveries("2504.00001")] == ["mail", "slack"]
+        assert [(m["channel"], m["papers"]) for m in s.issues()[0]["messages"]] == [("mail", 2), ("slack", 2)]
+        assert [m["channel"] for m in s.issue("daily", "2025-04-12", "slack")["messages"]] == ["slack"]
+        assert [(d["channel"], d["day"], d["number"]) for d in s.paper_deliveries("2504.00001")] == [
+            ("mail", "2025-04-12", 1), ("slack", "2025-04-12", 1)]
         assert s.issue("daily", "2025-04-13") is None
 
 
@@ -143,4 +149,5 @@ def test_an_empty_digest_sent_with_send_empty_is_an_issue_with_its_reason(tmp_pa
         empty = Digest("daily", "LLM-RL", date(2025, 4, 13), [], empty_reason="nothing matched your profiles")
         s.record_delivery("daily", "mail", [], NOW, issue=empty)
         issue = s.issue("daily", "2025-04-13")
-        assert issue["matches"] == [] and issue["empty_reason"] == "nothing matched your profiles"
+        assert issue["messages"][0]["matches"] == [] and issue["empty_reason"] == "nothing matched your profiles"
+        assert issue["messages"][0]["empty_reason"] == "nothing matched your profiles"

@@ -61,12 +61,29 @@ def verify_token(secret: str, token: str) -> LinkRating:
     return LinkRating(*data)
 
 
-class Links:
-    """The links of one digest: per paper up / down / save / web, and the digest's own page."""
+def issue_path(digest: str, day: date | str, channel: str | None = None, number: int = 1) -> str:
+    """The web inbox's path of a delivered issue (``/digests/{digest}/{date}``: all its
+    messages) or of one message (``.../{channel}``, the channel's first that day;
+    ``.../{channel}/{number}`` for a later one)."""
+    path = f"/digests/{quote(digest, safe='')}/{day if isinstance(day, str) else day.isoformat()}"
+    if channel is not None:
+        path += f"/{quote(channel, safe='')}" + (f"/{number}" if number > 1 else "")
+    return path
 
-    def __init__(self, base_url: str, secret: str):
+
+class Links:
+    """The links of one digest: per paper up / down / save / web, and the digest's own page:
+    with ``message`` (channel, number), the page of exactly that message."""
+
+    def __init__(self, base_url: str, secret: str, message: tuple[str, int] | None = None):
         self.base_url = base_url.rstrip("/")
         self._secret = secret
+        self._message = message
+
+    def message(self, channel: str, number: int) -> "Links":
+        """These links for message ``number`` of the day through ``channel``: its "view in
+        browser" opens exactly what that message showed."""
+        return Links(self.base_url, self._secret, (channel, number))
 
     def rate(self, action: str, profile: str, paper_key: str) -> str:
         """``{base_url}/r/{token}``."""
@@ -80,15 +97,16 @@ class Links:
         return out
 
     def digest(self, name: str, day: date) -> str:
-        """The digest as delivered, in the web inbox ("view in browser")."""
-        return digest_page(self.base_url, name, day)
+        """The digest as delivered, in the web inbox ("view in browser"): the message's own page
+        (:func:`issue_path`), or the issue's when no message is named (a dry run)."""
+        return self.base_url + issue_path(name, day, *(self._message or ()))
 
 
 def digest_page(base_url: str, name: str, day: date | None = None) -> str:
     """The web inbox's page of one issue of digest ``name``, or of all its issues (``day`` None)."""
     if day is None:
         return f"{base_url.rstrip('/')}/digests?digest={quote(name, safe='')}"
-    return f"{base_url.rstrip('/')}/digests/{quote(name, safe='')}/{day.isoformat()}"
+    return base_url.rstrip("/") + issue_path(name, day)
 
 
 def feed_url(base_url: str, name: str) -> str:
@@ -139,6 +157,6 @@ def links_for(config) -> Links | None:
     return Links(web.base_url, secret)
 
 
-__all__ = ["BadLink", "LinkRating", "Links", "LINK_ACTIONS", "links_for", "make_token",
+__all__ = ["issue_path", "BadLink", "LinkRating", "Links", "LINK_ACTIONS", "links_for", "make_token",
            "verify_token", "verify_link", "link_notes", "links_missing", "digest_page", "feed_url",
            "RATING_LABELS"]

@@ -357,6 +357,16 @@ class Digest:
         return [m.paper for m in self.matches]
 
 
+@dataclass
+class Sent:
+    """What a channel showed of a digest when a size limit cut it (the e-mail's budget):
+    ``titles_only``, the keys of papers listed as a title with a link instead of in full, and
+    ``parts``, the number of messages it was split into (None: one message)."""
+
+    titles_only: set[str] = field(default_factory=set)
+    parts: int | None = None
+
+
 def reason_label(paper: Paper) -> str:
     """A paper as reasons name it: its arXiv id, else its quoted, shortened title."""
     if paper.arxiv_id:

@@ -324,11 +324,13 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
         reports.append(report)
         first_window = None
         try:
-            channel = channel_for(config, name, dcfg.formats, deliver.stdout)
+            channel = channel_for(config, name, dcfg.formats, deliver.stdout, cycle.now)
             candidates, revised, first_window = channel_papers(config, store, dcfg, name, cycle.now,
                                                                deliver.since_day)
             older = None if candidates else left_out(store, dcfg, name, first_window, deliver.since_day)
             digest = plan.build(candidates, revised, older)
+            if digest.links is not None:  # "view in browser" opens exactly this message
+                digest.links = digest.links.message(name, store.next_message(dcfg.name, digest.date, name))
             report.papers = len(digest.matches)
             if not digest.matches and not dcfg.send_empty:
                 report.empty = digest.empty_reason
@@ -342,7 +344,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             report.rendered = {fmt: render(digest, fmt, config.settings.templates_dir)
                                for fmt in channel.formats()}
             channel.send(digest, report.rendered)
-            store.record_delivery(dcfg.name, name, digest.papers, cycle.now, issue=digest)
+            store.record_delivery(dcfg.name, name, digest.papers, cycle.now, issue=digest, sent=channel.sent)
             report.sent, report.issue = True, digest
             report.files = list(getattr(channel, "written", []))
             if digest.matches:
@@ -353,7 +355,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
         except DeliveryError as e:
             shown = getattr(e, "delivered", None)  # a split e-mail: the parts accepted before
             if shown:
-                store.record_shown(dcfg.name, name, shown, cycle.now)
+                store.record_shown(dcfg.name, name, shown, cycle.now, issue=digest, sent=channel.sent)
             report.error = failure(f"digest {dcfg.name} -> channel {name}", e, redact)
             store.delivery_failed(dcfg.name, name, report.error, cycle.now, first_window)
         except Exception as e:  # a bug in one channel must not stop the others (isolation)

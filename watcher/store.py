@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import date, datetime
 from pathlib import Path
 
@@ -29,7 +29,7 @@ from sqlite_utils.migrations import Migrations
 
 from .errors import DatabaseUnavailable, StoreError
 from .identity import contradicts, merge, merge_batch, other_arxiv_ids
-from .models import Digest, Match, Paper, normalize_doi, now_utc, title_fingerprint, utc
+from .models import Digest, Match, Paper, Sent, normalize_doi, now_utc, title_fingerprint, utc
 
 migrations = Migrations("watcher")
 
@@ -216,7 +216,60 @@ def rekey_references(conn, old: str, new: str) -> None:
     conn.execute("UPDATE OR REPLACE ratings SET paper = ? WHERE paper = ?", (new, old))
     conn.execute("UPDATE OR REPLACE saved SET paper = ? WHERE paper = ?", (new, old))
     conn.execute("UPDATE OR IGNORE tldr_cache SET paper = ? WHERE paper = ?", (new, old))
+    conn.execute("DELETE FROM tldr_cache WHERE paper = ?", (old,))
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'message_papers'").fetchone():  # m008 on
+        conn.execute("UPDATE message_papers SET paper = ? WHERE paper = ?", (new, old))
     conn.execute("UPDATE OR REPLACE paper_ids SET paper = ? WHERE paper = ?", (new, old))
+
+
+@migrations()
+def m008_messages(db: sqlite_utils.Database) -> None:
+    """What each delivered message showed (SPEC §7 "One truth"): ``messages``, one row per
+    message a channel accepted (digest, date, channel, its number that day through that
+    channel, when, how many parts a size limit split it into), and ``message_papers``, its
+    papers in order with kind, version, score, profile, reasons, TL;DR and ``shown``
+    (``full``, or ``title`` when a size limit listed it as a title with a link).
+
+    Deliveries recorded before become messages too: one per digest, issue, channel and time of
+    delivery, from the ledger and the issue's papers (TL;DR and ``shown`` unknown)."""
+    db.execute("""
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY, digest TEXT NOT NULL, day TEXT NOT NULL, channel TEXT NOT NULL,
+            number INTEGER NOT NULL, title TEXT NOT NULL, sent_at TEXT NOT NULL,
+            empty_reason TEXT, parts INTEGER,
+            UNIQUE (digest, day, channel, number)
+        )""")
+    db.execute("""
+        CREATE TABLE message_papers (
+            message INTEGER NOT NULL REFERENCES messages(id), position INTEGER NOT NULL,
+            paper TEXT NOT NULL, kind TEXT NOT NULL DEFAULT 'new', version INTEGER, score REAL,
+            profile TEXT, reasons TEXT NOT NULL DEFAULT '[]', tldr TEXT, shown TEXT,
+            PRIMARY KEY (message, position)
+        )""")
+    db.execute("CREATE INDEX message_papers_paper ON message_papers(paper)")
+    db.execute("""
+        INSERT INTO messages (digest, day, channel, number, title, sent_at)
+        SELECT i.digest, i.day, d.channel,
+               row_number() OVER (PARTITION BY i.digest, i.day, d.channel ORDER BY d.delivered_at),
+               i.title, d.delivered_at
+        FROM issues i JOIN deliveries d ON d.digest = i.digest
+             AND d.delivered_at BETWEEN i.first_delivered AND i.last_delivered
+        JOIN issue_papers ip ON ip.digest = i.digest AND ip.day = i.day AND ip.paper = d.paper
+        GROUP BY i.digest, i.day, d.channel, d.delivered_at""")
+    db.execute("""
+        INSERT INTO message_papers (message, position, paper, kind, version, score, profile, reasons)
+        SELECT id, row_number() OVER (PARTITION BY id ORDER BY kind = 'updated', position), paper,
+               kind, version, score, profile, reasons
+        FROM (SELECT m.id, ip.position, ip.paper, ip.kind, d.version, ip.score, ip.profile, ip.reasons
+              FROM messages m JOIN deliveries d ON d.digest = m.digest AND d.channel = m.channel
+                   AND d.delivered_at = m.sent_at
+              JOIN issue_papers ip ON ip.digest = m.digest AND ip.day = m.day AND ip.paper = d.paper
+                   AND ip.kind = 'new'
+              UNION ALL  -- revised papers: the ledger does not say which message listed them
+              SELECT m.id, ip.position, ip.paper, ip.kind, ip.version, ip.score, ip.profile, ip.reasons
+              FROM messages m JOIN issue_papers ip ON ip.digest = m.digest AND ip.day = m.day
+                   AND ip.kind = 'updated'
+              WHERE m.number = 1)""")
 
 
 _PAPER_FIELDS = [f.name for f in fields(Paper)]
@@ -653,13 +706,14 @@ class Store:
         return rows[0] if rows else {}
 
     def record_delivery(self, digest: str, channel: str, papers: list[Paper], now: datetime,
-                        issue: Digest | None = None) -> None:
+                        issue: Digest | None = None, sent: Sent | None = None) -> None:
         """After the channel accepted: ledger rows for ``papers`` and the watermark moved to now,
         in one transaction. An empty ``papers`` (nothing to send) only moves the watermark.
-        ``issue``, the digest as sent, is kept for the web inbox (:meth:`record_issue`)."""
+        ``issue``, the digest as sent, is kept as the channel's message (:meth:`record_message`,
+        with what ``sent`` says the channel showed of it)."""
         with self.db.atomic():
             if issue is not None:
-                self.record_issue(issue, now)
+                self.record_message(issue, channel, now, sent)
             self._ledger(digest, channel, papers, now)
             row = {"digest": digest, "channel": channel, "watermark": stamp(now),
                    "last_attempt": iso(now), "last_error": None}
@@ -667,10 +721,16 @@ class Store:
                 row.update(last_success=iso(now), last_count=len(papers))
             self.db["channels"].upsert(row, pk=("digest", "channel"))
 
-    def record_shown(self, digest: str, channel: str, papers: list[Paper], now: datetime) -> None:
+    def record_shown(self, digest: str, channel: str, papers: list[Paper], now: datetime,
+                     issue: Digest | None = None, sent: Sent | None = None) -> None:
         """Ledger rows for ``papers`` that a channel showed before it failed (the accepted parts
-        of a split e-mail); the watermark stays, so the next run still sends the rest."""
+        of a split e-mail), and with ``issue`` the message of just those papers; the watermark
+        stays, so the next run still sends the rest."""
         with self.db.atomic():
+            if issue is not None:
+                keys = {p.key for p in papers}
+                self.record_message(replace(issue, matches=[m for m in issue.matches if m.paper.key in keys]),
+                                    channel, now, sent)
             self._ledger(digest, channel, papers, now)
 
     def _ledger(self, digest: str, channel: str, papers: list[Paper], now: datetime) -> None:
@@ -680,11 +740,16 @@ class Store:
               "delivered_at": iso(now)} for p in papers],
             pk=("digest", "channel", "paper"))
 
-    def record_issue(self, issue: Digest, now: datetime) -> None:
-        """Keep what a delivered digest held: one ``issues`` row per (digest, date), its papers
-        in order with score, profile and reasons. A later delivery of the same digest and date
-        (another channel, another run that day) adds the papers it did not hold yet after the
-        others; a paper keeps its first place."""
+    def next_message(self, digest: str, day: date, channel: str) -> int:
+        """The number the next message of (digest, date, channel) gets: 1 for the first that
+        day through that channel (what its "view in browser" link names before it is sent)."""
+        return self.db.execute("SELECT coalesce(max(number), 0) + 1 FROM messages WHERE digest = ? "
+                               "AND day = ? AND channel = ?", [digest, iso(day), channel]).fetchone()[0]
+
+    def record_message(self, issue: Digest, channel: str, now: datetime, sent: Sent | None = None) -> int:
+        """Keep what one delivered message showed: the ``issues`` row of (digest, date), and a
+        ``messages`` row with its papers in order (new, then updated), each with score, profile,
+        reasons, TL;DR and how it was shown (``sent``: what a size limit cut). Returns its id."""
         day = iso(issue.date)
         when = iso(now)
         self.db.execute("""
@@ -693,56 +758,110 @@ class Store:
             ON CONFLICT (digest, day) DO UPDATE SET last_delivered = excluded.last_delivered,
                 title = excluded.title""",
                         [issue.name, day, issue.title, when, when, issue.empty_reason])
-        start = self.db.execute("SELECT coalesce(max(position), 0) FROM issue_papers WHERE digest = ? "
-                                "AND day = ?", [issue.name, day]).fetchone()[0]
+        sent = sent or Sent()
+        number = self.next_message(issue.name, issue.date, channel)
+        message = self.db.execute(
+            "INSERT INTO messages (digest, day, channel, number, title, sent_at, empty_reason, parts) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [issue.name, day, channel, number, issue.title, when, issue.empty_reason, sent.parts]).lastrowid
         rows = [(m, "new") for m in issue.matches] + [(m, "updated") for m in issue.updated]
-        for i, (m, kind) in enumerate(rows, start + 1):
-            self.db.execute("""
-                INSERT OR IGNORE INTO issue_papers
-                    (digest, day, paper, position, kind, version, score, profile, reasons)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                            [issue.name, day, m.paper.key, i, kind, m.paper.version, round(m.score, 4),
-                             m.profile, json.dumps(list(m.reasons), ensure_ascii=False)])
+        self.db.conn.executemany("""
+            INSERT INTO message_papers (message, position, paper, kind, version, score, profile,
+                                        reasons, tldr, shown)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                            [(message, i, m.paper.key, kind, m.paper.version, round(m.score, 4), m.profile,
+                              json.dumps(list(m.reasons), ensure_ascii=False), m.tldr,
+                              "title" if kind == "new" and m.paper.key in sent.titles_only else "full")
+                             for i, (m, kind) in enumerate(rows, 1)])
+        return message
 
-    def issues(self, digest: str | None = None, *, limit: int | None = None,
+    def issues(self, digest: str | None = None, *, day: str | None = None, limit: int | None = None,
                offset: int = 0) -> list[dict]:
-        """Delivered digests, newest date first (of one digest when named), each with
-        ``papers``: how many it held."""
-        sql = """SELECT i.*, (SELECT count(*) FROM issue_papers p WHERE p.digest = i.digest
-                              AND p.day = i.day AND p.kind = 'new') AS papers
-                 FROM issues i"""
+        """Delivered digests, newest date first (of one digest, and of one date, when named),
+        each with its ``messages`` (channel, number, ``papers``: how many new papers it showed)
+        in the order they were sent."""
+        sql = "SELECT i.* FROM issues i WHERE 1"
         args: list = []
         if digest is not None:
-            sql += " WHERE i.digest = ?"
+            sql += " AND i.digest = ?"
             args.append(digest)
+        if day is not None:
+            sql += " AND i.day = ?"
+            args.append(day)
         sql += " ORDER BY i.day DESC, i.digest"
         if limit is not None:
             sql += " LIMIT ? OFFSET ?"
             args += [limit, offset]
-        return list(self.db.query(sql, args))
+        return self._with_messages(list(self.db.query(sql, args)))
 
     def latest_issues(self) -> list[dict]:
-        """The newest delivered issue of each digest."""
-        return list(self.db.query("""
+        """The newest delivered issue of each digest, with its ``messages`` as :meth:`issues`."""
+        return self._with_messages(list(self.db.query("""
             SELECT i.* FROM issues i
             WHERE i.day = (SELECT max(day) FROM issues j WHERE j.digest = i.digest)
-            ORDER BY i.digest"""))
+            ORDER BY i.digest""")))
 
-    def issue(self, digest: str, day: str) -> dict | None:
-        """One delivered issue with its ``matches`` (Match objects, in digest order) and
-        ``updated``; None when there is no such issue. A paper that is no longer stored is
+    def _with_messages(self, issues: list[dict]) -> list[dict]:
+        by_issue = {(i["digest"], i["day"]): i for i in issues}
+        for issue in issues:
+            issue["messages"] = []
+        for row in self.db.query(f"""
+                SELECT m.digest, m.day, m.channel, m.number, m.sent_at, m.parts,
+                       (SELECT count(*) FROM message_papers mp WHERE mp.message = m.id
+                        AND mp.kind = 'new') AS papers
+                FROM messages m WHERE m.digest || char(0) || m.day IN ({",".join("?" * len(by_issue))})
+                ORDER BY m.sent_at, m.id""", [f"{d}\0{day}" for d, day in by_issue]):
+            by_issue[(row["digest"], row["day"])]["messages"].append(row)
+        return issues
+
+    def issue_days(self, digest: str) -> list[str]:
+        """The dates ``digest`` was delivered on, newest first."""
+        return [r[0] for r in self.db.execute("SELECT day FROM issues WHERE digest = ? ORDER BY day DESC",
+                                              [digest])]
+
+    def issue(self, digest: str, day: str, channel: str | None = None,
+              number: int | None = None) -> dict | None:
+        """One delivered issue with its ``messages`` (of ``channel`` only, and only message
+        ``number`` of it, when given), in the order they were sent; each message holds its
+        ``matches`` (Match objects with the recorded score, profile, reasons and TL;DR, in
+        the message's order), ``updated``, and ``titles_only`` (keys of papers a size limit
+        listed as titles). None when there is no such issue. A paper no longer stored is
         left out."""
         rows = list(self.db.query("SELECT * FROM issues WHERE digest = ? AND day = ?", [digest, day]))
         if not rows:
             return None
-        out = dict(rows[0], matches=[], updated=[])
-        for r in self.db.query("""
-                SELECT ip.kind, ip.score, ip.profile, ip.reasons, ip.version AS sent_version, p.*
-                FROM issue_papers ip JOIN papers p ON p.key = ip.paper
-                WHERE ip.digest = ? AND ip.day = ? ORDER BY ip.position""", [digest, day]):
+        sql, args = "SELECT * FROM messages WHERE digest = ? AND day = ?", [digest, day]
+        if channel is not None:
+            sql += " AND channel = ?"
+            args.append(channel)
+        if number is not None:
+            sql += " AND number = ?"
+            args.append(number)
+        messages = {r["id"]: dict(r, matches=[], updated=[], titles_only=[])
+                    for r in self.db.query(sql + " ORDER BY sent_at, id", args)}
+        for r in self.db.query(f"""
+                SELECT mp.message, mp.kind, mp.score, mp.profile, mp.reasons, mp.tldr, mp.shown,
+                       mp.version AS sent_version, p.*
+                FROM message_papers mp JOIN papers p ON p.key = mp.paper
+                WHERE mp.message IN ({",".join("?" * len(messages))})
+                ORDER BY mp.message, mp.position""", list(messages)):
             m = Match(row_to_paper(r), r["score"] or 0.0, json.loads(r["reasons"] or "[]"),
-                      r["profile"] or "")
-            out["matches" if r["kind"] == "new" else "updated"].append(m)
+                      r["profile"] or "", r["tldr"])
+            message = messages[r["message"]]
+            message["matches" if r["kind"] == "new" else "updated"].append(m)
+            if r["shown"] == "title":
+                message["titles_only"].append(m.paper.key)
+        return dict(rows[0], messages=list(messages.values()))
+
+    def delivered_per_day(self, profile: str, start: date, end: date) -> dict[date, set[str]]:
+        """The papers the messages of each issue date from ``start`` to ``end`` delivered as
+        new under ``profile`` (the profile chart's "delivered"): date -> paper keys."""
+        out: dict[date, set[str]] = {}
+        for d, key in self.db.execute("""
+                SELECT DISTINCT m.day, mp.paper FROM message_papers mp JOIN messages m ON m.id = mp.message
+                WHERE mp.profile = ? AND mp.kind = 'new' AND m.day >= ? AND m.day <= ?""",
+                                      [profile, iso(start), iso(end)]):
+            out.setdefault(date.fromisoformat(d), set()).add(key)
         return out
 
     def rated_papers(self, profile: str) -> tuple[list[Paper], list[Paper]]:
@@ -757,12 +876,14 @@ class Store:
 
     def paper_deliveries(self, key: str) -> list[dict]:
         """Where a paper went: one row per (digest, channel) with the version and time, and the
-        issue (digest date) that held it when known."""
+        message (issue date and number) that showed it when known."""
         return list(self.db.query("""
-            SELECT d.digest, d.channel, d.version, d.delivered_at,
-                   (SELECT ip.day FROM issue_papers ip WHERE ip.digest = d.digest AND ip.paper = d.paper
-                    ORDER BY ip.day LIMIT 1) AS day
-            FROM deliveries d WHERE d.paper = ? ORDER BY d.delivered_at, d.digest, d.channel""", [key]))
+            SELECT d.digest, d.channel, d.version, d.delivered_at, m.day, m.number
+            FROM deliveries d LEFT JOIN messages m ON m.id = (
+                SELECT m2.id FROM message_papers mp JOIN messages m2 ON m2.id = mp.message
+                WHERE mp.paper = d.paper AND mp.kind = 'new' AND m2.digest = d.digest
+                AND m2.channel = d.channel ORDER BY m2.sent_at LIMIT 1)
+            WHERE d.paper = ? ORDER BY d.delivered_at, d.digest, d.channel""", [key]))
 
     def delivery_failed(self, digest: str, channel: str, error: str, now: datetime,
                         first_window: date | None = None) -> None:

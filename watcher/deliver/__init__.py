@@ -30,12 +30,13 @@ def make_channel(cfg, ctx: DeliveryContext) -> Channel:
     return getattr(importlib.import_module(module), cls)(cfg, ctx)
 
 
-def channel_for(config, name: str, formats: tuple[str, ...], stdout=None) -> Channel:
+def channel_for(config, name: str, formats: tuple[str, ...], stdout=None, now=None) -> Channel:
     """The Channel ``[channel.NAME]`` of ``config``, for a digest of ``formats``: the context
-    (config folder, user agent, templates, stdout) comes from the config."""
+    (config folder, user agent, templates, stdout) comes from the config; ``now`` is the
+    cycle's clock."""
     ctx = DeliveryContext(base_dir=config.base_dir, user_agent=config.settings.user_agent,
                           formats=formats, templates_dir=config.settings.templates_dir,
-                          web_url=config.web.base_url)
+                          web_url=config.web.base_url, now=now)
     if stdout is not None:
         ctx.stdout = stdout
     return make_channel(config.channels[name], ctx)

@@ -6,11 +6,12 @@ import logging
 import os
 import sys
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
 from ..errors import DeliveryError
-from ..models import Digest
+from ..models import Digest, Sent
 
 
 @dataclass
@@ -25,14 +26,18 @@ class DeliveryContext:
     formats: tuple[str, ...] = ("text",)
     templates_dir: Path | None = None
     web_url: str | None = None  # [web].base_url: where the web inbox (and its feeds) answer
+    now: datetime | None = None  # the cycle's clock: the time a channel writes (a feed's updated)
 
 
 class Channel:
-    """Base class: subclasses say which formats they need and implement :meth:`send`."""
+    """Base class: subclasses say which formats they need and implement :meth:`send`.
+    ``sent`` says what a size limit cut of the digest last sent (None: nothing was cut), for
+    the record of the message (:meth:`watcher.store.Store.record_message`)."""
 
     def __init__(self, cfg, ctx: DeliveryContext):
         self.cfg = cfg
         self.ctx = ctx
+        self.sent: Sent | None = None
 
     def formats(self) -> tuple[str, ...]:
         """The formats this channel sends (default: the digest's formats)."""

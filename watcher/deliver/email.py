@@ -30,7 +30,7 @@ from email.policy import SMTP
 from email.utils import format_datetime, getaddresses, make_msgid, parseaddr
 
 from ..errors import DeliveryError
-from ..models import Digest, Paper
+from ..models import Digest, Paper, Sent
 from ..render import plural, render
 from .base import Channel, secret_env
 
@@ -98,6 +98,7 @@ class EmailChannel(Channel):
         # kept as a listing; files and stdout keep the seed format with whole abstracts.
         text = render(digest, "email", tdir)
         data = self.build(digest, text, rendered["html"]).as_bytes()
+        self.sent = None
         if len(data) < limit:
             return [(data, digest.papers)]
 
@@ -110,7 +111,9 @@ class EmailChannel(Channel):
 
         n = len(digest.matches)
         if n and fits(digest, 0):  # every title fits: one message, as many in full as fit
-            return [(attempt(digest, _largest(0, n - 1, lambda k: fits(digest, k))), digest.papers)]
+            full = _largest(0, n - 1, lambda k: fits(digest, k))
+            self.sent = Sent({m.paper.key for m in digest.matches[full:]})
+            return [(attempt(digest, full), digest.papers)]
         chunks, rest = [], list(digest.matches)
         while rest:  # each part as big as fits (with the longest possible label), then evened out
             updated = digest.updated if not chunks else []
@@ -126,7 +129,7 @@ class EmailChannel(Channel):
         if not chunks:  # no papers, only the updated list, and it is too long
             raise DeliveryError(f"channel {self.cfg.name}: even an e-mail without papers is over "
                                 f"max_bytes = {limit}; raise max_bytes")
-        out = []
+        out, sent = [], Sent(parts=len(chunks))
         for i, (matches, updated) in enumerate(chunks, 1):
             part = _part(digest, matches, updated, i, len(chunks))
             full = _largest(0, len(matches), lambda k: fits(part, k))
@@ -134,6 +137,8 @@ class EmailChannel(Channel):
                 raise DeliveryError(f"channel {self.cfg.name}: part {i} of {len(chunks)} does not "
                                     f"fit in max_bytes = {limit}; raise max_bytes")
             out.append((attempt(part, full), [m.paper for m in matches]))
+            sent.titles_only.update(m.paper.key for m in matches[full:])
+        self.sent = sent
         return out
 
     # --- sending ------------------------------------------------------------------------

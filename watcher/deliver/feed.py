@@ -217,7 +217,7 @@ class FeedChannel(Channel):
             raise DeliveryError(f"channel {name}: {e}; move the file away and the next run "
                                 "starts a new feed") from None
         web = self.ctx.web_url
-        body = merge_feed(digest, old, now or datetime.now(timezone.utc), self.cfg.max_entries,
+        body = merge_feed(digest, old, now or self.ctx.now or datetime.now(timezone.utc), self.cfg.max_entries,
                           feed_url(web, digest.name) if web else path.resolve().as_uri(), web)
         try:
             atomic_write(path, body)

@@ -1,4 +1,13 @@
-"""``/digests``: every delivered issue; ``/digests/{digest}/{date}``: one, as delivered."""
+"""``/digests``: every delivered issue and its messages; ``/digests/{digest}/{date}``: one
+issue, every message it went out as; ``/digests/{digest}/{date}/{channel}`` (and
+``.../{channel}/{number}`` for a channel's later message that day): exactly one message, as
+delivered — the page a message's "view in browser" link opens.
+
+Everything here reads what the pipeline recorded per message (:meth:`Store.record_message`):
+papers in order, profile, score, reasons, TL;DR, and what a size limit cut. Nothing is matched
+again. Messages of one issue that showed the same papers the same way are one section naming
+every channel; messages that differ (a channel added later, a split e-mail) are shown apart.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +23,37 @@ from .ratings import marks
 PER_PAGE = 50
 
 
+def sections(issue: dict) -> list[dict]:
+    """The issue's messages in the order sent, those that showed exactly the same (papers,
+    order, cuts) as one section: ``{"messages": [...], "matches", "updated", "titles_only",
+    "parts"}``."""
+    out: dict[tuple, dict] = {}
+    for message in issue["messages"]:
+        shape = (tuple(m.paper.key for m in message["matches"]),
+                 tuple(m.paper.key for m in message["updated"]),
+                 tuple(message["titles_only"]), message["parts"])
+        if shape not in out:
+            out[shape] = {"messages": [], "matches": message["matches"], "updated": message["updated"],
+                          "titles_only": set(message["titles_only"]), "parts": message["parts"],
+                          "empty_reason": message["empty_reason"]}
+        out[shape]["messages"].append(message)
+    return list(out.values())
+
+
+def shown_tldrs(store, issues) -> dict[str, str]:
+    """The TL;DRs the messages of ``issues`` carried (recorded with each paper); for a message
+    recorded before TL;DRs were, the one a digest would have shown (:func:`tldrs`)."""
+    matches = [m for i in issues for msg in i["messages"] for m in msg["matches"] + msg["updated"]]
+    out = tldrs(store, [m.paper for m in matches if not m.tldr])
+    out.update({m.paper.key: " ".join(m.tldr.split()) for m in matches if m.tldr})
+    return out
+
+
+def papers_of(issues) -> list:
+    """Every paper the messages of ``issues`` showed (for their rating buttons)."""
+    return [m.paper for i in issues for msg in i["messages"] for m in msg["matches"] + msg["updated"]]
+
+
 @inline
 def archive(request: Request):
     number = page_number(request)
@@ -25,24 +65,38 @@ def archive(request: Request):
                 feed=feed_link(request, name) if name else None)
 
 
-@inline
-def issue(request: Request):
+def _issue(request: Request, channel: str | None = None, number: int | None = None):
     name, day = request.path_params["digest"], request.path_params["day"]
     try:
         date.fromisoformat(day)
     except ValueError:
         raise not_found(f"{day!r} is not a date (YYYY-MM-DD)") from None
     with reading(request) as store:
-        found = store.issue(name, day)
-        days = [r["day"] for r in store.issues(name)]
+        found = store.issue(name, day, channel, number)
         if found is None:
             raise not_found(f"no digest {name!r} was delivered on {day}")
-        papers = [m.paper for m in found["matches"] + found["updated"]]
-        shown, marked = tldrs(store, papers), marks(request, store, papers)
+        if not found["messages"] and channel is not None:
+            raise not_found(f"digest {name!r} sent no message {number} through channel {channel!r} on {day}")
+        days = store.issue_days(name)
+        others = store.issues(name, day=day)[0]["messages"]  # every message of the issue
+        shown, marked = shown_tldrs(store, [found]), marks(request, store, papers_of([found]))
     i = days.index(day)
-    return page(request, "issue.html", issue=found, newer=days[i - 1] if i > 0 else None,
-                older=days[i + 1] if i + 1 < len(days) else None, tldrs=shown,
-                feed=feed_link(request, name), marks=marked)
+    return page(request, "issue.html", issue=found, sections=sections(found), others=others,
+                channel=channel,
+                newer=days[i - 1] if i > 0 else None, older=days[i + 1] if i + 1 < len(days) else None,
+                tldrs=shown, feed=feed_link(request, name), marks=marked)
 
 
-routes = [Route("/digests", archive), Route("/digests/{digest}/{day}", issue)]
+@inline
+def issue(request: Request):
+    return _issue(request)
+
+
+@inline
+def message(request: Request):
+    return _issue(request, request.path_params["channel"], request.path_params.get("number", 1))
+
+
+routes = [Route("/digests", archive), Route("/digests/{digest}/{day}", issue),
+          Route("/digests/{digest}/{day}/{channel}", message),
+          Route("/digests/{digest}/{day}/{channel}/{number:int}", message)]

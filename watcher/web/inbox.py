@@ -1,4 +1,5 @@
-"""``/``: the inbox — the latest delivered issue of each digest, with its reasons."""
+"""``/``: the inbox — the latest delivered issue of each digest: its messages as recorded
+(papers, reasons, TL;DRs), as the issue's page shows them."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from starlette.routing import Route
 
 from .feeds import feed_link
 from .auth import csrf_token, logged_in
-from .pages import PageMemo, database_state, inline, page, reading, state, tldrs
+from .digests import papers_of, sections, shown_tldrs
+from .pages import PageMemo, database_state, inline, page, reading, state
 from .ratings import marks
 
 
@@ -28,10 +30,10 @@ def inbox(request: Request):
         if kept is not None:
             return kept
         issues = [store.issue(name, row["day"]) for name, row in latest.items()]
-        papers = [m.paper for i in issues for m in i["matches"] + i["updated"]]
-        shown, marked = tldrs(store, papers), marks(request, store, papers)
+        shown, marked = shown_tldrs(store, issues), marks(request, store, papers_of(issues))
     never = [name for name in config.digests if name not in latest]
     return memo.keep(key, page(request, "inbox.html", issues=issues, never=never, tldrs=shown,
+                                sections=[sections(i) for i in issues],
                                 feeds=feeds, marks=marked))
 
 

@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from ..errors import StoreError
+from ..links import issue_path
 from ..render import ABSTRACT_CHARS, FILTERS, safe_url, shipped_templates_dir
 from ..store import Store, database_error, no_database
 from ..tldr import stored_excerpt, stored_tldrs
@@ -48,6 +49,7 @@ def environment() -> jinja2.Environment:
     env.filters["paper_tldr"] = lambda p: stored_tldrs([p], {})[p.key]
     env.filters["after_tldr"] = lambda abstract, tldr: stored_excerpt(abstract, tldr, ABSTRACT_CHARS)
     env.filters["local"] = local_time
+    env.globals["issue_path"] = issue_path
     return env
 
 

@@ -1,5 +1,11 @@
-"""``/profiles/{name}``: papers the profile matched per day (an SVG chart) and a query preview:
-what a draft query would have selected over the last 7 or 30 days, with the TOML to paste."""
+"""``/profiles/{name}``: per day, the papers the profile selects now and those its digests
+delivered (an SVG chart), and a query preview: what a draft query would select over the last
+7 or 30 days, with the TOML to paste.
+
+"Delivered" is what the messages recorded when they were sent; "match now" is computed with the
+profile as compiled now (:func:`watcher.compile.compile_profile`: today's query, examples and
+ratings). The page says how many delivered papers would not be selected now, and how many
+selected now were never delivered, so the two never contradict each other unexplained."""
 
 from __future__ import annotations
 
@@ -49,17 +55,17 @@ def _papers(store, start: date, end: date):
     return [row_to_paper(r) for r in rows], [date.fromisoformat(r["day"]) for r in rows]
 
 
-def _matched_per_day(st, store, name: str, start: date, end: date) -> dict[date, int]:
-    """How many papers of each day the profile selects now (its matcher as compiled now:
+def _selected_per_day(st, store, name: str, start: date, end: date) -> dict[date, set[str]]:
+    """The papers of each filing day the profile selects now (its matcher as compiled now:
     today's query, examples and ratings); kept until the matcher is compiled again."""
     matcher = st.matcher(name, store)
     kept = st.cache.get(("matched", name))
     if kept is None or kept[0] is not matcher or kept[1] != (start, end):
         papers, days = _papers(store, start, end)
-        counts: dict[date, int] = {}
+        selected: dict[date, set[str]] = {}
         for i in matcher.score_batch(prepare(papers)):
-            counts[days[i]] = counts.get(days[i], 0) + 1
-        kept = st.cache[("matched", name)] = (matcher, (start, end), counts)
+            selected.setdefault(days[i], set()).add(papers[i].key)
+        kept = st.cache[("matched", name)] = (matcher, (start, end), selected)
     return kept[2]
 
 
@@ -102,10 +108,8 @@ def profile(request: Request):
         liked, disliked = store.rated_papers(name)  # one query, not one per rating
         rated_papers = {p.key: p for p in liked + disliked}
         start, end = _window(store, CHART_DAYS)
-        matched = _matched_per_day(st, store, name, start, end)
-        delivered = {date.fromisoformat(d): n for d, n in store.db.execute(
-            "SELECT day, count(*) FROM issue_papers WHERE profile = ? AND kind = 'new' "
-            "AND day >= ? AND day <= ? GROUP BY day", [name, start.isoformat(), end.isoformat()])}
+        selected = _selected_per_day(st, store, name, start, end)
+        delivered = store.delivered_per_day(name, start, end)
         if draft is not None:
             draft = draft[:MAX_QUERY]
             try:
@@ -125,13 +129,17 @@ def profile(request: Request):
         marked = marks(request, store, list(rated_papers.values())
                        + ([m.paper for m in preview["matches"]] if preview else []))
     day_list = [start + timedelta(days=i) for i in range((end - start).days + 1)]
-    chart = bar_chart(day_list, [("matched", matched, "matched"), ("delivered", delivered, "delivered")],
-                      f"Papers matched and delivered per day, {start} to {end}")
+    matched = {d: len(keys) for d, keys in selected.items()}
+    now_keys = set().union(*selected.values())
+    sent_keys = set().union(*delivered.values())
+    chart = bar_chart(day_list, [("match now", matched, "matched"),
+                                 ("delivered", {d: len(k) for d, k in delivered.items()}, "delivered")],
+                      f"Papers that match now (by filing day) and papers delivered (by issue date), {start} to {end}")
     digests = [d for d, cfg in st.config.digests.items() if name in cfg.profiles]
     ratings_chart, rated_first, rated_last = _ratings_chart(rated)
     return page(request, "profile.html", status_code=400 if error else 200, profile=prof,
-                chart=chart, start=start, end=end, total=sum(matched.values()),
-                delivered_total=sum(delivered.values()), draft=draft, days=days, error=error,
+                chart=chart, start=start, end=end, total=len(now_keys), delivered_total=len(sent_keys),
+                not_now=len(sent_keys - now_keys), not_sent=len(now_keys - sent_keys), draft=draft, days=days, error=error,
                 caret=caret, preview=preview, digests=digests, preview_days=PREVIEW_DAYS, tldrs=shown,
                 rated=rated[::-1], rated_papers=rated_papers, ratings_chart=ratings_chart,
                 rated_first=rated_first, rated_last=rated_last, marks=marked)

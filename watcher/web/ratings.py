@@ -33,7 +33,7 @@ from starlette.routing import Route
 from ..links import BadLink, verify_link
 from ..ratings import PROFILE_ACTIONS, RatingError, apply_rating, current, export_saved, owners, saved
 from .auth import checked_form, safe_next
-from .pages import page, reading, state, url, writing
+from .pages import page, reading, state, tldrs, url, writing
 
 log = logging.getLogger("watcher")
 
@@ -155,8 +155,9 @@ async def rate(request: Request):
 def saved_page(request: Request):
     with reading(request) as store:
         items = saved(store)
-        shown = marks(request, store, [p for p, _ in items], owned=True)
-    return page(request, "saved.html", items=items, marks=shown)
+        papers = [p for p, _ in items]
+        shown, summaries = marks(request, store, papers, owned=True), tldrs(store, papers)
+    return page(request, "saved.html", items=items, marks=shown, tldrs=summaries)
 
 
 def saved_bib(request: Request):
