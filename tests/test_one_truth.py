@@ -22,10 +22,10 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 from conftest import REPO, run_watcher
 from test_web_reach import card_titles, mailed
+from webkit import app_for
 
 from watcher.config import load_config
 from watcher.store import Store
-from watcher.web import create_app
 
 BASE = "http://inbox.example.org"
 ENV = {"TRUTH_SECRET": "a secret for the links of this test"}
@@ -70,7 +70,7 @@ def two_channels(tmp_path_factory):
 def test_each_messages_view_in_browser_page_lists_exactly_its_papers_in_its_order(two_channels):
     config, db, files = two_channels
     shown = {}
-    with TestClient(create_app(config, db)) as c:
+    with TestClient(app_for(config, db)) as c:
         for channel, path in files.items():
             link, titles, _ = mailed(path.read_text())
             assert link == f"{BASE}/digests/daily/2025-04-12/{channel}"
@@ -92,7 +92,7 @@ def test_each_messages_view_in_browser_page_lists_exactly_its_papers_in_its_orde
 
 def test_the_profile_page_says_why_fewer_match_now_than_were_delivered(two_channels):
     config, db, files = two_channels
-    with TestClient(create_app(config, db)) as c:
+    with TestClient(app_for(config, db)) as c:
         page = text(c.get("/profiles/llm-rl"))
     m = re.search(r"(\d+) papers filed from \S+ to \S+ match the profile now and (\d+) were delivered", page)
     now, delivered = int(m.group(1)), int(m.group(2))

@@ -151,7 +151,8 @@ def mailed(html: str) -> tuple[str, list[str], list[str]]:
     link = unescape(re.search(r'<a href="([^"]+)"[^>]*>View in browser</a>', html).group(1))
     ids = [unescape(re.sub(r"<[^>]+>", "", t)) for t in re.findall(
         r'<div style="font-size:17px;line-height:23px;font-weight:bold;color:#111827;">(.*?)</div>', html, re.S)]
-    ids += [unescape(t) for t in re.findall(r'<div style="font-size:14px;line-height:20px;padding:4px 0;">(.*?)</div>', html)]
+    ids += [unescape(re.sub(r"<[^>]+>", "", t)) for t in re.findall(
+        r'<div style="font-size:14px;line-height:20px;padding:4px 0;">(.*?)</div>', html)]
     tldrs = [unescape(t) for t in re.findall(
         r'<div style="font-size:15px;line-height:22px;color:#111827;padding-top:10px;">(.*?)</div>', html, re.S)]
     return link, ids, tldrs

@@ -350,6 +350,12 @@ def _paper_row(p: Paper) -> dict:
     return row
 
 
+def _equal(**columns) -> tuple[str, list]:
+    """A WHERE clause (and its arguments) asking each column for its value; None: any."""
+    given = {c: v for c, v in columns.items() if v is not None}
+    return " AND ".join([f"{c} = ?" for c in given] or ["1"]), list(given.values())
+
+
 def _check_intact(conn: sqlite3.Connection) -> None:
     """``PRAGMA quick_check`` (milliseconds for a few MB, about 0.1 s for 200 MB): a damaged
     page raises before the first write could touch the file."""
@@ -780,15 +786,8 @@ class Store:
         """Delivered digests, newest date first (of one digest, and of one date, when named),
         each with its ``messages`` (channel, number, ``papers``: how many new papers it showed)
         in the order they were sent."""
-        sql = "SELECT i.* FROM issues i WHERE 1"
-        args: list = []
-        if digest is not None:
-            sql += " AND i.digest = ?"
-            args.append(digest)
-        if day is not None:
-            sql += " AND i.day = ?"
-            args.append(day)
-        sql += " ORDER BY i.day DESC, i.digest"
+        where, args = _equal(digest=digest, day=day)
+        sql = f"SELECT * FROM issues WHERE {where} ORDER BY day DESC, digest"
         if limit is not None:
             sql += " LIMIT ? OFFSET ?"
             args += [limit, offset]
@@ -830,15 +829,9 @@ class Store:
         rows = list(self.db.query("SELECT * FROM issues WHERE digest = ? AND day = ?", [digest, day]))
         if not rows:
             return None
-        sql, args = "SELECT * FROM messages WHERE digest = ? AND day = ?", [digest, day]
-        if channel is not None:
-            sql += " AND channel = ?"
-            args.append(channel)
-        if number is not None:
-            sql += " AND number = ?"
-            args.append(number)
+        where, args = _equal(digest=digest, day=day, channel=channel, number=number)
         messages = {r["id"]: dict(r, matches=[], updated=[], titles_only=[])
-                    for r in self.db.query(sql + " ORDER BY sent_at, id", args)}
+                    for r in self.db.query(f"SELECT * FROM messages WHERE {where} ORDER BY sent_at, id", args)}
         for r in self.db.query(f"""
                 SELECT mp.message, mp.kind, mp.score, mp.profile, mp.reasons, mp.tldr, mp.shown,
                        mp.version AS sent_version, p.*
