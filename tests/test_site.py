@@ -164,10 +164,12 @@ def test_the_site_opens_from_file_and_its_search_finds_a_paper(site, browser):
     page.wait_for_load_state("load")
     assert page.url.startswith("file://") and "/papers/" in page.url
     assert page.inner_text("h1") == titles[0]
-    page.goto((site / "search.html").as_uri() + "?q=au:Haozhan%20VLM")
+    # every author is searched, not only the six a card shows (Tiancheng Zhao is VLM-R1's 12th)
+    page.goto((site / "search.html").as_uri() + "?q=au:%22Tiancheng%20Zhao%22%20VLM")
     page.wait_for_selector("#results article.paper")
     assert page.locator("#results article.paper h3 a").all_inner_texts() == [
         "VLM-R1: A Stable and Generalizable R1-style Large Vision-Language Model"]
+    assert "et al." in page.inner_text("#results article.paper p.meta")
     page.goto((site / "search.html").as_uri() + "?q=zzzqqqnothing")
     page.wait_for_selector("#results p.meta")
     assert page.inner_text("#results p.meta") == "0 papers match"

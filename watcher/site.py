@@ -158,14 +158,13 @@ def search_index(config: Config, database: Path, papers: dict[str, str]) -> list
     """One entry per paper page of the site (``papers``: key -> file), newest first: what the
     browser's search looks through and shows."""
     from .pipeline import open_store
-    from .render import authors
     from .tldr import stored_tldrs
 
     store_config = replace(config, settings=replace(config.settings, database=database))
     with open_store(store_config) as store:
         stored = [p for p in (store.get(k) for k in papers) if p is not None]
         tldrs = stored_tldrs(stored, store.tldr_cached([p.key for p in stored]))
-    entries = [{"url": papers[p.key], "title": p.title, "authors": authors(p.authors),
+    entries = [{"url": papers[p.key], "title": p.title, "authors": list(p.authors),
                 "abstract": p.abstract or "", "tldr": tldrs.get(p.key) or "",
                 "day": p.day.isoformat() if p.day else "",
                 "categories": list(p.categories or ([p.primary_category] if p.primary_category else []))}

@@ -29,9 +29,9 @@
   function fieldText(p, field) {
     if (field === "ti") return p.title;
     if (field === "abs") return p.abstract;
-    if (field === "au") return p.authors;
+    if (field === "au") return p.authors.join(" ");
     if (field === "cat") return p.categories.join(" ");
-    return p.title + " " + p.authors + " " + p.abstract + " " + p.tldr;
+    return p.title + " " + p.authors.join(" ") + " " + p.abstract + " " + p.tldr;
   }
 
   function holds(p, t) {
@@ -73,7 +73,8 @@
     a.href = p.url;
     h.appendChild(a);
     card.appendChild(h);
-    card.appendChild(el("p", "meta", [p.authors, p.day, p.categories[0]].filter(Boolean).join(" · ")));
+    var names = p.authors.slice(0, 6).join(", ") + (p.authors.length > 6 ? " et al." : "");
+    card.appendChild(el("p", "meta", [names, p.day, p.categories[0]].filter(Boolean).join(" · ")));
     if (p.tldr) card.appendChild(el("p", "tldr", "TL;DR: " + p.tldr));
     results.appendChild(card);
   });
