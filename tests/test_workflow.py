@@ -52,6 +52,11 @@ def test_actionlint_accepts_the_workflow_and_would_refuse_a_broken_one(tmp_path)
     broken = tmp_path / "broken.yml"
     broken.write_text(workflow.read_text().replace("steps.restore.outcome", "steps.restor.outcome"))
     assert actionlint(broken).returncode != 0  # the linter really reads it
+    if shutil.which("shellcheck"):  # CI installs it: actionlint then checks every `run:` script too
+        unquoted = tmp_path / "unquoted.yml"
+        unquoted.write_text(workflow.read_text().replace('watcher state save "$STATE_FILE"',
+                                                         "watcher state save $STATE_FILE"))
+        assert "SC2086" in actionlint(unquoted).stdout
 
 
 def test_the_workflow_is_scheduled_serial_least_privileged_and_pinned(tmp_path):
