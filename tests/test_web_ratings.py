@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 import warnings
 from dataclasses import replace
 from html import unescape
@@ -395,16 +396,19 @@ def test_the_paper_page_explains_with_the_ratings_as_the_digest_does(site):
 def test_a_rating_while_the_database_is_locked_is_a_503_and_records_nothing(site):
     config, db = site
     app = app_for(config, db)
-    app.state.web.write_timeout = 0.2
+    app.state.web.write_timeout = 1.0
     with TestClient(app, follow_redirects=False) as c:
         token = csrf_of(c.get("/"))
         holder = sqlite3.connect(db, isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")  # another writer (the daemon storing a fetch)
         try:
-            r = c.post("/rate", data={"csrf": token, "action": "up", "profile": "llm-rl", "paper": PAPER})
-            assert r.status_code == 503 and "locked" in r.text
-            r = c.post(f"/r/{make_token(SECRET, 'up', 'llm-rl', PAPER)}")
-            assert r.status_code == 503
+            for send in (lambda: c.post("/rate", data={"csrf": token, "action": "up", "profile": "llm-rl",
+                                                       "paper": PAPER}),
+                         lambda: c.post(f"/r/{make_token(SECRET, 'up', 'llm-rl', PAPER)}")):
+                started = time.monotonic()
+                r = send()
+                assert r.status_code == 503 and "locked" in r.text and "(waited 1s)" in r.text
+                assert time.monotonic() - started >= 1.0  # it waited the write timeout first
         finally:
             holder.execute("ROLLBACK")
             holder.close()

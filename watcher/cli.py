@@ -47,8 +47,7 @@ def handle_errors(fn):
             from .store import database_error
 
             ctx = args[0] if args and isinstance(args[0], Context) else None
-            db = ctx._config.settings.database if ctx and ctx._config else "the database"
-            fail(str(database_error(db, e)), 1)
+            fail(str(database_error(ctx.database if ctx else "the database", e)), 1)
         except KeyboardInterrupt:
             fail("interrupted", 130)
         except (click.ClickException, click.exceptions.Exit, click.Abort, BrokenPipeError):
@@ -69,6 +68,14 @@ class Context:
         self.log_level_given = log_level_given
         self.daemon_log = False  # ``watcher run``: the daemon's log format
         self._config: Config | None = None
+        self.used: Config | None = None  # the config whose database the command uses (sample?)
+
+    @property
+    def database(self):
+        """The database this command really uses, for its error messages: the sample one when
+        it chose that (:func:`reading_config`, ``once --sample``), else the configured one."""
+        config = self.used or self._config
+        return config.settings.database if config else "the database"
 
     @property
     def config(self) -> Config:
@@ -100,6 +107,7 @@ def reading_config(ctx: Context, sample: bool) -> Config:
     config, note = resolve(ctx.config, sample)
     if note:
         click.echo(f"watcher: using {note}", err=True)
+    ctx.used = config
     return config
 
 
@@ -191,7 +199,7 @@ def once(ctx: Context, digests, due, dry_run, sample) -> None:
     if sample:
         if log.getEffectiveLevel() > logging.INFO:
             log.setLevel(logging.INFO)
-        config = sample_config(config)
+        config = ctx.used = sample_config(config)
     now = sample_now(config) if sample else now_utc()
     selected = list(digests) or list(config.digests)
     if due:

@@ -54,7 +54,7 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
                 name = profile or _profile_of(config, store, paper, matcher)
             plan.append((name, paper.key))
         now = now_utc()
-        with store.db.atomic():
+        with store.writing():  # all or nothing, waiting for another writer's lock
             done = [apply_rating(store, action, name, key, "cli", profiles=known, now=now)
                     for name, key in plan]
     for applied in done:

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Callable
 
 from .config import Config, load_config
-from .errors import ConfigError, WatcherError
+from .errors import ConfigError, DatabaseLocked, WatcherError
 from .lock import LockBusy, daemon_lock
 from .logs import configure
 from .models import now_utc
@@ -49,6 +49,7 @@ log = logging.getLogger("watcher")
 GATHER = 0.3  # seconds a firing waits for other digests due at the same moment
 STOP_GRACE = 8.0  # seconds a stop waits for the running cycle (systemd allows 15, spec 10)
 WAKE_EVERY = 30  # seconds: re-check fire times this often (after suspend, clock jumps)
+LOCK_RETRIES = (10.0, 30.0, 60.0)  # seconds before each new try of a cycle the database lock stopped
 
 
 def notify(state: str) -> None:
@@ -87,6 +88,7 @@ class Daemon:
         self._stopping = threading.Event()
         self._runner: threading.Thread | None = None
         self.cycles = 0
+        self.lock_retries = LOCK_RETRIES  # waits before each retry of a cycle stopped by the lock
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -243,8 +245,19 @@ class Daemon:
         started = time.monotonic()
         log.info("cycle: %s", ", ".join(names))
         try:
-            report = run_once(config, Cycle(now=self.clock(), kind="run", stop=self._stopping.is_set,
-                                            clock=self.clock), Fetch(), Deliver(digests=names))
+            for attempt in range(1, len(self.lock_retries) + 2):
+                try:
+                    report = run_once(config, Cycle(now=self.clock(), kind="run", stop=self._stopping.is_set,
+                                                    clock=self.clock), Fetch(), Deliver(digests=names))
+                    break
+                except DatabaseLocked as e:  # another program's write outlasted the wait: soon again,
+                    if attempt > len(self.lock_retries):  # not at the next firing (often tomorrow)
+                        raise
+                    delay = self.lock_retries[attempt - 1]
+                    log.warning("cycle for %s: %s; trying again in %gs (retry %d of %d)",
+                                ", ".join(names), e, delay, attempt, len(self.lock_retries))
+                    if self._stopping.wait(delay):
+                        return
         except WatcherError as e:
             log.error("cycle for %s failed: %s", ", ".join(names), e)
             return

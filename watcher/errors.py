@@ -9,6 +9,7 @@
     │   └── RenderError          a template is missing or failed (fails that channel only)
     └── StoreError               the database cannot be opened or written
         └── DatabaseUnavailable  ... at all: locked, read-only, damaged, full (stops a cycle)
+            └── DatabaseLocked   ... because another program held the write lock past the wait
 
 Every message is meant for a person: it says what failed and, where it can, what to check.
 Secrets never go into messages.
@@ -79,3 +80,8 @@ class DatabaseUnavailable(StoreError):
     """The database cannot be used at all (locked past the timeout, read-only, damaged, full,
     cannot be opened): a cycle stops there, since nothing after it could be recorded. Any other
     StoreError fails only the step it came from."""
+
+
+class DatabaseLocked(DatabaseUnavailable):
+    """Another program held the database's write lock for longer than this one would wait.
+    Passing: the daemon tries the cycle again within the same firing (a few times, logged)."""

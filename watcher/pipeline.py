@@ -48,7 +48,7 @@ from typing import Callable, TextIO
 from .assemble import assemble, delivered_reason, digest_title, window_start
 from .config import FORMAT_CHANNELS, Config, DigestConfig, SourceConfig
 from .deliver import channel_for, redact
-from .errors import DatabaseUnavailable, DeliveryError, WatcherError
+from .errors import DatabaseUnavailable, DeliveryError, StoreError, WatcherError
 from .links import links_for, links_missing
 from .lock import write_lock
 from .compile import compile_profiles
@@ -469,7 +469,7 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
             detail["error"] = stopped_by
         try:
             store.finish_run(run_id, "ok" if report.ok and not stopped_by else "failed", detail, cycle.now)
-        except sqlite3.Error as e:  # the error that ended the cycle is the one to report
+        except (sqlite3.Error, StoreError) as e:  # the error that ended the cycle is the one to report
             log.debug("could not record the end of the run: %s", e)
 
 

@@ -85,7 +85,7 @@ def apply_rating(store: Store, action: str, profile: str | None, paper: str, sou
     found = find_paper(store, paper)
     when = iso(now or now_utc())
     db = store.db
-    with db.atomic():
+    with store.writing():  # BEGIN IMMEDIATE: waits for another writer instead of failing
         if action in ("up", "down"):
             old = list(db.query("SELECT value FROM ratings WHERE profile = ? AND paper = ?",
                                 [profile, found.key]))

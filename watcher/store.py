@@ -20,14 +20,17 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from datetime import date, datetime
 from pathlib import Path
+from typing import Iterator
 
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
-from .errors import DatabaseUnavailable, StoreError
+from .errors import DatabaseLocked, DatabaseUnavailable, StoreError
 from .identity import contradicts, merge, merge_batch, other_arxiv_ids
 from .models import Digest, Match, Paper, Sent, normalize_doi, now_utc, title_fingerprint, utc
 
@@ -361,7 +364,9 @@ def _check_intact(conn: sqlite3.Connection) -> None:
     page raises before the first write could touch the file."""
     result = conn.execute("PRAGMA quick_check(1)").fetchone()
     if not result or result[0] != "ok":
-        raise sqlite3.DatabaseError(f"database disk image is malformed ({result[0] if result else 'no answer'})")
+        error = sqlite3.DatabaseError(f"database disk image is malformed ({result[0] if result else 'no answer'})")
+        error.sqlite_errorname = "SQLITE_CORRUPT"
+        raise error
 
 
 def busy_timeout() -> float:
@@ -373,28 +378,48 @@ def busy_timeout() -> float:
         return 30.0
 
 
-def database_error(path, error: sqlite3.Error, *, opening: bool = False) -> StoreError:
+def error_kind(error: BaseException) -> str:
+    """What an SQLite error means, from its extended result code name (``sqlite_errorname``,
+    Python 3.11+), never from its message text: ``locked`` (SQLITE_BUSY*, SQLITE_LOCKED*),
+    ``readonly``, ``damaged`` (SQLITE_CORRUPT*, SQLITE_NOTADB), ``cantopen`` (SQLITE_CANTOPEN*,
+    SQLITE_IOERR*), ``full``, else ``other`` (a constraint, a misuse: one step's problem)."""
+    name = getattr(error, "sqlite_errorname", None) or ""
+    for prefix, kind in (("SQLITE_BUSY", "locked"), ("SQLITE_LOCKED", "locked"),
+                         ("SQLITE_READONLY", "readonly"), ("SQLITE_CORRUPT", "damaged"),
+                         ("SQLITE_NOTADB", "damaged"), ("SQLITE_CANTOPEN", "cantopen"),
+                         ("SQLITE_IOERR", "cantopen"), ("SQLITE_FULL", "full")):
+        if name.startswith(prefix):
+            return kind
+    return "other"
+
+
+def database_error(path, error: sqlite3.Error, *, opening: bool = False,
+                   waited: float | None = None) -> StoreError:
     """A StoreError that says in words what an SQLite error means for the user; a
-    :class:`DatabaseUnavailable` when the database as a whole cannot be used."""
+    :class:`DatabaseUnavailable` when the database as a whole cannot be used (a
+    :class:`DatabaseLocked` when another program held the write lock for longer than the
+    wait). ``waited``: the seconds this write actually waited for the lock (measured by
+    :meth:`Store.writing`); a message claims no wait it did not measure."""
     text = " ".join(str(error).replace("***", "").split())
-    low = text.lower()
-    if "locked" in low or "busy" in low:
-        return DatabaseUnavailable(f"{path}: the database is locked by another program (waited "
-                                   f"{busy_timeout():g}s); try again once it has finished")
-    if "readonly" in low or "read-only" in low:
+    kind = error_kind(error)
+    if kind == "locked":
+        how = "" if waited is None else f" (waited {waited:.0f}s)" if waited >= 1 else f" (waited {waited:.1f}s)"
+        return DatabaseLocked(f"{path}: the database is locked by another program{how}; try again "
+                              "once it has finished")
+    if kind == "readonly":
         return DatabaseUnavailable(f"{path}: the database is read-only for this user; check the "
                                    "permissions of the file and of its folder")
-    if opening and ("malformed" in low or "not a database" in low or "corrupt" in low):
+    if kind == "damaged" and opening:
         return DatabaseUnavailable(f"{path}: the file is damaged or not a watcher database ({text}); "
                                    "nothing was changed — restore it from a backup, or move it away to "
                                    "start afresh")
-    if "malformed" in low or "not a database" in low or "corrupt" in low:
+    if kind == "damaged":
         return DatabaseUnavailable(f"{path}: the database file is damaged ({text}); watcher stopped "
                                    "there — restore it from a backup, or move it away to start afresh")
-    if "unable to open" in low or "disk i/o" in low:
+    if kind == "cantopen":
         return DatabaseUnavailable(f"{path}: cannot open the database ({text}); check that the file and "
                                    "its folder exist and are readable and writable")
-    if "full" in low:
+    if kind == "full":
         return DatabaseUnavailable(f"{path}: the disk is full ({text})")
     if opening:
         return DatabaseUnavailable(f"{path}: cannot open the database ({text}); it may not be a watcher "
@@ -462,6 +487,35 @@ class Store:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @contextmanager
+    def writing(self) -> Iterator["Store"]:
+        """One write transaction, started ``BEGIN IMMEDIATE``: the write lock is taken before
+        the first read, so the connection's busy timeout really waits for another writer (a
+        deferred ``BEGIN`` that reads, then writes after another connection committed, gets
+        SQLITE_BUSY_SNAPSHOT at once, whatever the timeout). Commits at the end, rolls back on
+        any error. Nested inside another transaction it is a savepoint of that one. Every
+        write of watcher goes through here (papers, sources, the ledger, runs, ratings, the
+        TL;DR cache). SQLite errors become :func:`database_error`'s, with the wait measured."""
+        conn = self.db.conn
+        if conn.in_transaction:
+            with self.db.atomic():  # a SAVEPOINT inside the transaction already open
+                yield self
+            return
+        started = time.monotonic()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as e:
+            raise database_error(self.path, e, waited=time.monotonic() - started) from None
+        try:
+            yield self
+            conn.execute("COMMIT")
+        except BaseException as e:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(e, sqlite3.Error):
+                raise database_error(self.path, e, waited=time.monotonic() - started) from None
+            raise
+
     # --- papers -----------------------------------------------------------------------------
 
     def upsert(self, papers: list[Paper], now: datetime, *, backfill: bool = False) -> UpsertCounts:
@@ -471,13 +525,10 @@ class Store:
         are never listed as new in a digest."""
         counts = UpsertCounts()
         conn = self.db.conn
-        try:
-            when = stamp(now)
-            with self.db.atomic():
-                for paper in merge_batch(papers):
-                    self._upsert_one(conn, paper, when, counts, backfill)
-        except sqlite3.Error as e:
-            raise database_error(self.path, e) from None
+        when = stamp(now)
+        with self.writing():
+            for paper in merge_batch(papers):
+                self._upsert_one(conn, paper, when, counts, backfill)
         return counts
 
     def _find(self, conn, paper: Paper) -> dict | None:
@@ -651,17 +702,19 @@ class Store:
 
     def source_ok(self, name: str, state: dict, counts: dict, now: datetime) -> None:
         """Record a successful fetch: new state, counts, failures reset."""
-        self.db["sources"].upsert({
-            "name": name, "state": json.dumps(state), "last_attempt": iso(now),
-            "last_success": iso(now), "failures": 0, "last_counts": json.dumps(counts),
-        }, pk="name")
+        with self.writing():
+            self.db["sources"].upsert({
+                "name": name, "state": json.dumps(state), "last_attempt": iso(now),
+                "last_success": iso(now), "failures": 0, "last_counts": json.dumps(counts),
+            }, pk="name")
 
     def source_failed(self, name: str, error: str, now: datetime) -> None:
         """Record a failed fetch; the state stays as it was."""
-        rows = list(self.db["sources"].rows_where("name = ?", [name]))
-        failures = (rows[0]["failures"] if rows else 0) + 1
-        self.db["sources"].upsert({"name": name, "last_attempt": iso(now), "last_error": error,
-                                   "last_error_at": iso(now), "failures": failures}, pk="name")
+        with self.writing():
+            rows = list(self.db["sources"].rows_where("name = ?", [name]))
+            failures = (rows[0]["failures"] if rows else 0) + 1
+            self.db["sources"].upsert({"name": name, "last_attempt": iso(now), "last_error": error,
+                                       "last_error_at": iso(now), "failures": failures}, pk="name")
 
     def sources(self) -> list[dict]:
         """All rows of the sources table, with the number of papers each source stored first."""
@@ -690,8 +743,9 @@ class Store:
         """Keep (paper key, TL;DR or None) pairs; a paper is never asked for again."""
         if rows:
             when = iso(now or now_utc())
-            self.db["tldr_cache"].upsert_all(
-                [{"paper": k, "tldr": t, "model": model, "created": when} for k, t in rows], pk="paper")
+            with self.writing():
+                self.db["tldr_cache"].upsert_all(
+                    [{"paper": k, "tldr": t, "model": model, "created": when} for k, t in rows], pk="paper")
 
     def tldr_calls(self, day: str) -> int:
         """Calls made to the summarizer's endpoint on ``day`` (YYYY-MM-DD, UTC)."""
@@ -701,8 +755,9 @@ class Store:
     def tldr_count_calls(self, day: str, calls: int) -> None:
         """Add ``calls`` to ``day``'s count."""
         if calls:
-            self.db.execute("INSERT INTO tldr_calls (day, calls) VALUES (?, ?) ON CONFLICT(day) "
-                            "DO UPDATE SET calls = calls + excluded.calls", [day, calls])
+            with self.writing():
+                self.db.execute("INSERT INTO tldr_calls (day, calls) VALUES (?, ?) ON CONFLICT(day) "
+                                "DO UPDATE SET calls = calls + excluded.calls", [day, calls])
 
     # --- digests, channels, ledger ----------------------------------------------------------
 
@@ -717,7 +772,7 @@ class Store:
         in one transaction. An empty ``papers`` (nothing to send) only moves the watermark.
         ``issue``, the digest as sent, is kept as the channel's message (:meth:`record_message`,
         with what ``sent`` says the channel showed of it)."""
-        with self.db.atomic():
+        with self.writing():
             if issue is not None:
                 self.record_message(issue, channel, now, sent)
             self._ledger(digest, channel, papers, now)
@@ -732,7 +787,7 @@ class Store:
         """Ledger rows for ``papers`` that a channel showed before it failed (the accepted parts
         of a split e-mail), and with ``issue`` the message of just those papers; the watermark
         stays, so the next run still sends the rest."""
-        with self.db.atomic():
+        with self.writing():
             if issue is not None:
                 keys = {p.key for p in papers}
                 self.record_message(replace(issue, matches=[m for m in issue.matches if m.paper.key in keys]),
@@ -885,9 +940,10 @@ class Store:
         reach back to it."""
         row = {"digest": digest, "channel": channel, "last_attempt": iso(now),
                "last_error": error, "last_error_at": iso(now)}
-        if first_window and not self.channel_state(digest, channel).get("first_window"):
-            row["first_window"] = iso(first_window)
-        self.db["channels"].upsert(row, pk=("digest", "channel"))
+        with self.writing():
+            if first_window and not self.channel_state(digest, channel).get("first_window"):
+                row["first_window"] = iso(first_window)
+            self.db["channels"].upsert(row, pk=("digest", "channel"))
 
     def digest_ran(self, name: str, now: datetime, ok: bool, error: str | None = None,
                    degraded: str | None = None) -> None:
@@ -899,7 +955,8 @@ class Store:
                "last_error": error if not ok else degraded}
         if ok:
             row["last_success"] = iso(now)
-        self.db["digests"].upsert(row, pk="name")
+        with self.writing():
+            self.db["digests"].upsert(row, pk="name")
 
     def digest_state(self, name: str) -> dict:
         """The digests row, or {} before the first run."""
@@ -913,9 +970,11 @@ class Store:
 
     def start_run(self, kind: str, now: datetime) -> int:
         """A new row in runs; returns its id."""
-        return self.db["runs"].insert({"kind": kind, "started": iso(now), "status": "running"}).last_pk
+        with self.writing():
+            return self.db["runs"].insert({"kind": kind, "started": iso(now), "status": "running"}).last_pk
 
     def finish_run(self, run_id: int, status: str, detail: dict, now: datetime) -> None:
         """Close a run with its status and a JSON detail."""
-        self.db["runs"].update(run_id, {"finished": iso(now), "status": status,
-                                        "detail": json.dumps(detail)})
+        with self.writing():
+            self.db["runs"].update(run_id, {"finished": iso(now), "status": status,
+                                            "detail": json.dumps(detail)})
