@@ -197,7 +197,7 @@ def test_two_runs_of_the_workflow_keep_the_ledger_on_the_state_branch(tmp_path):
         assert title in (site / "search-index.json").read_text()
     assert (site / "index.html").is_file()
     history = git("log", "--format=%s", "watcher-state", cwd=remote).splitlines()
-    assert len(history) == 2 and all(s.startswith("watcher state after run") for s in history)
+    assert len(history) == 2 and all(s.startswith("watcher state saved ") for s in history)
 
 
 def test_a_failed_run_still_saves_its_ledger(tmp_path):
@@ -218,3 +218,53 @@ def test_a_failed_run_still_saves_its_ledger(tmp_path):
         assert all(r.returncode == 0 for _, r in second), [(n, r.stderr) for n, r in second]
         assert len(smtp.received) == 1
         assert set(mailed_titles(smtp.received[0].message)) == set(TITLES[:5])
+
+
+# --- the state branch on its own ----------------------------------------------------------
+
+def local_repository(tmp_path: Path) -> tuple[Path, Path]:
+    """A working clone (with the starter config and a sample database) of a bare remote."""
+    remote = tmp_path / "remote.git"
+    git("init", "-q", "--bare", "-b", "main", str(remote), cwd=tmp_path)
+    work = tmp_path / "work"
+    git("clone", "-q", str(remote), str(work), cwd=tmp_path)
+    assert run_watcher("init", cwd=work).returncode == 0
+    assert run_watcher("once", "--sample", cwd=work).returncode == 0
+    (work / "watcher-sample.db").rename(work / "watcher.db")
+    return remote, work
+
+
+def test_an_unchanged_database_is_not_committed_again(tmp_path):
+    remote, work = local_repository(tmp_path)
+    first = run_watcher("state", "save", "s/db.gz", "--git-branch", "watcher-state", cwd=work)
+    assert first.returncode == 0, first.stderr
+    assert b"committed it to branch watcher-state" in first.stdout
+    again = run_watcher("state", "save", "s/db.gz", "--git-branch", "watcher-state", cwd=work)
+    assert again.returncode == 0, again.stderr
+    assert b"the database did not change: branch watcher-state kept as it was" in again.stdout
+    assert len(git("log", "--format=%H", "watcher-state", cwd=remote).splitlines()) == 1
+    assert git("ls-tree", "--name-only", "watcher-state", cwd=remote) == "watcher.db.gz\n"
+    assert git("status", "--porcelain", "--untracked-files=no", cwd=work) == ""  # the checkout untouched
+
+
+def test_an_unreachable_remote_stops_the_restore_and_never_shows_its_token(tmp_path):
+    _, work = local_repository(tmp_path)
+    (work / "watcher.db").unlink()
+    url = "http://someone:tok3n-secret@127.0.0.1:9/state.git"  # the discard port: nothing listens
+    r = run_watcher("state", "restore", "s/db.gz", "--git-branch", "watcher-state", "--git-remote", url,
+                    cwd=work)
+    assert r.returncode == 1
+    err = r.stderr.decode()
+    assert err.startswith("watcher: git ls-remote failed") and err.count("\n") == 1
+    assert "tok3n-secret" not in err and "starting afresh" not in r.stdout.decode()
+    assert not (work / "watcher.db").exists()
+
+
+def test_no_branch_yet_never_restores_a_stale_file(tmp_path):
+    _, work = local_repository(tmp_path)
+    assert run_watcher("state", "save", "s/db.gz", cwd=work).returncode == 0  # a file, no branch
+    (work / "watcher.db").unlink()
+    r = run_watcher("state", "restore", "s/db.gz", "--git-branch", "watcher-state", cwd=work)
+    assert r.returncode == 0, r.stderr
+    assert b"no saved state (no branch watcher-state on the remote yet): starting afresh" in r.stdout
+    assert not (work / "watcher.db").exists()

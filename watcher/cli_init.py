@@ -47,47 +47,77 @@ def state() -> None:
     """Keep the database between runs that have no disk of their own (a CI job).
 
     `save FILE` writes a consistent gzip copy of the database; `restore FILE` puts it back.
+    With --git-branch, FILE also goes to / comes from that branch of a git remote: one file,
+    one commit per save, the working tree untouched.
     """
+
+
+GIT_BRANCH = click.option("--git-branch", metavar="BRANCH",
+                          help="Also push FILE to / fetch it from this branch (e.g. watcher-state).")
+GIT_REMOTE = click.option("--git-remote", metavar="REMOTE", default="origin", show_default=True,
+                          help="The git remote (a name or URL) of --git-branch.")
 
 
 @state.command("save")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@GIT_BRANCH
+@GIT_REMOTE
 @pass_ctx
 @handle_errors
-def state_save(ctx: Context, file: Path) -> None:
+def state_save(ctx: Context, file: Path, git_branch, git_remote) -> None:
     """Write a gzip copy of the database to FILE (nothing when there is no database yet)."""
     from .statefile import save
 
     db = ctx.config.settings.database
-    if save(db, file):
-        click.echo(f"saved {db} to {file} ({file.stat().st_size} bytes)")
-    else:
+    if not save(db, file):
         click.echo(f"no database {db} to save (the run stopped before creating it)")
+        return
+    click.echo(f"saved {db} to {file} ({file.stat().st_size} bytes)")
+    if git_branch:
+        from datetime import datetime, timezone
+
+        from .statebranch import push
+
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        commit = push(git_remote, git_branch, file, f"watcher state saved {stamp}", Path.cwd())
+        click.echo(f"committed it to branch {git_branch} ({commit[:12]})" if commit
+                   else f"the database did not change: branch {git_branch} kept as it was")
 
 
 @state.command("restore")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--force", is_flag=True, help="Replace an existing database.")
+@GIT_BRANCH
+@GIT_REMOTE
 @pass_ctx
 @handle_errors
-def state_restore(ctx: Context, file: Path, force) -> None:
-    """Put the database saved in FILE back; without FILE, say that this run starts afresh."""
+def state_restore(ctx: Context, file: Path, force, git_branch, git_remote) -> None:
+    """Put the database saved in FILE back; when there is no FILE (or no --git-branch yet),
+    say that this run starts afresh."""
     from .statefile import restore
 
     config = ctx.config
     db = config.settings.database
-    if restore(file, db, force):
-        click.echo(f"restored {db} from {file}")
-    else:
-        from .progress import duration
+    missing = f"{file} does not exist"
+    if git_branch:
+        from .statebranch import fetch
 
-        def span(d):
-            days, rest = divmod(d.lookback.total_seconds(), 86400)
-            return f"{int(days)} days" if days and not rest else duration(d.lookback.total_seconds())
+        if not fetch(git_remote, git_branch, file, Path.cwd()):
+            missing = f"no branch {git_branch} on the remote yet"
+    if missing.startswith("no branch"):
+        pass  # never an older FILE lying about: the branch is the state
+    elif restore(file, db, force):
+        click.echo(f"restored {db} from {file}" + (f" (branch {git_branch})" if git_branch else ""))
+        return
+    from .progress import duration
 
-        reach = ", ".join(f"{name} {span(d)}" for name, d in config.digests.items())
-        click.echo(f"no saved state ({file} does not exist): starting afresh; each digest's first "
-                   f"run reaches back its lookback ({reach or 'no digests'})")
+    def span(d):
+        days, rest = divmod(d.lookback.total_seconds(), 86400)
+        return f"{int(days)} days" if days and not rest else duration(d.lookback.total_seconds())
+
+    reach = ", ".join(f"{name} {span(d)}" for name, d in config.digests.items())
+    click.echo(f"no saved state ({missing}): starting afresh; each digest's first "
+               f"run reaches back its lookback ({reach or 'no digests'})")
 
 
 @cli.command()

@@ -1,0 +1,76 @@
+"""The saved database on a git branch of its own (``watcher state save|restore --git-branch``):
+how a scheduled CI run (GitHub Actions, GitLab CI) keeps watcher's history between runs.
+
+The branch holds one file, ``watcher.db.gz``, one commit per run, made with git's plumbing
+(``hash-object``, ``mktree``, ``commit-tree``) so the checked-out branch and working tree are
+never touched. Where the remote lives is git's business (``origin``, or a URL with a token);
+a URL's credentials never appear in a message.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from .errors import WatcherError
+
+FILE = "watcher.db.gz"  # the one file of the state branch
+LOCAL_REF = "refs/watcher/state"  # where the fetched branch is kept between restore and save
+
+
+class StateError(WatcherError):
+    """git could not read or write the state branch."""
+
+
+def _hide(text: str) -> str:
+    """``text`` with the credentials of any URL in it masked."""
+    return re.sub(r"(//)[^/@\s]+@", r"\1***@", text)
+
+
+def _git(*args: str, cwd: Path, ok=(0,), data: bytes | None = None) -> subprocess.CompletedProcess:
+    what = next(a for a in args if not a.startswith("-") and "=" not in a)  # the subcommand
+    try:
+        r = subprocess.run(["git", *args], cwd=cwd, input=data, capture_output=True, timeout=300)
+    except FileNotFoundError:
+        raise StateError("git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise StateError(f"git {what} took more than 300 s") from None
+    if r.returncode not in ok:
+        last = (r.stderr.decode(errors="replace").strip().splitlines() or [""])[-1]
+        raise StateError(_hide(f"git {what} failed (exit status {r.returncode}): {last}"))
+    return r
+
+
+def fetch(remote: str, branch: str, out: Path, cwd: Path) -> bool:
+    """Download the database saved on ``branch`` of ``remote`` into ``out``; False when there
+    is no such branch yet (the first run). Any other failure (no network, no access) is a
+    StateError: starting afresh then would deliver everything again."""
+    listed = _git("ls-remote", "--exit-code", "--heads", remote, branch, cwd=cwd, ok=(0, 2))
+    if listed.returncode == 2:
+        return False
+    _git("fetch", "--no-tags", "--depth=1", remote, f"+refs/heads/{branch}:{LOCAL_REF}", cwd=cwd)
+    blob = _git("show", f"{LOCAL_REF}:{FILE}", cwd=cwd).stdout
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(blob)
+    return True
+
+
+def push(remote: str, branch: str, packed: Path, message: str, cwd: Path) -> str | None:
+    """Commit ``packed`` as the one file of ``branch`` (on top of the state fetched before, if
+    any) and push it to ``remote``; the commit id, or None when it had not changed."""
+    blob = _git("hash-object", "-w", str(packed.resolve()), cwd=cwd).stdout.decode().strip()
+    parent = _git("rev-parse", "-q", "--verify", f"{LOCAL_REF}^{{commit}}", cwd=cwd, ok=(0, 1))
+    parent_id = parent.stdout.decode().strip() if parent.returncode == 0 else None
+    if parent_id:
+        before = _git("rev-parse", "-q", "--verify", f"{parent_id}:{FILE}", cwd=cwd, ok=(0, 1))
+        if before.stdout.decode().strip() == blob:
+            return None
+    tree = _git("mktree", cwd=cwd, data=f"100644 blob {blob}\t{FILE}\n".encode()).stdout.decode().strip()
+    named = _git("config", "user.email", cwd=cwd, ok=(0, 1)).returncode == 0
+    identity = [] if named else ["-c", "user.name=watcher", "-c", "user.email=watcher@localhost"]
+    commit = _git(*identity, "commit-tree", tree, *(["-p", parent_id] if parent_id else []), "-m", message,
+                  cwd=cwd).stdout.decode().strip()
+    _git("push", "-q", remote, f"{commit}:refs/heads/{branch}", cwd=cwd)
+    _git("update-ref", LOCAL_REF, commit, cwd=cwd)
+    return commit
