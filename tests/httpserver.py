@@ -145,6 +145,11 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
+    def do_POST(self) -> None:
+        """Read the posted body, then answer as a GET of the same path would."""
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.do_GET()
+
     def _stream(self, reply: Reply) -> None:
         self.close_connection = True
         try:

@@ -5,7 +5,8 @@ Its answer is deterministic: ``Stand-in TL;DR: <the title>.``, so tests can tell
 TL;DR from the extractive one. ``mode`` picks the behaviour of every request: ``ok``, ``429``,
 ``500``, ``hang`` (no answer for ``hang_seconds``), ``garbage`` (200, not JSON), ``shape``
 (JSON without choices), ``long`` (a 1,000-character answer), ``empty``, ``echo-key`` (a 401
-whose body repeats the Authorization header, as a careless proxy might). Any other POST path is
+whose body repeats the Authorization header, as a careless proxy might), ``huge`` (a 200 MB
+chat completion streamed lazily, without Content-Length). Any other POST path is
 a notification sink (apprise's ``json://`` target) that answers 200.
 
 Run it by hand for the README's demo::
@@ -61,6 +62,8 @@ class LlmServer:
                     return self.answer(200, b"<html>this is not JSON</html>")
                 if mode == "shape":
                     return self.answer(200, b'{"object": "chat.completion", "choices": []}')
+                if mode == "huge":
+                    return self.stream_huge()
                 if mode == "echo-key":
                     text = f"invalid key: {self.headers.get('Authorization')}".encode()
                     return self.answer(401, text)
@@ -75,6 +78,19 @@ class LlmServer:
                          "choices": [{"index": 0, "finish_reason": "stop",
                                       "message": {"role": "assistant", "content": content}}]}
                 self.answer(200, json.dumps(reply).encode())
+
+            def stream_huge(self, megabytes: int = 200):
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.end_headers()  # HTTP/1.0: the body ends when the connection closes
+                    self.wfile.write(b'{"choices": [{"message": {"content": "')
+                    chunk = b"a" * (1 << 20)
+                    for _ in range(megabytes):
+                        self.wfile.write(chunk)
+                    self.wfile.write(b'"}}]}')
+                except OSError:  # the client stopped reading
+                    pass
 
             def answer(self, status: int, data: bytes, headers: dict | None = None):
                 try:

@@ -200,3 +200,35 @@ def test_once_sample_with_the_stand_in_then_with_it_killed(tmp_path):
     assert all(p["tldr"] == extractive_tldr(p["abstract"], p["title"]) for p in papers)
     assert b"summarizer: cannot connect" in second.stderr and b"extractive" in second.stderr
     assert KEY.encode() not in first.stderr + second.stderr
+
+
+def test_a_200_mb_answer_is_cut_at_1_mb_and_once_stays_under_300_mb(tmp_path):
+    """The summarizer reads at most 1 MB of an answer: a stand-in streaming 200 MB leaves
+    `watcher once` under 300 MB of memory (its peak, measured by a parent of its own), and the
+    paper gets its extractive TL;DR."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    env = {"WATCHER_TEST_LLM_KEY": KEY}
+    with LlmServer("huge") as server:
+        (tmp_path / "config.toml").write_text(CONFIG.replace("BASE_URL", server.base_url)
+                                              .replace("max_papers = 5", "max_papers = 1"))
+        # a parent process whose only child is watcher: its children's peak is watcher's
+        probe = ("import resource, subprocess, sys; "
+                 "r = subprocess.run([sys.executable, '-m', 'watcher', '--config', sys.argv[1], 'once', "
+                 "'--sample'], capture_output=True); sys.stderr.buffer.write(r.stderr); "
+                 "print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+        full = dict(os.environ, PYTHONPATH=str(REPO), **env)
+        r = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "config.toml")], env=full,
+                           capture_output=True, timeout=120, cwd=tmp_path)
+        code, peak_kb = map(int, r.stdout.split())
+        assert code == 0, r.stderr
+        assert server.calls == 1
+        print(f"watcher once: peak {peak_kb / 1024:.0f} MB")
+        assert peak_kb < 300 * 1024, f"peak {peak_kb / 1024:.0f} MB"
+        assert b"more than 1,048,576 bytes" in r.stderr
+    papers = json.loads(next((tmp_path / "out").glob("*.json")).read_text())
+    assert len(papers) == 1 and papers[0]["tldr"] == extractive_tldr(papers[0]["abstract"], papers[0]["title"])

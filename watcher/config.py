@@ -83,6 +83,7 @@ class SourceConfig:
     server: str | None = None  # biorxiv: biorxiv or medrxiv
     term: str | None = None  # pubmed: the PubMed query
     api_key_env: str | None = None  # pubmed: the variable holding an NCBI API key
+    url_env: str | None = None  # listing: the variable holding the URL (a secret: it may hold a key)
 
 
 @dataclass(frozen=True)
@@ -208,14 +209,15 @@ class Config:
             for key in ("password_env", "webhook_url_env", "url_env", "urls_env"):
                 if getattr(ch, key):
                     out[f"channel.{ch.name}.{key}"] = getattr(ch, key)
+        for src in self.sources.values():
+            for key in ("url_env", "api_key_env"):
+                if getattr(src, key):
+                    out[f"source.{src.name}.{key}"] = getattr(src, key)
         for key in ("secret_env", "password_env"):
             if getattr(self.web, key):
                 out[f"web.{key}"] = getattr(self.web, key)
         if self.summarizer.api_key_env:
             out["summarizer.api_key_env"] = self.summarizer.api_key_env
-        for src in self.sources.values():
-            if src.api_key_env:
-                out[f"source.{src.name}.api_key_env"] = src.api_key_env
         return out
 
 
@@ -233,7 +235,7 @@ _SOURCE_KEYS = {
     "arxiv-rss": {"categories": (list, REQUIRED)},
     "arxiv-oai": {"set": (str, None), "first_fetch": (str, "3d")},
     "hf-daily": {"first_fetch": (str, "3d")},
-    "listing": {"path": (str, None)},
+        "listing": {"path": (str, None), "url_env": (str, None)},
     "biorxiv": {"server": (str, "biorxiv"), "categories": (list, []), "first_fetch": (str, "3d")},
     "pubmed": {"term": (str, REQUIRED), "api_key_env": (str, None), "first_fetch": (str, "3d")},
     "feed": {},
@@ -579,8 +581,10 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
         raise r.fail(f"{where}.type", "required key is missing")
     r.choice(f"{where}.type", typ, SOURCE_TYPES)
     v = r.table(where, t, _SOURCE_COMMON | _SOURCE_KEYS[typ])
-    if typ == "listing" and not (v.get("url") or v.get("path")):
-        raise r.fail(f"{where}.url", "a listing source needs url or path")
+    if typ == "listing" and not (v.get("url") or v.get("path") or v.get("url_env")):
+        raise r.fail(f"{where}.url", "a listing source needs url, url_env or path")
+    if v.get("url_env") and v.get("url"):
+        raise r.fail(f"{where}.url_env", "give url or url_env, not both")
     if typ == "feed" and not v.get("url"):
         raise r.fail(f"{where}.url", "a feed source needs the url of the journal's RSS or Atom feed")
     if typ == "feed":
@@ -613,6 +617,7 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
         first_fetch=r.duration(f"{where}.first_fetch", v["first_fetch"])
         if v.get("first_fetch") else timedelta(days=3),
         server=v.get("server"), term=v.get("term"), api_key_env=v.get("api_key_env"),
+        url_env=_env_name(r, f"{where}.url_env", v.get("url_env")),
     )
 
 

@@ -284,6 +284,30 @@ class HttpClient:
         return Response(url, 200, data)
 
 
+ANSWER_BYTES = 1024 * 1024  # the answers of the summarizer and of webhooks: a sentence, a word
+
+
+class TooLarge(Exception):
+    """An answer longer than the limit of :func:`post_capped` (nothing more of it was read)."""
+
+
+def post_capped(client: httpx.Client, url: str, *, limit: int = ANSWER_BYTES, **kw) -> tuple[httpx.Response, bytes]:
+    """POST with ``client`` and read at most ``limit`` bytes of the answer (after decoding):
+    ``(response, body)``; TooLarge past it, whatever the server declares or streams. httpx's
+    own exceptions pass through."""
+    with client.stream("POST", url, **kw) as response:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit and "content-encoding" not in response.headers:
+            raise TooLarge(f"an answer of {int(declared):,} bytes, more than {limit:,}")
+        chunks, size = [], 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > limit:
+                raise TooLarge(f"an answer of more than {limit:,} bytes")
+            chunks.append(chunk)
+        return response, b"".join(chunks)
+
+
 def _reason(status: int) -> str:
     return httpx.codes.get_reason_phrase(status)
 

@@ -21,6 +21,8 @@ import os
 import re
 import sys
 
+from .masking import expand, mask
+
 _PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3,
              logging.CRITICAL: 2}
 
@@ -78,13 +80,14 @@ class SecretFilter(logging.Filter):
         self.set(secrets)
 
     def set(self, secrets) -> None:
-        """Replace the values to mask (longest first; values under 4 characters are ignored)."""
-        self.secrets = sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True)
+        """Replace the values to mask: each in every form it may be echoed in
+        (:func:`watcher.masking.forms`: URL-encoded, base64), longest first; values under 4
+        characters are ignored."""
+        self.secrets = expand(secrets)
 
     def mask(self, text: str) -> str:
         """``text`` with every secret value, and any password in a URL, replaced by ``***``."""
-        for secret in self.secrets:
-            text = text.replace(secret, "***")
+        text = mask(text, self.secrets)
         if "@" in text:  # a password in a URL (a source's url, logged by httpx at debug level)
             text = _USERINFO.sub(r"\1***@", text)
         return text

@@ -234,7 +234,7 @@ def fetch_sources(config: Config, store: Store, cycle: Cycle, fetch: Fetch, http
         except Exception as e:
             if stops_the_cycle(e):
                 raise
-            report.error = failure(f"source {name}", e)
+            report.error = failure(f"source {name}", e, redact)  # a url_env's URL is a secret
             store.source_failed(name, report.error, cycle.now)
     return reports
 

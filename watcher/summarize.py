@@ -21,6 +21,7 @@ llama.cpp's server, OpenAI ...) for one sentence per paper, under these rules:
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -32,6 +33,7 @@ from datetime import datetime
 import httpx
 
 from .config import SummarizerConfig
+from .http import TooLarge, post_capped
 from .models import Digest, Paper, clean_text
 from .tldr import MAX_CHARS, extractive_tldr
 
@@ -80,8 +82,10 @@ def request_body(cfg: SummarizerConfig, paper: Paper) -> dict:
 def ask(http: httpx.Client, cfg: SummarizerConfig, paper: Paper, timeout: float) -> str:
     """One call; the cleaned sentence, or :class:`Failure` saying why not."""
     try:
-        response = http.post(f"{cfg.base_url}/chat/completions", json=request_body(cfg, paper),
-                             timeout=timeout)
+        response, body = post_capped(http, f"{cfg.base_url}/chat/completions",
+                                     json=request_body(cfg, paper), timeout=timeout)
+    except TooLarge as e:
+        raise Failure(str(e)) from None
     except httpx.TimeoutException:
         raise Failure("timed out") from None
     except httpx.TransportError as e:
@@ -91,7 +95,7 @@ def ask(http: httpx.Client, cfg: SummarizerConfig, paper: Paper, timeout: float)
     if not response.is_success:
         raise Failure(f"HTTP {response.status_code}")
     try:
-        data = response.json()
+        data = json.loads(body)
     except ValueError:
         raise Failure("the answer is not JSON") from None
     try:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import DeliveryError
+from ..masking import any_secret, redact, remember as remember_secret
 from ..models import Digest, Sent
 
 
@@ -58,32 +59,15 @@ def secret_env(cfg, key: str) -> str:
     value = os.environ.get(var or "", "")
     if not var or not value:
         raise DeliveryError(f"channel {cfg.name}: environment variable {var} ({key}) is not set")
-    _SECRETS.add(value)
+    remember_secret(value)
     return value
-
-
-_SECRETS: set[str] = set()
-
-
-def remember_secret(value: str) -> None:
-    """Mask ``value`` from now on, as :func:`secret_env` does for the values it reads (the
-    summarizer's API key, each apprise URL)."""
-    if value and len(value) >= 4:
-        _SECRETS.add(value)
-
-
-def redact(text: str) -> str:
-    """``text`` with every secret read through :func:`secret_env` replaced by ``***``."""
-    for secret in _SECRETS:
-        text = text.replace(secret, "***")
-    return text
 
 
 class _RedactingFilter(logging.Filter):
     """Masks secrets in log records of the HTTP libraries (httpx logs each request's URL)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if _SECRETS:
+        if any_secret():
             message = record.getMessage()
             cleaned = redact(message)
             if cleaned != message:

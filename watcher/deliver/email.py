@@ -279,9 +279,13 @@ def _later(code: int) -> str:
 
 
 def _text(reply: bytes | str) -> str:
+    """An SMTP reply kept to its first line, at most 200 characters: servers add detail lines
+    that may quote what they were sent (masked anyway, :mod:`watcher.masking`)."""
     if isinstance(reply, bytes):
         reply = reply.decode("utf-8", "replace")
-    return " ".join(reply.split())
+    lines = reply.strip().splitlines() or [""]
+    text = " ".join(lines[0].split())
+    return text[:200] + "…" if len(text) > 200 or len(lines) > 1 else text
 
 
 __all__ = ["EmailChannel", "PartialDelivery", "subject"]

@@ -7,7 +7,10 @@
 * A connection that cannot be made is retried the same way (nothing was sent).
 * A timeout waiting for the answer is not retried: the server may have taken the message, and a
   retry would post it twice; the delivery fails and the next run sends the digest again.
-* Other 4xx: not retried; the error carries the server's own reason (Slack's ``invalid_blocks``).
+* Other 4xx: not retried; the error carries the server's own reason when it is one code
+  (Slack's ``invalid_blocks``), else only the status line (an error page may quote the URL).
+* An answer is read up to 1 MB (:func:`watcher.http.post_capped`); a longer one fails the
+  delivery, not retried.
 
 The URL is a secret (a Slack webhook URL is a credential): it never appears in an error, and
 httpx's own request log lines are masked by :func:`watcher.deliver.base.redact`.
@@ -15,11 +18,13 @@ httpx's own request log lines are masked by :func:`watcher.deliver.base.redact`.
 
 from __future__ import annotations
 
+import re
 import time
 
 import httpx
 
 from ..errors import DeliveryError
+from ..http import TooLarge, post_capped
 
 ATTEMPTS = 4
 MAX_WAIT = 60.0
@@ -38,7 +43,9 @@ def post_json(http: httpx.Client, url: str, payload, *, who: str, sleep=time.sle
     last = "no attempt made"
     for attempt in range(ATTEMPTS):
         try:
-            response = http.post(url, json=payload)
+            response, body = post_capped(http, url, json=payload)
+        except TooLarge as e:
+            raise DeliveryError(f"{who}: {e} (not retried: the server may have accepted it)") from None
         except httpx.TimeoutException as e:
             phase = "connecting" if isinstance(e, httpx.ConnectTimeout) else "waiting for an answer"
             if isinstance(e, httpx.ConnectTimeout):
@@ -55,7 +62,7 @@ def post_json(http: httpx.Client, url: str, payload, *, who: str, sleep=time.sle
         else:
             if response.is_success:
                 return response
-            reason = _reason(response)
+            reason = _reason(response, body)
             if response.status_code != 429 and response.status_code < 500:
                 raise DeliveryError(f"{who}: refused with HTTP {response.status_code}: {reason}")
             last = f"HTTP {response.status_code}: {reason}"
@@ -87,6 +94,14 @@ def _retry_after(response: httpx.Response) -> float | None:
         return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
 
 
-def _reason(response: httpx.Response) -> str:
-    text = " ".join(response.text.split())
-    return (text[:200] + "…" if len(text) > 200 else text) or response.reason_phrase or "no reason given"
+def _reason(response: httpx.Response, body: bytes) -> str:
+    """The server's reason when it is one short code (Slack's ``invalid_blocks``), else the
+    status line's: an error page may quote the request, and the URL it was sent to is a secret
+    (``Cannot POST /hook?token=…``)."""
+    text = body.decode("utf-8", "replace").strip()
+    if _CODE.fullmatch(text):
+        return text
+    return response.reason_phrase or "no reason given"
+
+
+_CODE = re.compile(r"[A-Za-z0-9_.:-]{1,64}")

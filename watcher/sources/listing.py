@@ -4,8 +4,11 @@ path, fetched conditionally (ETag / Last-Modified) and gunzipped when compressed
 
 from __future__ import annotations
 
+import os
+
 from .. import formats
 from ..errors import InputError, SourceError
+from ..masking import remember
 from .base import FetchResult, Source
 from .common import conditional_get, name_papers, parse_failure
 
@@ -15,9 +18,17 @@ class ListingSource(Source):
 
     @property
     def url(self) -> str:
-        """The ``url``, else the ``path`` as a ``file://`` URL."""
+        """The ``url``, else the value of ``url_env`` (a secret: masked wherever it could
+        show), else the ``path`` as a ``file://`` URL."""
         if self.cfg.url:
             return self.cfg.url
+        if self.cfg.url_env:
+            value = os.environ.get(self.cfg.url_env, "").strip()
+            if not value:
+                raise SourceError(f"[source.{self.name}] url_env: environment variable "
+                                  f"{self.cfg.url_env} is not set")
+            remember(value)
+            return value
         if self.cfg.path is None:
             raise SourceError(f"[source.{self.name}] needs url or path")
         return self.cfg.path.resolve().as_uri()

@@ -1,0 +1,104 @@
+"""Secrets that the other side echoes back (README "Security"): a webhook's error page quoting
+its URL, an SMTP server quoting the base64 of AUTH PLAIN, a listing URL carrying an API key;
+and answers too large to read (a webhook's)."""
+
+from __future__ import annotations
+
+import base64
+from urllib.parse import quote
+
+import pytest
+
+from conftest import run_watcher
+from httpserver import Reply, server  # noqa: F401
+
+from watcher.deliver import httppost
+from watcher.errors import DeliveryError
+from watcher.logs import SecretFilter
+from watcher.masking import forms, redact, remember
+
+SECRET = "s3cr3t/token+with=odd&chars"
+
+
+@pytest.mark.parametrize("user", ["a", "ab", "abc", "watcher-bot"])
+def test_every_form_of_a_secret_is_masked_in_logs_and_stored_errors(user):
+    """The password inside AUTH PLAIN's base64 (after any user name: every alignment), the
+    URL-encoded value, the value itself: none survives the log filter or redact()."""
+    remember(SECRET)
+    plain = base64.b64encode(f"\0{user}\0{SECRET}".encode()).decode()
+    echoed = [f"535 5.7.8 AUTH PLAIN {plain} rejected", f"Cannot POST /hook?token={quote(SECRET, safe='')}",
+              f"got {SECRET} back", f"url {base64.urlsafe_b64encode(SECRET.encode()).decode()}"]
+    log_filter = SecretFilter([SECRET])
+    for text in echoed:
+        for masked in (log_filter.mask(text), redact(text)):
+            assert "***" in masked
+            for form in forms(SECRET):
+                assert form not in masked, (text, form)
+
+
+def test_a_webhooks_error_page_quoting_its_url_is_kept_to_the_status_line(server):  # noqa: F811
+    server.route("/hook", Reply(status=404, body=f"Cannot POST /hook?token={quote(SECRET, safe='')}".encode()))
+    url = server.url("/hook") + "?token=" + quote(SECRET, safe="")
+    with httppost.client(5, "watcher-test") as http, pytest.raises(DeliveryError) as e:
+        httppost.post_json(http, url, {"x": 1}, who="channel hook: webhook")
+    message = str(e.value)
+    assert "HTTP 404: Not Found" in message
+    assert "token" not in message and "Cannot POST" not in message
+
+
+def test_a_webhooks_answer_is_read_up_to_1_mb(server):  # noqa: F811
+    server.route("/hook", Reply(stream=lambda: (b"x" * 65536 for _ in range(200))))  # 12.5 MB, no length
+    with httppost.client(5, "watcher-test") as http, pytest.raises(DeliveryError, match="more than 1,048,576 bytes"):
+        httppost.post_json(http, server.url("/hook"), {"x": 1}, who="channel hook: webhook")
+    server.route("/declared", Reply(body=b"x" * (2 << 20)))
+    with httppost.client(5, "watcher-test") as http, pytest.raises(DeliveryError, match="2,097,152 bytes"):
+        httppost.post_json(http, server.url("/declared"), {"x": 1}, who="channel hook: webhook")
+    assert len(server.hits("/declared")) == 1  # not retried: it may have been accepted
+
+
+LISTING_CONFIG = """
+[watcher]
+database = "watcher.db"
+
+[source.private]
+type = "listing"
+url_env = "WATCHER_TEST_LISTING_URL"
+
+[profile.p]
+query = "GRPO"
+
+[digest.d]
+profiles = ["p"]
+channels = ["out"]
+every = "6h"
+
+[channel.out]
+type = "stdout"
+"""
+
+
+def test_a_listing_url_from_url_env_never_shows_its_key(server, tmp_path):  # noqa: F811
+    server.route("/list", Reply(status=500, body=b"internal error"))
+    key = "k3y-" + "9" * 20
+    url = server.url("/list") + "?apikey=" + key
+    (tmp_path / "config.toml").write_text(LISTING_CONFIG)
+    env = {"WATCHER_TEST_LISTING_URL": url, "WATCHER_HTTP_RETRIES": "0"}
+    r = run_watcher("--log-level", "debug", "once", cwd=tmp_path, env=env)
+    assert r.returncode == 1 and b"source private" in r.stderr
+    assert server.hits("/list") and server.hits("/list")[0].query["apikey"] == key
+    status = run_watcher("status", cwd=tmp_path, env=env)
+    database = (tmp_path / "watcher.db").read_bytes()
+    for output in (r.stdout, r.stderr, status.stdout, status.stderr, database):
+        assert key.encode() not in output
+    assert b"***" in r.stderr
+    unset = run_watcher("once", cwd=tmp_path, env={"WATCHER_TEST_LISTING_URL": ""})
+    assert unset.returncode == 1 and b"WATCHER_TEST_LISTING_URL is not set" in unset.stderr
+    check = run_watcher("check", cwd=tmp_path, env={"WATCHER_TEST_LISTING_URL": ""})
+    assert b"source.private.url_env" in check.stdout + check.stderr
+
+
+def test_url_and_url_env_together_are_refused(tmp_path):
+    (tmp_path / "config.toml").write_text(LISTING_CONFIG.replace('url_env =', 'url = "https://x.example/l"\nurl_env ='))
+    r = run_watcher("check", cwd=tmp_path)
+    assert r.returncode == 2 and b"url or url_env, not both" in r.stderr
+
