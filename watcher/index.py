@@ -61,6 +61,19 @@ def prepare_doc(paper: Paper) -> Doc:
                names, frozenset(cats))
 
 
+def search_text(paper: Paper) -> dict[str, str]:
+    """What the full-text index holds of ``paper``: exactly the normalised words the matcher
+    sees (:func:`prepare_doc`), one column per field — ``search_title``, ``search_abstract``,
+    ``search_authors`` (each author's given names and surname) and ``search_categories``
+    (each category and its archive as one token, ``cs.lg cs``). So a word the matcher finds
+    is a word the index finds: no stemmer of its own, LaTeX, accents, ligatures and
+    apostrophes folded alike."""
+    doc = prepare_doc(paper)
+    return {"search_title": doc.title.strip(), "search_abstract": doc.abstract.strip(),
+            "search_authors": " ".join(" ".join((*given, last)) for last, given in doc.names),
+            "search_categories": " ".join(sorted(doc.categories))}
+
+
 class Batch:
     """Papers prepared for matching, with per-field word -> positions indexes.
 

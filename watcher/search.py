@@ -1,15 +1,17 @@
 """Searching the stored papers: SQLite FTS5 narrows, the profile query language decides.
 
 A search is a query in the profile query language (SPEC §4: ``GRPO``, ``ti:survey``,
-``au:Levine AND cat:cs.LG``, ...). :func:`fts_expression` turns its tree into an FTS5
-expression that matches at least every paper the query matches (a superset: a ``NOT`` or a
-name cannot be said exactly in FTS5, so it is left out of the expression), the ``papers_fts``
-index returns those candidates newest first (or best first, bm25), and the query itself, run
-by the same code as the profiles (:mod:`watcher.index`), keeps the papers it really matches.
-Candidates are checked in growing chunks until a page is full, so the first page of a search
-costs a few dozen checks, never a scan of every paper. A query the index answers exactly
-(words, phrases, ``ti:``/``abs:``/``cat:``, AND, OR, ANDNOT) needs no second check: its page
-comes straight from SQLite.
+``au:Levine AND cat:cs.LG``, ...) and returns exactly the papers a profile with that query
+selects. The ``papers_fts`` index holds the matcher's own normalised words
+(:func:`watcher.index.search_text`: LaTeX, accents, ligatures, apostrophes and plurals folded
+as the matcher folds them, categories as whole tokens, no stemmer of its own), so
+:func:`fts_expression` can turn the query's tree into an FTS5 expression that matches at least
+every paper the query matches (a ``NOT`` or an unknown field is left out: every paper is then a
+candidate). The index returns those candidates newest first (or best first, bm25), and the
+query itself, run by the same code as the profiles (:mod:`watcher.index`), keeps the papers it
+really matches: every candidate is checked, so the index only decides where to look. Candidates
+are checked in growing chunks until a page is full, so the first page of a search costs a few
+dozen checks, never a scan of every paper.
 """
 
 from __future__ import annotations
@@ -32,71 +34,56 @@ MAX_TERM_CHARS = 200  # characters of one word or phrase
 RANKED = 2_000  # best match first ranks the newest this many candidates, never every match
 MAX_FTS_DEPTH = 16  # nested parentheses FTS5's parser takes safely (its stack holds ~100 items)
 
-_TOKEN = re.compile(r"[^\W_]+")
-_COLUMNS = {"ti": "title", "abs": "abstract", "au": "authors", "cat": "categories",
-            "all": "{title abstract authors}"}
+_TOKEN = re.compile(r"[a-z0-9]+")
+_COLUMNS = {"ti": "search_title", "abs": "search_abstract", "au": "search_authors",
+            "cat": "search_categories", "all": "{search_title search_abstract search_authors}"}
 
 
-def _term(term: Term) -> tuple[str | None, bool]:
-    tokens = _TOKEN.findall(term.text.lower())
-    if not tokens:
-        return None, False
-    if term.field == "au":  # names come in many spellings; the longest part is the surname
-        return f'authors : "{max(tokens, key=len)}"', False
-    prefix = term.text.endswith("*") and term.field != "cat"
-    phrase = '"' + " ".join(tokens) + '"' + ("*" if prefix else "")
-    # a prefix is matched on stems by FTS5, on words by the query language: check it again
-    return f"{_COLUMNS[term.field]} : {phrase}", not prefix
+def _term(term: Term) -> str | None:
+    column = _COLUMNS.get(term.field)
+    if column is None:  # a field the index does not hold: every paper is a candidate
+        return None
+    if term.field == "cat":  # one token, dots and hyphens kept (tokenchars)
+        return f'{column} : "{term.words[0]}"' if re.fullmatch(r"[a-z0-9.\-]+", term.words[0]) else None
+    if term.field == "au":  # the surname, as name_key folded it
+        return f'{column} : "{term.words[0]}"' if _TOKEN.fullmatch(term.words[0]) else None
+    if any(not _TOKEN.fullmatch(w.rstrip("*")) for w in term.words):
+        return None
+    if not any(w.endswith("*") for w in term.words[:-1]):
+        last = term.words[-1]
+        return f'{column} : "{" ".join(term.words).rstrip("*")}"' + ("*" if last.endswith("*") else "")
+    # a prefix inside a phrase: FTS5 cannot say it; each word on its own is a superset
+    return f"{column} : (" + " AND ".join(f'"{w.rstrip("*")}"' + ("*" if w.endswith("*") else "")
+                                          for w in term.words) + ")"
 
 
-def translate(node) -> tuple[str | None, bool]:
-    """``(expression, exact)``: an FTS5 expression matching at least every paper ``node``
-    matches (None: no narrowing possible, every paper is a candidate), and whether it matches
-    exactly those (words, phrases, categories, AND, OR, ANDNOT), so that no second check is
-    needed. A query nested deeper than FTS5's parser takes is not narrowed."""
-    expr, exact = _translate(node)
+def _translate(node) -> str | None:
+    if isinstance(node, Term):
+        return _term(node)
+    if isinstance(node, Not):
+        return None
+    if isinstance(node, And):
+        parts = [expr for item in node.items if not isinstance(item, Not)
+                 if (expr := _translate(item)) is not None]
+        return " AND ".join(f"({p})" for p in parts) if parts else None
+    if isinstance(node, Or):
+        parts = [_translate(i) for i in node.items]
+        if any(expr is None for expr in parts):
+            return None
+        return " OR ".join(f"({p})" for p in parts)
+    return None
+
+
+def fts_expression(node) -> str | None:
+    """An FTS5 expression matching at least every paper the query tree ``node`` matches (None:
+    no narrowing possible, every paper is a candidate). A query nested deeper than FTS5's
+    parser takes is not narrowed."""
+    expr = _translate(node)
     depth = deepest = 0
     for ch in expr or "":  # phrases hold only word characters: every parenthesis is syntax
         depth += (ch == "(") - (ch == ")")
         deepest = max(deepest, depth)
-    return (None, False) if deepest > MAX_FTS_DEPTH else (expr, exact)
-
-
-def _translate(node) -> tuple[str | None, bool]:
-    if isinstance(node, Term):
-        return _term(node)
-    if isinstance(node, Not):
-        return None, False
-    if isinstance(node, And):
-        exact, parts, negated = True, [], []
-        for item in node.items:
-            if isinstance(item, Not):
-                negated.append(_translate(item.item))
-                continue
-            expr, ok = _translate(item)
-            exact &= ok and expr is not None
-            if expr:
-                parts.append(f"({expr})")
-        if not parts:
-            return None, False
-        expr = " AND ".join(parts)
-        for inner, ok in negated:
-            if inner and ok:
-                expr = f"({expr}) NOT ({inner})"
-            else:
-                exact = False
-        return expr, exact
-    if isinstance(node, Or):
-        parts = [_translate(i) for i in node.items]
-        if any(expr is None for expr, _ in parts):
-            return None, False
-        return " OR ".join(f"({expr})" for expr, _ in parts), all(ok for _, ok in parts)
-    return None, False
-
-
-def fts_expression(node) -> str | None:
-    """The FTS5 expression of :func:`translate`."""
-    return translate(node)[0]
+    return None if deepest > MAX_FTS_DEPTH else expr
 
 
 @dataclass
@@ -126,7 +113,7 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
     paper) and ``filters`` select; ``order`` is ``newest`` (last stored first) or
     ``relevance`` (bm25 over the newest RANKED candidates, when the query narrows through the
     index). A query checked again stops after ``max_scan`` candidates (``capped``)."""
-    expr, exact = translate(query.root) if query else (None, True)
+    expr = fts_expression(query.root) if query else None
     where, args = [], []
     if expr:
         sql = "SELECT p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
@@ -157,7 +144,7 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
         sql += " ORDER BY papers_fts.rowid DESC"
     else:
         sql += " ORDER BY p.rowid DESC"
-    exact = exact and filters.matcher is None
+    exact = query is None and filters.matcher is None  # no query: every paper of the filters
     out = Results()
     want = offset + limit + 1
     if exact:  # the index alone decides: one page straight from SQLite
@@ -201,7 +188,7 @@ _BLANK = {"title": "", "abstract": "", "authors": [], "categories": [], "primary
 def _reads(node) -> set[str]:
     """The Paper fields the query tree ``node`` looks at."""
     if isinstance(node, Term):
-        return set(_READS[node.field])
+        return set(_READS.get(node.field, _BLANK))  # a field of its own: read everything
     if isinstance(node, Not):
         return _reads(node.item)
     return set().union(*(_reads(item) for item in node.items))
@@ -310,7 +297,7 @@ def similar_papers(store: Store, paper: Paper, weight, limit: int = 5) -> list[t
     rows = store.db.execute(
         "SELECT p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid "
         "WHERE papers_fts MATCH ? AND p.key != ? ORDER BY papers_fts.rank LIMIT 200",
-        [f"{{title abstract}} : ({expr})", paper.key])
+        [f"{{search_title search_abstract}} : ({expr})", paper.key])
     names = [d[0] for d in rows.description]
     candidates = [row_to_paper(dict(zip(names, r))) for r in rows.fetchall()]
     if not candidates:
@@ -320,4 +307,4 @@ def similar_papers(store: Store, paper: Paper, weight, limit: int = 5) -> list[t
     return [(candidates[i], s) for i, s in best if s > 0]
 
 
-__all__ = ["fts_expression", "translate", "run_search", "parse_search", "similar_papers", "Filters", "Results"]
+__all__ = ["fts_expression", "run_search", "parse_search", "similar_papers", "Filters", "Results"]

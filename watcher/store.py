@@ -31,6 +31,7 @@ import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
 from .errors import DatabaseLocked, DatabaseUnavailable, StoreError
+from .index import search_text
 from .identity import contradicts, merge, merge_batch, other_arxiv_ids
 from .models import Digest, Match, Paper, Sent, normalize_doi, now_utc, title_fingerprint, utc
 
@@ -275,6 +276,32 @@ def m008_messages(db: sqlite_utils.Database) -> None:
               WHERE m.number = 1)""")
 
 
+@migrations()
+def m009_search_text(db: sqlite_utils.Database) -> None:
+    """Search is the query language (SPEC §7): the full-text index holds the matcher's own
+    normalised words (:func:`watcher.index.search_text`) instead of the raw text under a
+    Porter stemmer, which found "learned" for ``learning``, cs.LG for ``cat:lg``, and missed
+    ``Pok\\'emon`` for ``pokemon``. New columns hold those words for every paper, filled here
+    for the stored ones; the index is built again over them (categories keep their dots and
+    hyphens, as whole tokens)."""
+    from .index import search_text
+
+    for column in ("search_title", "search_abstract", "search_authors", "search_categories"):
+        db.execute(f"ALTER TABLE papers ADD COLUMN {column} TEXT")
+    conn = db.conn
+    cursor = conn.execute("SELECT rowid AS _rowid, * FROM papers")
+    names = [d[0] for d in cursor.description]
+    for values in cursor.fetchall():
+        row = dict(zip(names, values))
+        text = search_text(row_to_paper(row))
+        conn.execute("UPDATE papers SET search_title = ?, search_abstract = ?, search_authors = ?, "
+                     "search_categories = ? WHERE rowid = ?", [*text.values(), row["_rowid"]])
+    db["papers"].disable_fts()
+    db["papers"].enable_fts(["search_title", "search_abstract", "search_authors", "search_categories"],
+                            fts_version="FTS5", create_triggers=True, tokenize="unicode61 tokenchars '.-'",
+                            replace=True)
+
+
 _PAPER_FIELDS = [f.name for f in fields(Paper)]
 _JSON_FIELDS = {"authors", "categories", "ai_keywords", "dois", "venues", "sources"}
 _REPLACE_TYPES = ("replace", "replace-cross")
@@ -350,6 +377,7 @@ def _paper_row(p: Paper) -> dict:
     row["key"] = p.key
     row["fingerprint"] = title_fingerprint(p.title)
     row["day"] = iso(p.day)
+    row.update(search_text(p))
     return row
 
 

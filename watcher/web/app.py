@@ -29,7 +29,7 @@ from ..store import database_error
 from . import sessions
 from .auth import PUBLIC, AuthGate, Throttle
 from .guard import RequestGuard, trusted_hosts
-from .pages import page
+from .pages import json_page, page, wants_json
 from .state import WebState
 
 log = logging.getLogger("watcher")
@@ -65,6 +65,8 @@ class SecurityHeaders:
 
 
 def _http_error(request: Request, exc: HTTPException):
+    if wants_json(request):
+        return json_page({"error": exc.detail}, exc.status_code)
     titles = {404: "Not found", 403: "Forbidden", 405: "Method not allowed", 400: "Bad request",
               413: "Too large", 429: "Too many requests", 503: "Unavailable"}
     return page(request, "error.html", status_code=exc.status_code,

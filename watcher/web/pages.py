@@ -20,7 +20,7 @@ from markupsafe import Markup, escape
 import sqlite_utils
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
+from starlette.responses import HTMLResponse, JSONResponse
 
 from ..errors import StoreError
 from ..links import issue_path
@@ -90,6 +90,38 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
         logged_in=logged_in(request), profiles=list(st.config.profiles),
         tz=st.config.settings.timezone, **context)
     return HTMLResponse(body, status_code=status_code)
+
+
+def wants_json(request: Request) -> bool:
+    """True for a page's JSON twin (datasette's convention: the same path ending in ``.json``)."""
+    return request.url.path.endswith(".json")
+
+
+def unsuffixed(text: str) -> str:
+    """A path parameter without the ``.json`` of a JSON twin."""
+    return text.removesuffix(".json")
+
+
+def json_page(data: dict, status_code: int = 200) -> JSONResponse:
+    """A JSON twin's answer: ``data`` as UTF-8 JSON (times and dates as ISO 8601 text)."""
+    return JSONResponse(data, status_code=status_code)
+
+
+def paper_ref(request: Request, p, tldr: str | None = None) -> dict:
+    """A paper in a JSON twin's list: ``id`` (its arXiv id, else its DOI, else watcher's key),
+    ``key``, ``title``, its page, authors, filing day, categories (and ``tldr`` when given)."""
+    out = {"id": p.arxiv_id or p.doi or p.key, "key": p.key, "title": p.title,
+           "url": url(request, "/papers/" + quote(p.key, safe="/:")), "authors": list(p.authors),
+           "day": p.day.isoformat() if p.day else None, "categories": list(p.categories)}
+    if tldr is not None:
+        out["tldr"] = tldr
+    return out
+
+
+def match_ref(request: Request, m, tldrs: dict[str, str]) -> dict:
+    """A paper as a match in a JSON twin: :func:`paper_ref` with profile, score and reasons."""
+    return dict(paper_ref(request, m.paper, tldrs.get(m.paper.key)), profile=m.profile,
+                score=round(m.score, 4), reasons=list(m.reasons))
 
 
 def rate_form(request: Request, prefix: str, token: str) -> dict[str, Markup]:
@@ -276,5 +308,5 @@ def page_number(request: Request) -> int:
         return 1
 
 
-__all__ = ["state", "page", "url", "reading", "writing", "not_found", "tldrs", "page_number", "inline",
+__all__ = ["wants_json", "unsuffixed", "json_page", "paper_ref", "match_ref", "state", "page", "url", "reading", "writing", "not_found", "tldrs", "page_number", "inline",
            "database_state", "PageMemo", "StoreError"]

@@ -1,5 +1,6 @@
 """``/search?q=``: every stored paper, by full text (FTS5) and the profile query language,
-with date, category and profile filters, paginated. A malformed query is shown back with the
+with date, category and profile filters, paginated; ``/search.json`` is its JSON twin (the
+same page's papers, each with ``id`` and ``title``). A malformed query is shown back with the
 caret under the problem (status 400), never a 500."""
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from ..errors import QuerySyntaxError
-from ..search import MAX_SCAN, Filters, parse_search, run_search, translate
-from .pages import page, page_number, reading, state, tldrs
+from ..search import MAX_SCAN, Filters, parse_search, run_search
+from .pages import json_page, page, page_number, paper_ref, reading, state, tldrs, wants_json
 from .ratings import marks
 
 PER_PAGE = 25
@@ -64,30 +65,35 @@ def _search(request: Request, max_scan: int = MAX_SCAN):
                 return None
             shown, marked = tldrs(store, results.papers), marks(request, store, results.papers, owned=True)
     status = 400 if error or problems else 200
+    if wants_json(request):
+        return json_page({"q": q, "page": number, "order": order, "error": error, "problems": problems,
+                          "papers": [paper_ref(request, p, shown.get(p.key)) for p in results.papers]
+                          if results else [],
+                          "more": bool(results and results.more), "capped": bool(results and results.capped)},
+                         status)
     return page(request, "search.html", status_code=status, form=form, results=results,
                 error=error, caret=caret, problems=problems, number=number, order=order, tldrs=shown,
                 **({"marks": marked} if marked else {}))
 
 
 async def search(request: Request):
-    """A query the index answers alone, newest first, is a few milliseconds: run on the event
-    loop. One checked again (names, prefixes, NOT) first tries there too, up to QUICK_SCAN
-    candidates (a few milliseconds; most pages fill long before), and only past them runs
-    again in a worker thread, where checking up to MAX_SCAN never holds up other pages. (In a
-    thread, a short search waited for the interpreter lock at every SQLite call while the
-    event loop served others: 240 ms for 5 ms of work under load.) Profile filters and best
-    match first always run in a thread."""
+    """Every paper newest first (no query) is a few milliseconds: run on the event loop. A
+    query (its candidates checked by the query language) first tries there too, up to
+    QUICK_SCAN candidates (a few milliseconds; most pages fill long before), and only past
+    them runs again in a worker thread, where checking up to MAX_SCAN never holds up other
+    pages. (In a thread, a short search waited for the interpreter lock at every SQLite call
+    while the event loop served others: 240 ms for 5 ms of work under load.) Profile filters
+    and best match first always run in a thread."""
     params = request.query_params
     try:
         query = parse_search(params.get("q", "")[:MAX_QUERY])
     except QuerySyntaxError:
         query = None
     if not params.get("profile") and params.get("order", "newest") == "newest":
-        exact = query is None or translate(query.root)[1]
-        response = _search(request, MAX_SCAN if exact else QUICK_SCAN)
+        response = _search(request, MAX_SCAN if query is None else QUICK_SCAN)
         if response is not None:
             return response
     return await run_in_threadpool(_search, request)
 
 
-routes = [Route("/search", search)]
+routes = [Route("/search", search), Route("/search.json", search)]
