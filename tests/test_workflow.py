@@ -27,10 +27,15 @@ GIT_ID = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
 
 
-def init_github(folder: Path) -> Path:
-    r = run_watcher("init", "--github", str(folder))
+def init_ci(folder: Path, kind: str = "github") -> Path:
+    """``watcher init --KIND FOLDER``; the CI file it wrote."""
+    r = run_watcher("init", f"--{kind}", str(folder))
     assert r.returncode == 0, r.stderr
-    return folder / ".github" / "workflows" / "watcher.yml"
+    return folder / (".github/workflows/watcher.yml" if kind == "github" else ".gitlab-ci.yml")
+
+
+def init_github(folder: Path) -> Path:
+    return init_ci(folder, "github")
 
 
 def load(path: Path) -> dict:
@@ -147,13 +152,13 @@ def write_listing(path: Path, n: int) -> None:
     path.write_text("\n\n".join([f"{SEED.title} - {datetime.now(timezone.utc).date()}"] + entries))
 
 
-def github_repository(tmp_path: Path, smtp: MailServer) -> tuple[Path, Path]:
-    """A bare repository standing in for GitHub, holding what ``watcher init --github`` wrote
-    with the network swapped for stand-ins; returns (remote, listing file)."""
+def github_repository(tmp_path: Path, smtp: MailServer, kind: str = "github") -> tuple[Path, Path]:
+    """A bare repository standing in for GitHub (or GitLab), holding what ``watcher init
+    --KIND`` wrote with the network swapped for stand-ins; returns (remote, listing file)."""
     remote = tmp_path / "remote.git"
     git("init", "-q", "--bare", "-b", "main", str(remote), cwd=tmp_path)
     seed = tmp_path / "seed"
-    init_github(seed)
+    init_ci(seed, kind)
     listing = tmp_path / "listing.txt"
     config = seed / "config.toml"
     config.write_text(standin_config(config.read_text(), listing, smtp.port))
@@ -268,3 +273,66 @@ def test_no_branch_yet_never_restores_a_stale_file(tmp_path):
     assert r.returncode == 0, r.stderr
     assert b"no saved state (no branch watcher-state on the remote yet): starting afresh" in r.stdout
     assert not (work / "watcher.db").exists()
+
+
+# --- GitLab CI ----------------------------------------------------------------------------
+
+def run_gitlab(remote: Path, workdir: Path) -> list[tuple[str, subprocess.CompletedProcess]]:
+    """Check out ``remote`` afresh and run the job as a GitLab runner does: ``script`` lines in
+    order until one fails, then ``after_script`` whatever happened. The push goes to the bare
+    repository instead of the token's URL; the install lines are this checkout's watcher."""
+    git("clone", "-q", "--depth=1", f"file://{remote}", str(workdir), cwd=remote.parent)
+    doc = yaml.safe_load((workdir / ".gitlab-ci.yml").read_text())
+    job = doc["watcher"]
+    env = {**os.environ, **doc["variables"], **SECRETS, **GIT_ID, "STATE_REMOTE": str(remote),
+           "PATH": BIN + os.pathsep + os.environ["PATH"]}
+    env.pop("WATCHER_CONFIG", None)
+    done = []
+
+    def sh(line: str) -> bool:
+        r = subprocess.run(["bash", "-e", "-c", line], cwd=workdir, env=env, capture_output=True,
+                           text=True, timeout=120)
+        done.append((line, r))
+        return r.returncode == 0
+
+    assert all(line.startswith("python -m pip install") for line in job["before_script"])
+    all(sh(line) for line in job["script"])  # stops at the first failure
+    for line in job["after_script"]:
+        sh(line)
+    return done
+
+
+def test_the_gitlab_pipeline_is_serial_and_saves_after_a_failure_too(tmp_path):
+    doc = yaml.safe_load(init_ci(tmp_path / "repo", "gitlab").read_text())
+    assert doc["workflow"]["rules"] == [{"if": '$CI_PIPELINE_SOURCE == "schedule" || $CI_PIPELINE_SOURCE == "web"'}]
+    job = doc["watcher"]
+    assert job["resource_group"] == "watcher"
+    assert job["script"] == ['watcher state restore "$STATE_FILE" --git-branch "$STATE_BRANCH"',
+                             "watcher check", "watcher once --due"]
+    assert job["after_script"][-1].startswith('watcher state save "$STATE_FILE" --git-branch')
+    assert "${WATCHER_STATE_TOKEN}" in doc["variables"]["STATE_REMOTE"]  # a masked variable, never the file
+    ok = run_watcher("check", cwd=tmp_path / "repo", env=SECRETS)
+    assert ok.returncode == 0, ok.stderr
+    readme = (tmp_path / "repo" / "README.md").read_text()
+    assert "WATCHER_STATE_TOKEN" in readme and "write_repository" in readme and "@" not in readme.replace(
+        "me@example.org", "")
+
+
+def test_two_gitlab_runs_deliver_only_what_is_new(tmp_path):
+    with MailServer(login=LOGIN) as smtp:
+        remote, listing = github_repository(tmp_path, smtp, "gitlab")
+        write_listing(listing, 5)
+        first = run_gitlab(remote, tmp_path / "run1")
+        out = "".join(r.stdout + r.stderr for _, r in first)
+        assert all(r.returncode == 0 for _, r in first), out
+        assert "no saved state (no branch watcher-state on the remote yet)" in out
+        sent_first = mailed_titles(smtp.received[0].message)
+        time.sleep(1.1)
+        write_listing(listing, 10)
+        second = run_gitlab(remote, tmp_path / "run2")
+        out = "".join(r.stdout + r.stderr for _, r in second)
+        assert all(r.returncode == 0 for _, r in second), out
+        assert len(smtp.received) == 2
+        sent_second = mailed_titles(smtp.received[1].message)
+        assert sent_second and set(sent_second) <= set(TITLES[5:10]) and sent_first
+    assert len(git("log", "--format=%H", "watcher-state", cwd=remote).splitlines()) == 2

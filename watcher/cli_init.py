@@ -19,6 +19,9 @@ from .cli import SAMPLE_HELP, Context, cli, handle_errors, pass_ctx, reading_con
 @click.option("--github", "kind", flag_value="github",
               help="Also a GitHub Actions workflow (daily, the database kept on a branch) and a "
                    "README for the repository.")
+@click.option("--gitlab", "kind", flag_value="gitlab",
+              help="Also a .gitlab-ci.yml (run by a daily pipeline schedule, the database kept on "
+                   "a branch) and a README for the repository.")
 @click.option("--force", is_flag=True, help="Overwrite files that exist.")
 @handle_errors
 def init(folder: Path, kind, force) -> None:
@@ -26,7 +29,7 @@ def init(folder: Path, kind, force) -> None:
 
     With --github, a repository that runs watcher daily on GitHub Actions with no server of
     your own: the config (delivering by e-mail), .github/workflows/watcher.yml and a README
-    saying which secrets to set.
+    saying which secrets to set. With --gitlab, the same for GitLab CI (.gitlab-ci.yml).
     Refuses to overwrite an existing file unless --force.
     """
     from .init import files_for, write_files

@@ -1,4 +1,4 @@
-"""``watcher init [DIR]``: a starter config, and with ``--github`` a repository
+"""``watcher init [DIR]``: a starter config, and with ``--github`` or ``--gitlab`` a repository
 that runs watcher on a schedule with no server of one's own (SPEC §9).
 
 The starter config is the example config shipped with watcher (``config.toml`` of a checkout,
@@ -19,6 +19,8 @@ from .errors import ConfigError, InputError
 HERE = Path(__file__).resolve().parent
 INIT_TEMPLATES = HERE / "data" / "init"
 STATE_BRANCH = "watcher-state"
+CI_FILES = {"github": (".github/workflows/watcher.yml", "github-workflow.yml"),  # kind -> (file, template)
+            "gitlab": (".gitlab-ci.yml", "gitlab-ci.yml")}
 
 # The e-mail channel a scheduled run delivers through: every value but the password is the
 # user's to edit in config.toml; the password comes from the CI's secrets.
@@ -70,17 +72,20 @@ def scheduled_config(text: str) -> str:
 
 def _template(name: str) -> str:
     text = (INIT_TEMPLATES / name).read_text(encoding="utf-8")
+    if "@STATE_README@" in text:  # the part every CI's README shares
+        text = text.replace("@STATE_README@", (INIT_TEMPLATES / "README-state.md").read_text(encoding="utf-8"))
     return text.replace("@VERSION@", __version__).replace("@STATE_BRANCH@", STATE_BRANCH)
 
 
 def files_for(kind: str | None) -> dict[str, str]:
     """The files ``watcher init`` writes (relative path -> text) for ``kind``: None (the
-    starter config only) or ``"github"`` (a repository run by GitHub Actions)."""
+    starter config only), ``"github"`` (a repository run by GitHub Actions) or ``"gitlab"``
+    (by GitLab CI)."""
     if kind is None:
         return {"config.toml": starter_config()}
-    return {"config.toml": scheduled_config(starter_config()),
-            ".github/workflows/watcher.yml": _template("github-workflow.yml"),
-            "README.md": _template("github-README.md")}
+    ci_file, template = CI_FILES[kind]
+    return {"config.toml": scheduled_config(starter_config()), ci_file: _template(template),
+            "README.md": _template(f"{kind}-README.md")}
 
 
 def write_files(folder: Path, files: dict[str, str], force: bool = False) -> list[Path]:
