@@ -1,7 +1,8 @@
 """``/digests``: every delivered issue and its messages; ``/digests/{digest}/{date}``: one
 issue, every message it went out as; ``/digests/{digest}/{date}/{channel}`` (and
 ``.../{channel}/{number}`` for a channel's later message that day): exactly one message, as
-delivered — the page a message's "view in browser" link opens.
+delivered — the page a message's "view in browser" link opens. Each has a JSON twin (``.json``
+at the end of the path: ``/digests.json``, ``/digests/{digest}/{date}.json``, ...).
 
 Everything here reads what the pipeline recorded per message (:meth:`Store.record_message`):
 papers in order, profile, score, reasons, TL;DR, and what a size limit cut. Nothing is matched
@@ -17,7 +18,9 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from .feeds import feed_link
-from .pages import inline, not_found, page, page_number, reading, tldrs
+from ..links import issue_path
+from .pages import (inline, json_page, match_ref, not_found, page, page_number, reading, tldrs, unsuffixed,
+                    url, wants_json)
 from .ratings import marks
 
 PER_PAGE = 50
@@ -54,12 +57,39 @@ def papers_of(issues) -> list:
     return [m.paper for i in issues for msg in i["messages"] for m in msg["matches"] + msg["updated"]]
 
 
+def message_json(request: Request, issue: dict, message: dict, tldrs: dict[str, str] | None = None) -> dict:
+    """A message in a JSON twin: where it went, its page, and (with ``tldrs``) its papers in
+    order as recorded, each with ``shown`` (``full``, or ``title`` when a size limit listed it
+    as a title)."""
+    out = {"channel": message["channel"], "number": message["number"], "sent_at": message["sent_at"],
+           "parts": message["parts"],
+           "url": url(request, issue_path(issue["digest"], issue["day"], message["channel"], message["number"]))}
+    if tldrs is None:
+        return dict(out, papers=message["papers"])
+    titles = set(message["titles_only"])
+    return dict(out, empty_reason=message["empty_reason"],
+                papers=[dict(match_ref(request, m, tldrs), shown="title" if m.paper.key in titles else "full")
+                        for m in message["matches"]],
+                updated=[match_ref(request, m, tldrs) for m in message["updated"]])
+
+
+def issue_json(request: Request, issue: dict, tldrs: dict[str, str] | None = None) -> dict:
+    """An issue in a JSON twin, with its messages (:func:`message_json`)."""
+    return {"digest": issue["digest"], "day": issue["day"], "title": issue["title"],
+            "first_delivered": issue["first_delivered"], "last_delivered": issue["last_delivered"],
+            "empty_reason": issue["empty_reason"], "url": url(request, issue_path(issue["digest"], issue["day"])),
+            "messages": [message_json(request, issue, m, tldrs) for m in issue["messages"]]}
+
+
 @inline
 def archive(request: Request):
     number = page_number(request)
     name = request.query_params.get("digest") or None
     with reading(request) as store:
         rows = store.issues(name, limit=PER_PAGE + 1, offset=(number - 1) * PER_PAGE)
+    if wants_json(request):
+        return json_page({"digest": name, "page": number, "more": len(rows) > PER_PAGE,
+                          "issues": [issue_json(request, i) for i in rows[:PER_PAGE]]})
     return page(request, "digests.html", issues=rows[:PER_PAGE], more=len(rows) > PER_PAGE,
                 number=number, digest=name,
                 feed=feed_link(request, name) if name else None)
@@ -67,6 +97,8 @@ def archive(request: Request):
 
 def _issue(request: Request, channel: str | None = None, number: int | None = None):
     name, day = request.path_params["digest"], request.path_params["day"]
+    if channel is None:
+        day = unsuffixed(day)
     try:
         date.fromisoformat(day)
     except ValueError:
@@ -80,6 +112,8 @@ def _issue(request: Request, channel: str | None = None, number: int | None = No
         days = store.issue_days(name)
         others = store.issues(name, day=day)[0]["messages"]  # every message of the issue
         shown, marked = shown_tldrs(store, [found]), marks(request, store, papers_of([found]))
+    if wants_json(request):
+        return json_page(issue_json(request, found, shown))
     i = days.index(day)
     return page(request, "issue.html", issue=found, sections=sections(found), others=others,
                 channel=channel,
@@ -94,9 +128,13 @@ def issue(request: Request):
 
 @inline
 def message(request: Request):
-    return _issue(request, request.path_params["channel"], request.path_params.get("number", 1))
+    number = request.path_params.get("number")
+    if number is None:  # the channel's first message that day
+        return _issue(request, unsuffixed(request.path_params["channel"]), 1)
+    return _issue(request, request.path_params["channel"], number)
 
 
-routes = [Route("/digests", archive), Route("/digests/{digest}/{day}", issue),
+routes = [Route("/digests", archive), Route("/digests.json", archive), Route("/digests/{digest}/{day}", issue),
           Route("/digests/{digest}/{day}/{channel}", message),
-          Route("/digests/{digest}/{day}/{channel}/{number:int}", message)]
+          Route("/digests/{digest}/{day}/{channel}/{number:int}", message),
+          Route("/digests/{digest}/{day}/{channel}/{number:int}.json", message)]

@@ -1,5 +1,6 @@
-"""``/papers/{arxiv_id}``: one paper — versions, deliveries, why it matched each profile,
-similar stored papers."""
+"""``/papers/{arxiv_id}``: one paper — versions, deliveries (each linking to the message that
+showed it), why each profile selects it now or not (its matcher as compiled now), similar
+stored papers; ``/papers/{arxiv_id}.json`` is its JSON twin."""
 
 from __future__ import annotations
 
@@ -10,21 +11,31 @@ from starlette.routing import Route
 from ..docfreq import default_doc_freq
 from ..models import parse_arxiv_id
 from ..search import similar_papers
-from .pages import not_found, page, reading, state, tldrs, url
+from ..links import issue_path
+from .pages import json_page, not_found, page, paper_ref, reading, state, tldrs, unsuffixed, url, wants_json
 from .ratings import marks
 
 MAX_AUTHORS = 100
+MAX_VERSIONS = 20
+
+
+def versions(paper) -> list[int | None]:
+    """The versions the page links to: every one up to MAX_VERSIONS, else the first and the
+    last with a gap (None) between — a listing claiming ``v2000000`` makes a bounded page."""
+    n = paper.version or 0
+    return list(range(1, n + 1)) if n <= MAX_VERSIONS else [1, 2, None, n - 1, n]
 
 
 def paper(request: Request):  # similar papers rank many candidates: a worker thread
-    key = request.path_params["key"]
+    key = unsuffixed(request.path_params["key"]) if wants_json(request) else request.path_params["key"]
     st = state(request)
     with reading(request) as store:
         found = store.get(key)
         if found is None:
             ident = parse_arxiv_id(key)
             if ident and ident[0] != key and store.get(ident[0]):
-                return RedirectResponse(url(request, f"/papers/{ident[0]}"), status_code=301)
+                twin = ".json" if wants_json(request) else ""
+                return RedirectResponse(url(request, f"/papers/{ident[0]}{twin}"), status_code=301)
             raise not_found(f"no paper {key!r} is stored")
         row = next(store.db.query("SELECT first_seen, last_changed, revised_at, source FROM papers "
                                   "WHERE key = ?", [found.key]))
@@ -38,9 +49,17 @@ def paper(request: Request):  # similar papers rank many candidates: a worker th
                               "selected": matcher.score(found) is not None})
         similar = similar_papers(store, found, default_doc_freq().vector_weight)
         shown, marked = tldrs(store, [found]), marks(request, store, [found], owned=True)
+    if wants_json(request):
+        return json_page(dict(paper_ref(request, found, shown[found.key]), paper=found.to_json(),
+                              first_seen=row["first_seen"], revised_at=row["revised_at"], source=row["source"],
+                              deliveries=[dict(d, url=url(request, issue_path(d["digest"], d["day"], d["channel"],
+                                                                          d["number"])) if d["day"] else None)
+                                          for d in deliveries],
+                              profiles=explained, similar=[dict(paper_ref(request, p), similarity=round(v, 4))
+                                                           for p, v in similar]))
     return page(request, "paper.html", paper=found, row=row, deliveries=deliveries,
                 explained=explained, similar=similar, max_authors=MAX_AUTHORS, tldrs=shown,
-                marks=marked)
+                marks=marked, versions=versions(found))
 
 
 routes = [Route("/papers/{key:path}", paper)]

@@ -23,7 +23,7 @@ from ..match import rank_key
 from ..ratings import ratings as profile_ratings
 from ..store import now_utc, row_to_paper
 from .chart import bar_chart
-from .pages import not_found, page, reading, state, tldrs
+from .pages import json_page, match_ref, not_found, page, reading, state, tldrs, unsuffixed, wants_json
 from .ratings import marks
 
 CHART_DAYS = 30
@@ -89,7 +89,7 @@ def _ratings_chart(rows: list[dict]) -> tuple[str | None, date | None, date | No
 
 def profile(request: Request):
     st = state(request)
-    name = request.path_params["name"]
+    name = unsuffixed(request.path_params["name"]) if wants_json(request) else request.path_params["name"]
     prof = st.config.profiles.get(name)
     if prof is None:
         raise not_found(f"no profile named {name!r}")
@@ -136,6 +136,24 @@ def profile(request: Request):
                                  ("delivered", {d: len(k) for d, k in delivered.items()}, "delivered")],
                       f"Papers that match now (by filing day) and papers delivered (by issue date), {start} to {end}")
     digests = [d for d, cfg in st.config.digests.items() if name in cfg.profiles]
+    if wants_json(request):
+        return json_page({
+            "name": name, "title": prof.title, "query": prof.query, "digests": digests,
+            "start": start.isoformat(), "end": end.isoformat(),
+            "match_now": {"total": len(now_keys), "per_day": {d.isoformat(): n for d, n in sorted(matched.items())},
+                          "about": "papers of each filing day the profile selects now (today's query, "
+                                   "examples and ratings)"},
+            "delivered": {"total": len(sent_keys),
+                          "per_day": {d.isoformat(): len(k) for d, k in sorted(delivered.items())},
+                          "about": "papers the messages of each issue date showed, as recorded when sent"},
+            "delivered_not_selected_now": sorted(sent_keys - now_keys),
+            "selected_now_not_delivered": len(now_keys - sent_keys),
+            "ratings": rated, "error": error,
+            "preview": None if preview is None else {
+                "start": preview["start"].isoformat(), "end": preview["end"].isoformat(),
+                "count": preview["count"], "current": preview["current"], "stored": preview["stored"],
+                "toml": preview["toml"], "papers": [match_ref(request, m, shown) for m in preview["matches"]]},
+        }, 400 if error else 200)
     ratings_chart, rated_first, rated_last = _ratings_chart(rated)
     return page(request, "profile.html", status_code=400 if error else 200, profile=prof,
                 chart=chart, start=start, end=end, total=len(now_keys), delivered_total=len(sent_keys),
@@ -145,4 +163,4 @@ def profile(request: Request):
                 rated_first=rated_first, rated_last=rated_last, marks=marked)
 
 
-routes = [Route("/profiles/{name}", profile)]
+routes = [Route("/profiles/{name}", profile)]  # and its JSON twin, /profiles/{name}.json

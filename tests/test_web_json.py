@@ -1,0 +1,113 @@
+"""The JSON twins of the reading pages (datasette's convention, SPEC §7): the same path ending
+in ``.json`` answers the same facts as data, under the same login rules; every list carries
+each paper's ``id`` (arXiv id, else DOI, else watcher's key) and ``title``."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import replace
+from datetime import datetime, timezone
+from urllib.parse import unquote
+
+import pytest
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+from webkit import app_for, database_copy, sample_setup
+
+from watcher.store import Store
+
+PAPER = "2504.07615"
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    return sample_setup(tmp_path_factory.mktemp("webjson"))
+
+
+@pytest.fixture(scope="module")
+def client(sample):
+    config, db = sample
+    with TestClient(app_for(config, db)) as c:
+        yield c
+
+
+def card_keys(html: str) -> list[str]:
+    return [unquote(k) for k in re.findall(r'<article class="paper" id="p-([^"]+)"', html)]
+
+
+def ids_and_titles(papers) -> None:
+    assert papers and all(p["id"] and p["title"] and p["key"] for p in papers)
+
+
+def test_search_json_is_the_search_pages_papers(client):
+    page = client.get("/search", params={"q": "GRPO"})
+    data = client.get("/search.json", params={"q": "GRPO"}).json()
+    assert [p["key"] for p in data["papers"]] == card_keys(page.text)
+    ids_and_titles(data["papers"])
+    assert data["papers"][0]["id"] == data["papers"][0]["key"]  # an arXiv paper: its id
+    bad = client.get("/search.json", params={"q": "GRPO AND ("})
+    assert bad.status_code == 400 and bad.json()["error"]
+
+
+def test_the_digest_twins_read_the_recorded_messages(client):
+    archive = client.get("/digests.json").json()
+    (issue,) = archive["issues"]
+    assert issue["digest"] == "daily" and issue["day"] == "2025-04-12"
+    assert [(m["channel"], m["papers"]) for m in issue["messages"]] == [("archive", 30)]
+    whole = client.get("/digests/daily/2025-04-12.json").json()
+    (message,) = whole["messages"]
+    html = client.get("/digests/daily/2025-04-12/archive")
+    assert [p["key"] for p in message["papers"]] == card_keys(html.text)
+    ids_and_titles(message["papers"])
+    first = message["papers"][0]
+    assert first["profile"] == "llm-rl" and first["score"] > 0 and first["reasons"] and first["tldr"]
+    assert first["shown"] == "full"
+    one = client.get("/digests/daily/2025-04-12/archive.json").json()
+    assert one["messages"] == whole["messages"]
+    assert client.get(message["url"] + ".json").json()["messages"] == whole["messages"]
+    missing = client.get("/digests/daily/2025-04-12/nowhere.json")
+    assert missing.status_code == 404 and "nowhere" in missing.json()["error"]
+
+
+def test_the_paper_and_profile_twins(client):
+    paper = client.get(f"/papers/{PAPER}.json").json()
+    assert paper["id"] == PAPER and paper["title"].startswith("VLM-R1")
+    assert paper["deliveries"][0]["url"] == "/digests/daily/2025-04-12/archive"
+    (llm_rl,) = [p for p in paper["profiles"] if p["profile"] == "llm-rl"]
+    assert llm_rl["selected"] and llm_rl["reasons"]
+    ids_and_titles(paper["similar"])
+    assert client.get(f"/papers/{PAPER}v1.json", follow_redirects=False).headers["location"] == f"/papers/{PAPER}.json"
+    assert client.get("/papers/nothing-here.json").status_code == 404
+    profile = client.get("/profiles/llm-rl.json").json()
+    assert profile["delivered"]["total"] == 30 and profile["delivered"]["per_day"] == {"2025-04-12": 30}
+    assert profile["match_now"]["total"] >= 30 and profile["delivered_not_selected_now"] == []
+    query = client.get("/profiles/llm-rl.json").json()["query"]
+    preview = client.get("/profiles/llm-rl.json", params={"preview": query, "days": "30"}).json()["preview"]
+    assert preview["count"] == preview["current"] > 0
+    ids_and_titles(preview["papers"])
+
+
+def test_the_twins_need_the_login_the_pages_need(sample):
+    config, db = sample
+    with TestClient(app_for(config, db, password="a long enough password"), follow_redirects=False) as c:
+        for path in ["/search.json?q=GRPO", "/digests.json", "/digests/daily/2025-04-12.json",
+                     f"/papers/{PAPER}.json", "/profiles/llm-rl.json"]:
+            r = c.get(path)
+            assert r.status_code in (302, 303, 401), path
+            assert PAPER not in r.text, path
+
+
+def test_a_paper_with_an_absurd_version_is_one_bounded_page(sample, tmp_path):
+    config, db = sample
+    copy = database_copy(db, tmp_path)
+    with Store.open(copy) as store:
+        absurd = replace(store.get(PAPER), version=2_000_000)
+        store.upsert([absurd], datetime(2025, 4, 13, tzinfo=timezone.utc))
+        assert store.get(PAPER).version == 2_000_000
+    with TestClient(app_for(config, copy)) as c:
+        r = c.get(f"/papers/{PAPER}")
+    assert r.status_code == 200 and len(r.content) < 100_000
+    assert "v2000000" in r.text and "v1</a>" in r.text and "…" in r.text
