@@ -51,7 +51,7 @@ def test_golden_with_rating_links(fmt):
     from watcher.links import Links
 
     digest = sample_digest(2, updated=1)
-    digest.links = Links("https://papers.example.org", "golden-secret")
+    digest.links = Links("https://papers.example.org", "golden-secret", issued=digest.date)
     golden(f"digest-links.{EXTENSIONS[fmt]}", render(digest, fmt))
 
 

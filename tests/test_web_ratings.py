@@ -415,3 +415,31 @@ def test_a_rating_while_the_database_is_locked_is_a_503_and_records_nothing(site
         assert c.post("/rate", data={"csrf": token, "action": "up", "profile": "llm-rl",
                                      "paper": PAPER}).status_code == 303
     assert recorded(db)[0] == [("llm-rl", PAPER, "up", "web")]
+
+
+def test_a_link_past_its_expiry_or_from_before_expiries_shows_an_expired_page(site):
+    """Rating links work for LINK_DAYS days after their digest (README "Links in digests");
+    after that, and for tokens signed before links carried an expiry, a clear "expired" page
+    (410) for GET and POST, nothing recorded."""
+    from datetime import date, timedelta
+
+    from itsdangerous import URLSafeSerializer
+
+    from watcher.links import LINK_DAYS, ExpiredLink, verify_token
+
+    config, db = site
+    today = date.today()
+    old = make_token(SECRET, "up", "llm-rl", PAPER, issued=today - timedelta(days=LINK_DAYS + 2))
+    last_day = make_token(SECRET, "up", "llm-rl", PAPER, issued=today - timedelta(days=LINK_DAYS - 1))
+    unversioned = URLSafeSerializer(SECRET, salt="watcher.rate").dumps(["up", "llm-rl", PAPER])
+    with pytest.raises(ExpiredLink, match="expired on"):
+        verify_token(SECRET, old, today)
+    assert verify_token(SECRET, last_day, today).paper == PAPER
+    with client_for(config, db) as c:
+        for token in (old, unversioned):
+            for method in (c.get, c.post):
+                r = method(f"/r/{token}")
+                assert r.status_code == 410 and "Link expired" in r.text
+                assert "rate the paper from its page in the inbox" in text(r)
+        assert recorded(db) == ([], [])
+        assert c.get(f"/r/{last_day}").status_code == 200

@@ -378,3 +378,32 @@ def test_best_match_first_ranks_only_the_newest_candidates(sample, monkeypatch):
         checked = search.run_search(store, search.parse_search("learning NOT GRPO"), search.Filters(),
                                     limit=1000, order="relevance")
         assert 0 < len(checked.papers) <= 10
+
+
+# --- direction overrides --------------------------------------------------------------------
+
+BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
+def test_direction_overrides_are_stripped_from_comment_journal_ref_and_doi(sample, tmp_path):
+    from datetime import date, datetime, timezone
+
+    from webkit import database_copy
+
+    from watcher.models import Paper
+    from watcher.store import Store
+
+    config, db = sample
+    db = database_copy(db, tmp_path)
+    paper = Paper(title="Bidi paper", arxiv_id="2504.99998", version=1, abstract="An abstract.",
+                  comment="12 pages, \u202etxt.exe\u202c accepted", journal_ref="J. \u2067Evil\u2069 1 (2025)",
+                  doi="10.1234/ab\u202ecd", announced=date(2025, 4, 12))
+    assert paper.comment == "12 pages, txt.exe accepted" and paper.journal_ref == "J. Evil 1 (2025)"
+    assert paper.doi == "10.1234/abcd"
+    with Store.open(db) as store:
+        store.upsert([paper], datetime(2025, 4, 12, 22, tzinfo=timezone.utc))
+        stored = store.get("2504.99998")
+    assert not any(c in (stored.comment + stored.journal_ref + stored.doi) for c in BIDI)
+    with TestClient(app_for(config, db)) as c:
+        page = c.get("/papers/2504.99998").text
+    assert "txt.exe" in page and not any(c in page for c in BIDI)

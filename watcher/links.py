@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime, timedelta, timezone
 from urllib.parse import quote
 
 from itsdangerous import BadData, URLSafeSerializer
@@ -25,11 +25,16 @@ from itsdangerous import BadData, URLSafeSerializer
 from .errors import InputError
 
 LINK_ACTIONS = ("up", "down", "save")
+LINK_DAYS = 183  # a rating link works for about six months after its digest
 _SALT = "watcher.rate"  # keeps these signatures apart from any other use of the secret
 
 
 class BadLink(InputError):
     """A token that is not one of ours: forged, truncated, altered, or signed with another secret."""
+
+
+class ExpiredLink(BadLink):
+    """One of our tokens, past its expiry (LINK_DAYS after its digest)."""
 
 
 @dataclass(frozen=True)
@@ -41,24 +46,41 @@ class LinkRating:
     paper: str  # the paper's key (its arXiv id without version, or ``title:…``)
 
 
-def make_token(secret: str, action: str, profile: str, paper: str) -> str:
-    """A signed, URL-safe token for ``action`` on ``paper`` (a key) in ``profile``."""
+def make_token(secret: str, action: str, profile: str, paper: str, issued: date | None = None) -> str:
+    """A signed, URL-safe token for ``action`` on ``paper`` (a key) in ``profile``, valid for
+    LINK_DAYS days from ``issued`` (the digest's day; default today, UTC)."""
     if action not in LINK_ACTIONS:
         raise ValueError(f"no link for action {action!r}")
-    return URLSafeSerializer(secret, salt=_SALT).dumps([action, profile, paper])
+    expires = (issued or _today()) + timedelta(days=LINK_DAYS)
+    return URLSafeSerializer(secret, salt=_SALT).dumps([action, profile, paper, expires.isoformat()])
 
 
-def verify_token(secret: str, token: str) -> LinkRating:
-    """The rating a token asks for, or BadLink (nothing to record)."""
+def _today() -> date:
+    return datetime.now(timezone.utc).date()
+
+
+def verify_token(secret: str, token: str, today: date | None = None) -> LinkRating:
+    """The rating a token asks for; BadLink when it is not ours, ExpiredLink (a BadLink) when
+    its time is over (nothing to record)."""
     try:
         data = URLSafeSerializer(secret, salt=_SALT).loads(token)
     except BadData:
         raise BadLink("this link is not valid (altered, incomplete, or from before the secret "
                       "changed)") from None
-    if (not isinstance(data, list) or len(data) != 3 or not all(isinstance(x, str) for x in data)
+    if (not isinstance(data, list) or len(data) not in (3, 4) or not all(isinstance(x, str) for x in data)
             or data[0] not in LINK_ACTIONS):
         raise BadLink("this link is not valid")
-    return LinkRating(*data)
+    if len(data) == 3:  # signed by us before links carried their expiry: of unknown age
+        raise ExpiredLink("this link is from before rating links expired; rate the paper from "
+                          "its page in the inbox")
+    try:
+        expires = date.fromisoformat(data[3])
+    except ValueError:
+        raise BadLink("this link is not valid") from None
+    if expires < (today or _today()):
+        raise ExpiredLink(f"this link expired on {expires.isoformat()} (rating links work for "
+                          f"{LINK_DAYS} days); rate the paper from its page in the inbox")
+    return LinkRating(*data[:3])
 
 
 def issue_path(digest: str, day: date | str, channel: str | None = None, number: int = 1) -> str:
@@ -75,19 +97,21 @@ class Links:
     """The links of one digest: per paper up / down / save / web, and the digest's own page:
     with ``message`` (channel, number), the page of exactly that message."""
 
-    def __init__(self, base_url: str, secret: str, message: tuple[str, int] | None = None):
+    def __init__(self, base_url: str, secret: str, message: tuple[str, int] | None = None,
+                 issued: date | None = None):
         self.base_url = base_url.rstrip("/")
         self._secret = secret
         self._message = message
+        self.issued = issued  # the digest's day: the rating links expire LINK_DAYS after it
 
     def message(self, channel: str, number: int) -> "Links":
         """These links for message ``number`` of the day through ``channel``: its "view in
         browser" opens exactly what that message showed."""
-        return Links(self.base_url, self._secret, (channel, number))
+        return Links(self.base_url, self._secret, (channel, number), self.issued)
 
     def rate(self, action: str, profile: str, paper_key: str) -> str:
         """``{base_url}/r/{token}``."""
-        return f"{self.base_url}/r/{make_token(self._secret, action, profile, paper_key)}"
+        return f"{self.base_url}/r/{make_token(self._secret, action, profile, paper_key, self.issued)}"
 
     def paper(self, match) -> dict[str, str]:
         """``{"up", "down", "save", "web"}`` for a :class:`~watcher.models.Match`."""
@@ -147,16 +171,17 @@ def links_missing(config) -> str | None:
     return None
 
 
-def links_for(config) -> Links | None:
-    """The links of this config's digests, or None when ``[web].base_url`` or the secret (the
-    value of ``[web].secret_env``) is missing."""
+def links_for(config, issued: date | None = None) -> Links | None:
+    """The links of this config's digests (made on day ``issued``, default today: they expire
+    LINK_DAYS later), or None when ``[web].base_url`` or the secret (the value of
+    ``[web].secret_env``) is missing."""
     web = config.web
     secret = os.environ.get(web.secret_env) if web.secret_env else None
     if not web.base_url or not secret:
         return None
-    return Links(web.base_url, secret)
+    return Links(web.base_url, secret, issued=issued)
 
 
-__all__ = ["issue_path", "BadLink", "LinkRating", "Links", "LINK_ACTIONS", "links_for", "make_token",
+__all__ = ["issue_path", "BadLink", "ExpiredLink", "LINK_DAYS", "LinkRating", "Links", "LINK_ACTIONS", "links_for", "make_token",
            "verify_token", "verify_link", "link_notes", "links_missing", "digest_page", "feed_url",
            "RATING_LABELS"]

@@ -93,7 +93,7 @@ def normalize_doi(text: str | None) -> str | None:
     """
     if not text:
         return None
-    m = _DOI_RE.search(_DOI_PREFIX.sub("", text.strip()))
+    m = _DOI_RE.search(_DOI_PREFIX.sub("", clean_text(text).strip()))
     return m.group().rstrip(".,;").lower() if m else None
 
 
@@ -174,10 +174,12 @@ class Paper:
     def __post_init__(self) -> None:
         # Untrusted text: control characters (NUL, ESC, ...) carry no meaning in a title, an
         # abstract or a name, and a NUL would make a written text digest unreadable ("binary").
-        if isinstance(self.title, str):
-            self.title = clean_text(self.title)
-        if isinstance(self.abstract, str):
-            self.abstract = clean_text(self.abstract)
+        # The same for every free-text field a page or a digest shows (a comment, a journal
+        # reference, a DOI reversed by a direction override would mislead the reader).
+        for name in ("title", "abstract", "comment", "journal_ref", "journal"):
+            value = getattr(self, name)
+            if isinstance(value, str) and _CONTROL.search(value):
+                setattr(self, name, clean_text(value))
         # Counts SQLite can store (a listing's upvotes of 2**63 crashed the store); others unknown.
         for name in ("version", "upvotes", "author_count"):
             value = getattr(self, name)

@@ -259,7 +259,7 @@ class DigestPlan:
         """Compile the digest's profiles (examples looked up in ``store``)."""
         return cls(dcfg, digest_title(dcfg, config.profiles), now.astimezone(config.settings.timezone).date(),
                    now, compile_profiles(config, dcfg.profiles, store),
-                   Summarizer(config.summarizer, store, now), links_for(config),
+                   Summarizer(config.summarizer, store, now), links_for(config, now.date()),
                    store.all_sources_failed(list(config.sources)))
 
     def build(self, candidates: list, revised: list, older: tuple | None = None) -> Digest:

@@ -68,7 +68,7 @@ def _http_error(request: Request, exc: HTTPException):
     if wants_json(request):
         return json_page({"error": exc.detail}, exc.status_code)
     titles = {404: "Not found", 403: "Forbidden", 405: "Method not allowed", 400: "Bad request",
-              413: "Too large", 429: "Too many requests", 503: "Unavailable"}
+              410: "Link expired", 413: "Too large", 429: "Too many requests", 503: "Unavailable"}
     return page(request, "error.html", status_code=exc.status_code,
                 title=titles.get(exc.status_code, "Error"), message=exc.detail)
 

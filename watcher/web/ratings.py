@@ -30,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from ..links import BadLink, verify_link
+from ..links import BadLink, ExpiredLink, verify_link
 from ..ratings import PROFILE_ACTIONS, RatingError, apply_rating, current, export_saved, owners, saved
 from .auth import checked_form, safe_next
 from .pages import page, reading, state, tldrs, url, writing
@@ -89,6 +89,8 @@ def _asked(request: Request):
     """What the link's token asks for, or the 403 page (nothing recorded)."""
     try:
         return verify_link(state(request).config, request.path_params["token"])
+    except ExpiredLink as e:
+        raise HTTPException(410, f"{e}; nothing was recorded") from None
     except BadLink as e:
         log.warning("web: refused a rating link from %s: %s",
                     request.client.host if request.client else "?", e)
