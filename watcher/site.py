@@ -27,6 +27,7 @@ from .errors import InputError
 HOST = "http://127.0.0.1"  # the address the app allows (loopback)
 NOT_CRAWLED = ("/r/", "/rate", "/login", "/logout", "/healthz")  # actions, not pages
 SEARCH = "/search"  # answered in the browser: links keep their query, the page is crawled bare
+PAPERS = "/papers/"  # a paper page is written when a digest, a list or a profile links it
 INDEX_JS, INDEX_JSON = "/search-index.js", "/search-index.json"
 LINK = re.compile(r'(\s(?:href|src|action)=")([^"]*)(")')
 MAX_NAME = 200  # bytes of one file name (most file systems allow 255)
@@ -84,7 +85,9 @@ def _crawlable(path: str) -> bool:
 
 def crawl(app) -> tuple[dict[str, tuple[str, bytes, bool]], list[tuple[str, str, int]]]:
     """Every page and file reachable from ``/`` of ``app``: target -> (file, body, is_html),
-    and the broken links found (page, link, status)."""
+    and the broken links found (page, link, status). Paper pages are those that the other
+    pages link (digests, the saved list, profiles), not the papers they in turn link: the
+    archive, not the whole database."""
     import anyio
 
     return anyio.run(_crawl, app)
@@ -122,6 +125,8 @@ async def _crawl(app):
                 path = urlsplit(link).path
                 if path == SEARCH:
                     link = SEARCH  # the bare search page; its queries run in the browser
+                if path.startswith(PAPERS) and target.startswith(PAPERS):
+                    continue  # similar papers: followed, they would reach every stored paper
                 if link not in seen and _crawlable(path):
                     seen.add(link)
                     queue.append((link, target))
@@ -133,9 +138,11 @@ async def _crawl(app):
     return found, broken
 
 
-def rewrite(text: str, here: str, files: dict[str, str]) -> str:
+def rewrite(text: str, here: str, files: dict[str, str], outside: dict[str, str | None]) -> str:
     """The page ``text`` (written as ``here``) with every internal link relative: to the
-    file of a crawled page, or for the search, to ``search.html`` keeping its query."""
+    file of a crawled page, or for the search, to ``search.html`` keeping its query. A link
+    to a paper without a page here (``outside``: link -> its own URL, e.g. on arXiv) goes
+    there, or is dropped when it has none (the title stays, as text)."""
     def sub(m: re.Match) -> str:
         link = html.unescape(m.group(2))
         if not _internal(link):
@@ -146,6 +153,10 @@ def rewrite(text: str, here: str, files: dict[str, str]) -> str:
             target = relative(here, files[SEARCH]) + (f"?{parts.query}" if parts.query else "")
         elif base in files:
             target = relative(here, files[base])
+        elif base in outside:
+            if not outside[base]:
+                return ""
+            return m.group(1) + html.escape(outside[base], quote=True) + m.group(3)
         else:
             return m.group(0)  # not a page (a rating action): left as the app wrote it
         target += f"#{fragment}" if fragment else ""
@@ -154,14 +165,29 @@ def rewrite(text: str, here: str, files: dict[str, str]) -> str:
     return LINK.sub(sub, text)
 
 
-def search_index(config: Config, database: Path, papers: dict[str, str]) -> list[dict]:
+def outside_papers(database: Path, found, files) -> dict[str, str | None]:
+    """Each link of the pages to a paper that has no page here -> the paper's own address
+    (arXiv, its publisher), None when it has none."""
+    from .render import safe_url
+    from .store import Store
+
+    links = {link.split("#", 1)[0] for _, body, is_html in found.values() if is_html
+             for link in _links(body.decode()) if link.startswith(PAPERS)} - set(files)
+    out = {}
+    with Store.open(database) as store:
+        for link in links:
+            paper = store.get(unquote(urlsplit(link).path)[len(PAPERS):])
+            out[link] = (safe_url(paper.abs_url or paper.url) or None) if paper else None
+    return out
+
+
+def search_index(database: Path, papers: dict[str, str]) -> list[dict]:
     """One entry per paper page of the site (``papers``: key -> file), newest first: what the
     browser's search looks through and shows."""
-    from .pipeline import open_store
+    from .store import Store
     from .tldr import stored_tldrs
 
-    store_config = replace(config, settings=replace(config.settings, database=database))
-    with open_store(store_config) as store:
+    with Store.open(database) as store:
         stored = [p for p in (store.get(k) for k in papers) if p is not None]
         tldrs = stored_tldrs(stored, store.tldr_cached([p.key for p in stored]))
     entries = [{"url": papers[p.key], "title": p.title, "authors": list(p.authors),
@@ -187,12 +213,16 @@ def build_site(config: Config, out: Path, database: Path | None = None) -> SiteR
     """Write the static site of ``database`` (default: the config's) into ``out``."""
     from .web.app import create_app
 
+    from .store import Store
+
     database = Path(database or config.settings.database)
     prepare(out)
+    Store.open(database).close()  # brings an older database's schema up to date: the app only reads
     site_config = replace(config, web=replace(config.web, base_url=None))  # links from /
     found, broken = crawl(create_app(site_config, database, static=True))
     files = {target: f for target, (f, _, _) in found.items()}
     files[INDEX_JS] = INDEX_JS.lstrip("/")
+    outside = outside_papers(database, found, files)
     report = SiteReport(broken=broken)
     written: set[str] = set()
     for target, (name, body, is_html) in found.items():
@@ -200,14 +230,14 @@ def build_site(config: Config, out: Path, database: Path | None = None) -> SiteR
             continue
         written.add(name)
         if is_html:
-            body = rewrite(body.decode(), name, files).encode()
+            body = rewrite(body.decode(), name, files, outside).encode()
             report.pages += 1
         else:
             report.files += 1
         _write(out / name, body)
     papers = {unquote(urlsplit(t).path)[len("/papers/"):]: f for t, (f, _, h) in found.items()
               if h and t.startswith("/papers/")}
-    index = search_index(config, database, papers)
+    index = search_index(database, papers)
     report.papers = len(index)
     data = json.dumps(index, ensure_ascii=False, separators=(",", ":"))
     _write(out / INDEX_JSON.lstrip("/"), data.encode())
