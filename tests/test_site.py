@@ -79,7 +79,7 @@ def test_the_pages_are_the_web_inbox_without_rating_buttons(site):
     assert "LLM-RL" in index and "TL;DR" in index
     assert 'href="digests/daily/2025-04-12.html"' in index
     issue = (site / "digests" / "daily" / "2025-04-12.html").read_text()
-    assert issue.count('class="paper"') == 30
+    assert issue.count('<article class="paper') == 30
     for page in site.rglob("*.html"):
         text = page.read_text()
         assert "More like this" not in text and "/rate" not in text and 'name="csrf"' not in text

@@ -11,6 +11,7 @@ when it is set.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -147,3 +148,33 @@ def test_hostile_papers_run_nothing_and_fit_the_screen(browser, tmp_path, width)
             no_overflow(page, f"hostile{path.replace('/', '_')}-{width}")
         assert not page.dialogs, page.dialogs
         assert not [m for m in page.console if "Refused" in m], page.console  # no CSP violation
+
+
+def test_the_compact_inbox_shows_five_papers_per_phone_screen(browser, sample_dir):  # noqa: F811
+    """At 390 x 844 (a phone) the inbox's cards are short enough that a screen holds at least
+    five: title, TL;DR and reasons on the card, the abstract behind a <details> that opens
+    on demand; the icons are text or inline SVG, never emoji (tofu without an emoji font)."""
+    port = free_port()
+    with started(["serve", "--listen", f"127.0.0.1:{port}"], sample_dir) as proc:
+        url, _ = read_url(proc)
+        wait_ok(url + "healthz")
+        context = browser.new_context(viewport={"width": 390, "height": 844})
+        page = context.new_page()
+        page.goto(url)
+        no_overflow(page, "inbox-compact-390")
+        tops = page.evaluate("[...document.querySelectorAll('article.paper')]"
+                             ".map(e => e.getBoundingClientRect().top + window.scrollY)")
+        assert len(tops) == 30
+        per_screen = max(sum(1 for t in tops if start <= t and t + 1 < start + 844) for start in tops)
+        heights = [b - a for a, b in zip(tops, tops[1:])]
+        assert per_screen >= 5, f"{per_screen} papers per 844 px screen; card heights {heights}"
+        print(f"compact inbox at 390 px: {per_screen} papers per 844 px screen, cards {min(heights):.0f}-{max(heights):.0f} px apart")
+        first = page.locator("article.paper").first
+        assert first.locator(".tldr").is_visible() and first.locator(".why").is_visible()
+        abstract = first.locator("details.abstract")
+        assert not abstract.locator("p").last.is_visible()
+        abstract.locator("summary").click()
+        assert abstract.locator("p").last.is_visible()
+        text = page.evaluate("document.body.innerText")
+        assert not re.search("[\U0001F300-\U0001FAFF\u2600-\u27BF]", text), "emoji on the page"
+        context.close()

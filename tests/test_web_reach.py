@@ -134,11 +134,11 @@ def client(delivered):
 
 
 def card_keys(html: str) -> list[str]:
-    return re.findall(r'<article class="paper" id="p-([^"]+)"', html)
+    return re.findall(r'<article class="paper[^"]*" id="p-([^"]+)"', html)
 
 
 def card_titles(html: str) -> list[str]:
-    return [unescape(t) for t in re.findall(r'<article class="paper"[^>]*>\s*<h3><a [^>]*>(.*?)</a></h3>', html)]
+    return [unescape(t) for t in re.findall(r'<article class="paper[^"]*"[^>]*>\s*<h3><a [^>]*>(.*?)</a></h3>', html)]
 
 
 def card_tldrs(html: str) -> list[str]:
@@ -195,7 +195,7 @@ def test_every_list_of_papers_shows_the_tldr_and_a_shortened_abstract(delivered,
     with Store.open(db) as store:
         (issue_row,) = store.issues("daily")
         papers = {m.paper.key: m.paper for m in store.issue("daily", issue_row["day"])["messages"][0]["matches"]}
-    for path in ["/", "/digests/daily/2025-04-12", "/search?q=GRPO"]:
+    for path in ["/?view=full", "/digests/daily/2025-04-12?view=full", "/search?q=GRPO"]:
         r = client.get(path)
         assert r.status_code == 200, path
         keys, shown = card_keys(r.text), card_tldrs(r.text)
@@ -206,6 +206,17 @@ def test_every_list_of_papers_shows_the_tldr_and_a_shortened_abstract(delivered,
                 assert tldr == extractive_tldr(p.abstract, p.title), (path, key)
         abstracts = [unescape(a) for a in re.findall(r'<p class="abstract">(.*?)</p>', r.text)]
         assert abstracts and max(len(a) for a in abstracts) <= 241, path  # shortened, with "…"
+    for path in ["/", "/digests/daily/2025-04-12"]:  # the compact view: the whole abstract on demand
+        r = client.get(path)
+        keys, shown = card_keys(r.text), card_tldrs(r.text)
+        assert keys and len(shown) == len(keys), path
+        for key, tldr in zip(keys, shown):
+            if key in papers:
+                assert tldr == extractive_tldr(papers[key].abstract, papers[key].title), (path, key)
+        on_demand = [unescape(a) for a in re.findall(
+            r'<details class="abstract"><summary>Abstract</summary>(?:(?!</details>).)*?<p>(.*?)</p>\s*</details>',
+            r.text, re.S)]
+        assert set(on_demand) >= {p.abstract for p in papers.values() if p.abstract}, path  # "/": all digests
     key = next(iter(papers))
     r = client.get(f"/papers/{key}")
     assert card_tldrs(r.text) == [extractive_tldr(papers[key].abstract, papers[key].title)]

@@ -70,7 +70,7 @@ ALLOWED_TAGS = {"html", "head", "meta", "title", "link", "body", "header", "nav"
                 "input", "button", "main", "h1", "h2", "h3", "p", "section", "article", "span",
                 "time", "details", "summary", "ul", "li", "code", "label", "select", "option",
                 "div", "pre", "dl", "dt", "dd", "strong", "figure", "figcaption", "svg", "line",
-                "text", "rect", "textarea"}
+                "text", "rect", "textarea", "path"}  # path: the icons (inline SVG)
 
 
 class TagCheck(HTMLParser):

@@ -32,22 +32,32 @@ def window_start(now: datetime, lookback: timedelta, tz: ZoneInfo) -> date:
 
 
 def newest_first(m: Match) -> tuple:
-    """Sort key for digest order: newest first by the date an entry shows (the first version's
-    submission, else the announcement day), then title."""
+    """Sort key for digest order ``date``: newest first by the date an entry shows (the first
+    version's submission, else the announcement day), then the best match (papers of one
+    listing day share their date), then title."""
     p = m.paper
     when = p.entry_date
     stamp = when.astimezone(timezone.utc).replace(tzinfo=None) if when else _EPOCH
-    return (-(stamp - _EPOCH).total_seconds(), p.title)
+    return (-(stamp - _EPOCH).total_seconds(), -m.score, p.title)
+
+
+def best_first(m: Match) -> tuple:
+    """Sort key for digest order ``score``: the best match first, then newest first."""
+    return (-m.score, *newest_first(m))
+
+
+ORDERS = {"date": newest_first, "score": best_first}  # a digest's ``order``
 
 
 def assemble(name: str, title: str, day: date, candidates: list[Paper], matchers: list,
              now: datetime, revised: list[Paper] = (), *, sources_failed: bool = False,
-             older: tuple[int, date, str] | None = None) -> Digest:
+             older: tuple[int, date, str] | None = None, order: str = "date") -> Digest:
     """The digest of ``candidates`` for ``matchers``: best papers per profile (``max_papers``),
-    shown newest first; ``revised`` papers that still match are listed as updated. An empty
-    one says why (see :func:`empty_reason`)."""
+    shown in ``order`` (``date``: newest first; ``score``: best match first); ``revised``
+    papers that still match are listed as updated. An empty one says why (see
+    :func:`empty_reason`)."""
     matches = select(candidates, matchers, now)
-    matches.sort(key=newest_first)
+    matches.sort(key=ORDERS[order])
     updated = [m for m in select(list(revised), matchers, now)] if revised else []
     updated.sort(key=newest_first)
     empty = None

@@ -115,6 +115,7 @@ class DigestConfig:
     send_empty: bool = False
     lookback: timedelta = timedelta(days=3)
     title: str | None = None
+    order: str = "date"  # "date": newest first; "score": best match first
 
 
 @dataclass(frozen=True)
@@ -259,6 +260,7 @@ _DIGEST_KEYS = {
     "send_empty": (bool, False),
     "lookback": (str, "3d"),
     "title": (str, None),
+    "order": (str, "date"),
 }
 _WEB_KEYS = {
     "listen": (str, "127.0.0.1:8080"),
@@ -688,6 +690,9 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
             raise r.fail(f"{where}.channels", f"no [channel.{c}] is defined")
     for f in v["formats"]:
         r.choice(f"{where}.formats", f, FORMATS)
+    from .assemble import ORDERS
+
+    r.choice(f"{where}.order", v["order"], tuple(ORDERS))
     for c in v["channels"]:  # one file per format: a path without {ext} would number them x, x-2
         path = channels[c].path or ""
         if channels[c].type == "file" and len(v["formats"]) > 1 and not {"ext", "format"} & _fields(path):
@@ -720,7 +725,7 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
         name=name, profiles=v["profiles"], channels=v["channels"], schedule=v["schedule"],
         every=r.duration(f"{where}.every", v["every"]) if v["every"] else None,
         formats=v["formats"], send_empty=v["send_empty"],
-        lookback=r.duration(f"{where}.lookback", v["lookback"]), title=v["title"],
+        lookback=r.duration(f"{where}.lookback", v["lookback"]), title=v["title"], order=v["order"],
     )
 
 

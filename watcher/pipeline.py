@@ -266,7 +266,7 @@ class DigestPlan:
         """The digest of these papers; an empty one says why (failed sources, then an arXiv
         holiday, then papers filed before the window (``older``, see :func:`left_out`))."""
         digest = assemble(self.dcfg.name, self.title, self.day, candidates, self.matchers, self.now, revised,
-                          sources_failed=self.sources_failed, older=older)
+                          sources_failed=self.sources_failed, older=older, order=self.dcfg.order)
         if not digest.matches and not candidates and not self.sources_failed:
             digest.empty_reason = quiet_day_reason(self.dcfg, self.now) or digest.empty_reason
         self.summarizer.fill(digest)  # the TL;DRs, before rendering; never fails a delivery

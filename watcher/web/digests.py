@@ -20,7 +20,7 @@ from starlette.routing import Route
 from .feeds import feed_link
 from ..links import issue_path
 from .pages import (inline, json_page, match_ref, not_found, page, page_number, reading, tldrs, unsuffixed,
-                    url, wants_json)
+                    url, view_mode, wants_json)
 from .ratings import marks
 
 PER_PAGE = 50
@@ -118,7 +118,7 @@ def _issue(request: Request, channel: str | None = None, number: int | None = No
     return page(request, "issue.html", issue=found, sections=sections(found), others=others,
                 channel=channel,
                 newer=days[i - 1] if i > 0 else None, older=days[i + 1] if i + 1 < len(days) else None,
-                tldrs=shown, feed=feed_link(request, name), marks=marked)
+                tldrs=shown, feed=feed_link(request, name), marks=marked, view=view_mode(request))
 
 
 @inline

@@ -9,7 +9,7 @@ from starlette.routing import Route
 from .feeds import feed_link
 from .auth import csrf_token, logged_in
 from .digests import papers_of, sections, shown_tldrs
-from .pages import PageMemo, database_state, inline, page, reading, state
+from .pages import PageMemo, database_state, inline, page, reading, state, view_mode
 from .ratings import marks
 
 
@@ -34,7 +34,7 @@ def inbox(request: Request):
     never = [name for name in config.digests if name not in latest]
     return memo.keep(key, page(request, "inbox.html", issues=issues, never=never, tldrs=shown,
                                 sections=[sections(i) for i in issues],
-                                feeds=feeds, marks=marked))
+                                feeds=feeds, marks=marked, view=view_mode(request)))
 
 
 routes = [Route("/", inbox)]

@@ -50,7 +50,23 @@ def environment() -> jinja2.Environment:
     env.filters["after_tldr"] = lambda abstract, tldr: stored_excerpt(abstract, tldr, ABSTRACT_CHARS)
     env.filters["local"] = local_time
     env.globals["issue_path"] = issue_path
+    env.filters["by_profile"] = by_profile
     return env
+
+
+def by_profile(matches: list) -> list[tuple[str, list]]:
+    """The matches of an issue grouped by profile, each group in the digest's order, the
+    groups in the order of their first paper (the best match leads)."""
+    groups: dict[str, list] = {}
+    for m in matches:
+        groups.setdefault(m.profile, []).append(m)
+    return list(groups.items())
+
+
+def view_mode(request: Request) -> str:
+    """How a list of an issue's papers is shown: ``compact`` (the default: title, TL;DR and
+    reasons, the abstract on demand) or ``full`` (``?view=full``: every card whole)."""
+    return "full" if request.query_params.get("view") == "full" else "compact"
 
 
 def local_time(text: str | None, tz) -> str:

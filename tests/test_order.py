@@ -1,0 +1,63 @@
+"""A digest's ``order``: ``date`` (newest first, the best match first within a day) or
+``score`` (the best match first), run as a user would on a real corpus day."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from conftest import DATA, run_watcher
+
+CONFIG = """
+[watcher]
+database = "watcher.db"
+
+[source.day]
+type = "listing"
+path = "day.jsonl.gz"
+
+[profile.mine]
+query = 'RL OR "reinforcement learning" OR LLM OR retrieval'
+
+[digest.daily]
+profiles = ["mine"]
+every = "1d"
+channels = ["out"]
+{order}
+
+[channel.out]
+type = "stdout"
+"""
+
+
+def papers(folder, order: str) -> list[dict]:
+    (folder / "config.toml").write_text(CONFIG.replace("{order}", order))
+    out = run_watcher("digest", "daily", "--dry-run", "--to", "json", "--since", "2025-04-01", cwd=folder)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_order_by_score_or_by_date_with_the_best_first_within_a_day(tmp_path):
+    shutil.copy(DATA / "corpus-2025-04-09.jsonl.gz", tmp_path / "day.jsonl.gz")
+    (tmp_path / "config.toml").write_text(CONFIG.replace("{order}", ""))
+    assert run_watcher("fetch", cwd=tmp_path).returncode == 0
+    by_date = papers(tmp_path, "")
+    assert len(by_date) > 10
+    keys = [(p["announced"] or p["published"] or "", -p["score"]) for p in by_date]
+    days = [k[0] for k in keys]
+    assert days == sorted(days, reverse=True)
+    for a, b in zip(keys, keys[1:]):  # one listing day: the best match leads, not the alphabet
+        if a[0] == b[0]:
+            assert a[1] <= b[1], (a, b)
+    assert papers(tmp_path, 'order = "date"') == by_date
+    by_score = papers(tmp_path, 'order = "score"')
+    scores = [p["score"] for p in by_score]
+    assert scores == sorted(scores, reverse=True)
+    assert sorted(p["arxiv_id"] for p in by_score) == sorted(p["arxiv_id"] for p in by_date)
+
+
+def test_check_refuses_another_order(tmp_path):
+    (tmp_path / "config.toml").write_text(CONFIG.replace("{order}", 'order = "best"'))
+    out = run_watcher("check", cwd=tmp_path)
+    assert out.returncode == 2
+    assert "digest.daily.order: 'best' is not one of date, score" in out.stderr.decode()
