@@ -7,27 +7,12 @@ import json
 import shutil
 
 from conftest import DATA, run_watcher
+from test_links import CONFIG as LINKS_CONFIG
 
-CONFIG = """
-[watcher]
-database = "watcher.db"
-
-[source.day]
-type = "listing"
-path = "day.jsonl.gz"
-
-[profile.mine]
-query = 'RL OR "reinforcement learning" OR LLM OR retrieval'
-
-[digest.daily]
-profiles = ["mine"]
-every = "1d"
-channels = ["out"]
-{order}
-
-[channel.out]
-type = "stdout"
-"""
+# the links test's config (a listing of one corpus day, one profile), a broader query, an order
+CONFIG = (LINKS_CONFIG.replace("""'"retrieval-augmented" OR RAG OR "retrieval augmented"'""",
+                               """'RL OR "reinforcement learning" OR LLM OR retrieval'""")
+          .replace('every = "1d"', 'every = "1d"\n{order}').replace("{port}", "1"))
 
 
 def papers(folder, order: str) -> list[dict]:
