@@ -415,3 +415,36 @@ def test_the_paper_page_explains_with_the_profiles_ratings_as_explain_does(sampl
         page = text(c.get("/papers/2504.07615"))
         assert "unlike 2504.07615 (you disliked)" in page
         assert not re.search(r"LLM-RL ?: selected", page)
+
+
+def test_a_digest_of_several_profiles_is_grouped_by_profile_best_group_first(tmp_path):
+    """Papers of one message grouped by profile, each group in the order sent, the group of
+    the first paper first; the compact card by default, the whole one with ?view=full."""
+    from dataclasses import replace
+    from datetime import datetime, timezone
+
+    from deliverkit import sample_digest
+
+    from watcher.store import Store
+
+    config, _ = sample_setup(tmp_path / "s")
+    digest = sample_digest(6, updated=0)
+    digest.matches = [replace(m, profile="vision" if i in (1, 3) else "llm-rl")
+                      for i, m in enumerate(digest.matches)]
+    now = datetime(2025, 4, 12, 20, 0, tzinfo=timezone.utc)
+    db = tmp_path / "two.db"
+    with Store.open(db) as store:
+        store.upsert(digest.papers, now)
+        store.record_delivery("daily", "archive", digest.papers, now, issue=digest)
+    with TestClient(app_for(config, db), follow_redirects=False) as c:
+        for path in ("/", "/digests/daily/2025-04-12"):
+            page = c.get(path).text
+            groups = re.findall(r'<p class="profile"><strong>([^<]+)</strong> · (\d+) papers</p>', page)
+            assert groups == [("llm-rl", "4"), ("vision", "2")], path
+            keys = re.findall(r'<article class="paper compact" id="p-([^"]+)"', page)
+            order = [m.paper.arxiv_id for m in digest.matches]
+            assert keys == [order[i] for i in (0, 2, 4, 5, 1, 3)], path
+            assert not markup_problems(page)
+            full = c.get(path, params={"view": "full"}).text
+            assert re.findall(r'<article class="paper" id="p-([^"]+)"', full) == keys
+            assert 'href="/?view=full"' in c.get("/").text
