@@ -6,7 +6,6 @@ Registered on the ``watcher`` group by :mod:`watcher.cli`. Every change goes thr
 
 from __future__ import annotations
 
-import functools
 import json
 
 import click
@@ -31,7 +30,7 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
     takes a profile no longer in the config that still has ratings."""
     from .compile import compile_profile
     from .pipeline import open_store
-    from .ratings import apply_rating, find_paper
+    from .ratings import apply_rating, find_paper, owners_of
     from .store import require_database
 
     from .ratings import ratings as all_ratings
@@ -44,15 +43,12 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
             known.append(profile)  # a removed profile's ratings (check lists them) can be cleared
         if profile is not None and profile not in known:
             raise RatingError(f"unknown profile {profile!r} (profiles: {', '.join(config.profiles) or 'none'})")
-        plan = []  # everything is checked before anything is recorded
-        # each profile compiled at most once for all the papers named (learning from its ratings)
-        matcher = functools.cache(lambda n: compile_profile(config, n, store))
-        for text in papers:
-            paper = find_paper(store, text)
-            name = None
-            if action in PROFILE_ACTIONS:
-                name = profile or _profile_of(config, store, paper, matcher)
-            plan.append((name, paper.key))
+        found = [find_paper(store, text) for text in papers]  # all checked before anything is recorded
+        owners = {}
+        if action in PROFILE_ACTIONS and profile is None:  # one batch for all the papers named
+            owners = owners_of(config, store, found, lambda n: compile_profile(config, n, store))
+        plan = [(None if action not in PROFILE_ACTIONS else profile or _profile_of(config, paper, owners[paper.key]),
+                 paper.key) for paper in found]
         now = now_utc()
         with store.writing():  # all or nothing, waiting for another writer's lock
             done = [apply_rating(store, action, name, key, "cli", profiles=known, now=now)
@@ -61,13 +57,11 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
         click.echo(str(applied))
 
 
-def _profile_of(config, store, paper, matcher) -> str:
-    """The one profile ``paper`` belongs to: the only profile, else the profiles of the digests
-    that delivered it, else the profiles that select it now; several or none: a RatingError."""
-    from .ratings import owners as profiles_of
-
+def _profile_of(config, paper, owners: list[str]) -> str:
+    """The one profile ``paper`` belongs to (``owners``: :func:`watcher.ratings.owners_of`'s
+    answer for it: the only profile, else the profiles of the digests that delivered it, else
+    the profiles that select it now); several or none: a RatingError."""
     names = list(config.profiles)
-    owners = profiles_of(config, store, paper, matcher=matcher)
     if len(owners) == 1:
         return owners[0]
     label = paper.arxiv_id or paper.title

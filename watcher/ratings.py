@@ -118,23 +118,40 @@ def ratings(store: Store, profile: str | None = None) -> list[dict]:
 
 
 def owners(config, store: Store, paper: Paper, matcher=None) -> list[str]:
-    """The profiles ``paper`` belongs to, for a rating that does not name one: the only
-    profile; else the profiles of the digests that delivered it; else the profiles that select
-    it now (``matcher(name)``: a profile's compiled matcher; default: compiled here, learning
-    from the ratings). Sorted; empty when none."""
-    names = list(config.profiles)
-    if len(names) == 1:
-        return names
-    digests = [r["digest"] for r in store.db.query(
-        "SELECT DISTINCT digest FROM deliveries WHERE paper = ?", [paper.key])]
-    found = sorted({p for d in digests if d in config.digests for p in config.digests[d].profiles})
-    if found:
-        return found
-    if matcher is None:
-        from .compile import compile_profile
+    """The profiles ``paper`` belongs to (:func:`owners_of` of this one paper)."""
+    return owners_of(config, store, [paper], matcher)[paper.key]
 
-        matcher = lambda n: compile_profile(config, n, store)  # noqa: E731
-    return sorted(n for n in names if matcher(n).score(paper) is not None)
+
+def owners_of(config, store: Store, papers: Collection[Paper], matcher=None) -> dict[str, list[str]]:
+    """For each of ``papers`` (by key), the profiles it belongs to, for a rating that does not
+    name one: the only profile; else the profiles of the digests that delivered it (one query
+    for all the papers; ``deliveries(paper)`` is indexed); else the profiles that select it
+    now, decided for all the remaining papers in one batch through the percolator
+    (:mod:`watcher.percolate`), as a digest selects: a profile none of whose anchor terms
+    occurs is not evaluated at all. ``matcher(name)``: a profile's compiled matcher (default:
+    compiled here, learning from the ratings). Each list sorted; empty when none."""
+    papers = list({p.key: p for p in papers}.values())
+    names = list(config.profiles)
+    if len(names) <= 1:
+        return {p.key: names for p in papers}
+    out: dict[str, set[str]] = {p.key: set() for p in papers}
+    for key, digest in store.rows_in("SELECT DISTINCT paper, digest FROM deliveries WHERE paper IN ({})",
+                                     list(out)):
+        if digest in config.digests:
+            out[key].update(config.digests[digest].profiles)
+    rest = [p for p in papers if not out[p.key]]
+    if rest:
+        from .index import prepare
+        from .percolate import Percolator
+
+        if matcher is None:
+            from .compile import compile_profile
+
+            matcher = lambda n: compile_profile(config, n, store)  # noqa: E731
+        for name, selected in zip(names, Percolator([matcher(n) for n in names]).match(prepare(rest))):
+            for i in selected:
+                out[rest[i].key].add(name)
+    return {key: sorted(found) for key, found in out.items()}
 
 
 def current(store: Store, keys: Collection[str]) -> tuple[dict[tuple[str, str], str], set[str]]:
@@ -209,5 +226,5 @@ def orphan_notes(config) -> list[str]:
             "lists them)" for name, n in gone.items()]
 
 
-__all__ = ["owners", "current", "orphan_notes", "export_saved", "ACTIONS", "Applied", "RatingError", "apply_rating", "ratings",
+__all__ = ["owners", "owners_of", "current", "orphan_notes", "export_saved", "ACTIONS", "Applied", "RatingError", "apply_rating", "ratings",
            "saved", "orphaned", "find_paper", "label"]

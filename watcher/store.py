@@ -302,6 +302,13 @@ def m009_search_text(db: sqlite_utils.Database) -> None:
                             replace=True)
 
 
+@migrations()
+def m010_deliveries_by_paper(db: sqlite_utils.Database) -> None:
+    """An index of the ledger by paper: which digests delivered a paper (the profiles its
+    rating buttons are for, its page's deliveries) was a scan of every delivery per paper."""
+    db.execute("CREATE INDEX IF NOT EXISTS deliveries_paper ON deliveries(paper)")
+
+
 _PAPER_FIELDS = [f.name for f in fields(Paper)]
 _JSON_FIELDS = {"authors", "categories", "ai_keywords", "dois", "venues", "sources"}
 _REPLACE_TYPES = ("replace", "replace-cross")

@@ -19,8 +19,8 @@ from starlette.routing import Route
 
 from .feeds import feed_link
 from ..links import issue_path
-from .pages import (inline, json_page, match_ref, not_found, page, page_number, reading, tldrs, unsuffixed,
-                    url, view_mode, wants_json)
+from .pages import (json_page, match_ref, not_found, page, page_number, reading, threaded, tldrs,
+                    unsuffixed, url, view_mode, wants_json)
 from .ratings import marks
 
 PER_PAGE = 50
@@ -81,7 +81,7 @@ def issue_json(request: Request, issue: dict, tldrs: dict[str, str] | None = Non
             "messages": [message_json(request, issue, m, tldrs) for m in issue["messages"]]}
 
 
-@inline
+@threaded
 def archive(request: Request):
     number = page_number(request)
     name = request.query_params.get("digest") or None
@@ -121,12 +121,12 @@ def _issue(request: Request, channel: str | None = None, number: int | None = No
                 tldrs=shown, feed=feed_link(request, name), marks=marked, view=view_mode(request))
 
 
-@inline
+@threaded
 def issue(request: Request):
     return _issue(request)
 
 
-@inline
+@threaded
 def message(request: Request):
     number = request.path_params.get("number")
     if number is None:  # the channel's first message that day

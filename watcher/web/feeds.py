@@ -21,7 +21,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ..deliver.feed import feed_file, read_feed
-from .pages import not_found, state, url
+from .pages import not_found, state, threaded, url
 
 log = logging.getLogger("watcher")
 
@@ -55,6 +55,7 @@ def _allowed(request: Request, digest: str) -> bool:
     return bool(sent) and hmac.compare_digest(sent.encode(), feed_key(state(request).secret, digest).encode())
 
 
+@threaded
 def feed(request: Request):  # reads a file: a worker thread
     digest = request.path_params["digest"]
     if not _allowed(request, digest):

@@ -9,11 +9,11 @@ from starlette.routing import Route
 from .feeds import feed_link
 from .auth import csrf_token, logged_in
 from .digests import papers_of, sections, shown_tldrs
-from .pages import PageMemo, database_state, inline, page, reading, state, view_mode
+from .pages import PageMemo, database_state, page, reading, state, threaded, view_mode
 from .ratings import marks
 
 
-@inline
+@threaded
 def inbox(request: Request):
     """The page is kept while the database is unchanged (the daemon writes once a cycle, a
     reader reloads it many times): by the database's state and all that is the reader's own
@@ -25,7 +25,7 @@ def inbox(request: Request):
         feeds = {name: feed_link(request, name) for name in latest}
         key = (database_state(store), csrf_token(request), logged_in(request),
                tuple(feeds.items()), str(request.url))
-        memo = st.cache.setdefault("inbox", PageMemo())
+        memo = PageMemo(st.inbox_pages)
         kept = memo.get(key)
         if kept is not None:
             return kept

@@ -8,7 +8,6 @@ import logging
 import sqlite3
 import threading
 import time
-from collections import OrderedDict
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -18,6 +17,7 @@ from urllib.parse import quote, urlencode
 import jinja2
 from markupsafe import Markup, escape
 import sqlite_utils
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
@@ -209,26 +209,20 @@ def database_state(store: Store) -> tuple[int, int]:
 
 
 class PageMemo:
-    """The last few rendered pages of one kind, by a key that holds everything they show: the
-    database's state (:func:`database_state`) and the request's own values (session CSRF
-    token, login, links). Used only on the event loop (no lock); bounded."""
+    """Rendered pages of one kind kept in a :class:`~watcher.web.state.Bounded` cache, by a key
+    that holds everything they show: the database's state (:func:`database_state`) and the
+    request's own values (session CSRF token, login, links)."""
 
-    def __init__(self, size: int = 16):
-        self.size = size
-        self.pages: OrderedDict[tuple, bytes] = OrderedDict()
+    def __init__(self, kept):
+        self.kept = kept
 
     def get(self, key: tuple) -> HTMLResponse | None:
-        body = self.pages.get(key)
-        if body is None:
-            return None
-        self.pages.move_to_end(key)
-        return HTMLResponse(body)
+        body = self.kept.get(key)
+        return None if body is None else HTMLResponse(body)
 
     def keep(self, key: tuple, response: HTMLResponse) -> HTMLResponse:
         if response.status_code == 200:
-            self.pages[key] = response.body
-            if len(self.pages) > self.size:
-                self.pages.popitem(last=False)
+            self.kept.put(key, response.body)
         return response
 
 
@@ -302,16 +296,22 @@ def writing(request: Request) -> Iterator[Store]:
         conn.close()
 
 
-def inline(fn):
-    """Run the page ``fn`` on the event loop instead of a worker thread: for pages that take a
-    few milliseconds (one or two indexed queries and a template). Under load the hop to a
-    thread and back cost more than such a page (p95 3x, throughput 0.6x in bench_web.py).
-    A page that may take longer (a scan, a chart over many papers) stays a plain ``def``:
-    Starlette runs it in a worker thread, so it never holds up the others."""
+async def in_thread(fn, *args):
+    """``fn(*args)`` in a worker thread (at most ``app.THREADS`` at once), never on the event
+    loop. Every view runs its database work, matching and rendering through here
+    (:func:`threaded`), so a slow page (a scan of every paper, the matchers of hundreds of
+    profiles) holds up no other request, not even ``/healthz``."""
+    return await run_in_threadpool(fn, *args)
 
-    @functools.wraps(fn)
+
+def threaded(view):
+    """The view ``view(request)`` run through :func:`in_thread`: what every route of the app
+    uses (a view that must read the request's form first awaits it, then calls
+    :func:`in_thread` itself)."""
+
+    @functools.wraps(view)
     async def run(request: Request):
-        return fn(request)
+        return await in_thread(view, request)
 
     return run
 
@@ -324,5 +324,5 @@ def page_number(request: Request) -> int:
         return 1
 
 
-__all__ = ["wants_json", "unsuffixed", "json_page", "paper_ref", "match_ref", "state", "page", "url", "reading", "writing", "not_found", "tldrs", "page_number", "inline",
+__all__ = ["wants_json", "unsuffixed", "json_page", "paper_ref", "match_ref", "state", "page", "url", "reading", "writing", "not_found", "tldrs", "page_number", "threaded", "in_thread",
            "database_state", "PageMemo", "StoreError"]

@@ -12,7 +12,8 @@ from ..docfreq import default_doc_freq
 from ..models import parse_arxiv_id
 from ..search import similar_papers
 from ..links import issue_path
-from .pages import json_page, not_found, page, paper_ref, reading, state, tldrs, unsuffixed, url, wants_json
+from .pages import (json_page, not_found, page, paper_ref, reading, state, threaded, tldrs, unsuffixed, url,
+                    wants_json)
 from .ratings import marks
 
 MAX_AUTHORS = 100
@@ -26,6 +27,7 @@ def versions(paper) -> list[int | None]:
     return list(range(1, n + 1)) if n <= MAX_VERSIONS else [1, 2, None, n - 1, n]
 
 
+@threaded
 def paper(request: Request):  # similar papers rank many candidates: a worker thread
     key = unsuffixed(request.path_params["key"]) if wants_json(request) else request.path_params["key"]
     st = state(request)

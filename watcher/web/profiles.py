@@ -23,7 +23,8 @@ from ..match import rank_key
 from ..ratings import ratings as profile_ratings
 from ..store import now_utc, row_to_paper
 from .chart import bar_chart
-from .pages import json_page, match_ref, not_found, page, reading, state, tldrs, unsuffixed, wants_json
+from .pages import (json_page, match_ref, not_found, page, reading, state, threaded, tldrs, unsuffixed,
+                    wants_json)
 from .ratings import marks
 
 CHART_DAYS = 30
@@ -59,13 +60,13 @@ def _selected_per_day(st, store, name: str, start: date, end: date) -> dict[date
     """The papers of each filing day the profile selects now (its matcher as compiled now:
     today's query, examples and ratings); kept until the matcher is compiled again."""
     matcher = st.matcher(name, store)
-    kept = st.cache.get(("matched", name))
+    kept = st.charts.get(name)
     if kept is None or kept[0] is not matcher or kept[1] != (start, end):
         papers, days = _papers(store, start, end)
         selected: dict[date, set[str]] = {}
         for i in matcher.score_batch(prepare(papers)):
             selected.setdefault(days[i], set()).add(papers[i].key)
-        kept = st.cache[("matched", name)] = (matcher, (start, end), selected)
+        kept = st.charts.put(name, (matcher, (start, end), selected))
     return kept[2]
 
 
@@ -87,6 +88,7 @@ def _ratings_chart(rows: list[dict]) -> tuple[str | None, date | None, date | No
     return chart, first, last
 
 
+@threaded
 def profile(request: Request):
     st = state(request)
     name = unsuffixed(request.path_params["name"]) if wants_json(request) else request.path_params["name"]

@@ -4,7 +4,7 @@ list (``/saved``, ``/saved.bib``).
 
 Thin on purpose: what a token asks for is :func:`watcher.links.verify_link`, recording it is
 :func:`watcher.ratings.apply_rating` (as ``watcher rate`` does), and which profiles a paper's
-buttons are for is :func:`watcher.ratings.owners` (as ``watcher rate`` decides without
+buttons are for is :func:`watcher.ratings.owners_of` (as ``watcher rate`` decides without
 ``--profile``).
 
 A signed link needs no login: the token is the credential (unguessable: signed with the
@@ -19,21 +19,19 @@ token.
 
 from __future__ import annotations
 
-import functools
 import logging
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from ..links import BadLink, ExpiredLink, verify_link
-from ..ratings import PROFILE_ACTIONS, RatingError, apply_rating, current, export_saved, owners, saved
+from ..ratings import PROFILE_ACTIONS, RatingError, apply_rating, current, export_saved, owners_of, saved
 from .auth import checked_form, safe_next
-from .pages import page, reading, state, tldrs, url, writing
+from .pages import in_thread, page, reading, state, threaded, tldrs, url, writing
 
 log = logging.getLogger("watcher")
 
@@ -62,16 +60,16 @@ class Marks:
 def marks(request: Request, store, papers, *, owned: bool = False) -> Marks:
     """The :class:`Marks` of ``papers``. ``owned``: the page shows papers without a match
     (search, a paper, the reading list), so each gets a button set per profile it belongs to
-    (:func:`watcher.ratings.owners`) or has a rating for; every profile when none."""
+    (:func:`watcher.ratings.owners_of`, one batch for the page) or has a rating for; every profile when none."""
     st = state(request)
     papers = list(papers)
     rated, kept = current(store, [p.key for p in papers])
     out = Marks(rated, kept)
     if owned:
         names = list(st.config.profiles)
-        matcher = functools.cache(lambda n: st.matcher(n, store))  # looked up once per page
+        found = owners_of(st.config, store, papers, lambda n: st.matcher(n, store))  # one batch
         for p in papers:
-            mine = set(owners(st.config, store, p, matcher=matcher))
+            mine = set(found[p.key])
             mine.update(n for n in names if (n, p.key) in rated)
             out.owners[p.key] = [n for n in names if n in mine] or names
     return out
@@ -107,6 +105,7 @@ def _gone(request: Request, asked, paper) -> str | None:
     return None
 
 
+@threaded
 def link(request: Request):
     """``GET /r/{token}``: the confirmation page (changes nothing). ``POST``: record it."""
     asked = _asked(request)
@@ -144,7 +143,7 @@ async def rate(request: Request):
             return apply_rating(store, action, profile, paper, "web", profiles=config.profiles)
 
     try:
-        done = await run_in_threadpool(record)
+        done = await in_thread(record)
     except RatingError as e:
         raise HTTPException(400, f"{e}; nothing was recorded") from None
     _logged(done, "web")
@@ -154,6 +153,7 @@ async def rate(request: Request):
 
 # --- the reading list -----------------------------------------------------------------------
 
+@threaded
 def saved_page(request: Request):
     with reading(request) as store:
         items = saved(store)
@@ -162,6 +162,7 @@ def saved_page(request: Request):
     return page(request, "saved.html", items=items, marks=shown, tldrs=summaries)
 
 
+@threaded
 def saved_bib(request: Request):
     with reading(request) as store:
         items = saved(store)

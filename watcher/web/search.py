@@ -7,17 +7,15 @@ from __future__ import annotations
 
 from datetime import date
 
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.routing import Route
 
 from ..errors import QuerySyntaxError
-from ..search import MAX_SCAN, Filters, parse_search, run_search
-from .pages import json_page, page, page_number, paper_ref, reading, state, tldrs, wants_json
+from ..search import Filters, parse_search, run_search
+from .pages import json_page, page, page_number, paper_ref, reading, state, threaded, tldrs, wants_json
 from .ratings import marks
 
 PER_PAGE = 25
-QUICK_SCAN = 250  # candidates a checked search may try on the event loop (~0.05 ms each)
 MAX_QUERY = 2000
 
 
@@ -31,9 +29,8 @@ def _day(text: str | None, what: str, problems: list[str]) -> date | None:
         return None
 
 
-def _search(request: Request, max_scan: int = MAX_SCAN):
-    """The search page; None when a query checked again had not filled its page after
-    ``max_scan`` candidates (below MAX_SCAN: a first try on the event loop)."""
+def _search(request: Request):
+    """The search page (HTML, or its JSON twin)."""
     st = state(request)
     params = request.query_params
     q = params.get("q", "")[:MAX_QUERY]
@@ -60,9 +57,7 @@ def _search(request: Request, max_scan: int = MAX_SCAN):
             if form["profile"]:
                 filters.matcher = st.matcher(form["profile"], store)
             results = run_search(store, query, filters, offset=(number - 1) * PER_PAGE,
-                                 limit=PER_PAGE, order=order, max_scan=max_scan)
-            if results.capped and max_scan < MAX_SCAN:
-                return None
+                                 limit=PER_PAGE, order=order)
             shown, marked = tldrs(store, results.papers), marks(request, store, results.papers, owned=True)
     status = 400 if error or problems else 200
     if wants_json(request):
@@ -76,24 +71,13 @@ def _search(request: Request, max_scan: int = MAX_SCAN):
                 **({"marks": marked} if marked else {}))
 
 
-async def search(request: Request):
-    """Every paper newest first (no query) is a few milliseconds: run on the event loop. A
-    query (its candidates checked by the query language) first tries there too, up to
-    QUICK_SCAN candidates (a few milliseconds; most pages fill long before), and only past
-    them runs again in a worker thread, where checking up to MAX_SCAN never holds up other
-    pages. (In a thread, a short search waited for the interpreter lock at every SQLite call
-    while the event loop served others: 240 ms for 5 ms of work under load.) Profile filters
-    and best match first always run in a thread."""
-    params = request.query_params
-    try:
-        query = parse_search(params.get("q", "")[:MAX_QUERY])
-    except QuerySyntaxError:
-        query = None
-    if not params.get("profile") and params.get("order", "newest") == "newest":
-        response = _search(request, MAX_SCAN if query is None else QUICK_SCAN)
-        if response is not None:
-            return response
-    return await run_in_threadpool(_search, request)
+@threaded
+def search(request: Request):
+    """Every search runs in a worker thread (:func:`~watcher.web.pages.threaded`): even one the
+    index answers alone reads the database, and a checked one (names, prefixes, NOT) or one
+    with a category nobody has may scan up to MAX_SCAN candidates, which on the event loop
+    held up every other request (a /healthz waited 562 ms behind one such search)."""
+    return _search(request)
 
 
 routes = [Route("/search", search), Route("/search.json", search)]

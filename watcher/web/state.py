@@ -4,12 +4,44 @@ from __future__ import annotations
 
 import secrets
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
 from ..compile import Compiled
 from ..config import Config
+
+
+class Bounded:
+    """A cache of at most ``size`` entries (the least recently used goes first), safe to use
+    from any thread: every read and write holds its lock, which is never held while a value
+    is computed (two threads may compute the same value; the last one kept wins)."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._items: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key, default=None):
+        with self._lock:
+            if key not in self._items:
+                return default
+            self._items.move_to_end(key)
+            return self._items[key]
+
+    def put(self, key, value):
+        """Keep ``value`` under ``key`` and return it."""
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
 
 
 @dataclass
@@ -34,8 +66,9 @@ class WebState:
     stopping: threading.Event = field(default_factory=threading.Event)  # set when the server stops
     write_timeout: float = 10.0  # a rating waits this long for the daemon's write to end
     matchers: Compiled = field(default_factory=Compiled)
-    cache: dict = field(default_factory=dict)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    # caches, one per purpose, each bounded and locked (pages run in several worker threads)
+    inbox_pages: "Bounded" = field(default_factory=lambda: Bounded(16))  # rendered inbox pages
+    charts: "Bounded" = field(default_factory=lambda: Bounded(64))  # a profile's matches per day
     throttle: object = None  # the login Throttle (watcher.web.auth), made by create_app
 
     @property

@@ -10,11 +10,12 @@ from starlette.routing import Route
 
 from ..status import status_text
 from ..store import now_utc
-from .pages import inline, page, reading, state
+from .pages import threaded, page, reading, state
 
 PUBLIC = ("/healthz",)
 
 
+@threaded
 def status(request: Request):
     st = state(request)
     config = replace(st.config, settings=replace(st.config.settings, database=st.database))
@@ -23,7 +24,7 @@ def status(request: Request):
     return page(request, "status.html", text=text)
 
 
-@inline
+@threaded
 def healthz(request: Request):
     with reading(request) as store:
         store.db.execute("SELECT 1 FROM papers LIMIT 1").fetchall()
