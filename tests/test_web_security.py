@@ -407,3 +407,101 @@ def test_direction_overrides_are_stripped_from_comment_journal_ref_and_doi(sampl
     with TestClient(app_for(config, db)) as c:
         page = c.get("/papers/2504.99998").text
     assert "txt.exe" in page and not any(c in page for c in BIDI)
+
+
+# --- the profile page's chart and preview ---------------------------------------------------
+
+def test_the_chart_and_preview_read_bounded_chunks_and_say_what_one_batch_would(sample, monkeypatch):
+    """The profile page reads the papers of its 30 days a chunk at a time (never all of them
+    at once); what it says is what scoring the whole window at once said."""
+    from watcher.web import profiles
+
+    config, db = sample
+    pages = {}
+    read = []
+    real = profiles._chunks
+
+    def spy(store, day):
+        for papers in real(store, day):
+            read.append(len(papers))
+            yield papers
+
+    monkeypatch.setattr(profiles, "_chunks", spy)
+    for chunk in (100_000, 7):
+        monkeypatch.setattr(profiles, "CHUNK", chunk)
+        read.clear()
+        with TestClient(app_for(config, db)) as c:
+            pages[chunk] = [c.get("/profiles/llm-rl.json").json(),
+                            c.get("/profiles/llm-rl.json", params={"preview": "GRPO OR agent", "days": "30"}).json()]
+        assert read and max(read) <= chunk
+    whole, chunked = pages[100_000], pages[7]
+    assert whole[0]["match_now"] == chunked[0]["match_now"] and whole[0]["match_now"]["total"] > 0
+    assert whole[1]["preview"] == chunked[1]["preview"] and whole[1]["preview"]["count"] > 0
+
+
+def test_the_chart_is_counted_once_and_again_after_papers_change(sample, tmp_path, monkeypatch):
+    from datetime import date, datetime, timezone
+
+    from webkit import database_copy
+
+    from watcher.models import Paper
+    from watcher.store import Store
+    from watcher.web import profiles
+
+    config, db = sample
+    db = database_copy(db, tmp_path)
+    counted = []
+    real = profiles._chunks
+
+    def spy(store, day):
+        counted.append(day)
+        return real(store, day)
+
+    monkeypatch.setattr(profiles, "_chunks", spy)
+    with TestClient(app_for(config, db)) as c:
+        first = c.get("/profiles/llm-rl.json").json()["match_now"]["total"]
+        days = len(counted)
+        assert days > 1
+        assert c.get("/profiles/llm-rl.json").json()["match_now"]["total"] == first
+        assert len(counted) == days  # nothing counted again
+        with Store.open(db) as store:
+            store.upsert([Paper(title="GRPO for LLM agents", arxiv_id="2504.99997", version=1,
+                                abstract="Reinforcement learning with GRPO for a large language model.",
+                                announced=date(2025, 4, 10))], datetime(2025, 4, 12, 22, tzinfo=timezone.utc))
+        assert c.get("/profiles/llm-rl.json").json()["match_now"]["total"] == first + 1
+        assert len(counted) > days  # counted again (the matcher itself is compiled anew after a write)
+
+
+def test_one_chart_computation_at_a_time_per_profile(sample, monkeypatch):
+    """Parallel requests for one profile page compute its chart once: the others wait for it
+    and read what it kept."""
+    import threading
+
+    from watcher.web import profiles
+
+    config, db = sample
+    running, most, counted = [0], [0], []
+    lock = threading.Lock()
+    real = profiles._chunks
+
+    def slow(store, day):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            counted.append(day)
+        time.sleep(0.01)
+        try:
+            yield from real(store, day)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(profiles, "_chunks", slow)
+    with TestClient(app_for(config, db)) as c:
+        threads = [threading.Thread(target=c.get, args=("/profiles/llm-rl",)) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert most[0] == 1
+        assert len(counted) == len(set(counted))  # each day counted once

@@ -50,24 +50,64 @@ def _window(store, days: int) -> tuple[date, date]:
     return end - timedelta(days=days - 1), end
 
 
-def _papers(store, start: date, end: date):
-    rows = list(store.db.query("SELECT * FROM papers WHERE day >= ? AND day <= ?",
-                               [start.isoformat(), end.isoformat()]))
-    return [row_to_paper(r) for r in rows], [date.fromisoformat(r["day"]) for r in rows]
+CHUNK = 2000  # papers read and scored at once: memory stays bounded whatever a window holds
+
+
+def _days(store, start: date, end: date) -> dict[date, tuple]:
+    """Each filing day from ``start`` to ``end`` that holds papers, with what changes when its
+    papers do (their number, the last row, the last change): one indexed query."""
+    return {date.fromisoformat(d): tuple(sig) for d, *sig in store.db.execute(
+        "SELECT day, count(*), max(rowid), max(last_changed) FROM papers WHERE day >= ? AND day <= ? "
+        "GROUP BY day", [start.isoformat(), end.isoformat()])}
+
+
+def _chunks(store, day: date):
+    """The papers filed on ``day``, CHUNK at a time."""
+    last = 0
+    while True:
+        rows = list(store.db.query("SELECT rowid, * FROM papers WHERE day = ? AND rowid > ? ORDER BY rowid "
+                                   f"LIMIT {CHUNK}", [day.isoformat(), last]))
+        if not rows:
+            return
+        last = rows[-1]["rowid"]
+        yield [row_to_paper({k: v for k, v in r.items() if k != "rowid"}) for r in rows]
 
 
 def _selected_per_day(st, store, name: str, start: date, end: date) -> dict[date, set[str]]:
     """The papers of each filing day the profile selects now (its matcher as compiled now:
-    today's query, examples and ratings); kept until the matcher is compiled again."""
-    matcher = st.matcher(name, store)
-    kept = st.charts.get(name)
-    if kept is None or kept[0] is not matcher or kept[1] != (start, end):
-        papers, days = _papers(store, start, end)
-        selected: dict[date, set[str]] = {}
-        for i in matcher.score_batch(prepare(papers)):
-            selected.setdefault(days[i], set()).add(papers[i].key)
-        kept = st.charts.put(name, (matcher, (start, end), selected))
-    return kept[2]
+    today's query, examples and ratings). Counted day by day, CHUNK papers at a time, and kept
+    per day until the matcher (compiled anew after any write, see watcher.compile.Compiled)
+    or that day's papers change. One computation at a time per profile (a second request
+    waits for the first and reads what it kept); a computation cut by the page's deadline
+    keeps the days it finished, so the next request goes on from there."""
+    with st.flight(("selected", name)):
+        matcher = st.matcher(name, store)  # in the flight: one compilation, the kept days' own
+        kept = st.charts.get(name) or st.charts.put(name, {})  # day -> (matcher, signature, keys)
+        days = _days(store, start, end)
+        for day in [d for d in kept if d not in days]:
+            del kept[day]
+        for day, signature in days.items():
+            if day in kept and kept[day][0] is matcher and kept[day][1] == signature:
+                continue
+            keys = set()
+            for papers in _chunks(store, day):
+                keys.update(papers[i].key for i in matcher.score_batch(prepare(papers)))
+            kept[day] = (matcher, signature, keys)
+        return {day: kept[day][2] for day in days}
+
+
+def _preview(store, draft, now, start: date, end: date) -> dict:
+    """What ``draft`` (a compiled matcher) selects of the papers filed from ``start`` to ``end``
+    and how many the profile as it is (``now``) selects, read CHUNK papers at a time: the best
+    PREVIEW_SHOWN matches are kept, never every paper of the window."""
+    found, count, current, stored = [], 0, 0, 0
+    for day in sorted(_days(store, start, end)):
+        for papers in _chunks(store, day):
+            batch = prepare(papers)
+            matches = list(draft.score_batch(batch).values())
+            count, current, stored = count + len(matches), current + len(now.score_batch(batch)), stored + len(papers)
+            found = sorted(found + matches, key=rank_key)[:PREVIEW_SHOWN]
+    return {"start": start, "end": end, "matches": found, "count": count, "current": current, "stored": stored}
 
 
 def _ratings_chart(rows: list[dict]) -> tuple[str | None, date | None, date | None]:
@@ -119,14 +159,8 @@ def profile(request: Request):
             except QuerySyntaxError as e:
                 error, caret = str(e), e.caret()
             else:
-                p_start, p_end = _window(store, days)
-                papers, _ = _papers(store, p_start, p_end)
-                batch = prepare(papers)
-                found = sorted(matcher.score_batch(batch).values(), key=rank_key)
-                current = len(st.matcher(name, store).score_batch(batch))
-                preview = {"start": p_start, "end": p_end, "matches": found[:PREVIEW_SHOWN],
-                           "count": len(found), "current": current, "stored": len(papers),
-                           "toml": f"[profile.{name}]\nquery = {toml_string(draft.strip())}"}
+                preview = _preview(store, matcher, st.matcher(name, store), *_window(store, days))
+                preview["toml"] = f"[profile.{name}]\nquery = {toml_string(draft.strip())}"
                 shown = tldrs(store, [m.paper for m in preview["matches"]])
         marked = marks(request, store, list(rated_papers.values())
                        + ([m.paper for m in preview["matches"]] if preview else []))

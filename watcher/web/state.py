@@ -69,6 +69,8 @@ class WebState:
     # caches, one per purpose, each bounded and locked (pages run in several worker threads)
     inbox_pages: "Bounded" = field(default_factory=lambda: Bounded(16))  # rendered inbox pages
     charts: "Bounded" = field(default_factory=lambda: Bounded(64))  # a profile's matches per day
+    flights: dict = field(default_factory=dict)  # key -> threading.Lock (see flight)
+    flights_lock: threading.Lock = field(default_factory=threading.Lock)
     throttle: object = None  # the login Throttle (watcher.web.auth), made by create_app
 
     @property
@@ -79,6 +81,11 @@ class WebState:
     @property
     def https(self) -> bool:
         return bool(self.config.web.base_url and self.config.web.base_url.startswith("https://"))
+
+    def flight(self, key) -> threading.Lock:
+        """The lock that lets one computation of ``key`` run at a time (single flight)."""
+        with self.flights_lock:
+            return self.flights.setdefault(key, threading.Lock())
 
     def matcher(self, name: str, store):
         """The compiled matcher of profile ``name``, as the digests compile it
