@@ -169,3 +169,20 @@ def test_two_ids_with_the_same_title_stay_two_papers_and_an_id_less_listing_merg
     counts = store.upsert([a, b, c], NOW)
     assert sorted(counts.new) == ["2504.00001", "2504.00002"]
     assert store.get("2504.00001").upvotes == 7 and store.get("2504.00002").upvotes is None
+
+
+def test_a_read_only_store_is_read_only(tmp_path):
+    """``Store.open(readonly=True)`` neither creates, migrates nor writes: a write raises."""
+    import sqlite3
+
+    with pytest.raises(StoreError):
+        Store.open(tmp_path / "none.db", readonly=True)
+    assert not (tmp_path / "none.db").exists()
+    with Store.open(tmp_path / "w.db") as s:
+        s.upsert([paper(arxiv_id="2504.07615")], NOW)
+    with Store.open(tmp_path / "w.db", readonly=True) as s:
+        assert s.count_papers() == 1
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            s.db.execute("DELETE FROM papers")
+    with Store.open(tmp_path / "w.db") as s:
+        assert s.count_papers() == 1

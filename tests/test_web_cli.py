@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -177,3 +178,52 @@ def test_the_web_benchmark_runs_and_prints_its_figures():
                  "web_rss_mb", "web_server_cpu_ms_per_request"):
         assert f"\n{name} " in "\n" + r.stdout, name
     assert "\nweb_errors 0.0" in "\n" + r.stdout, r.stdout
+
+
+def test_serve_follows_config_edits_and_sighup_and_names_its_database(sample_dir):
+    """A running `watcher serve` reads the config again when the file changes, and on SIGHUP
+    even when its time and size say nothing changed; /status names the database it serves."""
+    port = free_port()
+    cfg = sample_dir / "config.toml"
+    with started(["serve", "--listen", f"127.0.0.1:{port}"], sample_dir) as proc:
+        url, _ = read_url(proc)
+        status = wait_ok(url + "status")
+        assert str(sample_dir / "watcher-sample.db") in status.text, status.text[status.text.find("<h1>"):][:300]
+        assert httpx.get(url + "profiles/grpo", timeout=5).status_code == 404
+        cfg.write_text(cfg.read_text() + '\n[profile.grpo]\nquery = "GRPO"\n')
+        assert httpx.get(url + "profiles/grpo", timeout=5).status_code == 200  # the edit is served
+        cfg.write_text(cfg.read_text() + "\n[profile.broken\n")  # an invalid edit: the last good one stays
+        assert httpx.get(url + "profiles/grpo", timeout=5).status_code == 200
+        # the same size and time as before: only SIGHUP says to read it again
+        text = cfg.read_text().replace("\n[profile.broken\n", "\n").replace('[profile.grpo]', '[profile.ppox]')
+        stamp = cfg.stat()
+        cfg.write_text(text + " " * (stamp.st_size - len(text.encode())))
+        os.utime(cfg, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+        assert httpx.get(url + "profiles/ppox", timeout=5).status_code == 404
+        proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while httpx.get(url + "profiles/ppox", timeout=5).status_code != 200:
+            assert time.monotonic() < deadline, "SIGHUP did not make serve read the config again"
+            time.sleep(0.1)
+        assert proc.poll() is None  # SIGHUP does not stop it
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
+        assert "cannot be used, still serving the previous one" in proc.stderr.read()
+
+
+def test_run_with_web_serve_serves_the_daemons_database_not_the_sample(sample_dir):
+    """Right after `once --sample` only the sample database exists; `serve` shows it, but the
+    daemon's own inbox serves the daemon's database (the one its digests' rating links name)."""
+    port = free_port()
+    cfg = sample_dir / "config.toml"
+    (sample_dir / "papers.jsonl").write_text("")  # no network: a local listing, empty
+    text = re.sub(r"\[source\.[^]]+\]\n(?:[^\[\n][^\n]*\n)*", "", cfg.read_text())
+    cfg.write_text(text + '\n[source.local]\ntype = "listing"\npath = "papers.jsonl"\n'
+                   + f'\n[web]\nlisten = "127.0.0.1:{port}"\nserve = true\n')
+    assert "arxiv" not in cfg.read_text().split("[profile")[0]
+    with started(["run"], sample_dir) as proc:
+        status = wait_ok(f"http://127.0.0.1:{port}/status")
+        assert str(sample_dir / "watcher.db") in status.text
+        assert "watcher-sample.db" not in status.text
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0

@@ -482,25 +482,31 @@ class Store:
 
     @classmethod
     def open(cls, path: str | Path | None, *, readonly: bool = False) -> "Store":
-        """Open (creating and migrating) the database at ``path``; None means in memory."""
+        """Open (creating and migrating) the database at ``path``; None means in memory.
+        ``readonly``: open an existing database as it is, through a read-only connection
+        (SQLite's ``mode=ro``: nothing is created, migrated or written; a write raises)."""
         try:
             if path is None:
                 db = sqlite_utils.Database(memory=True)
+            elif readonly:
+                path = Path(path)
+                if not path.exists():
+                    raise no_database(path)
+                conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=busy_timeout(),
+                                       isolation_level=None)
+                db = sqlite_utils.Database(conn)
             else:
                 path = Path(path)
-                if readonly and not path.exists():
-                    raise no_database(path)
                 existed = path.exists() and path.stat().st_size > 0
                 path.parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(str(path), timeout=busy_timeout(), isolation_level=None)
                 db = sqlite_utils.Database(conn)
                 try:
-                    if existed and not readonly:  # refuse a damaged file before writing to it
+                    if existed:  # refuse a damaged file before writing to it
                         _check_intact(conn)
                     db.execute("PRAGMA journal_mode=WAL")
                     db.execute("PRAGMA synchronous=NORMAL")
-                    if not readonly:
-                        migrations.apply(db)
+                    migrations.apply(db)
                 except BaseException:
                     conn.close()
                     raise

@@ -33,8 +33,12 @@ log = logging.getLogger("watcher")
 
 
 def state(request: Request) -> WebState:
-    """The app's :class:`WebState`."""
-    return request.app.state.web
+    """The app's :class:`WebState`, its config read again first when the file changed (once
+    per request)."""
+    st = request.app.state.web
+    if "watcher_config" not in request.scope:
+        request.scope["watcher_config"] = st.follow()
+    return st
 
 
 @lru_cache(maxsize=1)

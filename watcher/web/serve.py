@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
 import threading
 from contextlib import contextmanager
@@ -29,9 +30,11 @@ class Plan:
     note: str | None = None  # said once at start (e.g. serving the sample database)
 
 
-def plan(config: Config, listen: str | None = None, sample: bool = False) -> Plan:
+def plan(config: Config, listen: str | None = None, sample: bool = False, daemon: bool = False) -> Plan:
     """Resolve ``--listen``, the database and the secrets; ConfigError (exit 2) when a
-    non-loopback address has no password or a named variable is unset."""
+    non-loopback address has no password or a named variable is unset. ``daemon``: the web
+    inbox of ``watcher run``, which always serves the daemon's own database (never the sample
+    one, even before the daemon's first cycle has created its database)."""
     web = config.web
     if listen:
         try:
@@ -62,6 +65,8 @@ def plan(config: Config, listen: str | None = None, sample: bool = False) -> Pla
                     web.base_url)
     from ..pipeline import reading_config
 
+    if daemon:
+        return Plan(web, config.settings.database, password, secret)
     chosen, which = reading_config(config, sample)  # the one rule the reading commands share
     note = f"serving {which}" if which else None
     return Plan(web, chosen.settings.database, password, secret, note)
@@ -139,6 +144,9 @@ def serve(config: Config, listen: str | None = None, sample: bool = False, echo=
     echo(f"watcher serve: open {address(p.web, sock)}"
          + (" (log in with the password in $" + p.web.password_env + ")" if p.password else ""))
     srv = server(config, p, sock)
+    web = srv.config.app.state.web
+    if hasattr(signal, "SIGHUP"):  # read the config again at the next request
+        signal.signal(signal.SIGHUP, lambda signum, frame: setattr(web, "reload_asked", True))
     srv.run(sockets=[sock])
     return 0
 
@@ -150,7 +158,7 @@ def background(config: Config) -> Iterator[None]:
     if not config.web.serve:
         yield
         return
-    p = plan(config)
+    p = plan(config, daemon=True)
     migrate(p.database)
     sock = bind(p.web)
     srv = server(config, p, sock)

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlparse
 
 from ..compile import Compiled
-from ..config import Config
+from ..config import Config, load_config
+from ..errors import ConfigError
+
+log = logging.getLogger("watcher")
+
+
+def _stamp(path) -> tuple | None:
+    """What says a file changed: its modification time and size (None when it cannot be read)."""
+    try:
+        st = Path(path).stat()
+    except (OSError, TypeError):
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 class Bounded:
@@ -72,6 +85,39 @@ class WebState:
     flights: dict = field(default_factory=dict)  # key -> threading.Lock (see flight)
     flights_lock: threading.Lock = field(default_factory=threading.Lock)
     throttle: object = None  # the login Throttle (watcher.web.auth), made by create_app
+
+    config_stamp: tuple | None = None  # the config file's (mtime, size) when it was read
+    reload_asked: bool = False  # SIGHUP: read the config again at the next request
+    reload_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self):
+        self.config_stamp = _stamp(self.config.path)
+
+    def follow(self) -> Config:
+        """The config, read again first when its file changed since (``watcher serve`` follows
+        edits; SIGHUP asks for it whatever the file's time says). An invalid new config is
+        logged and the running one kept; the database served and the address listened on
+        never change (a restart does that)."""
+        stamp = _stamp(self.config.path)
+        if stamp == self.config_stamp and not self.reload_asked:
+            return self.config
+        with self.reload_lock:
+            if stamp == self.config_stamp and not self.reload_asked:
+                return self.config
+            self.reload_asked, self.config_stamp = False, stamp
+            try:
+                new = load_config(self.config.path)
+            except ConfigError as e:
+                log.error("web: the config changed but cannot be used, still serving the previous one: %s", e)
+                return self.config
+            old = self.config
+            if new.settings.database != old.settings.database:
+                log.warning("web: the config names another database (%s); still serving %s until a restart",
+                            new.settings.database, self.database)
+            self.config = replace(new, web=replace(new.web, host=old.web.host, port=old.web.port,
+                                                   hosts=old.web.hosts))
+            log.info("web: config read again from %s", self.config.path)
+            return self.config
 
     @property
     def prefix(self) -> str:

@@ -21,7 +21,8 @@ def status(request: Request):
     config = replace(st.config, settings=replace(st.config.settings, database=st.database))
     with reading(request) as store:  # 503 when the database cannot be read
         text = status_text(config, now_utc(), store)
-    return page(request, "status.html", text=text)
+    return page(request, "status.html", text=text, database=st.database.resolve(),
+                config_path=st.config.path.resolve() if st.config.path else None)
 
 
 @threaded
