@@ -35,7 +35,7 @@ def client(sample):
 
 
 def card_keys(html: str) -> list[str]:
-    return [unquote(k) for k in re.findall(r'<article class="paper" id="p-([^"]+)"', html)]
+    return [unquote(k) for k in re.findall(r'<article class="paper[^"]*" id="p-([^"]+)"', html)]
 
 
 def ids_and_titles(papers) -> None:
