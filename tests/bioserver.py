@@ -8,7 +8,7 @@ tests/data the way the services page them (see tests/data/README.md for what the
 * :class:`PubmedApi` answers ``esearch.fcgi`` with the fixture's search (its ``count`` the
   number of records served) and ``efetch.fcgi`` with the records ``retstart`` .. ``retstart +
   retmax`` of the fixture's ``PubmedArticleSet``, refusing a WebEnv / query_key it did not give
-  (as NCBI answers an unknown history with an error).
+  (as NCBI answers an unknown history with an error); ``pmids`` serves only those records.
 """
 
 from __future__ import annotations
@@ -54,11 +54,10 @@ _ARTICLE = re.compile(rb"<PubmedArticle>.*?</PubmedArticle>\s*", re.S)
 class PubmedApi:
     """An esearch JSON and an efetch XML fixture served as E-utilities with a history."""
 
-    def __init__(self, esearch: bytes, efetch: bytes, count: int | None = None):
+    def __init__(self, esearch: bytes, efetch: bytes, pmids: set[str] | None = None):
         self.search = json.loads(esearch)
-        self.articles = _ARTICLE.findall(efetch)
-        if count is not None:
-            self.articles = self.articles[:count]
+        self.articles = [a for a in _ARTICLE.findall(efetch) if pmids is None
+                         or re.search(rb"<PMID[^>]*>(\d+)<", a).group(1).decode() in pmids]
         first = _ARTICLE.search(efetch)
         self.head = efetch[:first.start()]
         self.tail = b"</PubmedArticleSet>\n"

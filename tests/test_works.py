@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
+
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
@@ -175,3 +177,48 @@ def test_the_migration_keeps_every_paper_and_its_history(tmp_path):
         assert again.unchanged == 1 and s.count_papers() == 2
         assert s.upsert([Paper(title="x", doi="10.1103/physrevd.1.2", journal="PRD")],
                         T0).updated == ["2401.00001"]
+
+
+def test_jr_doi_and_subjects_select_papers_by_venue_and_doi():
+    from watcher.config import Profile
+    from watcher.errors import QuerySyntaxError
+    from watcher.match import ProfileMatcher, select
+    from watcher.query import parse_query
+
+    linked = preprint(published="10.1038/s41593-026-02114-7", journal="Nature Neuroscience")
+    med = Paper(title="Wastewater RSV", doi="10.1101/2026.11.20.26354902", venues=["medRxiv"],
+                categories=["epidemiology"])
+    ax = Paper(title="An arXiv paper", arxiv_id="2611.00001", categories=["q-bio.NC"])
+    lancet = Paper(title="Flu", doi="10.1016/S1473-3099(26)00412-9", journal="The Lancet. Infectious diseases")
+    papers = [linked, med, ax, lancet]
+
+    def keys(query, **kw):
+        matcher = ProfileMatcher(Profile(name="p", title="p", query=query, **kw))
+        return sorted(m.paper.key for m in select(papers, [matcher]))
+
+    assert keys("jr:biorxiv") == [linked.key]
+    assert keys('jr:"nature neuroscience"') == keys("jr:nature*") == [linked.key]
+    assert keys("jr:arxiv") == ["2611.00001"]
+    assert keys('jr:"The Lancet Infectious Diseases"') == [lancet.key]  # punctuation aside
+    assert keys("doi:10.1101/*") == sorted([linked.key, med.key])
+    assert keys("doi:https://doi.org/10.1038/S41593-026-02114-7") == [linked.key]
+    assert keys('doi:"10.1016/s1473-3099(26)00412-9"') == [lancet.key]
+    assert keys("cat:neuroscience OR cat:epidemiology") == sorted([linked.key, med.key])
+    assert keys("doi:10.* OR jr:arxiv", categories=("Cell_Biology", "neuroscience")) == sorted(
+        [linked.key, lancet.key])  # the subject cut keeps papers whose categories are unknown
+    [m] = select([linked], [ProfileMatcher(Profile(name="p", title="p", query="jr:biorxiv"))])
+    assert m.reasons == ["jr: biorxiv"]
+    for bad in ("doi:nonsense", "jr:*", "doi:10.1*01/x"):
+        with pytest.raises(QuerySyntaxError):
+            parse_query(bad)
+
+
+def test_a_stored_paper_is_found_by_doi_pmid_or_key(tmp_path):
+    with Store.open(tmp_path / "w.db") as s:
+        s.upsert([preprint(published="10.1038/s41593-026-01234-5"), pubmed()], T0)
+        key = "doi:10.1101/2026.03.01.612345"
+        assert s.count_papers() == 1
+        for ref in (key, "10.1038/S41593-026-01234-5", "https://doi.org/10.1101/2026.03.01.612345",
+                    "pmid:41234567", TITLE):
+            assert s.find(ref).key == key, ref
+        assert s.find("10.1038/nothing") is None

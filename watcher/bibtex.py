@@ -4,7 +4,9 @@ and a ``.bib`` file of papers one likes as a profile's ``examples``.
 Written entries follow arXiv's own "Export BibTeX citation": ``@misc`` with ``title``,
 ``author`` (``Last, First and ...``), ``year``, ``eprint``, ``archivePrefix = {arXiv}``,
 ``primaryClass``, ``url``, plus ``doi`` and ``abstract`` when known; ``year`` also for papers
-known only from listings (the announce day, else the arXiv id's). Keys are
+known only from listings (the announce day, else the arXiv id's). A paper published in a
+journal, or announced by bioRxiv, medRxiv or a journal's feed, is an ``@article`` with its
+``journal`` (the journal, else the server, as bioRxiv's own export writes) and ``doi``. Keys are
 ``{last name}{year}{first title word}`` (``king2025pokemon``), authors ``von Last, Jr, First``
 as bibtexparser's own name parser splits them.
 
@@ -31,7 +33,8 @@ _ARXIV_IN = re.compile(r"(?:arxiv[:./ ]*|abs/|arXiv\.)(\d{4}\.\d{4,5}|[a-z-]+(?:
 
 
 def write(papers: list[Paper]) -> str:
-    """The papers as BibTeX entries, one ``@misc`` each, with unique citation keys."""
+    """The papers as BibTeX entries, one ``@misc`` (``@article`` with a journal) each, with
+    unique citation keys."""
     import bibtexparser
     from bibtexparser.model import Entry, Field
 
@@ -49,6 +52,9 @@ def write(papers: list[Paper]) -> str:
             fields += [("eprint", paper.arxiv_id), ("archivePrefix", "arXiv")]
             if paper.primary_category or paper.categories:
                 fields.append(("primaryClass", _latex(paper.primary_category or paper.categories[0])))
+        journal = paper.venue if paper.venue != "arXiv" else None  # a journal, bioRxiv, PubMed's
+        if journal:
+            fields.append(("journal", _latex(journal)))
         if paper.doi:
             fields.append(("doi", _latex(paper.doi)))
         url = paper.abs_url or paper.url
@@ -57,7 +63,8 @@ def write(papers: list[Paper]) -> str:
         if paper.abstract:
             fields.append(("abstract", _latex(paper.abstract)))
         key = _key(paper, names, year, used)
-        library.add(Entry("misc", key, [Field(k, v) for k, v in fields]))  # the writer adds {}
+        library.add(Entry("article" if journal else "misc", key,  # the writer adds {}
+                          [Field(k, v) for k, v in fields]))
     return bibtexparser.write_string(library)
 
 

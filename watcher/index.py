@@ -16,12 +16,13 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
-from .models import Paper
+from .models import Paper, title_fingerprint
 from .query import Not, Or, Term
 from .text import field_text, name_key, same_person
 
 CENTROID_WORDS = 300  # a centroid of examples keeps its heaviest words (watcher.match, watcher.learn)
 SIMILAR_ONE = 0.12  # the similarity threshold of a single example (a prior for a few)
+_SETS = ("categories", "venues", "dois")  # Doc fields that are sets of whole values, not text
 
 
 
@@ -35,6 +36,8 @@ class Doc:
     authors: str  # " sergey levine , haozhan shen "
     names: tuple  # name_key() of each author
     categories: frozenset[str]  # "cs.cl" and its archive "cs"
+    venues: frozenset[str] = frozenset()  # "biorxiv", "nature neuroscience" (title_fingerprint)
+    dois: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -57,8 +60,11 @@ def prepare_doc(paper: Paper) -> Doc:
         if c:
             c = c.lower()
             cats.update((c, c.split(".")[0]))
+    venues = {title_fingerprint(v) for v in (*paper.venues, paper.journal, paper.journal_ref) if v}
+    if paper.arxiv_id:
+        venues.add("arxiv")
     return Doc(paper, field_text(paper.title), field_text(paper.abstract or ""), authors,
-               names, frozenset(cats))
+               names, frozenset(cats), frozenset(venues), frozenset(paper.dois))
 
 
 def search_text(paper: Paper) -> dict[str, str]:
@@ -96,14 +102,14 @@ class Batch:
         return len(self.docs)
 
     def index(self, field: str) -> dict[str, list[int]]:
-        """``word -> positions`` (ascending) for field ``title``, ``abstract``, ``authors`` or
-        ``categories``. Lists, not sets: building is the matcher's biggest fixed cost, and only
+        """``word -> positions`` (ascending) for field ``title``, ``abstract``, ``authors``,
+        ``categories``, ``venues`` or ``dois``. Lists, not sets: building is the matcher's biggest fixed cost, and only
         the few words a query asks for become sets (:meth:`postings`)."""
         if field not in self._index:
             idx: dict[str, list[int]] = defaultdict(list)
             for i, doc in enumerate(self.docs):
                 value = getattr(doc, field)
-                for word in value if field == "categories" else set(value.split()):
+                for word in value if field in _SETS else set(value.split()):
                     idx[word].append(i)
             self._index[field] = dict(idx)
         return self._index[field]
@@ -200,6 +206,9 @@ class Batch:
         out: dict[int, Hit] = {}
         if term.field == "cat":
             for i in self.index("categories").get(term.words[0], ()):
+                out[i] = Hit(category=True)
+        elif term.field in ("jr", "doi"):  # a whole venue name or DOI, or a prefix of one (*)
+            for i in self.postings("venues" if term.field == "jr" else "dois", term.words[0]):
                 out[i] = Hit(category=True)
         elif term.field == "au":
             for i in self.authored(term.name):

@@ -56,7 +56,7 @@ from .text import name_key
 TITLE_WEIGHT = 2.0
 AUTHOR_TERM_WEIGHT = 2.0  # a query word found in the author list
 AUTHOR_BOOST = 5.0  # a followed author
-CATEGORY_WEIGHT = 1.0  # a cat: term of the query among the paper's categories
+CATEGORY_WEIGHT = 1.0  # a cat: term among the paper's categories (jr:, doi: alike)
 QUERY_BASE = 0.5  # a query that matched without a term found (NOT ti:survey)
 EXAMPLE_SCORE = 4.0  # a paper exactly as similar to the examples as the threshold
 SIMILAR_RATIO = 0.9  # threshold: this x the examples' median similarity to the others' centroid
@@ -179,8 +179,8 @@ class ProfileMatcher:
             hit = found.get(i)
             if hit is None:
                 continue
-            if hit.category:
-                out.append((CATEGORY_WEIGHT, f"cat: {term.text}"))
+            if hit.category:  # cat:, jr: or doi:
+                out.append((CATEGORY_WEIGHT, f"{term.field}: {term.text}"))
                 continue
             title = TITLE_WEIGHT * idf if hit.title else 0.0
             abstract = idf * (1 + 0.5 * math.log(hit.abstract)) if hit.abstract else 0.0

@@ -75,8 +75,10 @@ def profile_anchors(matcher) -> list[Term] | None:
 
 def _rarity(term: Term, matcher) -> float:
     """The share of papers ``term`` is expected to match, from its idf (``ln(1 + N/(df+1))``)."""
-    if term.field == "cat":
+    if term.field in ("cat", "jr"):
         return CATEGORY_SHARE
+    if term.field == "doi":
+        return 0.0 if not term.words[0].endswith("*") else CATEGORY_SHARE  # one paper
     idf = matcher.weights.get(term)
     if idf is None:
         idf = matcher.doc_freq.phrase_idf(term.words)

@@ -7,14 +7,19 @@ Grammar, loosest binding first (operators are upper-case, as on arXiv)::
     and_expr:= unary (("AND" | "ANDNOT" | nothing) unary)*     # juxtaposition means AND
     unary   := "NOT" unary | primary
     primary := [field ":"] ( "(" or_expr ")" | "quoted phrase" | word )
-    field   := ti | abs | au | cat | all
+    field   := ti | abs | au | cat | jr | doi | all
 
 A bare word or phrase searches ``all`` (title, abstract and authors). Words and phrases are
 normalised by :mod:`watcher.text`, so ``fine-tuning`` is the phrase ``fine tuning`` and ``LLMs``
 matches ``LLM``. A trailing ``*`` makes a word a prefix (``reinforc*``). ``cat:`` takes an
 arXiv category (``cat:cs.CL``: primary or cross-listed there) or an archive (``cat:cs``, or the
-wildcard ``cat:cs.*``: any cs category; no other wildcard in a category). ``au:`` takes a name
-(``au:Levine``, ``au:"S. Levine"``, arXiv's ``au:levine_s``).
+wildcard ``cat:cs.*``: any cs category; no other wildcard in a category), or a bioRxiv /
+medRxiv subject (``cat:neuroscience``, ``cat:cell_biology``). ``au:`` takes a name
+(``au:Levine``, ``au:"S. Levine"``, arXiv's ``au:levine_s``). ``jr:`` takes a journal or
+preprint server, the whole name (``jr:biorxiv``, ``jr:arxiv``, ``jr:"Nature Neuroscience"``;
+case and punctuation do not matter) or its start (``jr:nature*``); ``doi:`` a DOI
+(``doi:10.1038/s41593-026-02114-7``) or its start (``doi:10.1101/*``: every bioRxiv and medRxiv
+preprint).
 
 Parentheses and NOTs nest at most :data:`MAX_DEPTH` deep (``((((x))))`` is 4, ``NOT NOT x`` is
 2); deeper queries are refused, so that no query can exhaust the stack of the parser or of
@@ -30,9 +35,10 @@ import re
 from dataclasses import dataclass
 
 from .errors import QuerySyntaxError
+from .models import normalize_doi, title_fingerprint
 from .text import fold, name_key, stem, words
 
-FIELDS = ("ti", "abs", "au", "cat", "all")
+FIELDS = ("ti", "abs", "au", "cat", "jr", "doi", "all")
 OPERATORS = ("AND", "OR", "ANDNOT", "NOT")
 MIN_PREFIX = 3  # letters before a wildcard
 MAX_DEPTH = 50  # nested parentheses and NOTs
@@ -243,6 +249,27 @@ class _Parser:
             return node
         return self.term(field, value, pos + (kind == "phrase"), kind == "phrase")
 
+    def venue_or_doi(self, field: str, value: str, pos: int) -> Term:
+        """``jr:`` and ``doi:`` terms: a whole name (a title fingerprint) or DOI, lower case; a
+        trailing ``*`` makes it a prefix."""
+        text = value.strip()
+        prefix = text.endswith("*")
+        text = text.rstrip("*").strip()
+        if "*" in text:
+            raise self.fail(f"{field}: takes a * only at the end", pos)
+        if field == "jr":
+            key = title_fingerprint(text)
+            if not key:
+                raise self.fail("jr: needs a journal or server name, such as biorxiv", pos)
+        else:
+            key = text.lower() if prefix else normalize_doi(text)
+            for lead in ("https://doi.org/", "http://doi.org/", "doi:"):
+                key = key.removeprefix(lead) if key else key
+            if not key or not key.startswith("10."):
+                raise self.fail("doi: takes a DOI such as 10.1038/s41586-024-07000-1 (or 10.1101/*)",
+                                pos)
+        return Term(field, (key + "*" if prefix else key,), value, pos)
+
     def term(self, field: str, value: str, pos: int, phrase: bool) -> Term:
         if not value.strip():
             raise self.fail("empty phrase", pos - 1)
@@ -254,13 +281,15 @@ class _Parser:
                     raise self.fail("* can only end a word (as in reinforc*)", pos + m.start())
             if field == "au":
                 raise self.fail("au: takes a name, not a wildcard", pos + star)
+        if field in ("jr", "doi"):
+            return self.venue_or_doi(field, value, pos)
         if field == "cat":
             cat = value.strip().lower()
             if cat.endswith(".*"):
                 cat = cat[:-2]
             if "*" in cat or " " in cat:
                 raise self.fail("cat: takes a category like cs.CL or an archive like cs", pos)
-            return Term("cat", (cat,), value, pos)
+            return Term("cat", (cat.replace("_", " "),), value, pos)
         if field == "au":
             raw = value
             if "_" in value and " " not in value:  # arXiv style levine_s

@@ -181,7 +181,8 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
 # What each field of the query language reads of a paper (see index.prepare_doc)
 _READS = {"ti": ("title",), "abs": ("abstract",), "au": ("authors",),
           "cat": ("categories", "primary_category"),
-          "all": ("title", "abstract", "authors")}
+          "all": ("title", "abstract", "authors"),
+          "jr": ("venues", "journal", "journal_ref", "arxiv_id"), "doi": ("dois",)}
 _BLANK = {"title": "", "abstract": "", "authors": [], "categories": [], "primary_category": None}
 
 

@@ -667,12 +667,20 @@ class Store:
         return row_to_paper(rows[0]) if rows else None
 
     def find(self, text: str) -> Paper | None:
-        """A stored paper by arXiv id (any version suffix) or by title."""
+        """A stored paper by arXiv id (any version suffix), key, DOI (any case, ``doi:`` or a
+        doi.org link), ``pmid:…``, or by title."""
         from .models import parse_arxiv_id
 
         ident = parse_arxiv_id(text)
         if ident and (p := self.get(ident[0])):
             return p
+        if p := self.get(text.strip()):
+            return p
+        doi = normalize_doi(text)
+        for key in (f"doi:{doi}" if doi else None, text.strip().lower()):
+            row = self.db.execute("SELECT paper FROM paper_ids WHERE ident = ?", [key]).fetchone()
+            if row and (p := self.get(row[0])):
+                return p
         rows = list(self.db["papers"].rows_where("fingerprint = ?", [title_fingerprint(text)], limit=1))
         return row_to_paper(rows[0]) if rows else None
 
