@@ -21,7 +21,9 @@ def sample_setup(tmp_path):
 #   it. Stored: 317 + 5 + (30 - 6) = 346 papers, 24 of them keyed by title.
 # - 39 of them match the llm-rl profile of config.toml in the 3-day lookback (all 346 are in
 #   it); its max_papers = 30 keeps the best 30.
-SAMPLE_PAPERS, SAMPLE_TITLE_KEYS, SAMPLE_DIGEST = 346, 24, 30
+# 346 from arXiv, HF and the seed; 5 from the bioRxiv and journal listings (6 entries: a preprint
+# and its journal version are one paper)
+SAMPLE_PAPERS, SAMPLE_TITLE_KEYS, SAMPLE_DIGEST = 351, 24, 30
 
 
 def ledger(db):

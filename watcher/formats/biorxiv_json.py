@@ -5,7 +5,7 @@ One page of the interval::
     {"messages": [{"status": "ok", "interval": "2026-03-01:2026-03-03", "cursor": 0,
                    "count": 100, "count_new_papers": "61", "total": "212"}],
      "collection": [{"doi": "10.1101/2026.03.01.612345", "title": …, "authors": "Okafor, M.;
-                     Lindqvist, J.", "author_corresponding": …, "author_corresponding_institution": …,
+                     Lindqvist, J." (read as "M. Okafor", "J. Lindqvist"), "author_corresponding": …, "author_corresponding_institution": …,
                      "date": "2026-03-02", "version": "1", "type": "new results",
                      "license": "cc_by", "category": "neuroscience", "jatsxml": …,
                      "abstract": …, "published": "NA", "server": "bioRxiv"}, …]}
@@ -52,9 +52,17 @@ def _day(value) -> date | None:
 
 
 def _authors(raw: object) -> list[str]:
+    """``"Okafor, M. N.; Lindqvist, J."`` -> ``["M. N. Okafor", "J. Lindqvist"]`` (given names
+    first, as every other listing writes them, so that a list of them stays readable)."""
     if not isinstance(raw, str):
         return []
-    return [" ".join(a.split()) for a in raw.split(";") if a.strip()]
+    out = []
+    for name in raw.split(";"):
+        last, comma, given = name.partition(",")
+        name = f"{given} {last}" if comma and given.strip() else last
+        if name.strip():
+            out.append(" ".join(name.split()))
+    return out
 
 
 def record_to_paper(item: object, where: str) -> Paper:
