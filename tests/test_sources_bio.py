@@ -4,7 +4,6 @@ rate, conditional GET, 429 with Retry-After, malformed answers."""
 
 from __future__ import annotations
 
-import time
 from datetime import date, datetime, timedelta, timezone
 
 import pytest

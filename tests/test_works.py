@@ -25,9 +25,11 @@ TITLE = "Dendritic spikes gate place-field formation in CA1"
 def preprint(version=1, published=None, **kw) -> Paper:
     base = dict(title=TITLE, authors=AUTHORS, abstract="Place fields form after plateau potentials.",
                 doi="10.1101/2026.03.01.612345", version=version, published=T0,
-                categories=["neuroscience"], venues=["bioRxiv"], source="bio", sources=["bio"])
-    if published:
+                categories=["neuroscience"], venues=["bioRxiv"], source="bio", sources=["bio"],
+                url="https://www.biorxiv.org/content/10.1101/2026.03.01.612345v1")
+    if published:  # as bioRxiv's records read: the journal's DOI is the one to cite
         base["dois"] = ["10.1101/2026.03.01.612345", published]
+        base["doi"] = published
     base.update(kw)
     return Paper(**base)
 
@@ -222,3 +224,31 @@ def test_a_stored_paper_is_found_by_doi_pmid_or_key(tmp_path):
                     "pmid:41234567", TITLE):
             assert s.find(ref).key == key, ref
         assert s.find("10.1038/nothing") is None
+
+
+def test_the_atom_feed_bibtex_and_updates_show_the_venue_and_the_doi():
+    import json as jsonlib
+
+    from watcher.bibtex import write
+    from watcher.deliver.feed import build_entry
+    from watcher.models import Digest, Match
+    from watcher.render import render
+
+    work = preprint(published="10.1038/s41593-026-01234-5", journal="Nature Neuroscience",
+                    sources=["bio", "natneuro"])
+    m = Match(work, 1.0, ["jr: biorxiv"], "p")
+    entry = build_entry(m, T0)
+    links = {(l.get("title"), l.get("href")) for l in entry if l.tag.endswith("link")}
+    assert ("doi", "https://doi.org/10.1038/s41593-026-01234-5") in links
+    content = next(e for e in entry if e.tag.endswith("content")).text
+    assert "Nature Neuroscience" in content and "doi:10.1038/s41593-026-01234-5" in content
+    bib = write([work, Paper(title="An arXiv paper", arxiv_id="2611.00001", authors=["Ola Nordmann"])])
+    assert bib.startswith("@article{okafor2026dendritic") and "journal = {Nature Neuroscience}" in bib
+    assert "@misc{nordmann" in bib and bib.count("journal =") == 1
+    digest = Digest(name="d", title="D", date=T0.date(), matches=[m], updated=[m])
+    html = render(digest, "html")
+    assert "via bio, natneuro" in html and "· published in Nature Neuroscience</span>" in html
+    assert "published in Nature Neuroscience" in render(digest, "markdown")
+    slack = jsonlib.loads(render(digest, "slack"))
+    assert "published in Nature Neuroscience" in jsonlib.dumps(slack)
+    assert jsonlib.loads(render(digest, "json"))[0]["venue"] == "Nature Neuroscience"

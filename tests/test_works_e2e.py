@@ -11,7 +11,6 @@ import re
 import sqlite3
 import warnings
 
-import pytest
 
 from bioserver import BiorxivApi, PubmedApi
 from conftest import run_watcher

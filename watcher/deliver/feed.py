@@ -69,16 +69,21 @@ def entry_id(paper: Paper) -> str:
 
 
 def entry_html(m: Match, links=None) -> str:
-    """The entry's HTML content: TL;DR, reasons, shortened abstract and links (with the
-    digest's rating links and the paper's page in the web inbox when it has them), all escaped."""
+    """The entry's HTML content: TL;DR, reasons, shortened abstract, the venue (a journal or a
+    preprint server other than arXiv) and links (abstract, PDF, DOI; the digest's rating links
+    and the paper's page in the web inbox when it has them), all escaped."""
     p = m.paper
     parts = [f"<p><b>TL;DR:</b> {escape(_text(tldr_of(m)))}</p>"]
     if m.reasons:
         parts.append(f"<p><b>Why:</b> {escape(_text('; '.join(m.reasons)))}</p>")
     if p.abstract:
         parts.append(f"<p>{escape(_text(abstract_excerpt(m)))}</p>")
-    anchors = [f'<a href="{escape(url)}">{label}</a>'
-               for url, label in ((safe_url(p.abs_url), "Abstract"), (safe_url(p.pdf_url), "PDF")) if url]
+    doi = safe_url(p.doi_url) if p.doi_url != p.abs_url else ""
+    anchors = [f'<a href="{escape(url)}">{escape(label)}</a>'
+               for url, label in ((safe_url(p.abs_url), "Abstract"), (safe_url(p.pdf_url), "PDF"),
+                                  (doi, f"doi:{p.doi}")) if url]
+    if p.venue and p.venue != "arXiv":
+        anchors.insert(0, escape(_text(p.venue)))
     if anchors:
         parts.append("<p>" + " · ".join(anchors) + "</p>")
     if links is not None:
@@ -108,6 +113,8 @@ def build_entry(m: Match, delivered: datetime, links=None) -> ET.Element:
         ET.SubElement(entry, _q("link"), rel="alternate", type="text/html", href=safe_url(p.abs_url))
     if safe_url(p.pdf_url):
         ET.SubElement(entry, _q("link"), rel="related", type="application/pdf", href=safe_url(p.pdf_url))
+    if safe_url(p.doi_url) and p.doi_url != p.abs_url:  # as arXiv's own Atom links a DOI
+        ET.SubElement(entry, _q("link"), rel="related", title="doi", href=safe_url(p.doi_url))
     for category in p.categories:
         if _text(category):
             ET.SubElement(entry, _q("category"), term=_text(category))
