@@ -94,6 +94,13 @@ def test_the_profile_page_says_why_fewer_match_now_than_were_delivered(two_chann
     config, db, files = two_channels
     with TestClient(app_for(config, db)) as c:
         page = text(c.get("/profiles/llm-rl"))
+        data = c.get("/profiles/llm-rl.json").json()
+    disliked = {r["key"] for r in data["ratings"] if r["value"] == "down"}
+    assert len(disliked) == 3 and all(r["id"] and r["title"] for r in data["ratings"])
+    gone = {p["key"] for p in data["delivered_not_selected_now"]}
+    assert disliked <= gone and all(p["id"] and p["title"] for p in data["delivered_not_selected_now"])
+    assert data["match_now"]["total"] == (data["delivered"]["total"] - len(gone)
+                                          + data["selected_now_not_delivered"])
     m = re.search(r"(\d+) papers filed from \S+ to \S+ match the profile now and (\d+) were delivered", page)
     now, delivered = int(m.group(1)), int(m.group(2))
     gone = re.search(r"(\d+) of the delivered papers would not be selected now", page)

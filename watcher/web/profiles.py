@@ -23,8 +23,8 @@ from ..match import rank_key
 from ..ratings import ratings as profile_ratings
 from ..store import now_utc, row_to_paper
 from .chart import bar_chart
-from .pages import (json_page, match_ref, not_found, page, reading, state, threaded, tldrs, unsuffixed,
-                    wants_json)
+from .pages import (json_page, match_ref, not_found, page, paper_ref, reading, state, threaded, tldrs,
+                    unsuffixed, wants_json)
 from .ratings import marks
 
 CHART_DAYS = 30
@@ -164,10 +164,11 @@ def profile(request: Request):
                 shown = tldrs(store, [m.paper for m in preview["matches"]])
         marked = marks(request, store, list(rated_papers.values())
                        + ([m.paper for m in preview["matches"]] if preview else []))
+        now_keys = set().union(*selected.values())
+        sent_keys = set().union(*delivered.values())
+        gone = [store.get(k) for k in sorted(sent_keys - now_keys)] if wants_json(request) else []
     day_list = [start + timedelta(days=i) for i in range((end - start).days + 1)]
     matched = {d: len(keys) for d, keys in selected.items()}
-    now_keys = set().union(*selected.values())
-    sent_keys = set().union(*delivered.values())
     chart = bar_chart(day_list, [("match now", matched, "matched"),
                                  ("delivered", {d: len(k) for d, k in delivered.items()}, "delivered")],
                       f"Papers that match now (by filing day) and papers delivered (by issue date), {start} to {end}")
@@ -182,9 +183,12 @@ def profile(request: Request):
             "delivered": {"total": len(sent_keys),
                           "per_day": {d.isoformat(): len(k) for d, k in sorted(delivered.items())},
                           "about": "papers the messages of each issue date showed, as recorded when sent"},
-            "delivered_not_selected_now": sorted(sent_keys - now_keys),
+            "delivered_not_selected_now": [paper_ref(request, p) for p in gone if p is not None],
             "selected_now_not_delivered": len(now_keys - sent_keys),
-            "ratings": rated, "error": error,
+            "ratings": [dict(paper_ref(request, rated_papers[r["paper"]]), value=r["value"], rated_at=r["rated_at"],
+                             source=r["source"]) if r["paper"] in rated_papers
+                        else dict(r, id=r["arxiv_id"] or r["paper"]) for r in rated],
+            "error": error,
             "preview": None if preview is None else {
                 "start": preview["start"].isoformat(), "end": preview["end"].isoformat(),
                 "count": preview["count"], "current": preview["current"], "stored": preview["stored"],
