@@ -8,6 +8,7 @@ transaction for 2 s while a web rating (through the ASGI app) or ``watcher rate`
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import subprocess
@@ -232,3 +233,22 @@ def test_a_locked_sample_database_is_named_as_the_one_used(sample):
     assert r.returncode == 1 and "Traceback" not in err, err
     assert f"{db.name}: the database is locked by another program (waited 0." in err, err
     assert str(config.settings.database.name) + ":" not in err
+
+
+# --- everyone at once ---------------------------------------------------------------------------
+
+def test_the_daemon_the_cli_and_the_web_at_once_record_every_rating_and_paper_once(tmp_path):
+    """A few seconds of the three writers side by side (benchmarks/stress.py; the benchmark
+    bench_concurrency.py runs it for longer): no actor is ever refused, and afterwards the
+    database holds exactly the ratings each was told were recorded and every paper once."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from stress import run_stress
+
+    seconds = float(os.environ.get("WATCHER_STRESS_SECONDS", "4"))
+    out = run_stress(tmp_path / "stress", seconds, DATA / "corpus-2025-04-09.jsonl.gz",
+                     DATA / "corpus-2025-04-10.jsonl.gz")
+    assert out.problems == []
+    assert out.cycles >= 1 and out.web_ratings >= 1 and out.cli_ratings >= 1 and out.web_reads >= 1
+    assert sorted(out.recorded_ratings) == sorted(out.expected_ratings)
+    assert len(out.stored_ids) == len(set(out.stored_ids)) and set(out.stored_ids) == out.expected_papers
+    assert out.runs and set(out.runs) == {"ok"}
