@@ -173,6 +173,7 @@ def test_the_site_opens_from_file_and_its_search_finds_a_paper(site, browser):
     found = page.locator("#results article.paper h3 a")
     assert found.count() > 0
     assert "match" in page.inner_text("#results p.meta")
+    assert page.locator("#results p.tldr strong").first.inner_text() == "TL;DR:"
     titles = [found.nth(i).inner_text() for i in range(found.count())]
     found.first.click()  # a result opens its paper page, from file:// too
     page.wait_for_load_state("load")

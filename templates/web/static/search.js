@@ -75,7 +75,12 @@
     card.appendChild(h);
     var names = p.authors.slice(0, 6).join(", ") + (p.authors.length > 6 ? " et al." : "");
     card.appendChild(el("p", "meta", [names, p.day, p.categories[0]].filter(Boolean).join(" · ")));
-    if (p.tldr) card.appendChild(el("p", "tldr", "TL;DR: " + p.tldr));
+    if (p.tldr) {  // as the pages show it: the label in bold
+      var tldr = el("p", "tldr");
+      tldr.appendChild(el("strong", "", "TL;DR:"));
+      tldr.appendChild(document.createTextNode(" " + p.tldr));
+      card.appendChild(tldr);
+    }
     results.appendChild(card);
   });
 })();
