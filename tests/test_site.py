@@ -91,12 +91,12 @@ def test_the_site_is_the_archive_and_a_paper_outside_it_links_to_arxiv(site):
     """Paper pages for what the digests, the saved list and the profiles show; their similar
     papers, when not among them, link to their own address instead of a page of their own
     (followed, similar papers would reach every stored paper)."""
-    papers = {p.stem for p in (site / "papers").glob("*.html")}
+    papers = {str(p.relative_to(site / "papers"))[:-len(".html")] for p in (site / "papers").rglob("*.html")}
     issue = (site / "digests" / "daily" / "2025-04-12.html").read_text()
     shown = {unquote(h)[:-len(".html")] for h in re.findall(r'href="\.\./\.\./papers/([^"]+)"', issue)}
     assert len(shown) == 30 and shown <= papers
     outside = 0
-    for page in (site / "papers").glob("*.html"):
+    for page in (site / "papers").rglob("*.html"):  # a key with a slash (doi:10.1038/...) is a subfolder
         outside += page.read_text().partition("<h2>Similar")[2].count('href="https://arxiv.org/abs/')
     assert outside > 10
 
