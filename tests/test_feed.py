@@ -217,3 +217,22 @@ def test_feed_links_itself_and_the_inbox_and_dates_every_entry(tmp_path):
     assert [link.rel for link in feedparser.parse(data).feed.links] == ["self"]
     href = (tmp_path / "local" / "daily.atom").resolve().as_uri()
     assert f'<link rel="self" type="application/atom+xml" href="{href}" />' in data
+
+
+def test_the_feeds_updated_is_the_cycles_clock(tmp_path):
+    """`once --sample` runs on the sample's clock (its last day, 23:59 in the config's zone):
+    the feed says it was updated then, as the ledger does, not at the wall clock's time."""
+    (tmp_path / "config.toml").write_text(CONFIG.replace('channels = ["feed", "broken", "archive"]',
+                                                         'channels = ["feed"]'))
+    result = run_watcher("--config", str(tmp_path / "config.toml"), "once", "--sample")
+    assert result.returncode == 0, result.stderr
+    parsed = read(tmp_path)
+    cfg = load_config(tmp_path / "config.toml")
+    from watcher.pipeline import sample_config, sample_now
+    from watcher.store import Store
+
+    with Store.open(sample_config(cfg).settings.database) as store:
+        sent = store.db.execute("SELECT max(delivered_at) FROM deliveries").fetchone()[0]
+    now = sample_now(cfg)
+    assert sent == now.isoformat(timespec="seconds")
+    assert datetime(*parsed.feed.updated_parsed[:6], tzinfo=timezone.utc) == now

@@ -80,7 +80,10 @@ def test_the_search_index_follows_new_updated_and_rekeyed_papers(tmp_path):
         digest = Digest("daily", "LLM-RL", date(2025, 4, 12), [Match(idless, 1.0, ["x"], "llm-rl")])
         s.record_delivery("daily", "mail", digest.papers, NOW, issue=digest)
         assert keys(s, "quokka") == [idless.key]
+        s.tldr_remember([(idless.key, "Quokkas learn policies.")], "a-model", NOW)
         s.upsert([paper(arxiv_id="2504.99999", title="Quokka policies for LLM agents")], NOW + timedelta(days=2))
+        # its model TL;DR moved with it: not asked for again, shown under the new key
+        assert s.tldr_cached([idless.key, "2504.99999"]) == {"2504.99999": "Quokkas learn policies."}
         assert keys(s, "quokka") == ["2504.99999"]  # re-keyed: one row, found under its id
         assert [m.paper.key for m in s.issue("daily", "2025-04-12")["messages"][0]["matches"]] == ["2504.99999"]
         assert s.db.execute("SELECT count(*) FROM papers_fts").fetchone()[0] == s.count_papers() == 2
