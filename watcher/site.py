@@ -190,7 +190,7 @@ def search_index(database: Path, papers: dict[str, str]) -> list[dict]:
     with Store.open(database) as store:
         stored = [p for p in (store.get(k) for k in papers) if p is not None]
         tldrs = stored_tldrs(stored, store.tldr_cached([p.key for p in stored]))
-    entries = [{"url": papers[p.key], "title": p.title, "authors": list(p.authors),
+    entries = [{"url": quote(papers[p.key], safe="/-_.~"), "title": p.title, "authors": list(p.authors),
                 "abstract": p.abstract or "", "tldr": tldrs.get(p.key) or "",
                 "day": p.day.isoformat() if p.day else "",
                 "categories": list(p.categories or ([p.primary_category] if p.primary_category else []))}
