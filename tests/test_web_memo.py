@@ -56,3 +56,16 @@ def test_the_kept_inbox_follows_every_change_of_the_database_and_each_session_ha
         again = reader.get("/")
         assert "A paper delivered the next day" in again.text and again.text != first.text
         assert reader.get("/").text == again.text
+
+
+def test_the_kept_inbox_follows_a_config_edit(tmp_path):
+    """A digest added to the config shows at once ("not delivered yet"), though the database
+    did not change: the kept page is keyed on the config too."""
+    config, db = sample_setup(tmp_path)
+    with TestClient(app_for(config, db)) as reader:
+        assert "Not delivered yet" not in reader.get("/").text
+        path = config.path
+        path.write_text(path.read_text() + '\n[digest.weekly]\nprofiles = ["llm-rl"]\n'
+                        'schedule = "0 8 * * mon"\nchannels = ["archive"]\n')
+        page = reader.get("/").text
+    assert "weekly" in page and "Not delivered yet" in page

@@ -15,15 +15,15 @@ from .ratings import marks
 
 @threaded
 def inbox(request: Request):
-    """The page is kept while the database is unchanged (the daemon writes once a cycle, a
-    reader reloads it many times): by the database's state and all that is the reader's own
+    """The page is kept while the database and the config are unchanged (the daemon writes
+    once a cycle, a reader reloads it many times): by their state and all that is the reader's own
     (the session's CSRF token in the forms, the login, the feed links, the page's address)."""
     st = state(request)
     config = st.config
     with reading(request) as store:
         latest = {row["digest"]: row for row in store.latest_issues()}
         feeds = {name: feed_link(request, name) for name in latest}
-        key = (database_state(store), csrf_token(request), logged_in(request),
+        key = (database_state(store), st.config_serial, csrf_token(request), logged_in(request),
                tuple(feeds.items()), str(request.url))
         memo = PageMemo(st.inbox_pages)
         kept = memo.get(key)

@@ -89,6 +89,7 @@ class WebState:
     config_stamp: tuple | None = None  # the config file's (mtime, size) when it was read
     reload_asked: bool = False  # SIGHUP: read the config again at the next request
     reload_lock: threading.Lock = field(default_factory=threading.Lock)
+    config_serial: int = 0  # one more at each reading of the config: a key for what it shapes
 
     def __post_init__(self):
         self.config_stamp = _stamp(self.config.path)
@@ -116,6 +117,7 @@ class WebState:
                             new.settings.database, self.database)
             self.config = replace(new, web=replace(new.web, host=old.web.host, port=old.web.port,
                                                    hosts=old.web.hosts))
+            self.config_serial += 1
             log.info("web: config read again from %s", self.config.path)
             return self.config
 
