@@ -242,3 +242,23 @@ def test_the_sources_of_spec_8_load_and_bad_ones_are_named(write_config):
         with pytest.raises(ConfigError) as e:
             load_config(write_config(SOURCES.replace(*change)))
         assert key in str(e.value) and words in str(e.value), (change, str(e.value))
+
+
+def test_an_empty_page_short_of_the_total_fails_instead_of_leaving_papers_out(server):
+    api = BiorxivApi(data(DAY1), page_size=2)
+
+    def short(request):  # the second page claims the total but holds nothing
+        reply = api.reply(request)
+        if request.path.endswith("/2"):
+            return Reply(body=b'{"messages":[{"status":"ok","cursor":2,"count":0,"total":"4"}],'
+                              b'"collection":[]}')
+        return reply
+
+    server.route("/api/details/*", short)
+    with pytest.raises(SourceError, match=r"no record at cursor 2 of 4"):
+        bio(server).fetch({})
+    pm = PubmedApi(data(ESEARCH), data(EFETCH))
+    server.route("/eutils/esearch.fcgi", pm.esearch)
+    server.route("/eutils/efetch.fcgi", Reply(body=b"<?xml version='1.0'?>\n<PubmedArticleSet>\n</PubmedArticleSet>\n"))
+    with pytest.raises(SourceError, match=r"efetch returned no record at 0 of 3"):
+        pubmed(server).fetch({})

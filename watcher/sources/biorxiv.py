@@ -67,6 +67,9 @@ class BiorxivSource(Source):
                 progress.set_total(total)
             count = len(listing.papers) + len(listing.skipped)
             progress.advance(count)
+            if count == 0 and total and cursor < total:  # never fewer papers without a word
+                raise SourceError(f"{response.url}: the bioRxiv API returned no record at cursor "
+                                  f"{cursor} of {total}; the next run will try again")
             yield from listing.papers
             cursor += count
             if count == 0 or total is None or cursor >= total:

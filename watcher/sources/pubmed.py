@@ -81,6 +81,10 @@ class PubmedSource(Source):
                     "WebEnv": search["webenv"], "query_key": search["querykey"],
                     "retstart": start, "retmax": BATCH, "retmode": "xml"})
                 listing = parse_listing(self, pubmed_xml, response.content, response.url)
+                if not (listing.papers or listing.skipped):  # never fewer records without a word
+                    raise SourceError(f"{response.url}: efetch returned no record at {start} of "
+                                      f"{count} (the search history may have expired); the next "
+                                      "run will try again")
                 papers += listing.papers
                 progress.advance(len(listing.papers) + len(listing.skipped))
         name_papers(self, papers)
