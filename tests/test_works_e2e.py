@@ -179,7 +179,7 @@ def test_five_sources_one_digest_and_one_paper_per_work(tmp_path, server):
         assert page.status_code == 200
         text = " ".join(re.sub(r"<[^>]+>", " ", page.text).split())
         assert "DOI 10.1101/2026.11.20.689412 · 10.1038/s41593-026-02114-7" in text
-        assert "Venue Nature Neuroscience, bioRxiv" in text and "PubMed 41302217" in text
+        assert "Venue bioRxiv → Nature Neuroscience DOI" in text and "PubMed 41302217" in text  # one spelling each
         assert "Announced by bio, natneuro, pm" in text
         found = client.get("/search", params={"q": "jr:biorxiv AND plateau"})
         assert "Dendritic plateau potentials" in found.text and "foundation model" not in found.text

@@ -253,6 +253,18 @@ class Paper:
         return "arXiv" if self.arxiv_id else None
 
     @property
+    def appeared_in(self) -> list[str]:
+        """Every venue the work appeared in, first seen first (``arXiv`` first for an arXiv
+        id, the journal last when no listing named it among the venues), each once whatever
+        its case and punctuation; what digests and pages show, unless it is arXiv alone."""
+        out = (["arXiv"] if self.arxiv_id else []) + list(self.venues)
+        if self.journal:
+            out.append(self.journal)
+        seen: set[str] = set()  # "Nature neuroscience" (PubMed) is "Nature Neuroscience"
+        return [v for v in out if v and not (title_fingerprint(v) in seen
+                                             or seen.add(title_fingerprint(v)))]
+
+    @property
     def doi_url(self) -> str | None:
         """``https://doi.org/…`` of the DOI to cite, when known."""
         return f"https://doi.org/{self.doi}" if self.doi else None

@@ -82,8 +82,8 @@ def entry_html(m: Match, links=None) -> str:
     anchors = [f'<a href="{escape(url)}">{escape(label)}</a>'
                for url, label in ((safe_url(p.abs_url), "Abstract"), (safe_url(p.pdf_url), "PDF"),
                                   (doi, f"doi:{p.doi}")) if url]
-    if p.venue and p.venue != "arXiv":
-        anchors.insert(0, escape(_text(p.venue)))
+    if p.appeared_in and p.appeared_in != ["arXiv"]:
+        anchors.insert(0, escape(_text(" → ".join(p.appeared_in))))
     if anchors:
         parts.append("<p>" + " · ".join(anchors) + "</p>")
     if links is not None:
