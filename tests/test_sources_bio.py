@@ -262,3 +262,25 @@ def test_an_empty_page_short_of_the_total_fails_instead_of_leaving_papers_out(se
     server.route("/eutils/efetch.fcgi", Reply(body=b"<?xml version='1.0'?>\n<PubmedArticleSet>\n</PubmedArticleSet>\n"))
     with pytest.raises(SourceError, match=r"efetch returned no record at 0 of 3"):
         pubmed(server).fetch({})
+
+
+def test_the_ncbi_key_reaches_ncbi_but_never_the_log(tmp_path, server):
+    from conftest import run_watcher
+
+    api = PubmedApi(data(ESEARCH), data(EFETCH))
+    server.route("/eutils/esearch.fcgi", api.esearch)
+    server.route("/eutils/efetch.fcgi", api.efetch)
+    (tmp_path / "config.toml").write_text(f"""
+[watcher]
+database = "watcher.db"
+[source.pm]
+type = "pubmed"
+term = "H5N1[tiab]"
+url = "{server.url('/eutils/')}"
+api_key_env = "TEST_NCBI_KEY"
+""")
+    r = run_watcher("--log-level", "debug", "--config", str(tmp_path / "config.toml"), "fetch",
+                    cwd=tmp_path, env={"TEST_NCBI_KEY": "ncbi-5ecret-key-0123"})
+    assert r.returncode == 0, r.stderr
+    assert [q.query["api_key"] for q in server.requests] == ["ncbi-5ecret-key-0123"] * 2
+    assert b"efetch.fcgi" in r.stderr and b"ncbi-5ecret-key-0123" not in r.stderr + r.stdout
