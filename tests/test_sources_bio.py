@@ -40,6 +40,14 @@ def pubmed(server, now=NOW, **kw):
     return make_source(cfg, context(fast_client(), now))
 
 
+def serve_pubmed(stand_in) -> PubmedApi:
+    """E-utilities over the fixtures at /eutils/."""
+    api = PubmedApi(data(ESEARCH), data(EFETCH))
+    stand_in.route("/eutils/esearch.fcgi", api.esearch)
+    stand_in.route("/eutils/efetch.fcgi", api.efetch)
+    return api
+
+
 def feed(server, now=NOW):
     cfg = SourceConfig(name="natneuro", type="feed", url=server.url("/neuro.rss"), timeout=1.0)
     return make_source(cfg, context(fast_client(), now))
@@ -106,9 +114,7 @@ def test_biorxiv_honours_429_retry_after_and_fails_alone_on_malformed_json(serve
 # --- pubmed ----------------------------------------------------------------------------------
 
 def test_pubmed_searches_with_history_then_fetches_in_batches_at_the_allowed_rate(server, monkeypatch):
-    api = PubmedApi(data(ESEARCH), data(EFETCH))
-    server.route("/eutils/esearch.fcgi", api.esearch)
-    server.route("/eutils/efetch.fcgi", api.efetch)
+    api = serve_pubmed(server)
     monkeypatch.setattr(pubmed_module, "BATCH", 2)
     result = pubmed(server, first_fetch=timedelta(days=3)).fetch({})
     search, *fetches = server.requests
@@ -135,9 +141,7 @@ def test_pubmed_searches_with_history_then_fetches_in_batches_at_the_allowed_rat
 
 
 def test_pubmed_sends_the_api_key_and_goes_faster_with_it(server, monkeypatch):
-    api = PubmedApi(data(ESEARCH), data(EFETCH))
-    server.route("/eutils/esearch.fcgi", api.esearch)
-    server.route("/eutils/efetch.fcgi", api.efetch)
+    serve_pubmed(server)
     monkeypatch.setenv("TEST_NCBI_KEY", "k3y")
     source = pubmed(server, api_key_env="TEST_NCBI_KEY")
     assert source.interval_s == pytest.approx(0.1)
@@ -257,8 +261,7 @@ def test_an_empty_page_short_of_the_total_fails_instead_of_leaving_papers_out(se
     server.route("/api/details/*", short)
     with pytest.raises(SourceError, match=r"no record at cursor 2 of 4"):
         bio(server).fetch({})
-    pm = PubmedApi(data(ESEARCH), data(EFETCH))
-    server.route("/eutils/esearch.fcgi", pm.esearch)
+    serve_pubmed(server)
     server.route("/eutils/efetch.fcgi", Reply(body=b"<?xml version='1.0'?>\n<PubmedArticleSet>\n</PubmedArticleSet>\n"))
     with pytest.raises(SourceError, match=r"efetch returned no record at 0 of 3"):
         pubmed(server).fetch({})
@@ -267,9 +270,7 @@ def test_an_empty_page_short_of_the_total_fails_instead_of_leaving_papers_out(se
 def test_the_ncbi_key_reaches_ncbi_but_never_the_log(tmp_path, server):
     from conftest import run_watcher
 
-    api = PubmedApi(data(ESEARCH), data(EFETCH))
-    server.route("/eutils/esearch.fcgi", api.esearch)
-    server.route("/eutils/efetch.fcgi", api.efetch)
+    serve_pubmed(server)
     (tmp_path / "config.toml").write_text(f"""
 [watcher]
 database = "watcher.db"
