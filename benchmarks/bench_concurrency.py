@@ -29,7 +29,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -44,7 +43,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import httpx  # noqa: E402
 
-from bench_web import build, free_port  # noqa: E402
+from bench_web import build, served  # noqa: E402
 from corpus import read_corpus  # noqa: E402
 from profilegen import make_scale_profiles  # noqa: E402
 from stress import run_stress  # noqa: E402
@@ -79,25 +78,6 @@ def add_profiles(config: Path, n: int) -> None:
         if prof.query:
             tables.append(f"\n[profile.p{k}]\nquery = {json.dumps(prof.query)}\n")
     config.write_text(config.read_text() + "".join(tables))
-
-
-def serve(config: Path, folder: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    server = subprocess.Popen([sys.executable, "-m", "watcher", "--config", str(config), "serve",
-                               "--listen", f"127.0.0.1:{port}"], env=env, cwd=folder,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            if httpx.get(base + "/healthz", timeout=5).status_code == 200:
-                return server, base
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline or server.poll() is not None:
-            raise RuntimeError(f"watcher serve did not start: {server.stderr.read() if server.poll() is not None else ''}")
-        time.sleep(0.2)
 
 
 def timed_get(client: httpx.Client, url: str) -> tuple[float, int]:
@@ -206,8 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in SLOW:
             SLOW[name] = SLOW[name].format(profile=generated)
         print(f"# {len(names)} profiles")
-        server, base = serve(config, folder)
-        try:
+        with served(config, folder) as (server, base):
             with httpx.Client(base_url=base, timeout=120) as c:
                 for name, path in SLOW.items():
                     ms, status = timed_get(c, path)
@@ -225,12 +204,6 @@ def main(argv: list[str] | None = None) -> int:
                         for name, v in slow.items() if v]
             figures.append(("slow_page_errors", float(len(errors)), "", "== 0"))
             waits = rating_waits(base, config, folder, folder / "web.db", generated)
-        finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(15)
-            except subprocess.TimeoutExpired:
-                server.kill()
         figures += [("rate_web_status", waits["rate_web_status"], "", "== 303"),
                     ("rate_web_waited_s", waits["rate_web_s"], "s", None),
                     ("rate_web_after_commit", waits["rate_web_after_commit"], "", "== 1"),

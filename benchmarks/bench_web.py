@@ -32,9 +32,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import date, datetime, time as dtime, timedelta, timezone
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -94,6 +96,36 @@ def build(folder: Path, n: int) -> Path:
     size = Path(config.settings.database).stat().st_size / 1e6
     print(f"# built {stored} papers, 30 digests in {time.perf_counter() - started:.1f} s ({size:.0f} MB)")
     return config_path
+
+
+@contextmanager
+def served(config: Path, folder: Path) -> Iterator[tuple[subprocess.Popen, str]]:
+    """``python -m watcher serve`` over ``config`` on a free loopback port, as a real process,
+    once its /healthz answers: (the process, its base URL). Stopped with SIGTERM at the end."""
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    server = subprocess.Popen([sys.executable, "-m", "watcher", "--config", str(config), "serve",
+                               "--listen", f"127.0.0.1:{port}"], env=env, cwd=folder,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(base + "/healthz", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise RuntimeError(f"watcher serve did not start: {server.stderr.read() if server.poll() is not None else ''}")
+            time.sleep(0.2)
+        yield server, base
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(15)
+        except subprocess.TimeoutExpired:
+            server.kill()
 
 
 def rss_peak_mb(pid: int) -> tuple[float, float]:
@@ -168,24 +200,7 @@ def main(argv: list[str] | None = None) -> int:
                 Path(args.keep).mkdir(parents=True, exist_ok=True)
                 tmp = args.keep
             config = build(Path(tmp), args.papers)
-        port = free_port()
-        env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        server = subprocess.Popen([sys.executable, "-m", "watcher", "--config", str(config), "serve",
-                                   "--listen", f"127.0.0.1:{port}"], env=env, cwd=tmp,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            base = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    if httpx.get(base + "/healthz", timeout=5).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if time.monotonic() > deadline or server.poll() is not None:
-                    print(server.stderr.read(), file=sys.stderr)
-                    return 1
-                time.sleep(0.2)
+        with served(config, Path(tmp)) as (server, base):
             asyncio.run(load(base, 40, 4))  # warm-up: templates compiled, matchers built
             started, cpu0, client0 = time.perf_counter(), cpu_seconds(server.pid), time.process_time()
             result = asyncio.run(load(base, args.requests, args.concurrency))
@@ -193,12 +208,6 @@ def main(argv: list[str] | None = None) -> int:
             server_cpu = cpu_seconds(server.pid) - cpu0
             client_cpu = time.process_time() - client0
             rss, peak = rss_peak_mb(server.pid)
-        finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(15)
-            except subprocess.TimeoutExpired:
-                server.kill()
     figures = [
         ("web_search_p50_ms", pct(result["search"], 50), "ms", None),
         ("web_search_p95_ms", pct(result["search"], 95), "ms", 100.0),
