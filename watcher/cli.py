@@ -464,7 +464,8 @@ def serve(ctx: Context, listen, sample) -> None:
     """The web inbox: read, search and revisit every digest in a browser.
 
     Prints the URL to open. Loopback only unless [web].password_env is set (then it asks for
-    that password). Stops on Ctrl-C / SIGTERM.
+    that password). Reads the config again when the file changes, and on SIGHUP. Stops on
+    Ctrl-C / SIGTERM.
     """
     from .pipeline import reading_config as resolve
     from .web.serve import serve as run_server
