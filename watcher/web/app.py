@@ -103,8 +103,8 @@ async def lifespan(app):
         try:
             await anyio.to_thread.run_sync(sessions.password_check, web.database, web.password,
                                            web.write_timeout)
-        except sqlite3.Error as e:
-            log.error("web: %s", database_error(web.database, e))
+        except StoreError as e:
+            log.error("web: %s", e)
     yield
 
 

@@ -16,20 +16,18 @@ import hmac
 import logging
 import os
 import secrets
-import sqlite3
 import time
 from contextlib import asynccontextmanager
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.concurrency import run_in_threadpool
 from starlette.responses import PlainTextResponse, RedirectResponse
 from starlette.routing import Route
 
 from ..errors import StoreError
 from . import sessions
 from .guard import MAX_BODY
-from .pages import page, reading, state, url
+from .pages import in_thread, page, reading, state, url
 
 log = logging.getLogger("watcher")
 
@@ -173,7 +171,7 @@ async def login(request: Request):
         if right:
             throttle.succeeded()
     if right:
-        gen = await run_in_threadpool(current_generation, request)
+        gen = await in_thread(current_generation, request)
         request.session.clear()
         request.session.update(auth=True, gen=gen)
         csrf_token(request)  # a new one for the new session
@@ -188,8 +186,8 @@ async def logout(request: Request):
     st = state(request)
     if st.password is not None and st.database.exists():
         try:
-            await run_in_threadpool(sessions.end_all, st.database, st.write_timeout)
-        except sqlite3.Error as e:
+            await in_thread(sessions.end_all, st.database, st.write_timeout)
+        except StoreError as e:
             raise HTTPException(503, f"could not end the sessions ({e}); try again") from None
     request.session.clear()
     return RedirectResponse(url(request, "/login" if state(request).password else "/"), status_code=303)

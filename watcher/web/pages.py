@@ -262,7 +262,7 @@ def reading(request: Request) -> Iterator[Store]:
     try:
         yield Store(sqlite_utils.Database(conn), st.database)
     except sqlite3.OperationalError as e:
-        if str(e) != "interrupted":
+        if getattr(e, "sqlite_errorname", None) != "SQLITE_INTERRUPT":  # not the deadline's
             _drop()
             raise database_error(st.database, e) from None
         why = ("the server is stopping" if st.stopping.is_set() else

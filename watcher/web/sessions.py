@@ -29,16 +29,21 @@ def generation(db: sqlite3.Connection) -> int:
 
 
 def _write(database: Path, timeout: float, change) -> int:
-    """Run ``change(conn, generation) -> generation`` in one write transaction; the new number."""
-    conn = sqlite3.connect(str(database), timeout=timeout, isolation_level=None)
+    """Run ``change(conn, generation) -> generation`` in one write transaction (the store's
+    :meth:`~watcher.store.Store.writing`, as every write); the new number. A database locked
+    past ``timeout`` or unusable raises its StoreError."""
+    import sqlite_utils
+
+    from ..store import Store, database_error
+
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        new = change(conn, generation(conn))
-        conn.execute("COMMIT")
-        return new
+        conn = sqlite3.connect(str(database), timeout=timeout, isolation_level=None)
+    except sqlite3.Error as e:
+        raise database_error(database, e) from None
+    try:
+        with Store(sqlite_utils.Database(conn), database).writing():
+            return change(conn, generation(conn))
     finally:
-        if conn.in_transaction:
-            conn.rollback()
         conn.close()
 
 
