@@ -467,6 +467,15 @@ def no_database(path: str | Path) -> StoreError:
     return StoreError(f"{path}: no database yet (run 'watcher fetch' or 'watcher once' first)")
 
 
+def connect_readonly(path: Path, timeout: float) -> sqlite3.Connection:
+    """A read-only connection to the database at ``path`` (SQLite's ``mode=ro``: it creates
+    nothing and any write raises), waiting up to ``timeout`` seconds for another's lock."""
+    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True, timeout=timeout,
+                           isolation_level=None, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+    return conn
+
+
 def require_database(path: str | Path) -> None:
     """For the commands that only read: refuse, instead of creating an empty database."""
     if not Path(path).exists():
@@ -492,9 +501,7 @@ class Store:
                 path = Path(path)
                 if not path.exists():
                     raise no_database(path)
-                conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=busy_timeout(),
-                                       isolation_level=None)
-                db = sqlite_utils.Database(conn)
+                db = sqlite_utils.Database(connect_readonly(path, busy_timeout()))
             else:
                 path = Path(path)
                 existed = path.exists() and path.stat().st_size > 0

@@ -25,7 +25,7 @@ from starlette.responses import HTMLResponse, JSONResponse
 from ..errors import StoreError
 from ..links import issue_path
 from ..render import ABSTRACT_CHARS, FILTERS, safe_url, shipped_templates_dir
-from ..store import Store, database_error, no_database
+from ..store import Store, connect_readonly, database_error, no_database
 from ..tldr import stored_excerpt, stored_tldrs
 from .state import WebState
 
@@ -180,9 +180,7 @@ def _connection(st: WebState, path: Path) -> sqlite3.Connection:
     if cached and cached[0] == key:
         return cached[1]
     _drop()
-    conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=st.db_timeout,
-                           check_same_thread=False)
-    conn.execute(f"PRAGMA busy_timeout = {int(st.db_timeout * 1000)}")
+    conn = connect_readonly(path, st.db_timeout)
     conn.set_progress_handler(_overdue, 1000)
     _local.conn = (key, conn)
     _local.serial = next(_serials)
