@@ -235,6 +235,9 @@ def test_the_sources_of_spec_8_load_and_bad_ones_are_named(write_config):
     assert config.sources["pubmed"].term.startswith("(CRISPR") and config.sources["nature"].type == "feed"
     assert config.secret_vars()["source.pubmed.api_key_env"] == "NCBI_API_KEY"
     assert config.profiles["neuro"].categories == ("neuroscience", "cs.LG")
+    local = load_config(write_config(SOURCES.replace("https://www.nature.com/nature.rss",
+                                                     "file:///srv/toc/nature.rss")))
+    assert local.sources["nature"].url == "file:///srv/toc/nature.rss"
     for change, key, words in [
         (('"neuroscience", "Cell_Biology"', '"neurosciense"'), "source.bio.categories", "not a biorxiv subject"),
         (('server = "biorxiv"', 'server = "chemrxiv"'), "source.bio.server", "not one of biorxiv, medrxiv"),

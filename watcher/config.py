@@ -589,7 +589,7 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
         raise r.fail(f"{where}.url_env", "give url or url_env, not both")
     if typ == "feed" and not v.get("url"):
         raise r.fail(f"{where}.url", "a feed source needs the url of the journal's RSS or Atom feed")
-    if typ == "feed":
+    if typ == "feed" and not v["url"].startswith("file://"):  # file:// works, as for any source
         _check_http_url(r, f"{where}.url", v["url"], "https://www.nature.com/nature.rss")
     if typ == "pubmed" and not v["term"].strip():
         raise r.fail(f"{where}.term", "must not be empty (a PubMed query such as CRISPR[tiab])")
