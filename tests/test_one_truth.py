@@ -138,3 +138,68 @@ def test_a_database_of_the_old_schema_keeps_its_deliveries_readable(two_channels
                     for m in store.issue("daily", "2025-04-12")["messages"]}
     assert got["archive"] == recorded["archive"]  # the first channel: exactly its message
     assert sorted(got["second"]) == sorted(recorded["second"])  # the later one: its papers
+
+
+LATER = """
+[watcher]
+database = "later.db"
+timezone = "UTC"
+
+[web]
+base_url = "http://inbox.example.org"
+secret_env = "TRUTH_SECRET"
+
+[source.feed]
+type = "listing"
+path = "papers.jsonl"
+
+[profile.rl]
+title = "RL"
+query = "GRPO"
+
+[digest.daily]
+profiles = ["rl"]
+schedule = "0 9 * * *"
+channels = ["archive"]
+formats = ["html"]
+lookback = "2d"
+
+[channel.archive]
+type = "file"
+path = "out/{digest}-{date}.{ext}"
+"""
+
+
+def test_a_channels_second_message_of_a_day_has_its_own_page(tmp_path, monkeypatch):
+    """Two runs on one day send two messages through one channel: the second links to
+    ``…/archive/2``, and each page lists only its own message's papers."""
+    import json
+    from datetime import datetime, timezone
+
+    from watcher.pipeline import Cycle, Deliver, Fetch, run_once
+
+    monkeypatch.setenv("TRUTH_SECRET", ENV["TRUTH_SECRET"])
+
+    def listing(n: int) -> None:
+        (tmp_path / "papers.jsonl").write_text("".join(json.dumps({
+            "arxiv_id": f"2601.{10000 + i:05d}", "version": 1, "title": f"GRPO study number {i}",
+            "abstract": "We train with GRPO.", "authors": ["A. Author"], "announced": "2026-01-05",
+            "categories": ["cs.LG"]}) + "\n" for i in range(n)))
+
+    (tmp_path / "config.toml").write_text(LATER)
+    config = load_config(tmp_path / "config.toml")
+    sent, seen = [], set()  # the file each run wrote (a second one that day gets "-2")
+    for n, hour in ((2, 9), (5, 15)):
+        listing(n)
+        report = run_once(config, Cycle(now=datetime(2026, 1, 5, hour, tzinfo=timezone.utc)), Fetch(), Deliver())
+        assert report.ok
+        (new,) = set((tmp_path / "out").glob("*.html")) - seen
+        seen.add(new)
+        sent.append(new.read_text())
+    with TestClient(app_for(config, config.settings.database)) as c:
+        for html, number, count in zip(sent, (1, 2), (2, 3)):
+            link, titles, _ = mailed(html)
+            assert link == f"{BASE}/digests/daily/2026-01-05/archive" + ("/2" if number > 1 else "")
+            assert len(titles) == count and card_titles(c.get(urlsplit(link).path).text) == titles
+        both = c.get("/digests/daily/2026-01-05.json").json()["messages"]
+        assert [(m["number"], len(m["papers"])) for m in both] == [(1, 2), (2, 3)]
