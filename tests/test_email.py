@@ -223,10 +223,10 @@ def test_the_text_part_has_every_link_and_the_text_format_none():
     assert "View in browser: https://papers.example.org/digests/daily/2025-04-12" in text
     assert f"Paper: https://arxiv.org/abs/{first.paper.arxiv_id}\n" in text
     assert f"PDF: https://arxiv.org/pdf/{first.paper.arxiv_id}\n" in text
-    for label, action in (("More like this", "up"), ("Less like this", "down"), ("Save", "save")):
-        assert f"{label}: {urls[action]}\n" in text
+    assert f"Rate: {digest.links.ask(first)}\n" in text
+    assert not any(urls[a] in text for a in ("up", "down", "save"))  # one link, not three
     no_id = digest.links.paper(digest.matches[2])["web"]  # no arXiv id, no URL: its web page
-    assert no_id.startswith("https://papers.example.org/papers/title") and f"Paper: {no_id}\n" in text
+    assert no_id.startswith("https://papers.example.org/papers/h.") and f"Paper: {no_id}\n" in text
     seed = render(digest, "text")
     assert "papers.example.org" not in seed and "arxiv.org/abs" not in seed and "TL;DR" not in seed
 

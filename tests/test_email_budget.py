@@ -155,3 +155,42 @@ def test_the_channel_holds_100_kb_whatever_max_bytes_says():
     messages = channel.messages(digest, {f: render(digest, f) for f in ("text", "html")})
     assert all(len(data) < 100_000 for data, _ in messages)
     assert [p for _, papers in messages for p in papers] == digest.papers
+
+
+def sample_mail(folder, secret: str | None) -> bytes:
+    """The sample digest (``watcher once --sample``, the shipped config) as one e-mail through a
+    real SMTP server, with rating links when ``secret`` is given."""
+    from conftest import REPO
+
+    folder.mkdir()
+    config = (REPO / "config.toml").read_text().replace('channels = ["archive"]', 'channels = ["mail"]')
+    with MailServer() as server:
+        (folder / "config.toml").write_text(config + f"""
+[channel.mail]
+type = "email"
+host = "127.0.0.1"
+port = {server.port}
+security = "none"
+from = "watcher <bot@example.org>"
+to = ["me@example.org"]
+
+[web]
+base_url = "https://papers.example.org"
+secret_env = "WATCHER_TEST_SECRET"
+""")
+        out = run_watcher("once", "--sample", cwd=folder, env={"WATCHER_TEST_SECRET": secret or ""})
+        assert out.returncode == (0 if secret else 1), out.stderr  # 1: delivered without its links
+    [mail] = server.received
+    return mail.data
+
+
+def test_the_sample_mail_with_links_shows_all_thirty_and_links_cost_at_most_a_tenth(tmp_path):
+    plain = sample_mail(tmp_path / "plain", None)
+    linked = sample_mail(tmp_path / "linked", "a secret for the links")
+    assert b"/r/" not in plain and b"/r/" in linked
+    for data in (plain, linked):
+        assert b"More papers" not in data  # all 30 in full
+        assert data.count(b"TL;DR: ") == 30
+    share = (len(linked) - len(plain)) / len(linked)
+    print(f"sample e-mail: {len(plain)} bytes without links, {len(linked)} with; links {share:.1%}")
+    assert share <= 0.10, share

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from datetime import datetime, timezone
 
 import pytest
 from deliverkit import MailServer, sample_digest
@@ -23,7 +24,7 @@ def test_a_token_names_action_profile_and_paper_and_verifies():
     token = make_token(SECRET, "up", "llm-rl", "2504.07615")
     got = verify_token(SECRET, token)
     assert (got.action, got.profile, got.paper) == ("up", "llm-rl", "2504.07615")
-    assert re.fullmatch(r"[A-Za-z0-9_.-]+", token)  # URL-safe as it is
+    assert re.fullmatch(r"[A-Za-z0-9_.~-]+", token)  # URL-safe as it is (unreserved characters)
 
 
 @pytest.mark.parametrize("change", [
@@ -89,10 +90,14 @@ def test_every_rich_format_carries_the_links_and_json_has_them_per_paper():
     expected = {a: f"https://papers.example.org/r/{make_token(SECRET, a, first.profile, first.paper.key)}"
                 for a in ("up", "down", "save")}
     page = "https://papers.example.org/digests/daily/2025-04-12"
-    for fmt in ("html", "markdown", "slack"):
+    for fmt in ("markdown", "slack"):
         out = render(digest, fmt)
         assert all(url in out for url in expected.values()), fmt
         assert page in out, fmt
+    for fmt in ("html", "email"):  # an e-mail: one link per paper, whose page asks which
+        out = render(digest, fmt)
+        assert f"https://papers.example.org/r/{make_token(SECRET, 'rate', first.profile, first.paper.key)}" in out
+        assert page in out and not any(url in out for url in expected.values()), fmt
     papers = json.loads(render(digest, "json"))
     assert papers[0]["links"] == dict(expected, web=f"https://papers.example.org/papers/{first.paper.arxiv_id}")
     assert "/r/" not in render(digest, "text")  # the seed text format stays as it is
@@ -144,13 +149,14 @@ def test_a_click_in_the_mail_teaches_the_next_digest(tmp_path):
     [mail] = server.received
     html = mail.message.get_payload()[1].get_content()
     assert "https://papers.example.org/digests/daily/" in html
-    ups = re.findall(r'href="https://papers\.example\.org/r/([^"]+)"[^>]*>👍 More like this', html)
-    assert ups, "no up link in the mail"
-    clicked = [verify_token(SECRET, t) for t in ups]
+    asks = re.findall(r'href="https://papers\.example\.org/r/([^"]+)"[^>]*>Rate</a>', html)
+    assert asks, "no rating link in the mail"
+    clicked = [verify_token(SECRET, t) for t in asks]
+    assert {c.action for c in clicked} == {"rate"}
     with Store.open(tmp_path / "watcher.db") as store:  # the reader likes every paper shown
         assert ratings(store) == []
-        for c in clicked:
-            apply_rating(store, c.action, c.profile, c.paper, "link", profiles=["mine"])
+        for c in clicked:  # the link's page asks; the reader chooses "more like this"
+            apply_rating(store, "up", c.profile, c.paper, "link", profiles=["mine"])
         assert sorted((r["paper"], r["value"], r["source"]) for r in ratings(store)) == sorted(
             (c.paper, "up", "link") for c in clicked)
     shutil.copy(DATA / "corpus-2025-04-10.jsonl.gz", tmp_path / "day.jsonl.gz")
@@ -211,3 +217,34 @@ def test_a_digest_without_its_links_is_delivered_but_never_silently(tmp_path):
         out = run_watcher("once", cwd=tmp_path, env={"WATCHER_TEST_SECRET": SECRET})
     assert out.returncode == 0, out.stderr
     assert "degraded" not in run_watcher("status", cwd=tmp_path).stdout.decode()
+
+
+def test_compact_tokens_are_short_and_name_a_paper_without_an_id_by_its_short_key(tmp_path):
+    from datetime import date
+
+    from itsdangerous import URLSafeSerializer
+
+    from watcher.models import Paper, short_key
+
+    token = make_token(SECRET, "up", "llm-rl", "2504.07615", date(2025, 4, 12))
+    assert len(token) <= 32, token  # the older form was about 110 characters
+    key = "title:boosting universal llm reward design through the heuristic reward observation|heng|2025-04-10"
+    long = make_token(SECRET, "rate", "llm-rl", key, date(2025, 4, 12))
+    assert len(long) <= 40 and key not in long
+    asked = verify_token(SECRET, long, today=date(2025, 5, 1))
+    assert (asked.action, asked.profile, asked.paper) == ("rate", "llm-rl", short_key(key))
+    with Store.open(tmp_path / "w.db") as store:
+        store.upsert([Paper(title="Boosting Universal LLM Reward Design through the Heuristic Reward "
+                                  "Observation", authors=["Zen Kit Heng"])], datetime(2025, 4, 10, tzinfo=timezone.utc))
+        [stored] = list(store.db.query("SELECT key FROM papers"))
+        got = store.get_short(short_key(stored["key"]))
+        assert got is not None and got.key == stored["key"]
+        assert store.get_short("h.AAAAAAAAAAA") is None
+        assert store.get_short(stored["key"]).key == stored["key"]  # a full key still works
+    with pytest.raises(BadLink):  # an unknown profile name with odd characters round-trips
+        verify_token(SECRET, make_token(SECRET, "up", "näive prof", "2504.07615")[:-1] + "x")
+    odd = verify_token(SECRET, make_token(SECRET, "save", "näive prof~", "hep-th/9901001"))
+    assert (odd.profile, odd.paper) == ("näive prof~", "hep-th/9901001")
+    # a link of the older, longer form still verifies
+    old = URLSafeSerializer(SECRET, salt="watcher.rate").dumps(["down", "llm-rl", "2504.07615", "2099-01-01"])
+    assert verify_token(SECRET, old).action == "down"

@@ -119,6 +119,32 @@ def test_post_of_a_link_records_once_and_a_later_link_replaces(site):
     assert recorded(db) == ([("llm-rl", PAPER, "down", "link")], [PAPER])
 
 
+def test_a_rate_link_asks_which_and_records_the_choice_for_a_paper_without_an_id(site):
+    """The e-mail's one link per paper: GET shows three buttons and records nothing; POST
+    records the button pressed; a paper without an arXiv id is named by its short key."""
+    from watcher.models import short_key
+
+    config, db = site
+    with Store.open(db, readonly=True) as store:
+        [row] = store.db.query("SELECT key FROM papers WHERE arxiv_id IS NULL LIMIT 1")
+    key = row["key"]
+    token = make_token(SECRET, "rate", "llm-rl", key)
+    assert key not in token and short_key(key) in token
+    with client_for(config, db) as c:
+        r = c.get(f"/r/{token}")
+        assert r.status_code == 200 and "Rate this paper" in text(r)
+        main = r.text.split("<main>")[1]
+        assert re.findall(r'name="action" value="(\w+)"', main) == ["up", "down", "save"]
+        assert recorded(db) == ([], [])
+        assert c.post(f"/r/{token}", data={"action": "clear"}).status_code == 400
+        assert c.post(f"/r/{token}").status_code == 400
+        assert recorded(db) == ([], [])
+        done = c.post(f"/r/{token}", data={"action": "up"})
+        assert done.status_code == 200 and "Rated up" in text(done)
+        assert c.get(f"/papers/{short_key(key)}").status_code == 200  # its page, by the short key
+    assert recorded(db)[0] == [("llm-rl", key, "up", "link")]
+
+
 def _altered(token: str) -> list[str]:
     payload, sig = token.rsplit(".", 1)
     swap = lambda ch: "B" if ch == "A" else "A"  # noqa: E731

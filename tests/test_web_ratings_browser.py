@@ -57,11 +57,11 @@ def html_of(received) -> str:
     return next(part for part in message.walk() if part.get_content_type() == "text/html").get_content()
 
 
-def up_link(html: str, arxiv_id: str) -> str:
-    """The 👍 link of the paper ``arxiv_id`` in the HTML e-mail."""
+def rate_link(html: str, arxiv_id: str) -> str:
+    """The rating link of the paper ``arxiv_id`` in the HTML e-mail (its page asks which)."""
     for block in html.split("<tr>"):
         if f"arxiv.org/abs/{arxiv_id}" in block:
-            return unescape(re.search(r'<a href="([^"]+)"[^>]*>👍 More like this', block).group(1))
+            return unescape(re.search(r'<a href="([^"]+)"[^>]*>Rate</a>', block).group(1))
     raise AssertionError(f"{arxiv_id} is not in the e-mail")
 
 
@@ -91,7 +91,7 @@ def test_up_in_a_received_mail_clicked_in_chromium_teaches_the_next_days_digest(
         out = run_watcher("digest", "daily", "--since", "2025-04-01", cwd=tmp_path, env=env)
         assert out.returncode == 0, out.stderr
         [first] = smtp.received
-        link = up_link(html_of(first), LIKED)
+        link = rate_link(html_of(first), LIKED)
         assert link.startswith(f"{base}/r/")
 
         # the next corpus day arrives; what its digest would be without the click
@@ -105,12 +105,12 @@ def test_up_in_a_received_mail_clicked_in_chromium_teaches_the_next_days_digest(
             wait_ok(url + "healthz")
             page = new_page(browser, 390)
             page.goto(link)  # what a mail scanner does too: nothing is recorded
-            assert page.locator("h1").inner_text() == "More like this?"
+            assert page.locator("h1").inner_text() == "Rate this paper"
             assert "Collaborative Filtering" in page.locator("main").inner_text()
-            assert page.locator("main button").count() == 1
+            assert page.locator("main button").count() == 3  # more, less, save
             no_overflow(page, "rate-link-confirm-390")
             assert ratings_in(tmp_path / "watcher.db") == []
-            page.click("main button")
+            page.click("main button:has-text('More like this')")
             page.wait_for_load_state("load")
             assert page.locator("h1").inner_text() == "Rated up"
             assert page.evaluate("document.scripts.length") == 0

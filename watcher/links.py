@@ -1,10 +1,15 @@
 """Signed one-click rating links in digests (SPEC §7 "Links in digests").
 
 A link is ``{base_url}/r/{token}``; the token names the action (``up``, ``down``, ``save``),
-the profile and the paper, and is signed with the secret of ``[web].secret_env``
-(itsdangerous, HMAC-SHA1 over the payload with a purpose-bound key; the payload is readable,
-only signed). A forged, truncated or altered token does not verify; rotating the secret
-invalidates every link made with the old one. Digests carry links only when ``[web].base_url``
+the profile, the paper and the day it expires, and is signed with the secret of
+``[web].secret_env``. It is compact, so that a digest's links cost little of an e-mail's size:
+``u2gk~llm-rl~2504.07615~Xq3…`` — the action's letter and the expiry (days since 2000, base
+36), the profile and the paper as they are (base64url after ``_`` when they hold other
+characters; a paper without an arXiv id by its short key), and an HMAC-SHA256 over all that
+with a purpose-bound prefix, cut to 48 bits (a guesser would have to send a web server 2^47
+requests on average); the payload is readable, only signed. Tokens of the
+older, longer form (itsdangerous) still verify. A forged, truncated or altered token does not
+verify; rotating the secret invalidates every link made with the old one. Digests carry links only when ``[web].base_url``
 is set and the secret's environment variable holds a value.
 
 Verifying a token says only *what* the link asks for. Recording it is
@@ -15,7 +20,11 @@ longer exists.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import os
+import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 from urllib.parse import quote
@@ -23,8 +32,10 @@ from urllib.parse import quote
 from itsdangerous import BadData, URLSafeSerializer
 
 from .errors import InputError
+from .models import short_key
 
-LINK_ACTIONS = ("up", "down", "save")
+LINK_ACTIONS = ("up", "down", "save")  # what a click records
+RATE = "rate"  # a link that asks which of them (the e-mail's one link per paper)
 LINK_DAYS = 183  # a rating link works for about six months after its digest
 _SALT = "watcher.rate"  # keeps these signatures apart from any other use of the secret
 
@@ -43,16 +54,63 @@ class LinkRating:
 
     action: str
     profile: str
-    paper: str  # the paper's key (its arXiv id without version, or ``title:…``)
+    paper: str  # the paper's key (its arXiv id without version, or ``title:…``), or its
+    # short_key (``h.…``) in a compact token: Store.get_short finds it
+
+
+_EPOCH = date(2000, 1, 1)  # expiry days count from here
+_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # written as is; anything else in base64url
+_SIG_BYTES = 6  # 48 bits: 2^48 guesses at a web server are out of reach
 
 
 def make_token(secret: str, action: str, profile: str, paper: str, issued: date | None = None) -> str:
-    """A signed, URL-safe token for ``action`` on ``paper`` (a key) in ``profile``, valid for
-    LINK_DAYS days from ``issued`` (the digest's day; default today, UTC)."""
-    if action not in LINK_ACTIONS:
+    """A signed, URL-safe, compact token for ``action`` on ``paper`` (a key) in ``profile``,
+    valid for LINK_DAYS days from ``issued`` (the digest's day; default today, UTC)."""
+    if action not in (*LINK_ACTIONS, RATE):
         raise ValueError(f"no link for action {action!r}")
     expires = (issued or _today()) + timedelta(days=LINK_DAYS)
-    return URLSafeSerializer(secret, salt=_SALT).dumps([action, profile, paper, expires.isoformat()])
+    payload = f"{action[0]}{_base36((expires - _EPOCH).days)}~{_field(profile)}~{_field(short_key(paper))}"
+    return f"{payload}~{_signature(secret, payload)}"
+
+
+def _field(text: str) -> str:
+    if _PLAIN.fullmatch(text):
+        return text
+    return "_" + base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def _unfield(text: str) -> str:
+    if not text.startswith("_"):
+        return text
+    data = text[1:]
+    return base64.urlsafe_b64decode(data + "=" * (-len(data) % 4)).decode("utf-8")
+
+
+def _base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if not n:
+            return out
+
+
+def _signature(secret: str, payload: str) -> str:
+    mac = hmac.new(secret.encode("utf-8"), f"{_SALT}:{payload}".encode("utf-8"), hashlib.sha256)
+    return base64.urlsafe_b64encode(mac.digest()[:_SIG_BYTES]).decode("ascii").rstrip("=")
+
+
+def _compact(secret: str, token: str) -> list[str]:
+    """``[action, profile, paper, expires]`` of a compact token; BadLink when it is not ours."""
+    payload, _, sig = token.rpartition("~")
+    if not hmac.compare_digest(sig.encode(), _signature(secret, payload).encode()):
+        raise BadLink("this link is not valid (altered, incomplete, or from before the secret "
+                      "changed)")
+    head, profile, paper = payload.split("~")  # signed by us: three fields
+    action = {a[0]: a for a in (*LINK_ACTIONS, RATE)}[head[0]]
+    expires = _EPOCH + timedelta(days=int(head[1:], 36))
+    return [action, _unfield(profile), _unfield(paper), expires.isoformat()]
 
 
 def _today() -> date:
@@ -61,14 +119,18 @@ def _today() -> date:
 
 def verify_token(secret: str, token: str, today: date | None = None) -> LinkRating:
     """The rating a token asks for; BadLink when it is not ours, ExpiredLink (a BadLink) when
-    its time is over (nothing to record)."""
-    try:
-        data = URLSafeSerializer(secret, salt=_SALT).loads(token)
-    except BadData:
-        raise BadLink("this link is not valid (altered, incomplete, or from before the secret "
-                      "changed)") from None
+    its time is over (nothing to record). Both token forms verify: the compact one and the
+    older itsdangerous one."""
+    if "~" in token:
+        data = _compact(secret, token)
+    else:
+        try:
+            data = URLSafeSerializer(secret, salt=_SALT).loads(token)
+        except BadData:
+            raise BadLink("this link is not valid (altered, incomplete, or from before the secret "
+                          "changed)") from None
     if (not isinstance(data, list) or len(data) not in (3, 4) or not all(isinstance(x, str) for x in data)
-            or data[0] not in LINK_ACTIONS):
+            or data[0] not in (*LINK_ACTIONS, RATE)):
         raise BadLink("this link is not valid")
     if len(data) == 3:  # signed by us before links carried their expiry: of unknown age
         raise ExpiredLink("this link is from before rating links expired; rate the paper from "
@@ -113,11 +175,16 @@ class Links:
         """``{base_url}/r/{token}``."""
         return f"{self.base_url}/r/{make_token(self._secret, action, profile, paper_key, self.issued)}"
 
+    def ask(self, match) -> str:
+        """One link per paper whose page asks which of up / down / save (the e-mail's: a click
+        to open it and one to choose, as with three links, for a third of the bytes)."""
+        return self.rate(RATE, match.profile, match.paper.key)
+
     def paper(self, match) -> dict[str, str]:
         """``{"up", "down", "save", "web"}`` for a :class:`~watcher.models.Match`."""
         key = match.paper.key
         out = {a: self.rate(a, match.profile, key) for a in LINK_ACTIONS}
-        out["web"] = f"{self.base_url}/papers/{quote(match.paper.arxiv_id or key, safe='')}"
+        out["web"] = f"{self.base_url}/papers/{quote(match.paper.arxiv_id or short_key(key), safe='')}"
         return out
 
     def digest(self, name: str, day: date) -> str:
@@ -183,5 +250,5 @@ def links_for(config, issued: date | None = None) -> Links | None:
 
 
 __all__ = ["issue_path", "BadLink", "ExpiredLink", "LINK_DAYS", "LinkRating", "Links", "LINK_ACTIONS", "links_for", "make_token",
-           "verify_token", "verify_link", "link_notes", "links_missing", "digest_page", "feed_url",
+           "verify_token", "verify_link", "RATE", "link_notes", "links_missing", "digest_page", "feed_url",
            "RATING_LABELS"]

@@ -65,6 +65,21 @@ def clean_text(text: str) -> str:
 _TITLE_DROP = re.compile(r"\\[a-zA-Z]+|[^\w\s]|_")
 
 
+_SHORT_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9./-]*")  # arXiv ids, old-style ones too
+
+
+def short_key(key: str) -> str:
+    """A paper key as links carry it: an arXiv id as it is, a ``title:…`` key (a paper without
+    an id, often 150 characters and more) as ``h.`` and 11 characters of its SHA-256
+    (:meth:`watcher.store.Store.get_short` finds the paper again)."""
+    import base64
+    import hashlib
+
+    if _SHORT_PLAIN.fullmatch(key):
+        return key
+    return "h." + base64.urlsafe_b64encode(hashlib.sha256(key.encode("utf-8")).digest()[:8]).decode("ascii").rstrip("=")
+
+
 def title_fingerprint(title: str) -> str:
     """A title reduced to lower-case ASCII words: accents, LaTeX commands, punctuation and
     spacing differences between listings of the same paper vanish."""

@@ -673,6 +673,18 @@ class Store:
         rows = list(self.db["papers"].rows_where("key = ?", [key], limit=1))
         return row_to_paper(rows[0]) if rows else None
 
+    def get_short(self, key: str) -> Paper | None:
+        """The stored paper a link names by :func:`~watcher.models.short_key` (or by its key):
+        a hashed ``title:…`` key is looked for among the papers without an arXiv id."""
+        from .models import short_key
+
+        if not key.startswith("h."):
+            return self.get(key)
+        for (full,) in self.db.execute("SELECT key FROM papers WHERE arxiv_id IS NULL"):
+            if short_key(full) == key:
+                return self.get(full)
+        return None
+
     def find(self, text: str) -> Paper | None:
         """A stored paper by arXiv id (any version suffix), key, DOI (any case, ``doi:`` or a
         doi.org link), ``pmid:…``, or by title."""

@@ -32,7 +32,7 @@ def paper(request: Request):  # similar papers rank many candidates: a worker th
     key = unsuffixed(request.path_params["key"]) if wants_json(request) else request.path_params["key"]
     st = state(request)
     with reading(request) as store:
-        found = store.get(key)
+        found = store.get_short(key)  # a digest's link names a paper without an id by its short key
         if found is None:
             ident = parse_arxiv_id(key)
             if ident and ident[0] != key and store.get(ident[0]):

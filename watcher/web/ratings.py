@@ -20,7 +20,7 @@ token.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import quote
 
 from starlette.exceptions import HTTPException
@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from ..links import BadLink, ExpiredLink, verify_link
+from ..links import LINK_ACTIONS, RATE, BadLink, ExpiredLink, verify_link
 from ..ratings import PROFILE_ACTIONS, RatingError, apply_rating, current, export_saved, owners_of, saved
 from .auth import checked_form, safe_next
 from .pages import in_thread, page, reading, state, threaded, tldrs, url, writing
@@ -99,18 +99,29 @@ def _gone(request: Request, asked, paper) -> str | None:
     """Why the link cannot be recorded any more (its paper or profile was removed), or None."""
     if paper is None:
         return f"the paper {asked.paper} of this link is no longer in the database; nothing was recorded"
-    if asked.action in PROFILE_ACTIONS and asked.profile not in state(request).config.profiles:
+    if asked.action in (*PROFILE_ACTIONS, RATE) and asked.profile not in state(request).config.profiles:
         return (f"the profile {asked.profile!r} of this link is no longer configured; nothing was "
                 "recorded")
     return None
 
 
-@threaded
-def link(request: Request):
-    """``GET /r/{token}``: the confirmation page (changes nothing). ``POST``: record it."""
+async def link(request: Request):
+    """``GET /r/{token}``: the confirmation page (changes nothing). ``POST``: record it. A
+    ``rate`` link's page asks which (three buttons); its POST names the choice (``action``)."""
     asked = _asked(request)
+    if asked.action == RATE and request.method == "POST":
+        chosen = str((await request.form()).get("action", ""))
+        if chosen not in LINK_ACTIONS:
+            raise HTTPException(400, "choose More like this, Less like this or Save; nothing was recorded")
+        asked = replace(asked, action=chosen)
+    return await in_thread(_link, request, asked)
+
+
+def _link(request: Request, asked):
     with reading(request) as store:
-        paper = store.get(asked.paper)
+        paper = store.get_short(asked.paper)
+    if paper is not None:
+        asked = replace(asked, paper=paper.key)
     gone = _gone(request, asked, paper)
     context = dict(asked=asked, paper=paper, token=request.path_params["token"], done=None, gone=gone)
     if gone:
