@@ -161,23 +161,13 @@ def sample_mail(folder, secret: str | None) -> bytes:
     """The sample digest (``watcher once --sample``, the shipped config) as one e-mail through a
     real SMTP server, with rating links when ``secret`` is given."""
     from conftest import REPO
+    from test_links import CONFIG as LINKS_CONFIG
 
     folder.mkdir()
     config = (REPO / "config.toml").read_text().replace('channels = ["archive"]', 'channels = ["mail"]')
+    mail_and_web = LINKS_CONFIG[LINKS_CONFIG.index("[channel.mail]"):]  # the links test's mail and [web]
     with MailServer() as server:
-        (folder / "config.toml").write_text(config + f"""
-[channel.mail]
-type = "email"
-host = "127.0.0.1"
-port = {server.port}
-security = "none"
-from = "watcher <bot@example.org>"
-to = ["me@example.org"]
-
-[web]
-base_url = "https://papers.example.org"
-secret_env = "WATCHER_TEST_SECRET"
-""")
+        (folder / "config.toml").write_text(config + "\n" + mail_and_web.replace("{port}", str(server.port)))
         out = run_watcher("once", "--sample", cwd=folder, env={"WATCHER_TEST_SECRET": secret or ""})
         assert out.returncode == (0 if secret else 1), out.stderr  # 1: delivered without its links
     [mail] = server.received
