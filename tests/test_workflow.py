@@ -277,13 +277,14 @@ def test_no_branch_yet_never_restores_a_stale_file(tmp_path):
 
 # --- GitLab CI ----------------------------------------------------------------------------
 
-def run_gitlab(remote: Path, workdir: Path) -> list[tuple[str, subprocess.CompletedProcess]]:
-    """Check out ``remote`` afresh and run the job as a GitLab runner does: ``script`` lines in
-    order until one fails, then ``after_script`` whatever happened. The push goes to the bare
-    repository instead of the token's URL; the install lines are this checkout's watcher."""
+def run_gitlab(remote: Path, workdir: Path, name: str = "watcher") -> list[tuple[str, subprocess.CompletedProcess]]:
+    """Check out ``remote`` afresh and run the job ``name`` as a GitLab runner does: ``script``
+    lines in order until one fails, then ``after_script`` whatever happened. The push goes to
+    the bare repository instead of the token's URL; the install lines are this checkout's
+    watcher."""
     git("clone", "-q", "--depth=1", f"file://{remote}", str(workdir), cwd=remote.parent)
     doc = yaml.safe_load((workdir / ".gitlab-ci.yml").read_text())
-    job = doc["watcher"]
+    job = doc[name]
     env = {**os.environ, **doc["variables"], **SECRETS, **GIT_ID, "STATE_REMOTE": str(remote),
            "PATH": BIN + os.pathsep + os.environ["PATH"]}
     env.pop("WATCHER_CONFIG", None)
@@ -297,7 +298,7 @@ def run_gitlab(remote: Path, workdir: Path) -> list[tuple[str, subprocess.Comple
 
     assert all(line.startswith("python -m pip install") for line in job["before_script"])
     all(sh(line) for line in job["script"])  # stops at the first failure
-    for line in job["after_script"]:
+    for line in job.get("after_script", []):
         sh(line)
     return done
 
@@ -311,6 +312,8 @@ def test_the_gitlab_pipeline_is_serial_and_saves_after_a_failure_too(tmp_path):
                              "watcher check", "watcher once --due"]
     assert job["after_script"][-1].startswith('watcher state save "$STATE_FILE" --git-branch')
     assert "${WATCHER_STATE_TOKEN}" in doc["variables"]["STATE_REMOTE"]  # a masked variable, never the file
+    assert doc["pages"]["rules"] == [{"if": '$WATCHER_PAGES == "true"'}] and doc["pages"]["needs"] == ["watcher"]
+    assert doc["pages"]["artifacts"] == {"paths": ["public"]}
     ok = run_watcher("check", cwd=tmp_path / "repo", env=SECRETS)
     assert ok.returncode == 0, ok.stderr
     readme = (tmp_path / "repo" / "README.md").read_text()
@@ -336,3 +339,7 @@ def test_two_gitlab_runs_deliver_only_what_is_new(tmp_path):
         sent_second = mailed_titles(smtp.received[1].message)
         assert sent_second and set(sent_second) <= set(TITLES[5:10]) and sent_first
     assert len(git("log", "--format=%H", "watcher-state", cwd=remote).splitlines()) == 2
+    pages = run_gitlab(remote, tmp_path / "pages", "pages")  # after the run, from the state branch
+    assert all(r.returncode == 0 for _, r in pages), [(n, r.stderr) for n, r in pages]
+    index = (tmp_path / "pages" / "public" / "search-index.json").read_text()
+    assert all(title in index for title in sent_first + sent_second)
