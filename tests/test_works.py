@@ -252,3 +252,19 @@ def test_the_atom_feed_bibtex_and_updates_show_the_venue_and_the_doi():
     slack = jsonlib.loads(render(digest, "slack"))
     assert "published in Nature Neuroscience" in jsonlib.dumps(slack)
     assert jsonlib.loads(render(digest, "json"))[0]["venue"] == "Nature Neuroscience"
+
+
+def test_the_json_format_round_trips_a_work_and_refuses_wrong_types():
+    from watcher import formats
+    from watcher.errors import InputError
+    from watcher.models import Digest, Match
+    from watcher.render import render
+
+    work = pubmed(dois=["10.1101/2026.03.01.612345", "10.1038/s41593-026-01234-5"], sources=["bio", "pm"])
+    text = render(Digest(name="d", title="D", date=T0.date(), matches=[Match(work, 1.0, [], "p")]), "json")
+    [back] = formats.read(text.encode(), "digest.json").papers
+    assert (back.key, back.dois, back.pmid, back.pmcid, back.journal, back.sources) == (
+        work.key, work.dois, "41234567", "PMC12345678", "Nature neuroscience", ["bio", "pm"])
+    for bad in ('"dois": 5', '"venues": "Nature"', '"pmid": 41234567'):
+        with pytest.raises(InputError, match=bad.split(":")[0].strip('"')):
+            formats.read(('[{"title": "x", "arxiv_id": null, ' + bad + "}]").encode(), "bad.json")

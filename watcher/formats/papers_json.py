@@ -104,8 +104,9 @@ def _strings(value) -> list[str]:
 _OWN_TYPES = {"arxiv_id": str, "version": int, "abstract": str, "published": str, "updated": str,
               "primary_category": str, "comment": str, "journal_ref": str, "doi": str, "url": str,
               "announce_type": str, "upvotes": int, "source": str, "announced": str,
-              "author_count": int, "organization": str, "github_repo": str}
-_OWN_LISTS = ("authors", "categories", "ai_keywords")
+              "author_count": int, "organization": str, "github_repo": str, "pmid": str,
+              "pmcid": str, "journal": str}
+_OWN_LISTS = ("authors", "categories", "ai_keywords", "dois", "venues", "sources")
 
 
 def _own_layout(rec: dict, where: str) -> Paper:
