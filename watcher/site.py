@@ -4,8 +4,9 @@ publish (GitHub Pages).
 One truth: the pages are the web app's own. The app runs in-process with its ``static`` flag
 (no rating buttons, the search page loads the client-side search), a crawl from ``/`` follows
 every link of every page, and each answer is written to a file, its links made relative.
-Only the search index (``search-index.json``, and ``search-index.js`` holding the same data
-for browsers, which refuse ``fetch`` on ``file://``) is written here, from the store.
+Only two things come from the store here: the search index (``search-index.json``, and
+``search-index.js`` holding the same data for browsers, which refuse ``fetch`` on
+``file://``), and the own address (arXiv) of a paper a page links that has no page of its own.
 """
 
 from __future__ import annotations
@@ -211,9 +212,8 @@ def prepare(out: Path) -> None:
 
 def build_site(config: Config, out: Path, database: Path | None = None) -> SiteReport:
     """Write the static site of ``database`` (default: the config's) into ``out``."""
-    from .web.app import create_app
-
     from .store import Store
+    from .web.app import create_app
 
     database = Path(database or config.settings.database)
     prepare(out)
@@ -235,8 +235,8 @@ def build_site(config: Config, out: Path, database: Path | None = None) -> SiteR
         else:
             report.files += 1
         _write(out / name, body)
-    papers = {unquote(urlsplit(t).path)[len("/papers/"):]: f for t, (f, _, h) in found.items()
-              if h and t.startswith("/papers/")}
+    papers = {unquote(urlsplit(t).path)[len(PAPERS):]: f for t, (f, _, h) in found.items()
+              if h and t.startswith(PAPERS)}
     index = search_index(database, papers)
     report.papers = len(index)
     data = json.dumps(index, ensure_ascii=False, separators=(",", ":"))
