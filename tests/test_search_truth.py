@@ -112,10 +112,11 @@ def _vocabulary():
     papers = corpus()
     vocab = sorted({w for p in papers[:120] for w in words(p.title) if len(w) > 3})
     cats = sorted({c for p in papers for c in p.categories})
-    return vocab, cats
+    names = sorted({a for p in papers[:60] for a in p.authors[:2] if a.replace(" ", "").replace(".", "").isalpha()})
+    return vocab, cats, names
 
 
-VOCAB, CATS = _vocabulary()
+VOCAB, CATS, NAMES = _vocabulary()
 term = st.one_of(
     st.sampled_from(VOCAB),
     st.sampled_from(VOCAB).map(lambda w: f"ti:{w}"),
@@ -124,11 +125,14 @@ term = st.one_of(
     st.tuples(st.sampled_from(VOCAB), st.sampled_from(VOCAB)).map(lambda t: f'"{t[0]} {t[1]}"'),
     st.sampled_from(CATS).map(lambda c: f"cat:{c}"),
     st.sampled_from(CATS).map(lambda c: f"cat:{c.split('.')[0]}"),
+    st.sampled_from(NAMES).map(lambda n: f'au:"{n}"'),
+    st.sampled_from(NAMES).map(lambda n: f"au:{n.split()[-1]}"),
 )
 query = st.recursive(term, lambda inner: st.one_of(
     st.tuples(inner, inner).map(lambda t: f"({t[0]} AND {t[1]})"),
     st.tuples(inner, inner).map(lambda t: f"({t[0]} OR {t[1]})"),
     st.tuples(inner, inner).map(lambda t: f"({t[0]} ANDNOT {t[1]})"),
+    st.tuples(inner, inner).map(lambda t: f"({t[0]} AND NOT {t[1]})"),
 ), max_leaves=4)
 
 
