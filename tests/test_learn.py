@@ -98,3 +98,110 @@ def test_no_ratings_change_nothing():
     b = [ProfileMatcher(RAG, feedback=Feedback([], []))]
     papers = [RADIOLOGY, RERANKER, DENSE, UNRELATED]
     assert select(papers, a) == select(papers, b)
+
+
+# --- issue 21: the guarded rule, the model, what ratings changed ------------------------------
+
+import gzip  # noqa: E402
+import random  # noqa: E402
+import tomllib  # noqa: E402
+
+from conftest import REPO  # noqa: E402
+
+from watcher import formats, learn  # noqa: E402
+from watcher.index import prepare  # noqa: E402
+from watcher.learn import rating_changes  # noqa: E402
+
+RAG_WORDS = ("retriever reranker passages corpus grounded generator chunking dense sparse index "
+             "open-domain question answering knowledge citations hallucination").split()
+CLINIC_WORDS = ("hospital patients clinical radiology physicians diagnosis treatment nursing "
+                "medication symptoms triage cardiology oncology discharge").split()
+
+
+def synthetic(prefix: str, n: int, words: list[str], rng: random.Random, query_word: str = "RAG") -> list[Paper]:
+    out = []
+    for k in range(n):
+        picked = rng.sample(words, 7)
+        out.append(paper(f"{prefix}.{k:05d}", " ".join(picked[:4]).capitalize(),
+                         " ".join(picked) + f". We also use {query_word}. " + " ".join(rng.sample(words, 5))))
+    return out
+
+
+def test_the_model_is_fitted_once_there_are_enough_ratings_and_learns_which_side_is_which():
+    rng = random.Random(21)
+    liked = synthetic("2501", learn.MODEL_MIN + 4, RAG_WORDS, rng)
+    disliked = synthetic("2502", learn.MODEL_MIN + 4, CLINIC_WORDS, rng)
+    few = ProfileMatcher(RAG, feedback=Feedback(liked[:3], disliked[:3]))
+    assert few.feedback.model is None  # a few ratings: the guarded rule
+    matcher = ProfileMatcher(RAG, feedback=Feedback(liked, disliked))
+    model = matcher.feedback.model
+    assert model is not None
+    new_rag, new_clinic = synthetic("2503", 10, RAG_WORDS, rng), synthetic("2504", 10, CLINIC_WORDS, rng)
+    batch = prepare(new_rag + new_clinic)
+    kept = {batch.docs[i].paper.key for i in matcher.score_batch(batch)}
+    assert {p.key for p in new_rag} <= kept  # the liked side stays
+    assert not kept & {p.key for p in new_clinic}  # the disliked side goes
+    why = matcher.explain(new_clinic[0])
+    assert any(r.startswith("unlike 2502.") and r.endswith("(you disliked)") for r in why.reasons)
+
+
+def test_the_model_threshold_keeps_what_the_reader_likes(monkeypatch):
+    """The cut comes from held-out probabilities of the liked rows: about KEEP_QUANTILE of new
+    papers like them fall below it, even when liked and disliked papers overlap widely."""
+    rng = random.Random(7)
+
+    def rows(n, centre):
+        return [[rng.gauss(centre, 1.0), rng.gauss(0.0, 1.0)] for _ in range(n)]
+
+    x, y = rows(200, 0.5) + rows(200, -0.5), [1] * 200 + [0] * 200
+    w = learn._logistic(x, y)
+    new = rows(2000, 0.5)
+
+    def lost(quantile):
+        monkeypatch.setattr(learn, "KEEP_QUANTILE", quantile)
+        cut = learn.recall_cut(x, y)
+        return sum(learn._sigmoid(learn._dot(w, [1.0, *r])) < cut for r in new) / len(new)
+
+    assert 0.01 <= lost(0.05) <= 0.10
+    assert lost(0.3) > 0.2  # the knob is what keeps recall
+    monkeypatch.setattr(learn, "MODEL_CEILING", 0.3)
+    assert lost(0.9) < 0.5  # never above the ceiling
+
+
+def test_logistic_regression_finds_the_side_of_a_separable_feature():
+    x = [[v] for v in (-2.0, -1.5, -1.0, -0.5, 0.5, 1.0, 1.5, 2.0)]
+    y = [0, 0, 0, 0, 1, 1, 1, 1]
+    w = learn._logistic(x, y)
+    assert w[1] > 0
+    assert learn._sigmoid(learn._dot(w, [1.0, 2.0])) > 0.8 > 0.2 > learn._sigmoid(learn._dot(w, [1.0, -2.0]))
+
+
+def test_rating_changes_name_the_rating_that_decided_each_paper():
+    plain = ProfileMatcher(RAG)
+    rated = ProfileMatcher(RAG, feedback=Feedback(LIKED, DISLIKED))
+    changes = rating_changes([RADIOLOGY, RERANKER, DENSE, UNRELATED], plain, rated)
+    assert [(c.match.paper.arxiv_id, c.added) for c in changes] == [("2506.00003", True), ("2506.00001", False)]
+    assert changes[0].rating.startswith("like 2504.0000") and changes[0].rating.endswith("(you liked)")
+    assert changes[1].rating == "unlike 2505.01234 (you disliked)"
+    assert rating_changes([RADIOLOGY, RERANKER], plain, ProfileMatcher(RAG)) == []
+
+
+def llm_rl_profile() -> Profile:
+    query = tomllib.loads((REPO / "config.toml").read_text())["profile"]["llm-rl"]["query"]
+    return Profile(name="llm-rl", title="LLM-RL", query=query)
+
+
+def test_an_rlhf_anime_video_paper_is_not_dropped_as_unlike_a_dialogue_paper():
+    """A new user's report: with 5 up and 5 down, "Aligning Anime Video Generation with Human
+    Feedback" went as unlike a disliked paper it shares a few words with."""
+    data = gzip.decompress((REPO / "tests" / "data" / "llm-rl-rated-2025-04.jsonl.gz").read_bytes())
+    by_id = {p.arxiv_id: p for p in formats.read(data, "llm-rl-rated.jsonl").papers}
+    liked = [by_id[k] for k in ("2504.11343", "2504.09696", "2504.09710", "2504.10160", "2504.11456")]
+    disliked = [by_id[k] for k in ("2504.02894", "2504.09737", "2504.11346", "2504.08590", "2504.09488")]
+    anime = by_id["2504.10044"]
+    profile = llm_rl_profile()
+    assert ProfileMatcher(profile).score(anime) is not None
+    rated = ProfileMatcher(profile, feedback=Feedback(liked, disliked))
+    match = rated.score(anime)
+    assert match is not None, rated.explain(anime).reasons
+    assert not any(r.endswith("(you disliked)") for r in match.reasons)

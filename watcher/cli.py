@@ -422,14 +422,16 @@ def status(ctx: Context, sample) -> None:
 
 
 @cli.command()
-@click.argument("paper")
+@click.argument("paper", required=False)
 @click.option("--profile", required=True, metavar="NAME", help="The profile to score against.")
 @click.option("--sample", is_flag=True, help=SAMPLE_HELP)
 @pass_ctx
 @handle_errors
 def explain(ctx: Context, paper, profile, sample) -> None:
-    """The score of one stored paper (arXiv id or title) and the reasons."""
-    from .compile import compile_profile
+    """The score of one stored paper (arXiv id or title) and the reasons; without PAPER, the
+    papers of the last 30 days that the profile's ratings added or removed, each with the
+    rating that decided it."""
+    from .compile import compile_profile, what_ratings_changed
     from .pipeline import open_store
     from .store import require_database
 
@@ -439,17 +441,42 @@ def explain(ctx: Context, paper, profile, sample) -> None:
                           path=str(config.path))
     require_database(config.settings.database)
     with open_store(config) as store:
-        found = store.find(paper)
-        if found is None:
-            raise InputError(f"{paper}: no such paper in {config.settings.database}")
-        matcher = compile_profile(config, profile, store)
-        m = matcher.explain(found)
-        selected = matcher.score(found) is not None
+        if paper is None:
+            start, end, changed = what_ratings_changed(config, profile, store)
+            rated = sum(map(len, store.rated_papers(profile)))
+        else:
+            found = store.find(paper)
+            if found is None:
+                raise InputError(f"{paper}: no such paper in {config.settings.database}")
+            matcher = compile_profile(config, profile, store)
+            m = matcher.explain(found)
+            selected = matcher.score(found) is not None
+            plain = compile_profile(config, profile, lookup=store.get).score(found) is not None
+    if paper is None:
+        click.echo(ratings_changed_text(profile, start, end, changed, rated))
+        return
     click.echo(f"{found.title}")
     click.echo(f"{found.abs_url or found.key}")
     click.echo(f"profile {profile}: score {m.score:.2f} ({'selected' if selected else 'not selected'})")
     for reason in m.reasons:
         click.echo(f"  - {reason}")
+    if plain != selected:
+        click.echo(f"  (without the ratings: {'selected' if plain else 'not selected'})")
+
+
+def ratings_changed_text(profile: str, start, end, changed, rated: int) -> str:
+    """``watcher explain --profile NAME``: what the ratings added and removed, one line each."""
+    from .formats.text import one_line
+    from .ratings import label
+
+    added = sum(1 for c in changed if c.added)
+    head = (f"profile {profile}: {rated} rating{'s' if rated != 1 else ''}; over {start} to {end}"
+            f" they added {added} paper{'s' if added != 1 else ''} and removed {len(changed) - added}")
+    lines = [head]
+    for c in changed:
+        lines.append(f"  {'+ added  ' if c.added else '- removed'} {label(c.match.paper)}  "
+                     f"{one_line(c.match.paper.title)}  ({c.rating})")
+    return "\n".join(lines)
 
 
 @cli.command()

@@ -87,6 +87,26 @@ def compile_profiles(config, names, store=None, *, lookup=None) -> list[ProfileM
     return [compile_profile(config, n, store, lookup=lookup) for n in names]
 
 
+RATED_DAYS = 30  # what ratings changed: over the stored papers of this many days
+
+
+def what_ratings_changed(config, name: str, store, days: int = RATED_DAYS, rated=None, chunks=None):
+    """``(first day, last day, changes)``: the papers of the last ``days`` stored days that the
+    ratings of profile ``name`` added to or removed from its selection, each with the rating
+    that decided it (:func:`watcher.learn.rating_changes`: the profile compiled with and
+    without its ratings, here). ``rated``: the profile's matcher with its ratings, when the
+    caller has it (the web's); ``chunks(start, end)``: the papers of those days in lists, when
+    the caller reads them in pieces (default: all at once)."""
+    from .learn import change_order, rating_changes
+
+    start, end = store.recent_days(days)
+    plain = compile_profile(config, name, lookup=store.get)
+    rated = rated or compile_profile(config, name, store)
+    parts = chunks(start, end) if chunks else [store.papers_between(start, end)]
+    return start, end, sorted((c for papers in parts for c in rating_changes(papers, plain, rated)),
+                              key=change_order)
+
+
 def changes(store) -> tuple[int, int]:
     """The database's change counters ``(papers, ratings)``: each write to a paper or a rating
     adds one (triggers of migration m005), so a matcher compiled at one value saw exactly the
@@ -129,5 +149,5 @@ class Compiled:
         return compiled
 
 
-__all__ = ["compile_profile", "compile_profiles", "example_papers", "feedback", "changes",
+__all__ = ["compile_profile", "compile_profiles", "what_ratings_changed", "RATED_DAYS", "example_papers", "feedback", "changes",
            "Compiled", "KEEP"]

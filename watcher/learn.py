@@ -1,5 +1,5 @@
 """Learning from ratings: up-rated papers are examples of their profile, down-rated ones
-counter-examples (pure: no I/O, no clock). Rocchio, on the tf-idf vectors of :mod:`watcher.index`.
+counter-examples (pure: no I/O, no clock). On the tf-idf vectors of :mod:`watcher.index`.
 
 **Likes.** The matcher (:mod:`watcher.match`) compares papers with a profile's examples as a
 whole: the tf-idf centroid, and a threshold taken from the examples themselves. Liked papers join
@@ -9,36 +9,68 @@ profile with no other way in (no query, no authors) reaches further: its thresho
 REACH_RATIO x the similarity the least typical REACH_QUANTILE of its liked papers have to the
 others (a reader who rates what they see prunes what comes in too far out).
 
-**Dislikes.** Once the reader has disliked papers, a paper the profile would select counts as
-disliked too when either
+**Dislikes, with few ratings: a guarded rule.** A disliked paper *votes* against a paper the
+profile would select when the paper is similar to it (at least the examples' threshold, the
+similarity that would let a liked paper bring a paper in, and at least SIMILAR_ONE, what a
+single example needs) and closer to it than to the liked papers' centroid and to every liked
+paper. A paper is disliked when it has one vote, or, if the query matched it, QUERY_VOTES: a
+query match is never dropped by one dislike, and nothing is dropped for sharing a few words
+with a disliked paper. A reader who dislikes more than they like needs proportionally more
+votes (x dislikes / likes): otherwise papers on the topic, outnumbered by the disliked ones
+among their neighbours, would go.
 
-* it is closer to the disliked papers' centroid than to the liked one (nearest centroid), or
-* it is less like the liked papers than the median disliked paper is, and less than
-  DISLIKE_RATIO x as like them as they typically are to each other (the median of their
-  leave-one-out similarities): far out of what the reader keeps.
+**Dislikes, once there are MODEL_MIN liked and disliked papers: a per-profile model.** A
+logistic regression (L2, classes balanced, Newton's method: pure Python) over the features
 
-It then loses its score and DISLIKE_SCORE x its similarity to the closest disliked paper / the
-threshold more: it ranks below every paper not disliked and, with ``min_score`` at 0 or above,
-drops out; the reason names the closest disliked paper, ``unlike 2505.01234 (you disliked)``.
-No ratings, no change. The constants were chosen by ``benchmarks/eval_feedback.py`` (a reader
-rating every digest over 30 days of the real corpus) and checked on a second topic.
+* ``ln(1 + query score)`` and ``ln(1 + the query's score in the title)`` (0 when the query does
+  not match; both left out without a query),
+* the similarity to the liked papers (and examples): cosine with their summed vectors,
+* the similarity to the disliked papers: likewise,
 
-Costs: likes join the centroid (one pass over the batch's postings); the dislike check runs
-only on the papers a profile would select: a few cosines each.
+fitted on the profile's own rated papers (a rated paper's similarity to its own side leaves it
+out, as a new paper is not among the ratings). The threshold keeps recall: the model calls a
+paper disliked when its probability is below what the least likely KEEP_QUANTILE of the liked
+papers get when each is held out of the fit (FOLDS-fold; never above MODEL_CEILING), so about
+that share of what the reader likes is at risk. With MODEL_AGREE the Rocchio evidence must
+agree: 1, the paper is closer to the disliked papers' centroid than to the liked one; 2, that,
+or it is far out of what the reader keeps (less like the liked papers than the median disliked
+paper is, and than FAR_RATIO x as like them as they typically are to each other).
+
+A disliked paper loses its score and DISLIKE_SCORE x its similarity to the closest disliked
+paper / the threshold more: it ranks below every paper not disliked and, with ``min_score`` at 0
+or above, drops out; the reason names the closest disliked paper, ``unlike 2505.01234 (you
+disliked)``; a paper rated down is itself always disliked. No ratings, no change.
+
+The constants were chosen with ``benchmarks/eval_feedback.py`` (a reader rating every digest
+over 30 days of the real corpus) on three judged topics together, leave-one-topic-out
+(``benchmarks/choose_learner.py``: each candidate setting picked on two topics and reported on
+the third; README, "Ratings: teaching the digest").
+
+Costs: likes join the centroid (one pass over the batch's postings); the fit is a few Newton
+steps over the rated papers when the profile is compiled; the dislike check runs only on the
+papers a profile would select: a few cosines each.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 from .index import (CENTROID_WORDS, SIMILAR_ONE, Doc, cosine, example_vector, paper_vector, prepare,
                     top_words, vector_sum)
-from .models import Paper, reason_label as label, unique_papers
+from .models import Match, Paper, reason_label as label, unique_papers
 
 DISLIKE_SCORE = 4.0  # what a paper as close to a disliked one as the threshold loses beyond its score
-DISLIKE_QUANTILE = 0.5  # ... less like the liked papers than the median disliked paper, and
-DISLIKE_RATIO = 0.4  # ... than this x the liked papers' median similarity: disliked
+QUERY_VOTES = 2  # a query match needs this many disliked papers against it (others: one)
+MODEL_MIN = 8  # liked and disliked papers each, before the model replaces the rule
+KEEP_QUANTILE = 0.05  # the model's threshold: what the least likely 5% of liked papers get ...
+MODEL_CEILING = 0.5  # ... but never above this probability
+FOLDS = 5  # the threshold comes from held-out probabilities, FOLDS-fold
+MODEL_AGREE = 2  # the Rocchio evidence that must agree with the model (see the docstring)
+FAR_RATIO = 0.4  # far out: less than this x the liked papers' median similarity to each other
+RIDGE = 1.0  # L2 penalty of the model's weights (standardised features)
 REACH_QUANTILE = 0.05  # without a query: the likes reach as far as their least typical 5% ...
 REACH_RATIO = 0.9  # ... times this
 REACH_FLOOR = 0.05
@@ -61,54 +93,265 @@ class Feedback:
         self.disliked = unique_papers(disliked)
         self._examples = None
         self._negatives: list[tuple[str, dict]] = []
-        self._against: dict[str, float] = {}  # the disliked papers' centroid
-        self._cut = 0.0  # below this similarity to the liked centroid: among the disliked
+        self.model: Model | None = None
+        self._keys: set[str] = set()  # the disliked papers' own keys
+        self._balance = 1.0  # votes needed grow with dislikes per like (see the module docstring)
+        self._weight, self._boost = None, 0.0
 
     def __bool__(self) -> bool:
         return bool(self.liked or self.disliked)
 
-    def attach(self, examples, weight, title_boost: float, reach: bool):
+    def attach(self, examples, weight, title_boost: float, reach: bool,
+               query_parts: Callable[[list[Paper]], list[list]] | None = None):
         """Prepare the counter-examples under the matcher's word weights, against the matcher's
         ``examples`` (the liked papers and the profile's own examples, already merged; None
         without any). ``reach``: the profile has no other way in (no query, no authors), so
         the likes reach as far as the least typical liked paper (see the module docstring).
-        Returns the examples to use."""
+        ``query_parts``: the parts of the profile's query score of each of some papers (``(score,
+        reason)``, none unmatched), None without a query; the model is fitted on them. Returns
+        the examples to use."""
         self._weight, self._boost = weight, title_boost
         if examples and reach and self.liked and examples.sims:
             low = examples.sims[int(REACH_QUANTILE * (len(examples.sims) - 1))]
             examples.threshold = min(examples.threshold, max(REACH_FLOOR, REACH_RATIO * low))
         self._examples = examples
         docs = prepare(self.disliked).docs
-        vectors = [(disliked_reason(d.paper), v, d) for d in docs
-                   if (v := example_vector(d, weight, title_boost))]
-        self._negatives = [(r, v) for r, v, _ in vectors]
-        if vectors:
-            self._against = top_words(vector_sum([v for _, v, _ in vectors]), CENTROID_WORDS)
-            if examples and examples.sims:  # the second rule needs a few liked papers
-                sims = sorted(cosine(paper_vector(d, weight, title_boost), examples.centroid)
-                              for _, _, d in vectors)
-                self._cut = min(sims[int(DISLIKE_QUANTILE * (len(sims) - 1))],
-                                DISLIKE_RATIO * statistics.median(examples.sims))
+        self._negatives = [(disliked_reason(d.paper), v) for d in docs
+                           if (v := example_vector(d, weight, title_boost))]
+        self._keys = {p.key for p in self.disliked}
+        liked = len(examples.vectors) if examples else 0
+        self._balance = max(1.0, len(self._negatives) / max(1, liked))
+        if examples and len(examples.vectors) >= MODEL_MIN and len(self._negatives) >= MODEL_MIN:
+            self.model = Model.fit(examples, docs, [v for _, v in self._negatives], weight,
+                                   title_boost, query_parts)
         return examples
 
-    def penalty(self, doc: Doc, scored: list[tuple[float, object]]) -> tuple[float, str] | None:
-        """``(negative score, reason)`` when the ratings put ``doc`` among the disliked papers:
-        it is closer to their centroid than to the liked one, or far less like the liked papers
-        than they are to each other (see the module docstring). The penalty takes away the paper's score (``scored``,
-        the parts so far) and DISLIKE_SCORE x its similarity to the closest disliked paper /
-        the examples' threshold more. None otherwise."""
+    def penalty(self, doc: Doc, scored: list[tuple[float, object]],
+                query: Sequence[tuple[float, str]] = ()) -> tuple[float, str] | None:
+        """``(negative score, reason)`` when the ratings put ``doc`` among the disliked papers
+        (the model once fitted, else the guarded rule: see the module docstring); ``scored``
+        are the score's parts so far, ``query`` the query's among them (none unmatched). The
+        penalty takes away the paper's score and DISLIKE_SCORE x its similarity to the closest
+        disliked paper / the examples' threshold more. None otherwise."""
         if not self._negatives:
             return None
         vector = paper_vector(doc, self._weight, self._boost)
         if not vector:
             return None
-        liked = cosine(vector, self._examples.centroid) if self._examples else 0.0
-        if not (cosine(vector, self._against) > liked or liked < self._cut):
-            return None
-        near, reason = max(((cosine(vector, v), r) for r, v in self._negatives), key=lambda x: x[0])
+        near = [(cosine(vector, v), r) for r, v in self._negatives]
         threshold = self._examples.threshold if self._examples else SIMILAR_ONE
+        if doc.paper.key in self._keys:  # the paper rated down itself: its own rating decides
+            pass
+        elif self.model is not None:
+            if not self.model.rejects(vector, query):
+                return None
+        else:
+            liked = max([cosine(vector, self._examples.centroid),
+                         *(cosine(vector, v) for v in self._examples.vectors)]) if self._examples else 0.0
+            floor = max(threshold, SIMILAR_ONE)
+            votes = sum(1 for s, _ in near if s >= floor and s > liked)
+            if votes < (QUERY_VOTES if query else 1) * self._balance:
+                return None
+        closest, reason = max(near, key=lambda x: x[0])
         gained = sum(s for s, _ in scored if s > 0)
-        return (-(gained + DISLIKE_SCORE * near / threshold), reason)
+        return (-(gained + DISLIKE_SCORE * closest / threshold), reason)
 
 
-__all__ = ["Feedback", "liked_reason", "disliked_reason", "label"]
+@dataclass(frozen=True)
+class Change:
+    """A paper the ratings changed: ``added`` to the profile's selection (``match`` is its
+    match with the ratings) or removed from it (``match``: its match without them); ``rating``
+    is the reason naming the rating that decided it, ``like 2504.07615 (you liked)`` or
+    ``unlike 2505.01234 (you disliked)``."""
+
+    match: Match
+    added: bool
+    rating: str
+
+
+def rating_changes(papers: Sequence[Paper], plain, rated) -> list[Change]:
+    """What the ratings change among ``papers`` (the rated papers themselves left out): the
+    papers the profile's matcher with its ratings (``rated``) selects and the one without them
+    (``plain``) does not, and the other way round; the matchers' own ``score_batch`` and
+    ``explain`` decide. Added first, best first."""
+    feedback = rated.feedback
+    own = {p.key for p in (*feedback.liked, *feedback.disliked)} if feedback else set()
+    batch = prepare([p for p in papers if p.key not in own])
+    before, after = plain.score_batch(batch), rated.score_batch(batch)
+    out = []
+    for i in after.keys() - before.keys():
+        out.append(Change(after[i], True, _deciding(after[i].reasons, "(you liked)")))
+    for i in before.keys() - after.keys():
+        why = rated.explain(batch.docs[i].paper).reasons
+        out.append(Change(before[i], False, _deciding(why, "(you disliked)")))
+    return sorted(out, key=change_order)
+
+
+def change_order(change: Change) -> tuple:
+    """Added first, then best first."""
+    return (not change.added, -change.match.score, change.match.paper.key)
+
+
+def _deciding(reasons: list[str], mark: str) -> str:
+    """The reason naming the deciding rating (else the last reason: why the paper is out)."""
+    return next((r for r in reasons if r.endswith(mark)), reasons[-1] if reasons else "")
+
+
+class Model:
+    """The per-profile logistic regression of the module docstring: weights over standardised
+    features, and the probability below which a paper counts as disliked."""
+
+    def __init__(self, liked: "Side", disliked: "Side", use_query: bool):
+        self.liked, self.disliked = liked, disliked
+        self.use_query = use_query
+        self.mean: list[float] = []
+        self.scale: list[float] = []
+        self.weights: list[float] = []
+        self.cut = 0.0
+        self.far = 0.0  # less like the liked papers than this: far out of what the reader keeps
+
+    @classmethod
+    def fit(cls, examples, disliked_docs: list[Doc], negatives: list[dict], weight, title_boost,
+            query_parts) -> "Model":
+        pos_docs = examples.docs
+        neg_docs = [d for d in disliked_docs if example_vector(d, weight, title_boost)]
+        model = cls(Side(examples.vectors), Side(negatives), query_parts is not None)
+        scores = (query_parts([d.paper for d in pos_docs + neg_docs]) if query_parts is not None
+                  else [[]] * (len(pos_docs) + len(neg_docs)))
+        model.use_query = any(scores)
+        x, labels = [], []
+        for docs, y in ((pos_docs, 1), (neg_docs, 0)):
+            for k, d in enumerate(docs):  # a rated paper's own side leaves it out
+                vector = paper_vector(d, weight, title_boost)
+                x.append(model.features(vector, scores[len(x)], liked_skip=k if y else None,
+                                        disliked_skip=None if y else k))
+                labels.append(y)
+        model.mean = [sum(col) / len(col) for col in zip(*x)]
+        model.scale = [math.sqrt(sum((a - m) ** 2 for a in col) / len(col)) or 1.0
+                       for col, m in zip(zip(*x), model.mean)]
+        z = [model.standard(row) for row in x]
+        model.weights = _logistic(z, labels)
+        model.cut = recall_cut(z, labels)
+        if examples.sims:  # less like the liked papers than the median disliked one, and far less than they are
+            near = sorted(cosine(paper_vector(d, weight, title_boost), model.liked.centroid) for d in neg_docs)
+            model.far = min(near[len(near) // 2], FAR_RATIO * statistics.median(examples.sims))
+        return model
+
+    def features(self, vector: dict, query, liked_skip=None, disliked_skip=None) -> list[float]:
+        """The query's score and its part in the title (logarithms), the similarity to the liked
+        and to the disliked papers (``*_skip``: that rated paper left out of its side)."""
+        title = sum(s for s, r in query if r.startswith("ti:"))
+        return ([math.log1p(sum(s for s, _ in query)), math.log1p(title)] if self.use_query else []) + [
+            self.liked.similarity(vector, liked_skip), self.disliked.similarity(vector, disliked_skip)]
+
+    def standard(self, row: list[float]) -> list[float]:
+        return [(a - m) / s for a, m, s in zip(row, self.mean, self.scale)]
+
+    def probability(self, vector: dict, query) -> float:
+        """The model's probability that the reader likes a paper (its vector, its query score)."""
+        return _sigmoid(_dot(self.weights, [1.0, *self.standard(self.features(vector, query))]))
+
+    def rejects(self, vector: dict, query) -> bool:
+        """Below the cut, and closer to the disliked papers than to the liked ones."""
+        if self.probability(vector, query) >= self.cut:
+            return False
+        if not MODEL_AGREE:
+            return True
+        liked = cosine(vector, self.liked.centroid)
+        return cosine(vector, self.disliked.centroid) > liked or (MODEL_AGREE == 2 and liked < self.far)
+
+
+class Side:
+    """The rated papers of one side (liked or disliked): a paper's similarity to their sum."""
+
+    def __init__(self, vectors: list[dict]):
+        self.vectors = vectors
+        self.total = vector_sum(vectors)
+        self.norm2 = sum(w * w for w in self.total.values())
+        self.centroid = top_words(self.total, CENTROID_WORDS)
+
+    def similarity(self, vector: dict, skip: int | None = None) -> float:
+        """Cosine of a unit vector with the side's sum; ``skip``: leave that rated paper out
+        (fitting on the rated papers themselves), from dot products alone."""
+        dot, norm2 = cosine(vector, self.total), self.norm2
+        if skip is not None:
+            mine = self.vectors[skip]
+            dot -= cosine(vector, mine)
+            norm2 += sum(w * w for w in mine.values()) - 2 * cosine(mine, self.total)
+        return dot / math.sqrt(norm2) if norm2 > 1e-12 else 0.0
+
+
+def recall_cut(x: list[list[float]], y: list[int]) -> float:
+    """The probability below which the model calls a paper disliked: what the least likely
+    KEEP_QUANTILE of the liked rows get when each is held out of the fit, at most MODEL_CEILING."""
+    probs = sorted(_held_out(x, y))
+    return min(MODEL_CEILING, probs[int(KEEP_QUANTILE * (len(probs) - 1))])
+
+
+def _held_out(x: list[list[float]], y: list[int]) -> list[float]:
+    """The probability of each positive row under a model fitted without its fold (FOLDS
+    folds, every FOLDS-th row): how a new paper the reader likes would fare."""
+    out = []
+    for k in range(FOLDS):
+        train = [i for i in range(len(y)) if i % FOLDS != k]
+        if not any(y[i] for i in train) or all(y[i] for i in train):
+            continue
+        w = _logistic([x[i] for i in train], [y[i] for i in train])
+        out += [_sigmoid(_dot(w, [1.0, *x[i]])) for i in range(k, len(y), FOLDS) if y[i]]
+    return out or [0.0]
+
+
+def _logistic(x: list[list[float]], y: list[int], steps: int = 25) -> list[float]:
+    """Weights (intercept first) of an L2-penalised logistic regression with balanced classes,
+    by Newton's method (a handful of features: the Hessian is tiny)."""
+    n = len(x[0]) + 1
+    pos = sum(y)
+    neg = len(y) - pos
+    cw = {1: len(y) / (2.0 * pos), 0: len(y) / (2.0 * neg)}
+    w = [0.0] * n
+    rows = [[1.0, *r] for r in x]
+    for _ in range(steps):
+        grad = [RIDGE * w[k] if k else 0.0 for k in range(n)]
+        hess = [[(RIDGE if i == j and i else 0.0) for j in range(n)] for i in range(n)]
+        for r, t in zip(rows, y):
+            p = _sigmoid(_dot(w, r))
+            c = cw[t]
+            g = c * (p - t)
+            h = c * p * (1 - p)
+            for i in range(n):
+                grad[i] += g * r[i]
+                for j in range(n):
+                    hess[i][j] += h * r[i] * r[j]
+        step = _solve(hess, grad)
+        w = [a - b for a, b in zip(w, step)]
+        if max(abs(s) for s in step) < 1e-8:
+            break
+    return w
+
+
+def _solve(a: list[list[float]], b: list[float]) -> list[float]:
+    """``a^-1 b`` by Gaussian elimination with partial pivoting (a small, positive definite a)."""
+    n = len(b)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for c in range(n):
+        p = max(range(c, n), key=lambda r: abs(m[r][c]))
+        m[c], m[p] = m[p], m[c]
+        if abs(m[c][c]) < 1e-12:
+            m[c][c] = 1e-12
+        for r in range(n):
+            if r != c:
+                f = m[r][c] / m[c][c]
+                for k in range(c, n + 1):
+                    m[r][k] -= f * m[c][k]
+    return [m[i][n] / m[i][i] for i in range(n)]
+
+
+def _sigmoid(t: float) -> float:
+    return 1.0 / (1.0 + math.exp(-t)) if t >= 0 else math.exp(t) / (1.0 + math.exp(t))
+
+
+def _dot(a, b) -> float:
+    return sum(x * y for x, y in zip(a, b))
+
+
+__all__ = ["Feedback", "Model", "Change", "rating_changes", "change_order", "liked_reason", "disliked_reason", "label"]

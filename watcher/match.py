@@ -96,7 +96,8 @@ class ProfileMatcher:
                                    {p.key for p in liked}) if example_papers or liked else None)
         if self.feedback:
             self.examples = self.feedback.attach(self.examples, self.doc_freq.vector_weight,
-                                                 TITLE_BOOST, reach=not (self.query or self.authors))
+                                                 TITLE_BOOST, reach=not (self.query or self.authors),
+                                                 query_parts=self.query_parts if self.query else None)
 
     def score(self, paper: Paper) -> Match | None:
         """The match of ``paper``, or None when the profile does not select it."""
@@ -106,6 +107,18 @@ class ProfileMatcher:
         """Score and reasons, also for a paper the profile does not select (then the reasons
         say why not, e.g. ``excluded by ti:survey``)."""
         return self._judge(prepare([paper]), [0], explain=True)[0]
+
+    def query_parts(self, papers: Sequence[Paper]) -> list[list[tuple[float, str]]]:
+        """The query's parts of each paper's score, with their reasons (empty when the query
+        does not match it): what the ratings' model (:mod:`watcher.learn`) is fitted on."""
+        batch = prepare(list(papers))
+        matched = batch.evaluate(self.query.root) if self.query else set()
+        hits = self._term_hits(batch) if matched else None
+        return [self._query_parts(batch, i, hits) if i in matched else [] for i in range(len(batch))]
+
+    def _query_parts(self, batch: Batch, i: int, hits) -> list[tuple[float, str]]:
+        """The score's parts of a paper the query matched: its terms found, else QUERY_BASE."""
+        return self._term_reasons(batch, i, hits) or [(QUERY_BASE, "query matched")]
 
     def score_batch(self, batch: Batch, within: set[int] | None = None) -> dict[int, Match]:
         """The selected papers of a prepared batch, by position in the batch. ``within`` may
@@ -137,7 +150,8 @@ class ProfileMatcher:
             doc = batch.docs[i]
             scored: list[tuple[float, str]] = []
             if i in matched:
-                scored += self._term_reasons(batch, i, hits) or [(QUERY_BASE, "query matched")]
+                scored += self._query_parts(batch, i, hits)
+            query = list(scored)
             for name in by_author.get(i, ()):
                 scored.append((AUTHOR_BOOST, f"author: {name}"))
             sim = similar.get(i, 0.0)
@@ -148,7 +162,7 @@ class ProfileMatcher:
                 why_not.append(self._no_match(batch, i, sim))
             elif doc.paper.upvotes:
                 scored.append((math.log1p(doc.paper.upvotes), f"{doc.paper.upvotes} upvotes"))
-            if scored and self.feedback and (penalty := self.feedback.penalty(doc, scored)):
+            if scored and self.feedback and (penalty := self.feedback.penalty(doc, scored, query)):
                 scored.append(penalty)  # the ratings put it among the disliked
             score = round(sum(s for s, _ in scored), 3)
             if self.categories and doc.categories and not (self.categories & doc.categories):
@@ -230,6 +244,7 @@ class _Examples:
                     example_vector(d, weight, TITLE_BOOST), d) for d in docs]
         vectors = [v for v in vectors if v[1]]  # an example without a weighted word says nothing
         self.labels = [label for label, _, _ in vectors]
+        self.docs = [doc for _, _, doc in vectors]
         self.vectors = [vector for _, vector, _ in vectors]
         total = vector_sum(self.vectors)
         self.centroid = top_words(total, CENTROID_WORDS)

@@ -980,6 +980,21 @@ class Store:
             out.setdefault(date.fromisoformat(d), set()).add(key)
         return out
 
+    def recent_days(self, days: int) -> tuple[date, date]:
+        """The ``days`` days up to the newest stored paper's day (today on a running watcher;
+        the sample's last day on the sample database)."""
+        from datetime import timedelta
+
+        newest = self.db.execute("SELECT max(day) FROM papers WHERE day <= ?",
+                                 [(now_utc().date() + timedelta(days=1)).isoformat()]).fetchone()[0]
+        end = date.fromisoformat(newest) if newest else now_utc().date()
+        return end - timedelta(days=days - 1), end
+
+    def papers_between(self, start: date, end: date) -> list[Paper]:
+        """The papers of the days ``start`` to ``end`` (their ``day``)."""
+        return [row_to_paper(r) for r in self.db.query("SELECT * FROM papers WHERE day >= ? AND day <= ?",
+                                                       [start.isoformat(), end.isoformat()])]
+
     def rated_papers(self, profile: str) -> tuple[list[Paper], list[Paper]]:
         """The papers rated up and down for ``profile``, oldest rating first: what the learner
         (:mod:`watcher.learn`) takes as examples and counter-examples."""

@@ -18,10 +18,10 @@ from starlette.routing import Route
 
 from ..errors import QuerySyntaxError
 from ..index import prepare
-from ..compile import compile_profile
+from ..compile import RATED_DAYS, compile_profile, what_ratings_changed
 from ..match import rank_key
 from ..ratings import ratings as profile_ratings
-from ..store import now_utc, row_to_paper
+from ..store import row_to_paper
 from .chart import bar_chart
 from .pages import (json_page, match_ref, not_found, page, paper_ref, reading, state, threaded, tldrs,
                     unsuffixed, wants_json)
@@ -39,15 +39,6 @@ def toml_string(text: str) -> str:
     if "'''" not in text and not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", text) and not text.endswith("'"):
         return "'''\n" + text.strip("\n") + "\n'''"
     return json.dumps(text, ensure_ascii=False)
-
-
-def _window(store, days: int) -> tuple[date, date]:
-    """The ``days`` days up to the newest stored paper's day (today on a running watcher;
-    the sample's last day on the sample database)."""
-    newest = store.db.execute("SELECT max(day) FROM papers WHERE day <= ?",
-                              [(now_utc().date() + timedelta(days=1)).isoformat()]).fetchone()[0]
-    end = date.fromisoformat(newest) if newest else now_utc().date()
-    return end - timedelta(days=days - 1), end
 
 
 CHUNK = 2000  # papers read and scored at once: memory stays bounded whatever a window holds
@@ -110,6 +101,21 @@ def _preview(store, draft, now, start: date, end: date) -> dict:
     return {"start": start, "end": end, "matches": found, "count": count, "current": current, "stored": stored}
 
 
+def _rating_changes(st, store, name: str) -> tuple:
+    """What the profile's ratings added and removed over the last RATED_DAYS days
+    (:func:`~watcher.compile.what_ratings_changed`, read CHUNK papers at a time); kept until
+    the matcher is compiled again."""
+    with st.flight(("rating changes", name)):
+        matcher = st.matcher(name, store)
+        kept = st.charts.get(("rating changes", name))
+        if kept is None or kept[0] is not matcher:
+            chunks = lambda start, end: (papers for day in sorted(_days(store, start, end))  # noqa: E731
+                                         for papers in _chunks(store, day))
+            kept = st.charts.put(("rating changes", name), (matcher, what_ratings_changed(
+                st.config, name, store, rated=matcher, chunks=chunks)))
+        return kept[1]
+
+
 def _ratings_chart(rows: list[dict]) -> tuple[str | None, date | None, date | None]:
     """Ratings up and down per week (weeks start on Monday), up to the newest rating."""
     if not rows:
@@ -149,7 +155,8 @@ def profile(request: Request):
         rated = profile_ratings(store, name)
         liked, disliked = store.rated_papers(name)  # one query, not one per rating
         rated_papers = {p.key: p for p in liked + disliked}
-        start, end = _window(store, CHART_DAYS)
+        changed = _rating_changes(st, store, name) if rated else None
+        start, end = store.recent_days(CHART_DAYS)
         selected = _selected_per_day(st, store, name, start, end)
         delivered = store.delivered_per_day(name, start, end)
         if draft is not None:
@@ -159,7 +166,7 @@ def profile(request: Request):
             except QuerySyntaxError as e:
                 error, caret = str(e), e.caret()
             else:
-                preview = _preview(store, matcher, st.matcher(name, store), *_window(store, days))
+                preview = _preview(store, matcher, st.matcher(name, store), *store.recent_days(days))
                 preview["toml"] = f"[profile.{name}]\nquery = {toml_string(draft.strip())}"
                 shown = tldrs(store, [m.paper for m in preview["matches"]])
         marked = marks(request, store, list(rated_papers.values())
@@ -189,6 +196,8 @@ def profile(request: Request):
                              source=r["source"]) if r["paper"] in rated_papers
                         else dict(r, id=r["arxiv_id"] or r["paper"]) for r in rated],
             "error": error,
+            "rating_changes": None if changed is None else [
+                dict(paper_ref(request, c.match.paper), added=c.added, rating=c.rating) for c in changed[2]],
             "preview": None if preview is None else {
                 "start": preview["start"].isoformat(), "end": preview["end"].isoformat(),
                 "count": preview["count"], "current": preview["current"], "stored": preview["stored"],
@@ -200,7 +209,8 @@ def profile(request: Request):
                 not_now=len(sent_keys - now_keys), not_sent=len(now_keys - sent_keys), draft=draft, days=days, error=error,
                 caret=caret, preview=preview, digests=digests, preview_days=PREVIEW_DAYS, tldrs=shown,
                 rated=rated[::-1], rated_papers=rated_papers, ratings_chart=ratings_chart,
-                rated_first=rated_first, rated_last=rated_last, marks=marked)
+                rated_first=rated_first, rated_last=rated_last, marks=marked, changed=changed,
+                rated_days=RATED_DAYS)
 
 
 routes = [Route("/profiles/{name}", profile)]  # and its JSON twin, /profiles/{name}.json

@@ -1,0 +1,129 @@
+"""Ratings on the sample, as a new user gives them (issue 21): one like and one dislike never
+drop a query match, and ``watcher explain`` and the profile page list what the ratings added
+and removed, each with the rating that decided it, computed by the matchers themselves."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import warnings
+from datetime import datetime, timezone
+from html import unescape
+
+import pytest
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+from conftest import run_watcher
+from webkit import app_for, sample_setup
+
+from watcher.compile import compile_profile, what_ratings_changed
+from watcher.index import prepare
+from watcher.learn import Feedback
+from watcher.match import ProfileMatcher
+from watcher.ratings import apply_rating
+from watcher.store import Store
+
+ODF = "Online Difficulty Filtering for Reasoning Oriented Reinforcement Learning"
+# six liked papers about LLM reasoning, four disliked vision-language R1 papers
+LIKES = ["2504.06514", "2504.06564", "2504.06659", "2504.07086", "2504.07491"]
+DISLIKES = ["2504.06958", "2504.07954", "2504.07615", "2504.07934"]
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    return sample_setup(tmp_path_factory.mktemp("learnsample"))
+
+
+@pytest.fixture
+def site(sample, tmp_path):
+    """The sample's config and database, copied where a test may rate."""
+    config, db = sample
+    folder = tmp_path / "site"
+    shutil.copytree(db.parent, folder)
+    from watcher.config import load_config
+
+    return load_config(folder / "config.toml"), folder / db.name
+
+
+def delivered(store) -> list[str]:
+    return [r["paper"] for r in store.db.query("SELECT paper FROM deliveries WHERE digest = 'daily'")]
+
+
+def test_one_like_and_one_dislike_never_drop_a_query_match(sample):
+    """The report: one 👍 and one 👎 on the sample dropped 7 on-topic papers. Now, for any
+    dislike of a delivered paper (beside one like), nothing the query selects goes."""
+    config, db = sample
+    profile = config.profiles["llm-rl"]
+    with Store.open(db, readonly=True) as store:
+        papers = store.papers_between(*store.recent_days(30))
+        shown = delivered(store)
+    by_key = {p.key: p for p in papers}
+    batch = prepare(papers)
+    before = set(compile_profile(config, "llm-rl", lookup=by_key.get).score_batch(batch))
+    like = by_key["2504.06514"]
+    for key in shown:
+        if key == like.key:
+            continue
+        after = ProfileMatcher(profile, feedback=Feedback([like], [by_key[key]])).score_batch(batch)
+        removed = [batch.docs[i].paper.title for i in before - after.keys() if batch.docs[i].paper.key != key]
+        assert removed == [], (key, removed)
+
+
+def text(response) -> str:
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", response.text)).split())
+
+
+def test_explain_lists_what_ratings_added_and_removed_with_the_deciding_rating(site):
+    config, db = site
+    cfg = ["--config", str(config.path)]
+    r = run_watcher(*cfg, "explain", "--profile", "llm-rl", "--sample")
+    assert r.returncode == 0, r.stderr
+    assert "profile llm-rl: 0 ratings" in r.stdout.decode() and "added 0 papers and removed 0" in r.stdout.decode()
+    assert run_watcher(*cfg, "rate", "up", *LIKES, "--profile", "llm-rl", "--sample").returncode == 0
+    assert run_watcher(*cfg, "rate", "down", *DISLIKES, "--profile", "llm-rl", "--sample").returncode == 0
+    r = run_watcher(*cfg, "explain", "--profile", "llm-rl", "--sample")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode().splitlines()
+    with Store.open(db, readonly=True) as store:
+        start, end, changes = what_ratings_changed(config, "llm-rl", store)
+    assert changes, "these ratings change the selection"
+    assert out[0] == (f"profile llm-rl: 9 ratings; over {start} to {end} they added "
+                      f"{sum(c.added for c in changes)} papers and removed {sum(not c.added for c in changes)}")
+    assert len(out) == 1 + len(changes)
+    for line, c in zip(out[1:], changes):  # one line each, with the rating that decided it
+        assert line.startswith("  + added" if c.added else "  - removed")
+        assert line.endswith(f"({c.rating})")
+        assert c.rating.endswith("(you liked)" if c.added else "(you disliked)")
+    assert not any(ODF in line for line in out)  # the on-topic paper stays
+    r = run_watcher(*cfg, "explain", ODF, "--profile", "llm-rl", "--sample")
+    assert "(selected)" in r.stdout.decode()
+
+
+def test_the_profile_page_lists_what_ratings_changed(site):
+    config, db = site
+    with TestClient(app_for(config, db)) as c:
+        assert "What your ratings changed" not in c.get("/profiles/llm-rl").text  # no ratings yet
+    now = datetime(2025, 4, 12, 20, tzinfo=timezone.utc)
+    with Store.open(db) as store:
+        for value, keys in (("up", LIKES), ("down", DISLIKES)):
+            for key in keys:
+                apply_rating(store, value, "llm-rl", key, "cli", profiles=config.profiles, now=now)
+        start, end, changes = what_ratings_changed(config, "llm-rl", store)
+    with TestClient(app_for(config, db)) as c:
+        r = c.get("/profiles/llm-rl")
+    assert r.status_code == 200
+    page = text(r)
+    assert "What your ratings changed" in page
+    assert (f"{sum(c.added for c in changes)} added, {sum(not c.added for c in changes)} removed") in page
+    section = r.text.split('<ul class="changed">')[1].split("</ul>")[0]
+    items = re.findall(r"<li>(.*?)</li>", section, re.S)
+    assert len(items) == len(changes)
+    for item, c in zip(items, changes):
+        assert ("added" if c.added else "removed") in item
+        assert unescape(c.rating) in unescape(item)
+    with TestClient(app_for(config, db)) as c:
+        listed = c.get("/profiles/llm-rl.json").json()["rating_changes"]
+    assert [(p["key"], p["title"], p["added"], p["rating"]) for p in listed] == [
+        (c.match.paper.key, c.match.paper.title, c.added, c.rating) for c in changes]
