@@ -190,3 +190,22 @@ def test_the_site_opens_from_file_and_its_search_finds_a_paper(site, browser):
     page.wait_for_selector("#results p.meta")
     assert page.inner_text("#results p.meta") == "0 papers match"
     assert errors == []
+
+
+def test_the_crawl_reports_a_broken_link_and_follows_a_redirect():
+    from starlette.applications import Starlette
+    from starlette.responses import HTMLResponse, RedirectResponse
+    from starlette.routing import Route
+
+    from watcher.site import crawl
+
+    def home(request):
+        return HTMLResponse('<a href="/a">a</a> <a href="/old#x">old</a> <a href="/missing">gone</a>'
+                            ' <form method="post" action="/rate"></form>')
+
+    app = Starlette(routes=[Route("/", home), Route("/a", lambda r: HTMLResponse("<p>a</p>")),
+                            Route("/old", lambda r: RedirectResponse("/a", status_code=301))])
+    found, broken = crawl(app)
+    assert broken == [("/", "/missing", 404)]
+    assert found["/old"] == found["/a"] and found["/a"][0] == "a.html"  # one file for both
+    assert "/rate" not in found  # an action, never fetched
