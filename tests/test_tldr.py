@@ -40,9 +40,10 @@ EXPECTED = {
     "2504.05420": "We answer both questions affirmatively and introduce PreSumm, a novel task in "
                   "which a system predicts summarization performance based solely on the source "
                   "document.",
-    # a 237-character sentence, cut at a clause boundary
-    "2504.06039": "This work introduces an ensemble strategy to address this challenge in anomaly "
-                  "detection tasks in video capsule endoscopies…",
+    # "This work introduces an ensemble strategy to address this challenge …" is 237 characters
+    # and leans on "this challenge": the next contribution sentence is whole and stands alone
+    "2504.06039": "We propose using various loss functions, drawn from the anomaly detection field, "
+                  "to train each network.",
     "2504.05325": "Our study examines the biases present in LLMs recommendations of U.S. cities and "
                   "towns across three domains: relocation, tourism, and starting a business.",
 }
@@ -67,8 +68,8 @@ def test_every_corpus_abstract_gets_a_short_clean_sentence_taken_from_it():
         assert "\n" not in tldr
         assert tldr.endswith((".", "…", "?", "!", ")", '"', "\u201d")), (row["id"], tldr)
         # extractive: the sentence (or its start) is in the cleaned abstract, a lead-in dropped
-        core = tldr.removesuffix("…")
-        assert core[1:] in clean_latex(row["summary"]), (row["id"], tldr)
+        core = tldr.removesuffix("…")  # (a period is added where the abstract's last sentence has none)
+        assert core[1:] in clean_latex(row["summary"]) or core[1:-1] in clean_latex(row["summary"]), (row["id"], tldr)
         assert extractive_tldr(row["summary"], row["title"]) == tldr  # deterministic
     assert sum(lengths) / len(lengths) < 170
 
@@ -84,12 +85,12 @@ def test_a_we_inside_a_relative_clause_is_not_the_contribution():
     text = ("Such failures are against the ``test-time scaling law'' and were observed on datasets "
             "we curated. We find that the response length drastically increases.")
     assert extractive_tldr(text) == "We find that the response length drastically increases."
-    assert extractive_tldr("To this end we propose a method. We find more.") == "To this end we propose a method."
+    assert extractive_tldr("To this end we propose a method. We find more.") == "We propose a method."
 
 
 def test_clean_latex():
     assert clean_latex(r"We reach $92.5\%$ on \textbf{MATH} with $\sim 3\times$ fewer tokens~\cite{x}.") \
-        == "We reach 92.5% on MATH with ~3× fewer tokens."
+        == "We reach 92.5% on MATH with ∼3× fewer tokens."  # \sim: the tilde operator, not LaTeX's ~
     assert clean_latex(r"\emph{\textbf{Nested}} and \href{https://x.org}{our code} and Schr\"{o}dinger") \
         == "Nested and our code and Schrödinger"
     assert clean_latex(r"$O(n^{2})$ vs.\ $\mathcal{O}(n)$ --- ``quoted''") == "O(n^2) vs. O(n) — \u201cquoted\u201d"
@@ -133,3 +134,35 @@ def test_the_excerpt_under_the_tldr_does_not_repeat_it():
     assert excerpt(lead, extractive_tldr(lead), 240) == "Our key insight is that difficulty matters."
     # one sentence that is all TL;DR: nothing under it
     assert excerpt("We study RL.", "We study RL.", 240) == ""
+
+
+def test_tldrs_are_whole_sentences_that_stand_alone():
+    """A TL;DR is read alone (a card, a push message): not cut mid-sentence, not leaning on what
+    the abstract said before it, no LaTeX tilde left over."""
+    from watcher.tldr import stands_alone, tldr_quality
+
+    tldrs = [extractive_tldr(r["summary"], r["title"]) for r in CORPUS.values()]
+    q = tldr_quality(tldrs)
+    assert q["whole"] >= 0.97 and q["alone"] >= 0.97 and q["tilde"] == 0, q
+    text = ("Retrieval and tool use are two ways to ground a model. We combine these two approaches "
+            "in a single agent. We propose GroundAgent, an agent that retrieves and calls tools.")
+    assert extractive_tldr(text) == "We propose GroundAgent, an agent that retrieves and calls tools."
+    assert not stands_alone("These two approaches fail on long inputs.")
+    assert not stands_alone("We close this gap with a new benchmark.")
+    assert stands_alone("This paper proposes a benchmark for long inputs.")
+    assert stands_alone("To this end we propose a benchmark, such as one for long inputs.")
+    assert "~" not in extractive_tldr("As shown in Fig.~2 we propose a method with et al.~[3] baselines.")
+
+
+def test_the_benchmark_prints_the_shares():
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    out = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_tldr.py"), "--limit", "300"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    figures = dict(line.split()[:2] for line in out.stdout.splitlines())
+    assert set(figures) >= {"tldr_whole_share", "tldr_alone_share", "tldr_tilde_share", "tldr_good_share"}
+    assert float(figures["tldr_good_share"]) >= 0.9, out.stdout

@@ -33,7 +33,7 @@ _DROP_COMMANDS = re.compile(r"\\(?:cite[tp]?|ref|eqref|label|footnote|url|vspace
 _TEXTCOLOR = re.compile(r"\\textcolor\s*\{[^{}]*\}\s*\{([^{}]*)\}")
 _HREF = re.compile(r"\\href\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 _SYMBOLS = {
-    r"\times": "×", r"\approx": "≈", r"\sim": "~", r"\leq": "≤", r"\le": "≤", r"\geq": "≥",
+    r"\times": "×", r"\approx": "≈", r"\sim": "∼", r"\leq": "≤", r"\le": "≤", r"\geq": "≥",
     r"\ge": "≥", r"\neq": "≠", r"\pm": "±", r"\cdot": "·", r"\infty": "∞", r"\rightarrow": "→",
     r"\to": "→", r"\leftarrow": "←", r"\alpha": "α", r"\beta": "β", r"\gamma": "γ",
     r"\delta": "δ", r"\epsilon": "ε", r"\varepsilon": "ε", r"\lambda": "λ", r"\mu": "μ",
@@ -60,8 +60,9 @@ def clean_latex(text: str) -> str:
 
     text = " ".join(str(text).split())
     text = text.replace("``", "\u201c").replace("''", "\u201d")  # TeX quotes, LaTeX or not
-    if "\\" not in text and "$" not in text:  # no LaTeX: braces, tildes and dashes are text
-        return text
+    if "\\" not in text and "$" not in text:  # no LaTeX: braces and dashes are text; a tilde
+        # between words ("Fig.~2", "et al.~[3]") is LaTeX's non-breaking space all the same
+        return re.sub(r"(?<=[A-Za-z.,])~(?=[A-Za-z0-9(\[])", " ", text)
     text = _HREF.sub(r"\2", text)
     text = _TEXTCOLOR.sub(r"\1", text)
     text = _DROP_COMMANDS.sub("", text)
@@ -86,7 +87,7 @@ def _math(body: str) -> str:
     """Inline math as text: ``^{2}`` -> ``^2``, ``_{t}`` -> ``_t``, spacing squeezed."""
     body = re.sub(r"([\^_])\{([^{}]*)\}", r"\1\2", body)
     body = body.replace("{", "").replace("}", "")
-    body = re.sub(r"\s*([×≈≤≥≠±·→←~])\s*", r"\1", body)
+    body = re.sub(r"\s*([×≈≤≥≠±·→←∼])\s*", r"\1", body)
     return " ".join(body.split())
 
 
@@ -134,6 +135,9 @@ _BACKGROUND = re.compile(
     r"existing|current|traditional|conventional|many|most|prior|previous)", re.I)
 _LEAD_IN = re.compile(  # "To address this, we ..." / "Drawing on X, this paper ..."
     r"^[A-Z][^.;:!?]{0,100}?,\s+(?=(?:we|this (?:paper|work|study|article|letter)|our)\b)")
+_CONNECTIVE_LEAD = re.compile(  # "To this end we propose" / "Thus we show": the "we" stands alone
+    r"^(?:to (?:this|that) end|thus|hence|therefore|consequently|accordingly|in response|"
+    r"motivated by (?:this|these)(?: \w+)?|inspired by (?:this|these)(?: \w+)?)\s*,?\s+(?=we\b)", re.I)
 _AND_STRONG = re.compile(
     rf"\b{_SUBJECT}\s+[^.;:,]{{0,40}}?\band\s+(?:\w+ly\s+)?(?:propos|present|introduc|develop|"
     r"design|build|release|construct|formulat|devis|creat|provid)\w*\b", re.I)
@@ -156,21 +160,59 @@ def _main_clause(sentence: str, start: int) -> bool:
     return prefix.rsplit(None, 1)[-1].lower() in _CONNECTIVES
 
 
-def choose(sents: list[str]) -> str:
-    """The sentence that states what the paper does (see the module docstring)."""
+_DANGLING_START = re.compile(  # opens by pointing back at what came before
+    r"^(?:these|those|such|it|its|they|their|them|both|then|thus|hence|therefore|however|"
+    r"moreover|furthermore|additionally|also|besides|finally|specifically|similarly|likewise|"
+    r"consequently|accordingly|nevertheless|nonetheless|instead|in addition|in particular|"
+    r"in contrast|as a result|to this end|this (?!(?:paper|work|study|article|letter|thesis|"
+    r"report|note|survey|review|tutorial|position paper)\b))\b", re.I)
+_DANGLING_REF = re.compile(  # "these two approaches", "such methods", "the latter" in the middle
+    r"\b(?:these|those|such(?! as\b)|the (?:former|latter|above|aforementioned)|aforementioned)\b"
+    r"|\bthis (?!(?:paper|work|study|article|letter|thesis|report|note|survey|review|tutorial|"
+    r"end|way|setting|context|domain|field|area)\b)(?:\w+ )?(?:problem|issue|gap|challenge|"
+    r"limitation|question|approach|method|idea|phenomenon|task|setting|observation|insight|"
+    r"finding|bottleneck|trade-off|tradeoff|shortcoming|drawback|difficulty|line|direction)s?\b", re.I)
+
+
+def stands_alone(sentence: str) -> bool:
+    """Whether ``sentence`` reads alone: it does not open with, or lean on, a reference to what
+    the abstract said before it ("These two approaches ...", "we close this gap")."""
+    s = _lead_dropped(sentence)
+    return not (_DANGLING_START.match(s) or _DANGLING_REF.search(s))
+
+
+def _lead_dropped(sentence: str) -> str:
+    """``sentence`` without a lead-in clause before its "we ..." ("To address this, we" ->
+    "we"; "To this end we" -> "we")."""
+    return _CONNECTIVE_LEAD.sub("", _LEAD_IN.sub("", sentence, count=1), count=1)
+
+
+def _ranked(sents: list[str]) -> list[str]:
+    """The sentences in the order they are tried: contribution cues first (strong, "and
+    introduce", named, weak), then those that are not background, then the rest."""
+    out: list[str] = []
     for pattern in (_STRONG, _AND_STRONG, _NAMED, _WEAK):
-        for s in sents:
-            if any(_main_clause(s, m.start()) for m in pattern.finditer(s)):
-                return s
-    for s in sents:
-        if not _BACKGROUND.match(s):
-            return s
-    return sents[0] if sents else ""
+        out += [s for s in sents if s not in out
+                and any(_main_clause(s, m.start()) for m in pattern.finditer(s))]
+    out += [s for s in sents if s not in out and not _BACKGROUND.match(s)]
+    return out + [s for s in sents if s not in out]
+
+
+def choose(sents: list[str], limit: int = MAX_CHARS) -> str:
+    """The sentence that states what the paper does (see the module docstring): the first in
+    cue order that is whole within ``limit`` and stands alone; else the first whole one; else
+    the first that stands alone (to be cut); else the first."""
+    ranked = _ranked(sents)
+    fits = [s for s in ranked if len(_lead_dropped(s)) <= limit]
+    for group in ([s for s in fits if stands_alone(s)], fits, [s for s in ranked if stands_alone(s)], ranked):
+        if group:
+            return group[0]
+    return ""
 
 
 def tighten(sentence: str, limit: int = MAX_CHARS) -> str:
     """Drop a lead-in clause before "we ...", capitalise, and cut to ``limit`` characters."""
-    s = _LEAD_IN.sub("", sentence, count=1)
+    s = _lead_dropped(sentence)
     s = s[:1].upper() + s[1:]
     if len(s) <= limit:
         return s
@@ -196,7 +238,23 @@ def extractive_tldr(abstract: str, title: str = "", limit: int = MAX_CHARS) -> s
     sents = sentences(text)
     if not sents:
         return tighten(clean_latex(title or ""), limit) if title else ""
-    return tighten(choose(sents), limit)
+    out = tighten(choose(sents, limit), limit)
+    if not out.endswith((".", "?", "!", ")", '"', "\u201d", "…")) and len(out) < limit:
+        out += "."  # the abstract's last sentence, without its period
+    return out
+
+
+def tldr_quality(tldrs: list[str]) -> dict[str, float]:
+    """Shares of ``tldrs`` (the benchmark's figures): ``whole`` ends a sentence (not cut with
+    "…"), ``alone`` stands alone (:func:`stands_alone`), ``good`` both and no LaTeX ``~``,
+    ``cut``, ``dangling`` and ``tilde`` (a ``~`` left over)."""
+    n = len(tldrs) or 1
+    cut = [t.endswith("…") for t in tldrs]
+    alone = [stands_alone(t) for t in tldrs]
+    tilde = ["~" in t for t in tldrs]
+    return {"whole": 1 - sum(cut) / n, "alone": sum(alone) / n, "cut": sum(cut) / n,
+            "dangling": 1 - sum(alone) / n, "tilde": sum(tilde) / n,
+            "good": sum(not c and a and not t for c, a, t in zip(cut, alone, tilde)) / n}
 
 
 def excerpt(abstract: str, tldr: str, limit: int) -> str:
