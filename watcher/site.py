@@ -89,9 +89,12 @@ def crawl(app) -> tuple[dict[str, tuple[str, bytes, bool]], list[tuple[str, str,
     and the broken links found (page, link, status). Paper pages are those that the other
     pages link (digests, the saved list, profiles), not the papers they in turn link: the
     archive, not the whole database."""
+    from concurrent.futures import ThreadPoolExecutor
+
     import anyio
 
-    return anyio.run(_crawl, app)
+    with ThreadPoolExecutor(1) as pool:  # an event loop of its own, even when called from one
+        return pool.submit(anyio.run, _crawl, app).result()
 
 
 async def _crawl(app):
