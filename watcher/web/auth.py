@@ -90,8 +90,9 @@ class AuthGate:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         request = Request(scope)
-        try:
-            allowed = is_public(scope["path"], self.public) or logged_in(request)
+        try:  # the session's generation is read in a worker thread, never on the event loop
+            allowed = (is_public(scope["path"], self.public) or state(request).password is None
+                       or await in_thread(logged_in, request))
         except (StoreError, HTTPException) as e:  # the generation cannot be read: no session counts
             log.error("web: %s", e)
             return await PlainTextResponse(f"unavailable: {e}", status_code=503)(scope, receive, send)

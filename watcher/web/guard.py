@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers
@@ -82,6 +83,7 @@ class RequestGuard:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
+        scope["watcher.arrived"] = time.monotonic()  # a page's statements end 2 s after this
         headers = Headers(scope=scope)
         if scope["method"] not in ("GET", "HEAD", "OPTIONS") and not same_origin(headers, self.web):
             response = PlainTextResponse("refused: this form was sent from another site", status_code=403)

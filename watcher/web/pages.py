@@ -254,7 +254,8 @@ def reading(request: Request) -> Iterator[Store]:
         _drop()
         raise database_error(st.database, e) from None
     outer = getattr(_local, "deadline", None)
-    _local.deadline = outer or time.monotonic() + st.query_timeout
+    # from the request's arrival (guard.RequestGuard): time waiting for a worker thread counts
+    _local.deadline = outer or request.scope.get("watcher.arrived", time.monotonic()) + st.query_timeout
     gone = request.scope.get("watcher.gone")
     _local.events = (gone, st.stopping)
     try:
@@ -265,7 +266,7 @@ def reading(request: Request) -> Iterator[Store]:
             raise database_error(st.database, e) from None
         why = ("the server is stopping" if st.stopping.is_set() else
                "the browser left" if gone is not None and gone.is_set() else
-               f"it took longer than {st.query_timeout:g} s")
+               f"it took longer than {st.query_timeout:g} s")  # from its arrival
         log.warning("web: %s %s: stopped: %s", request.method, request.url.path, why)
         raise TooSlow(503, f"this page was stopped: {why}. A narrower search (fewer or rarer "
                            "words, a date range) answers faster.") from None

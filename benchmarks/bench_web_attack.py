@@ -1,0 +1,195 @@
+"""The web inbox under the search attacks of the security review (issue: one request must not
+freeze the inbox), with 100,000 stored papers.
+
+    PYTHONPATH=. python benchmarks/bench_web_attack.py [--papers 100000] [--seconds 10] [--profile-page] [--keep DIR]
+
+1. Builds the database of ``bench_web.py`` (the real corpus repeated to ``--papers``).
+2. Starts ``python -m watcher serve`` as a real process.
+3. For ``--seconds``, eight attackers at once send, in turn, the review's requests: an exact
+   search of a 1,990-character phrase of ``a``; ``cat=zzz`` with no query (a scan of every
+   paper); ``order=relevance`` over 1,000 ``a``s; ``order=relevance`` over 32 common words (the
+   most a search may hold); with ``--profile-page`` every fifth asks the profile page.
+   Meanwhile a process of its own asks ``/healthz`` every 50 ms.
+4. Sends one more slow search, SIGTERM 0.3 s after it, and times the exit.
+
+Prints ``name value unit`` lines with the targets (bounds, not speeds: they hold on a slow
+machine too): ``attack_healthz_max_ms <= 100``, ``attack_request_max_s <= 2.5`` (the 2 s
+deadline plus the answer), ``attack_errors = 0`` (a 500 or a dropped connection; 400 and 503
+are the answers expected) and ``sigterm_exit_s <= 10``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import httpx  # noqa: E402
+
+from bench_web import build, free_port, pct  # noqa: E402
+
+ATTACKS = [
+    ("long phrase", {"q": '"' + "a" * 1990 + '"'}),
+    ("category scan", {"cat": "zzz"}),
+    ("1,000 terms, best first", {"q": " ".join(["a"] * 1000), "order": "relevance"}),
+    ("32 common words, best first", {"q": " ".join(["learning", "model", "data", "neural"] * 8),
+                                     "order": "relevance"}),
+]
+
+
+async def attack(base: str, seconds: float, profile: bool) -> dict:
+    out = {"healthz": [], "attacks": [], "statuses": Counter(), "errors": []}
+    stop = time.monotonic() + seconds
+    limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=60) as client:
+        async def attacker(n: int) -> None:
+            i = n
+            while time.monotonic() < stop:
+                name, params = ATTACKS[i % len(ATTACKS)] if i % 5 or not profile else ("profile page", None)
+                i += 1
+                started = time.perf_counter()
+                try:
+                    r = await (client.get("/search", params=params) if params else client.get("/profiles/llm-rl"))
+                    out["statuses"][(name, r.status_code)] += 1
+                    if r.status_code >= 500 and r.status_code != 503:
+                        out["errors"].append(f"{name}: {r.status_code}")
+                except httpx.HTTPError as e:
+                    out["errors"].append(f"{name}: {type(e).__name__}")
+                out["attacks"].append((time.perf_counter() - started, name))
+
+        # /healthz is asked by a process of its own: this one is busy reading the attacks' answers
+        probe = await asyncio.create_subprocess_exec(sys.executable, "-c", PROBE, base, str(seconds),
+                                                     stdout=asyncio.subprocess.PIPE)
+        await asyncio.gather(*(attacker(n) for n in range(8)))
+        lines = (await probe.communicate())[0].decode().split()
+    for line in lines:
+        if line.startswith("error:"):
+            out["errors"].append(f"healthz: {line[6:]}")
+        else:
+            out["healthz"].append(float(line))
+    return out
+
+
+PROBE = """
+import sys, time, httpx
+base, seconds = sys.argv[1], float(sys.argv[2])
+stop = time.monotonic() + seconds
+with httpx.Client(base_url=base, timeout=30) as client:
+    while time.monotonic() < stop:
+        started = time.perf_counter()
+        try:
+            r = client.get("/healthz")
+            print(time.perf_counter() - started if r.status_code == 200 else f"error:{r.status_code}")
+        except httpx.HTTPError as e:
+            print(f"error:{type(e).__name__}")
+        time.sleep(0.05)
+"""
+
+
+def start(config: Path, folder: str) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    server = subprocess.Popen([sys.executable, "-m", "watcher", "--config", str(config), "serve",
+                               "--listen", f"127.0.0.1:{port}"], env=env, cwd=folder,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(base + "/healthz", timeout=5).status_code == 200:
+                return server, base
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline or server.poll() is not None:
+            raise SystemExit(server.stderr.read())
+        time.sleep(0.2)
+
+
+def sigterm_during_a_slow_search(config: Path, folder: str) -> tuple[float, int]:
+    """Seconds from SIGTERM (0.3 s into a scan of every paper) to the end of `serve`; its exit code."""
+    server, base = start(config, folder)
+    import threading
+
+    threading.Thread(target=lambda: httpx.get(base + "/search", params={"cat": "zzz"}, timeout=60),
+                     daemon=True).start()
+    time.sleep(0.3)
+    started = time.perf_counter()
+    server.send_signal(signal.SIGTERM)
+    try:
+        code = server.wait(60)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        code = -9
+    return time.perf_counter() - started, code
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--papers", type=int, default=100_000)
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--profile-page", action="store_true", help="every fifth attack asks the profile page")
+    ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    ap.add_argument("--keep", metavar="DIR", help="build the database in DIR and keep it; reuse it when there")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-attack-") as tmp:
+        if args.keep and (Path(args.keep) / "web.db").exists():
+            tmp, config = args.keep, Path(args.keep) / "config.toml"
+            print(f"# reusing {tmp}")
+        else:
+            if args.keep:
+                Path(args.keep).mkdir(parents=True, exist_ok=True)
+                tmp = args.keep
+            config = build(Path(tmp), args.papers)
+        server, base = start(config, tmp)
+        try:
+            httpx.get(base + "/profiles/llm-rl", timeout=60)  # warm-up: matchers compiled
+            result = asyncio.run(attack(base, args.seconds, args.profile_page))
+        finally:
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+        exit_s, code = sigterm_during_a_slow_search(config, tmp)
+    slowest = max(result["attacks"], default=(float("nan"), "-"))
+    figures = [
+        ("attack_healthz_p50_ms", pct(result["healthz"], 50), "ms", None),
+        ("attack_healthz_max_ms", max(result["healthz"], default=float("nan")) * 1000, "ms", 100.0),
+        ("attack_request_p50_s", pct([t for t, _ in result["attacks"]], 50) / 1000, "s", None),
+        ("attack_request_max_s", slowest[0], "s", 2.5),
+        ("attack_errors", float(len(result["errors"])), "", 0.0),
+        ("sigterm_exit_s", exit_s, "s", 10.0),
+    ]
+    missed = []
+    for name, value, unit, target in figures:
+        mark = ""
+        if target is not None:
+            ok = value <= target
+            mark = f"  (target <= {target:g}{' ' + unit if unit else ''}: {'met' if ok else 'MISSED'})"
+            if not ok:
+                missed.append(name)
+        print(f"{name} {value:.3f} {unit}{mark}")
+    print(f"# {len(result['attacks'])} attacking requests in {args.seconds:g} s, 8 at once; "
+          f"{len(result['healthz'])} /healthz probes; slowest attack: {slowest[1]}; serve exit code "
+          f"after SIGTERM {code}; load average {os.getloadavg()[0]:.2f}")
+    for (name, status), n in sorted(result["statuses"].items()):
+        print(f"# {name}: {n} x {status}")
+    for e in result["errors"][:5]:
+        print(f"# error: {e}")
+    print("targets: all met" if not missed else f"targets missed: {', '.join(missed)}")
+    return 1 if missed and args.strict else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
