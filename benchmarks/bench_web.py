@@ -181,6 +181,41 @@ def pct(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] * 1000 if values else float("nan")
 
 
+def kept_or_built(tmp: str, keep: str | None, papers: int) -> tuple[str, Path]:
+    """(folder, config) of the database: ``keep``'s when it holds one, else built there (or
+    in ``tmp``) with ``papers`` papers."""
+    if keep and (Path(keep) / "web.db").exists():
+        print(f"# reusing {keep}")
+        return keep, Path(keep) / "config.toml"
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        tmp = keep
+    return tmp, build(Path(tmp), papers)
+
+
+def verdict(missed: list[str], errors: list[str], strict: bool) -> int:
+    """The last lines (a few errors, the targets met or missed) and the exit code."""
+    for e in errors[:5]:
+        print(f"# error: {e}")
+    print("targets: all met" if not missed else f"targets missed: {', '.join(missed)}")
+    return 1 if missed and strict else 0
+
+
+def print_figures(figures, digits: int = 1) -> list[str]:
+    """Print ``name value unit`` per figure ``(name, value, unit, target or None)`` with the
+    target met or missed beside it; the names of the missed ones."""
+    missed = []
+    for name, value, unit, target in figures:
+        mark = ""
+        if target is not None:
+            ok = value <= target
+            mark = f"  (target <= {target:g}{' ' + unit if unit else ''}: {'met' if ok else 'MISSED'})"
+            if not ok:
+                missed.append(name)
+        print(f"{name} {value:.{digits}f} {unit}{mark}")
+    return missed
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--papers", type=int, default=100_000)
@@ -191,15 +226,7 @@ def main(argv: list[str] | None = None) -> int:
                                                    "it is there (for repeated runs)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-web-") as tmp:
-        if args.keep and (Path(args.keep) / "web.db").exists():
-            tmp = args.keep
-            config = Path(tmp) / "config.toml"
-            print(f"# reusing {tmp}")
-        else:
-            if args.keep:
-                Path(args.keep).mkdir(parents=True, exist_ok=True)
-                tmp = args.keep
-            config = build(Path(tmp), args.papers)
+        tmp, config = kept_or_built(tmp, args.keep, args.papers)
         with served(config, Path(tmp)) as (server, base):
             asyncio.run(load(base, 40, 4))  # warm-up: templates compiled, matchers built
             started, cpu0, client0 = time.perf_counter(), cpu_seconds(server.pid), time.process_time()
@@ -217,23 +244,12 @@ def main(argv: list[str] | None = None) -> int:
         ("web_rss_mb", peak, "MB", 120.0),
         ("web_server_cpu_ms_per_request", server_cpu / args.requests * 1000, "ms", None),
     ]
-    missed = []
-    for name, value, unit, target in figures:
-        mark = ""
-        if target is not None:
-            ok = value <= target
-            mark = f"  (target <= {target:g}{' ' + unit if unit else ''}: {'met' if ok else 'MISSED'})"
-            if not ok:
-                missed.append(name)
-        print(f"{name} {value:.1f} {unit}{mark}")
+    missed = print_figures(figures)
     print(f"# {args.requests} requests, {args.concurrency} concurrent, {wall:.1f} s "
           f"({args.requests / wall:.0f} req/s); CPU of the server {server_cpu:.1f} s, of this client "
           f"{client_cpu:.1f} s; server RSS at the end {rss:.1f} MB; "
           f"load average {os.getloadavg()[0]:.2f}")
-    for e in result["errors"][:5]:
-        print(f"# error: {e}")
-    print("targets: all met" if not missed else f"targets missed: {', '.join(missed)}")
-    return 1 if missed and args.strict else 0
+    return verdict(missed, result["errors"], args.strict)
 
 
 if __name__ == "__main__":

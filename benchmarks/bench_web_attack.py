@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import httpx  # noqa: E402
 
-from bench_web import build, free_port, pct  # noqa: E402
+from bench_web import kept_or_built, pct, print_figures, served, verdict  # noqa: E402
 
 ATTACKS = [
     ("long phrase", {"q": '"' + "a" * 1990 + '"'}),
@@ -97,41 +97,21 @@ with httpx.Client(base_url=base, timeout=30) as client:
 """
 
 
-def start(config: Path, folder: str) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    server = subprocess.Popen([sys.executable, "-m", "watcher", "--config", str(config), "serve",
-                               "--listen", f"127.0.0.1:{port}"], env=env, cwd=folder,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(base + "/healthz", timeout=5).status_code == 200:
-                return server, base
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline or server.poll() is not None:
-            raise SystemExit(server.stderr.read())
-        time.sleep(0.2)
-
-
 def sigterm_during_a_slow_search(config: Path, folder: str) -> tuple[float, int]:
     """Seconds from SIGTERM (0.3 s into a scan of every paper) to the end of `serve`; its exit code."""
-    server, base = start(config, folder)
     import threading
 
-    threading.Thread(target=lambda: httpx.get(base + "/search", params={"cat": "zzz"}, timeout=60),
-                     daemon=True).start()
-    time.sleep(0.3)
-    started = time.perf_counter()
-    server.send_signal(signal.SIGTERM)
-    try:
-        code = server.wait(60)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        code = -9
-    return time.perf_counter() - started, code
+    with served(config, Path(folder)) as (server, base):
+        threading.Thread(target=lambda: httpx.get(base + "/search", params={"cat": "zzz"}, timeout=60),
+                         daemon=True).start()
+        time.sleep(0.3)
+        started = time.perf_counter()
+        server.send_signal(signal.SIGTERM)
+        try:
+            code = server.wait(60)
+        except subprocess.TimeoutExpired:
+            code = -9
+        return time.perf_counter() - started, code
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,24 +123,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", metavar="DIR", help="build the database in DIR and keep it; reuse it when there")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-attack-") as tmp:
-        if args.keep and (Path(args.keep) / "web.db").exists():
-            tmp, config = args.keep, Path(args.keep) / "config.toml"
-            print(f"# reusing {tmp}")
-        else:
-            if args.keep:
-                Path(args.keep).mkdir(parents=True, exist_ok=True)
-                tmp = args.keep
-            config = build(Path(tmp), args.papers)
-        server, base = start(config, tmp)
-        try:
+        tmp, config = kept_or_built(tmp, args.keep, args.papers)
+        with served(config, Path(tmp)) as (server, base):
             httpx.get(base + "/profiles/llm-rl", timeout=60)  # warm-up: matchers compiled
             result = asyncio.run(attack(base, args.seconds, args.profile_page))
-        finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(30)
-            except subprocess.TimeoutExpired:
-                server.kill()
         exit_s, code = sigterm_during_a_slow_search(config, tmp)
     slowest = max(result["attacks"], default=(float("nan"), "-"))
     figures = [
@@ -171,24 +137,13 @@ def main(argv: list[str] | None = None) -> int:
         ("attack_errors", float(len(result["errors"])), "", 0.0),
         ("sigterm_exit_s", exit_s, "s", 10.0),
     ]
-    missed = []
-    for name, value, unit, target in figures:
-        mark = ""
-        if target is not None:
-            ok = value <= target
-            mark = f"  (target <= {target:g}{' ' + unit if unit else ''}: {'met' if ok else 'MISSED'})"
-            if not ok:
-                missed.append(name)
-        print(f"{name} {value:.3f} {unit}{mark}")
+    missed = print_figures(figures, digits=3)
     print(f"# {len(result['attacks'])} attacking requests in {args.seconds:g} s, 8 at once; "
           f"{len(result['healthz'])} /healthz probes; slowest attack: {slowest[1]}; serve exit code "
           f"after SIGTERM {code}; load average {os.getloadavg()[0]:.2f}")
     for (name, status), n in sorted(result["statuses"].items()):
         print(f"# {name}: {n} x {status}")
-    for e in result["errors"][:5]:
-        print(f"# error: {e}")
-    print("targets: all met" if not missed else f"targets missed: {', '.join(missed)}")
-    return 1 if missed and args.strict else 0
+    return verdict(missed, result["errors"], args.strict)
 
 
 if __name__ == "__main__":
