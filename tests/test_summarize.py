@@ -86,11 +86,14 @@ def test_every_fault_falls_back_to_the_extractive_tldr_with_a_log_line(mode, sto
         with caplog.at_level(logging.INFO, logger="watcher"):
             Summarizer(config(server.base_url), store, NOW).fill(digest)
         assert [m.tldr for m in digest.matches] == [extractive(m) for m in digest.matches]
-        assert server.calls == 2
+        first = server.calls  # a 429 stops the calls: the second may not have started
+        assert first == 2 or (mode == "429" and first == 1)
         lines = [r.getMessage() for r in caplog.records if "summarizer" in r.getMessage()]
-        assert any(said in line and "extractive" in line and "2504.07600" in line for line in lines), lines
+        assert any(said in line and "extractive" in line for line in lines), lines
+        assert "2504.07600" in " ".join(lines)
         Summarizer(config(server.base_url), store, NOW).fill(sample_digest(2, updated=0))
-        assert server.calls == (2 if remembered else 4)
+        # asked again in a later run, unless remembered or within a 429's Retry-After (60 s here)
+        assert server.calls == (first if remembered or mode == "429" else 4)
     assert KEY not in caplog.text
     assert not any(KEY in line for line in store.db.conn.iterdump())
 
@@ -232,3 +235,32 @@ def test_a_200_mb_answer_is_cut_at_1_mb_and_once_stays_under_300_mb(tmp_path):
         assert b"more than 1,048,576 bytes" in r.stderr
     papers = json.loads(next((tmp_path / "out").glob("*.json")).read_text())
     assert len(papers) == 1 and papers[0]["tldr"] == extractive_tldr(papers[0]["abstract"], papers[0]["title"])
+
+
+def test_a_429_stops_the_calls_for_the_run_and_its_retry_after_is_honoured(store, caplog):
+    from watcher import summarize
+
+    with LlmServer("429") as server:
+        digest = sample_digest(12, updated=0)
+        with caplog.at_level(logging.INFO, logger="watcher"):
+            Summarizer(config(server.base_url), store, NOW).fill(digest)
+        assert [m.tldr for m in digest.matches] == [extractive(m) for m in digest.matches]
+        first = server.calls
+        assert first <= summarize.WORKERS  # the calls already in flight, no new one
+        assert "retry after 60s" in caplog.text and "not asked" in caplog.text
+        Summarizer(config(server.base_url), store, NOW).fill(sample_digest(12, updated=0))
+        assert server.calls == first  # the next digest of the run does not call
+        assert "not asked again for" in caplog.text
+        assert store.tldr_cached([m.paper.key for m in digest.matches]) == {}  # tried later
+        summarize._PAUSED[server.base_url] = 0.0  # the Retry-After has passed
+        Summarizer(config(server.base_url), store, NOW).fill(sample_digest(12, updated=0))
+        assert server.calls > first  # asked again
+
+
+def test_retry_after_reads_seconds_and_dates_within_a_day():
+    from watcher.summarize import DEFAULT_RETRY_AFTER, retry_after
+
+    assert retry_after("30") == 30 and retry_after(" 2.5 ") == 2.5
+    assert retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412400.0) == 80.0
+    assert retry_after(None) == retry_after("soon") == DEFAULT_RETRY_AFTER
+    assert retry_after("99999999") == 86400.0 and retry_after("-5") == 0.0

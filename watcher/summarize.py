@@ -49,12 +49,40 @@ _PREFIX = re.compile(r"^\s*(?:\*\*)?(?:tl;?dr|summary|one[- ]sentence summary)(?
 
 
 class Failure(Exception):
-    """A call that gave no usable TL;DR. ``answered``: the model did answer (remember it)."""
+    """A call that gave no usable TL;DR. ``answered``: the model did answer (remember it);
+    ``retry_after``: the endpoint rate-limited us (HTTP 429) for that many seconds."""
 
-    def __init__(self, reason: str, answered: bool = False):
+    def __init__(self, reason: str, answered: bool = False, retry_after: float | None = None):
         super().__init__(reason)
         self.reason = reason
         self.answered = answered
+        self.retry_after = retry_after
+
+
+DEFAULT_RETRY_AFTER = 60.0  # a 429 without a usable Retry-After
+MAX_RETRY_AFTER = 86400.0
+_PAUSED: dict[str, float] = {}  # endpoint -> time.monotonic() before which it is not called
+# (a 429's Retry-After, honoured by every digest of this process: the daemon's later cycles too)
+
+
+def retry_after(value: str | None, now: float | None = None) -> float:
+    """Seconds a ``Retry-After`` header asks to wait (delta-seconds or an HTTP date), bounded
+    to a day; DEFAULT_RETRY_AFTER when it is absent or unreadable."""
+    from email.utils import parsedate_to_datetime
+
+    if value:
+        value = value.strip()
+        try:
+            return min(max(float(value), 0.0), MAX_RETRY_AFTER)
+        except ValueError:
+            pass
+        try:
+            when = parsedate_to_datetime(value)
+            wait = when.timestamp() - (now if now is not None else time.time())
+            return min(max(wait, 0.0), MAX_RETRY_AFTER)
+        except (TypeError, ValueError):
+            pass
+    return DEFAULT_RETRY_AFTER
 
 
 def clean_answer(content: object) -> str:
@@ -91,7 +119,8 @@ def ask(http: httpx.Client, cfg: SummarizerConfig, paper: Paper, timeout: float)
     except httpx.TransportError as e:
         raise Failure(f"cannot connect ({type(e).__name__})") from None
     if response.status_code == 429:
-        raise Failure("HTTP 429 (rate limited)")
+        wait = retry_after(response.headers.get("Retry-After"))
+        raise Failure(f"HTTP 429 (rate limited; retry after {wait:g}s)", retry_after=wait)
     if not response.is_success:
         raise Failure(f"HTTP {response.status_code}")
     try:
@@ -145,6 +174,10 @@ class Summarizer:
             self.deadline = time.monotonic() + self.cfg.timeout
         if time.monotonic() >= self.deadline:
             return self._fallback(todo, f"the {self.cfg.timeout:g}s timeout has passed")
+        paused = _PAUSED.get(self.cfg.base_url or "", 0.0) - time.monotonic()
+        if paused > 0:  # not retried before the endpoint's Retry-After, and not counted
+            return self._fallback(todo, f"the endpoint rate-limited us (HTTP 429): not asked "
+                                        f"again for {paused:.0f}s (its Retry-After)")
         key = None
         if self.cfg.api_key_env:
             key = os.environ.get(self.cfg.api_key_env)
@@ -221,6 +254,13 @@ class Summarizer:
                         outcome = Failure(f"internal error ({type(e).__name__})")
                     with cond:
                         results[paper.key] = outcome
+                        if isinstance(outcome, Failure) and outcome.retry_after is not None:
+                            # rate-limited: no further call this run; the rest are not asked
+                            _PAUSED[self.cfg.base_url or ""] = time.monotonic() + outcome.retry_after
+                            for p in queue:
+                                results[p.key] = Failure(f"not asked: the endpoint rate-limited us "
+                                                         f"(HTTP 429; retry after {outcome.retry_after:g}s)")
+                            queue.clear()
                         cond.notify_all()
 
         for _ in range(min(WORKERS, len(papers))):
