@@ -90,9 +90,11 @@ class WebState:
     reload_asked: bool = False  # SIGHUP: read the config again at the next request
     reload_lock: threading.Lock = field(default_factory=threading.Lock)
     config_serial: int = 0  # one more at each reading of the config: a key for what it shapes
+    file_database: Path | None = None  # the database the config file named at its last reading
 
     def __post_init__(self):
         self.config_stamp = _stamp(self.config.path)
+        self.file_database = self.config.settings.database  # as the config last named it
 
     def follow(self) -> Config:
         """The config, read again first when its file changed since (``watcher serve`` follows
@@ -112,11 +114,12 @@ class WebState:
                 log.error("web: the config changed but cannot be used, still serving the previous one: %s", e)
                 return self.config
             old = self.config
-            if new.settings.database != old.settings.database:
+            if new.settings.database != self.file_database:
                 log.warning("web: the config names another database (%s); still serving %s until a restart",
                             new.settings.database, self.database)
-            self.config = replace(new, web=replace(new.web, host=old.web.host, port=old.web.port,
-                                                   hosts=old.web.hosts))
+            self.file_database = new.settings.database
+            self.config = replace(new, settings=replace(new.settings, database=old.settings.database),
+                                  web=replace(new.web, host=old.web.host, port=old.web.port, hosts=old.web.hosts))
             self.config_serial += 1
             log.info("web: config read again from %s", self.config.path)
             return self.config
