@@ -288,3 +288,25 @@ api_key_env = "TEST_NCBI_KEY"
     assert r.returncode == 0, r.stderr
     assert [q.query["api_key"] for q in server.requests] == ["ncbi-5ecret-key-0123"] * 2
     assert b"efetch.fcgi" in r.stderr and b"ncbi-5ecret-key-0123" not in r.stderr + r.stdout
+
+
+def test_an_atom_feed_of_a_preprint_server_gives_preprints_not_journal_articles():
+    from watcher.formats import journal_feed
+
+    atom = b"""<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom">
+  <title>ChemRxiv: Catalysis</title><id>urn:chemrxiv:catalysis</id><updated>2026-11-24T08:00:00Z</updated>
+  <entry>
+    <title>Photoredox C-H amination with an earth-abundant copper catalyst</title>
+    <id>https://doi.org/10.26434/chemrxiv-2026-x7k2q</id>
+    <link href="https://doi.org/10.26434/chemrxiv-2026-x7k2q"/>
+    <updated>2026-11-24T07:12:00Z</updated><published>2026-11-23T15:40:00Z</published>
+    <author><name>Yuki Tanabe</name></author><author><name>Lena Vogt</name></author>
+    <summary type="html">&lt;p&gt;We report a copper photocatalyst for C-H amination.&lt;/p&gt;</summary>
+  </entry>
+</feed>"""
+    [p] = journal_feed.parse(atom, "chemrxiv").papers
+    assert p.doi == "10.26434/chemrxiv-2026-x7k2q" and p.journal is None and p.publication is None
+    assert p.venues == ["ChemRxiv: Catalysis"] and p.authors == ["Yuki Tanabe", "Lena Vogt"]
+    assert p.abstract == "We report a copper photocatalyst for C-H amination."
+    assert p.published.isoformat() == "2026-11-23T15:40:00+00:00"

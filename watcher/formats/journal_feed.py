@@ -3,7 +3,8 @@ with feedparser (Nature, Science, Cell, PNAS, APS, ACS, Elsevier, ChemRxiv, OSF 
 
 Each item is a paper: its DOI from ``prism:doi``, else ``dc:identifier`` (``doi:10.…``), else
 the item's link or id when it holds one (``https://doi.org/10.…``); the journal from
-``prism:publicationName``, else the feed's title; the abstract from the description or
+``prism:publicationName``, else the feed's title (a preprint server's, when the DOI is a
+preprint DOI: ChemRxiv, OSF — then the venue, not a journal); the abstract from the description or
 content where the publisher gives one (HTML stripped; a description that only repeats the
 citation line is left out, as is the citation line before an abstract); the authors from ``dc:creator`` / ``author``; the date from
 ``prism:publicationDate``, ``dc:date``, ``pubDate`` or ``updated``. An item without a title
@@ -19,7 +20,7 @@ import re
 from datetime import date, datetime, timezone
 
 from ..errors import InputError
-from ..models import Paper, normalize_doi, parse_iso
+from ..models import Paper, is_preprint_doi, normalize_doi, parse_iso
 from . import Listing, no_paper_at_all, skip_entry
 from .arxiv_rss import ROOTS, local_date
 from .xmlsafe import is_xml, parse_feed
@@ -83,14 +84,16 @@ def entry_to_paper(entry, journal: str | None) -> Paper:
     authors = [" ".join(n.split()) for raw in names for n in re.split(r"\s*;\s*", raw or "") if n.strip()]
     venue = " ".join(str(entry.get("prism_publicationname") or journal or "").split()) or None
     when = _when(entry)
+    doi = _doi(entry)
+    preprint = doi is not None and is_preprint_doi(doi)  # ChemRxiv's, OSF's feed: a server
     return Paper(
         title=title,
         authors=authors,
         abstract=_abstract(entry),
         published=when,
-        doi=_doi(entry),
+        doi=doi,
         url=entry.get("link") or None,
-        journal=venue,
+        journal=None if preprint else venue,
         venues=[venue] if venue else [],
         announced=when.date() if when else None,
         source="feed",
