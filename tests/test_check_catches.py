@@ -99,3 +99,29 @@ def test_check_reports_a_database_that_once_cannot_create(write_config, tmp_path
     assert "config.toml: watcher.database: " in err and words in err, err
     once = run_watcher("--config", str(cfg), "once", cwd=tmp_path)
     assert once.returncode != 0  # and it does fail for real
+
+
+@pytest.mark.parametrize("old, new, key, said", [
+    ("[channel.archive]", _ARXIV.replace('"cat:cs.LG"', '"cat:cs.LGG OR cat:cs.CL"') + "[channel.archive]",
+     "source.api.query", "'cs.LGG' is not an arXiv category; did you mean cs.LG?"),
+    ("[digest.daily]", '[profile.vision]\nquery = "cat:cs.CVV AND detection"\n\n[digest.daily]',
+     "profile.vision.query", "'cs.CVV' is not an arXiv category; did you mean cs.CV?"),
+    ("[digest.daily]", '[profile.vision]\ncategories = ["hep-thh"]\n\n[digest.daily]',
+     "profile.vision.categories", "'hep-thh' is not an arXiv category; did you mean hep-th?"),
+    ("[channel.archive]", '[source.rss]\ntype = "arxiv-rss"\ncategories = ["stat.MLL"]\n\n[channel.archive]',
+     "source.rss.categories", "'stat.MLL' is not an arXiv category; did you mean stat.ML?"),
+])
+def test_check_names_an_unknown_arxiv_category_with_the_nearest_one(tmp_path, old, new, key, said):
+    (tmp_path / "config.toml").write_text(MINIMAL_CONFIG.replace(old, new, 1))
+    out = run_watcher("check", cwd=tmp_path)
+    assert out.returncode == 2, out.stdout
+    assert f"{key}: {said}" in out.stderr.decode() + out.stdout.decode()
+
+
+def test_check_accepts_real_categories_archives_wildcards_and_subjects(tmp_path):
+    config = MINIMAL_CONFIG.replace("[digest.daily]", '[profile.more]\nquery = "cat:cs.LG OR cat:hep-th OR '
+                                    'cat:cs.* OR cat:q-bio.NC OR cat:neuroscience"\ncategories = ["math", '
+                                    '"cond-mat.str-el"]\n\n[digest.daily]', 1)
+    (tmp_path / "config.toml").write_text(config)
+    out = run_watcher("check", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr

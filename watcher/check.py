@@ -6,6 +6,7 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .categories import category_problems
 from .config import MIN_PASSWORD, Config
 from .errors import DeliveryError
 from .render import TEMPLATE_NAMES, render
@@ -27,6 +28,7 @@ def check_config(config: Config) -> tuple[list[str], str]:
     problems += [f"{where}: {key}: environment variable {var} is not set"
                  for key, var in config.secret_vars().items() if not os.environ.get(var)]
     problems += web_password_problems(config)
+    problems += category_problems(config)
     for ch in config.channels.values():
         if ch.type == "apprise":
             problems += check_apprise(where, ch)

@@ -1,0 +1,72 @@
+"""arXiv's category list (``watcher/data/arxiv_categories.txt``) and the check that names a
+category missing from it with the nearest known one (``cs.LGG``: did you mean cs.LG?).
+
+Used by ``watcher check`` for every category a config names: a source's ``categories`` and the
+``cat:`` terms of an arXiv ``query``, a profile's ``categories`` and the ``cat:`` terms of its
+query. Loading a config does not refuse an unknown category (arXiv adds some now and then): the
+check says so, and exits 2 like any other problem it finds.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from functools import lru_cache
+from pathlib import Path
+
+_CAT_TERM = re.compile(r"\bcat:\s*([A-Za-z][A-Za-z.\-_*]*)", re.I)
+
+
+@lru_cache(maxsize=1)
+def known() -> dict[str, str]:
+    """Every known category and archive, lower-cased -> as arXiv writes it."""
+    path = Path(__file__).resolve().parent / "data" / "arxiv_categories.txt"
+    names = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()
+             if line.strip() and not line.startswith("#")]
+    return {n.lower(): n for n in names}
+
+
+def unknown_category(value: str) -> str | None:
+    """Why ``value`` (``cs.LG``, ``hep-th``, ``cs.*``) is not an arXiv category, with the nearest
+    known one; None when it is one."""
+    text = value.strip().removesuffix(".*")
+    names = known()
+    if text.lower() in names:
+        return None
+    near = difflib.get_close_matches(text.lower(), list(names), n=1, cutoff=0.7)
+    hint = f"; did you mean {names[near[0]]}?" if near else " (see arxiv.org/category_taxonomy)"
+    return f"{value!r} is not an arXiv category{hint}"
+
+
+def query_categories(query: str | None) -> list[str]:
+    """The categories a query's ``cat:`` terms name (arXiv API query or profile query)."""
+    return _CAT_TERM.findall(query or "")
+
+
+def category_problems(config) -> list[str]:
+    """One line per category of ``config`` that arXiv does not know (bioRxiv / medRxiv subjects
+    of a profile, and the sources of other services, are left alone)."""
+    from .subjects import ALL as SUBJECTS_ALL, subject
+
+    where, out = str(config.path), []
+
+    def check(key: str, values, subjects_ok: bool) -> None:
+        for value in values:
+            if subjects_ok and subject(value) in SUBJECTS_ALL:
+                continue
+            problem = unknown_category(value)
+            if problem:
+                out.append(f"{where}: {key}: {problem}")
+
+    for name, src in config.sources.items():
+        if src.type in ("arxiv", "arxiv-rss", "arxiv-oai"):
+            check(f"source.{name}.categories", src.categories, False)
+            check(f"source.{name}.query", query_categories(getattr(src, "query", None)), False)
+    for name, prof in config.profiles.items():
+        check(f"profile.{name}.categories", prof.categories, True)
+        check(f"profile.{name}.query", query_categories(prof.query), True)
+        check(f"profile.{name}.exclude", query_categories(prof.exclude), True)
+    return out
+
+
+__all__ = ["category_problems", "known", "query_categories", "unknown_category"]
