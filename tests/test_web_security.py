@@ -439,7 +439,7 @@ def test_the_chart_and_preview_read_bounded_chunks_and_say_what_one_batch_would(
     assert whole[1]["preview"] == chunked[1]["preview"] and whole[1]["preview"]["count"] > 0
 
 
-def test_the_chart_is_counted_once_and_again_after_papers_change(sample, tmp_path, monkeypatch):
+def test_the_chart_is_counted_once_per_day_and_again_only_for_a_day_that_changed(sample, tmp_path, monkeypatch):
     from datetime import date, datetime, timezone
 
     from webkit import database_copy
@@ -469,7 +469,13 @@ def test_the_chart_is_counted_once_and_again_after_papers_change(sample, tmp_pat
                                 abstract="Reinforcement learning with GRPO for a large language model.",
                                 announced=date(2025, 4, 10))], datetime(2025, 4, 12, 22, tzinfo=timezone.utc))
         assert c.get("/profiles/llm-rl.json").json()["match_now"]["total"] == first + 1
-        assert len(counted) > days  # counted again (the matcher itself is compiled anew after a write)
+        assert counted[days:] == [date(2025, 4, 10)]  # only the day that changed
+        from watcher.ratings import apply_rating
+
+        with Store.open(db) as store:  # a rating changes the matcher: every day counted again
+            apply_rating(store, "up", "llm-rl", "2504.99997", "web", profiles=config.profiles)
+        c.get("/profiles/llm-rl.json")
+        assert set(counted[days + 1:]) == set(counted[:days])
 
 
 def test_one_chart_computation_at_a_time_per_profile(sample, monkeypatch):

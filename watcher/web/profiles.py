@@ -64,26 +64,38 @@ def _chunks(store, day: date):
         yield [row_to_paper({k: v for k, v in r.items() if k != "rowid"}) for r in rows]
 
 
+def _made_of(st, store, name: str, matcher) -> object:
+    """What decides the profile's matches: for a profile without examples or ratings, its
+    config alone (a write of papers compiles the matcher anew but changes nothing it does);
+    otherwise the compiled matcher itself (examples and rated papers are papers: a write may
+    change them)."""
+    if st.config.profiles[name].examples or store.db.execute(
+            "SELECT 1 FROM ratings WHERE profile = ? LIMIT 1", [name]).fetchone():
+        return matcher
+    return ("config", id(st.config), name)
+
+
 def _selected_per_day(st, store, name: str, start: date, end: date) -> dict[date, set[str]]:
     """The papers of each filing day the profile selects now (its matcher as compiled now:
     today's query, examples and ratings). Counted day by day, CHUNK papers at a time, and kept
-    per day until the matcher (compiled anew after any write, see watcher.compile.Compiled)
-    or that day's papers change. One computation at a time per profile (a second request
+    per day until what makes the matcher (:func:`_made_of`) or that day's papers change:
+    after a run, only the days it filed papers under are counted again. One computation at a time per profile (a second request
     waits for the first and reads what it kept); a computation cut by the page's deadline
     keeps the days it finished, so the next request goes on from there."""
     with st.flight(("selected", name)):
         matcher = st.matcher(name, store)  # in the flight: one compilation, the kept days' own
-        kept = st.charts.get(name) or st.charts.put(name, {})  # day -> (matcher, signature, keys)
+        made_of = _made_of(st, store, name, matcher)
+        kept = st.charts.get(name) or st.charts.put(name, {})  # day -> (made_of, signature, keys)
         days = _days(store, start, end)
         for day in [d for d in kept if d not in days]:
             del kept[day]
         for day, signature in days.items():
-            if day in kept and kept[day][0] is matcher and kept[day][1] == signature:
+            if day in kept and kept[day][0] == made_of and kept[day][1] == signature:
                 continue
             keys = set()
             for papers in _chunks(store, day):
                 keys.update(papers[i].key for i in matcher.score_batch(prepare(papers)))
-            kept[day] = (matcher, signature, keys)
+            kept[day] = (made_of, signature, keys)
         return {day: kept[day][2] for day in days}
 
 
