@@ -125,3 +125,11 @@ def test_check_accepts_real_categories_archives_wildcards_and_subjects(tmp_path)
     (tmp_path / "config.toml").write_text(config)
     out = run_watcher("check", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
+
+
+def test_check_counts_in_words_that_agree(tmp_path):
+    (tmp_path / "config.toml").write_text(MINIMAL_CONFIG)
+    out = run_watcher("check", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    said = out.stdout.decode()
+    assert "1 profile," in said and "1 profiles" not in said and "1 digest," in said, said

@@ -84,7 +84,7 @@ def test_a_paper_page_has_versions_deliveries_reasons_per_profile_and_similar_pa
     assert r.status_code == 200
     page = text(r)
     assert "VLM-R1" in page and "Haozhan Shen" in page
-    assert "https://arxiv.org/abs/2504.07615v" in r.text or "Versions" in page
+    assert "https://arxiv.org/abs/2504.07615v" in r.text or "Versions" in page or "Dates first" in page
     assert "daily 2025-04-12 → archive" in page  # where it was delivered
     assert links(r, r"^/digests/daily/2025-04-12/archive$")  # the message that showed it
     assert re.search(r"LLM-RL ?: selected, score \d", page)
@@ -448,3 +448,17 @@ def test_a_digest_of_several_profiles_is_grouped_by_profile_best_group_first(tmp
             full = c.get(path, params={"view": "full"}).text
             assert re.findall(r'<article class="paper" id="p-([^"]+)"', full) == keys
             assert 'href="/?view=full"' in c.get("/").text
+
+
+def test_a_paper_without_versions_says_nothing_rather_than_unknown(client):
+    """A paper no listing versioned (a title-only one of the sample) has no "Versions: unknown"."""
+    from html import unescape as u
+
+    r = client.get("/")
+    key = next(k for k in re.findall(r'href="/papers/([^"]+)"', r.text) if k.startswith("title"))
+    page = client.get(f"/papers/{u(key)}")
+    assert page.status_code == 200
+    facts = page.text.split('<dl class="facts">')[1].split("</dl>")[0]
+    assert "unknown" not in facts and "Versions" not in facts and "<dt>Dates</dt><dd>first 20" in facts
+    arxiv = client.get("/papers/2504.07615").text.split('<dl class="facts">')[1].split("</dl>")[0]
+    assert "unknown" not in arxiv  # the sample's listing gave no version number either

@@ -37,8 +37,11 @@ def check_config(config: Config) -> tuple[list[str], str]:
     problem = database_problem(config.settings.database)
     if problem:
         problems.append(f"{where}: watcher.database: {problem}")
-    summary = (f"{where}: OK — {len(config.sources)} sources, {len(config.profiles)} profiles, "
-               f"{len(config.digests)} digests, {len(config.channels)} channels")
+    from .render import plural
+
+    summary = (f"{where}: OK — {plural(len(config.sources), 'source')}, "
+               f"{plural(len(config.profiles), 'profile')}, {plural(len(config.digests), 'digest')}, "
+               f"{plural(len(config.channels), 'channel')}")
     return problems, summary
 
 
