@@ -248,3 +248,11 @@ def test_titles_without_an_arxiv_id_and_overflow_lines_are_linked_in_html():
     html = render(digest, "html", full_limit=3)
     web = digest.links.paper(digest.matches[4])["web"]
     assert f'<a href="{web}" style="color:#1a56a6;text-decoration:none;">{digest.matches[4].paper.title}</a>' in html
+
+
+def test_a_lab_list_can_filter_and_unsubscribe_by_the_list_headers():
+    with MailServer() as server:
+        send(channel(server.port), sample_digest(1, updated=0))
+    msg = server.received[0].message
+    assert msg["List-Id"] == "watcher digest daily <daily.me.watcher.example.org>"
+    assert msg["List-Unsubscribe"] == "<mailto:bot@example.org?subject=unsubscribe%20daily>"

@@ -20,6 +20,7 @@ not record (a re-send would otherwise repeat it for the recipients that accepted
 
 from __future__ import annotations
 
+import re
 import smtplib
 import socket
 import ssl
@@ -77,6 +78,8 @@ class EmailChannel(Channel):
         msg["Message-ID"] = make_msgid("watcher", domain=_domain(cfg.sender))
         msg["Auto-Submitted"] = "auto-generated"
         msg["X-Mailer"] = "watcher"
+        for header, value in list_headers(digest.name, cfg.name, cfg.sender).items():
+            msg[header] = value
         if not digest.matches and digest.empty_reason:  # the text format has no place for it;
             # an e-mail's text part is no file to read back, so it says why (as the HTML does)
             text += "\n\n" + " ".join(f"No new papers today: {digest.empty_reason}.".split())
@@ -266,6 +269,22 @@ def _largest(lo: int, hi: int, fits) -> int | None:
 
 def _mail_options(smtp: smtplib.SMTP, data: bytes) -> list[str]:
     return [f"SIZE={len(data)}"] if smtp.has_extn("size") else []
+
+
+def list_headers(digest: str, channel: str, sender: str | None) -> dict[str, str]:
+    """RFC 2919 ``List-Id`` and RFC 2369 ``List-Unsubscribe`` for a digest sent to a lab list:
+    mail filters and clients group the digest by its list id
+    (``<daily.mail.watcher.example.org>``), and "unsubscribe" writes to the sender, who runs
+    the list (``<mailto:bot@example.org?subject=unsubscribe%20daily>``)."""
+    from urllib.parse import quote
+
+    addr = parseaddr(sender or "")[1]
+    domain = _domain(sender) or "localhost"
+    label = ".".join(re.sub(r"[^A-Za-z0-9-]+", "-", part).strip("-") or "x" for part in (digest, channel))
+    out = {"List-Id": f"watcher digest {digest} <{label}.watcher.{domain}>"}
+    if addr:
+        out["List-Unsubscribe"] = f"<mailto:{addr}?subject={quote('unsubscribe ' + digest)}>"
+    return out
 
 
 def _domain(sender: str | None) -> str | None:
