@@ -5,6 +5,7 @@ through the percolator; the ledger is indexed by paper."""
 
 from __future__ import annotations
 
+import socket
 import sqlite3
 import sys
 import threading
@@ -159,3 +160,35 @@ def test_the_ledger_is_indexed_by_paper(sample):
     finally:
         conn.close()
     assert "deliveries_paper" in plan, plan
+
+
+def test_watcher_serve_hands_the_interpreter_lock_on_every_millisecond(sample, monkeypatch):
+    """Pages compute in worker threads: `watcher serve` shortens the interpreter's switch
+    interval so that the event loop and /healthz wait at most about 1 ms per hand-over
+    (bench_concurrency.py measures what it buys)."""
+    from types import SimpleNamespace
+
+    from watcher.web import serve as serving
+
+    config, db = sample
+    seen = {}
+
+    class Server:
+        config = SimpleNamespace(app=SimpleNamespace(state=SimpleNamespace(web=SimpleNamespace())))
+
+        def run(self, sockets):
+            seen["switch"] = sys.getswitchinterval()
+            for sock in sockets:
+                sock.close()
+
+    monkeypatch.setattr(serving, "server", lambda *args: Server())
+    monkeypatch.setattr(serving, "signal", SimpleNamespace(SIGHUP=1, signal=lambda *args: None))
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    before = sys.getswitchinterval()
+    try:
+        assert serving.serve(config, listen=f"127.0.0.1:{port}", echo=lambda *args: None) == 0
+    finally:
+        sys.setswitchinterval(before)
+    assert seen["switch"] == serving.SWITCH_INTERVAL <= 0.001 < before
