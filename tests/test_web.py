@@ -462,3 +462,23 @@ def test_a_paper_without_versions_says_nothing_rather_than_unknown(client):
     assert "unknown" not in facts and "Versions" not in facts and "<dt>Dates</dt><dd>first 20" in facts
     arxiv = client.get("/papers/2504.07615").text.split('<dl class="facts">')[1].split("</dl>")[0]
     assert "unknown" not in arxiv  # the sample's listing gave no version number either
+
+
+def test_similar_papers_below_the_floor_are_not_shown(client, sample):
+    """A paper page lists only papers that share a topic, not a few words."""
+    from watcher.docfreq import default_doc_freq
+    from watcher.search import SIMILAR_SHOWN, similar_papers
+    from watcher.store import Store
+
+    config, db = sample
+    weight = default_doc_freq().vector_weight
+    with Store.open(db, readonly=True) as store:
+        keys = [r["key"] for r in store.db.query("SELECT key FROM papers WHERE arxiv_id IS NOT NULL LIMIT 40")]
+        every = {k: similar_papers(store, store.get(k), weight, floor=0.0) for k in keys}
+    low = [k for k, sims in every.items() if sims and sims[-1][1] < SIMILAR_SHOWN]
+    assert low, "the sample has papers whose nearest neighbours are weak"
+    for key in low[:5]:
+        page = client.get(f"/papers/{key}").text.split("Similar stored papers")[1]
+        scores = [float(x) for x in re.findall(r'<span class="meta">[^<]*· (\d\.\d\d)</span>', page)]
+        assert all(s >= SIMILAR_SHOWN for s in scores), (key, scores)
+        assert len(scores) == sum(1 for _, v in every[key] if v >= SIMILAR_SHOWN)

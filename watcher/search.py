@@ -284,9 +284,16 @@ def parse_search(text: str) -> Query | None:
     return query
 
 
-def similar_papers(store: Store, paper: Paper, weight, limit: int = 5) -> list[tuple[Paper, float]]:
+SIMILAR_SHOWN = 0.08  # below this cosine, papers share a few words, not a topic (on the
+# sample: 0.11-0.15 for two talking-head generators or two RLHF reward papers, 0.05-0.06 for a
+# RAG system beside 3D detection): a paper page lists none rather than those
+
+
+def similar_papers(store: Store, paper: Paper, weight, limit: int = 5,
+                   floor: float = SIMILAR_SHOWN) -> list[tuple[Paper, float]]:
     """Stored papers most like ``paper``: candidates sharing its rarest title and abstract
-    words (FTS5, bm25), ranked by the cosine similarity the profiles' examples use."""
+    words (FTS5, bm25), ranked by the cosine similarity the profiles' examples use; none
+    below ``floor``."""
     from .index import paper_vector, prepare_doc, similarity
 
     vector = paper_vector(prepare_doc(paper), weight)
@@ -305,7 +312,7 @@ def similar_papers(store: Store, paper: Paper, weight, limit: int = 5) -> list[t
         return []
     scores = similarity(prepare(candidates), vector, weight)
     best = sorted(scores.items(), key=lambda kv: (-kv[1], candidates[kv[0]].key))[:limit]
-    return [(candidates[i], s) for i, s in best if s > 0]
+    return [(candidates[i], s) for i, s in best if s > 0 and s >= floor]
 
 
 __all__ = ["fts_expression", "run_search", "parse_search", "similar_papers", "Filters", "Results"]
