@@ -28,6 +28,7 @@ SETTINGS = [
     {"MODEL_AGREE": "1", "KEEP_QUANTILE": "0.05"},
     {"MODEL_AGREE": "0", "KEEP_QUANTILE": "0.05"},
     {"MODEL_AGREE": "2", "KEEP_QUANTILE": "0.035"},  # added after the first four had run
+    {"MODEL_AGREE": "2", "KEEP_QUANTILE": "0.05", "NO_QUERY_F1": "1"},  # added after the first five
 ]
 
 

@@ -168,6 +168,23 @@ def test_the_model_threshold_keeps_what_the_reader_likes(monkeypatch):
     assert lost(0.9) < 0.5  # never above the ceiling
 
 
+def test_without_a_query_the_threshold_is_the_best_f1_held_out():
+    """The F1 threshold (NO_QUERY_F1) cuts where precision and recall balance: with few liked
+    papers among many disliked ones it cuts deeper than the recall threshold does."""
+    rng = random.Random(3)
+    x = [[rng.gauss(1.0, 1.0)] for _ in range(60)] + [[rng.gauss(-1.0, 1.0)] for _ in range(240)]
+    y = [1] * 60 + [0] * 240
+    f1, recall = learn.f1_cut(x, y), learn.recall_cut(x, y)
+    assert f1 > recall
+    w = learn._logistic(x, y)
+
+    def f1_at(cut):
+        kept = [t for r, t in zip(x, y) if learn._sigmoid(learn._dot(w, [1.0, *r])) >= cut]
+        return 2 * sum(kept) / (len(kept) + 60)
+
+    assert f1_at(f1) > f1_at(recall)
+
+
 def test_logistic_regression_finds_the_side_of_a_separable_feature():
     x = [[v] for v in (-2.0, -1.5, -1.0, -0.5, 0.5, 1.0, 1.5, 2.0)]
     y = [0, 0, 0, 0, 1, 1, 1, 1]

@@ -31,7 +31,9 @@ fitted on the profile's own rated papers (a rated paper's similarity to its own 
 out, as a new paper is not among the ratings). The threshold keeps recall: the model calls a
 paper disliked when its probability is below what the least likely KEEP_QUANTILE of the liked
 papers get when each is held out of the fit (FOLDS-fold; never above MODEL_CEILING), so about
-that share of what the reader likes is at risk. With MODEL_AGREE the Rocchio evidence must
+that share of what the reader likes is at risk. With NO_QUERY_F1, a profile without a query (the
+model its only filter, the likes reaching far) takes instead the threshold with the best F1 on
+the rated papers held out. With MODEL_AGREE the Rocchio evidence must
 agree: 1, the paper is closer to the disliked papers' centroid than to the liked one; 2, that,
 or it is far out of what the reader keeps (less like the liked papers than the median disliked
 paper is, and than FAR_RATIO x as like them as they typically are to each other).
@@ -67,6 +69,7 @@ QUERY_VOTES = 2  # a query match needs this many disliked papers against it (oth
 MODEL_MIN = 8  # liked and disliked papers each, before the model replaces the rule
 KEEP_QUANTILE = 0.05  # the model's threshold: what the least likely 5% of liked papers get ...
 MODEL_CEILING = 0.5  # ... but never above this probability
+NO_QUERY_F1 = 1  # without a query, the model's threshold is the held-out F1's best (0: as with one)
 FOLDS = 5  # the threshold comes from held-out probabilities, FOLDS-fold
 MODEL_AGREE = 2  # the Rocchio evidence that must agree with the model (see the docstring)
 FAR_RATIO = 0.4  # far out: less than this x the liked papers' median similarity to each other
@@ -231,7 +234,7 @@ class Model:
                        for col, m in zip(zip(*x), model.mean)]
         z = [model.standard(row) for row in x]
         model.weights = _logistic(z, labels)
-        model.cut = recall_cut(z, labels)
+        model.cut = f1_cut(z, labels) if NO_QUERY_F1 and query_parts is None else recall_cut(z, labels)
         if examples.sims:  # less like the liked papers than the median disliked one, and far less than they are
             near = sorted(cosine(paper_vector(d, weight, title_boost), model.liked.centroid) for d in neg_docs)
             model.far = min(near[len(near) // 2], FAR_RATIO * statistics.median(examples.sims))
@@ -284,21 +287,35 @@ class Side:
 def recall_cut(x: list[list[float]], y: list[int]) -> float:
     """The probability below which the model calls a paper disliked: what the least likely
     KEEP_QUANTILE of the liked rows get when each is held out of the fit, at most MODEL_CEILING."""
-    probs = sorted(_held_out(x, y))
-    return min(MODEL_CEILING, probs[int(KEEP_QUANTILE * (len(probs) - 1))])
+    probs = sorted(p for p, t in _held_out(x, y) if t)
+    return min(MODEL_CEILING, probs[int(KEEP_QUANTILE * (len(probs) - 1))]) if probs else 0.0
+
+
+def f1_cut(x: list[list[float]], y: list[int]) -> float:
+    """The probability below which the model calls a paper disliked when it is the profile's
+    only filter (no query): the one that gives the best F1 on the rated rows held out."""
+    rows = sorted(_held_out(x, y), reverse=True)
+    total = sum(t for _, t in rows)
+    best, cut, hit = -1.0, 0.0, 0
+    for k, (p, t) in enumerate(rows, 1):  # keep the k most likely
+        hit += t
+        f1 = 2 * hit / (k + total) if total else 0.0
+        if f1 > best:
+            best, cut = f1, p
+    return cut
 
 
 def _held_out(x: list[list[float]], y: list[int]) -> list[float]:
-    """The probability of each positive row under a model fitted without its fold (FOLDS
-    folds, every FOLDS-th row): how a new paper the reader likes would fare."""
+    """``(probability, label)`` of each row under a model fitted without its fold (FOLDS
+    folds, every FOLDS-th row): how a new paper would fare."""
     out = []
     for k in range(FOLDS):
         train = [i for i in range(len(y)) if i % FOLDS != k]
         if not any(y[i] for i in train) or all(y[i] for i in train):
             continue
         w = _logistic([x[i] for i in train], [y[i] for i in train])
-        out += [_sigmoid(_dot(w, [1.0, *x[i]])) for i in range(k, len(y), FOLDS) if y[i]]
-    return out or [0.0]
+        out += [(_sigmoid(_dot(w, [1.0, *x[i]])), y[i]) for i in range(k, len(y), FOLDS)]
+    return out
 
 
 def _logistic(x: list[list[float]], y: list[int], steps: int = 25) -> list[float]:
