@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from conftest import MINIMAL_CONFIG, SEED_DIGEST, run_watcher
+from conftest import MINIMAL_CONFIG, REPO, SEED_DIGEST, run_watcher
 from watcher import formats
 from watcher.store import Store
 
@@ -320,3 +321,16 @@ def test_an_empty_digest_says_when_the_stored_papers_are_older_than_its_lookback
 def test_run_help_mentions_the_web_inbox_it_can_serve():
     r = run_watcher("run", "--help")
     assert r.returncode == 0 and b"[web].serve" in r.stdout
+
+
+def test_status_on_the_sample_shows_its_source_and_no_missed_run(tmp_path):
+    """Right after the quick start's `once --sample`: the sample source and its fetch, the
+    digest's run, and no "missed its run" for a digest the sample ran once, on no schedule."""
+    shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
+    assert run_watcher("once", "--sample", cwd=tmp_path).returncode == 0
+    out = run_watcher("status", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout.decode()
+    assert "  sample: last fetch 2025-04-12" in text and "arxiv-ml" not in text
+    assert "missed its run" not in text and "overdue" not in text
+    assert "not scheduled (the sample" in text and "-> archive: last delivery" in text

@@ -168,9 +168,14 @@ def reading_config(config: Config, sample: bool = False) -> tuple[Config, str | 
     (``--sample``) or when only it exists (right after the quick start's ``once --sample``)."""
     db = sample_database(config)
     if sample or (not config.settings.database.exists() and db.exists()):
-        return (replace(config, settings=replace(config.settings, database=db)),
-                f"the sample database {db} (from 'watcher once --sample')")
+        return sample_config(config), f"the sample database {db} (from 'watcher once --sample')"
     return config, None
+
+
+def is_sample(config: Config) -> bool:
+    """Whether ``config`` is :func:`sample_config`'s: the sample is its only source, and its
+    digests ran once, at the sample's day, on no schedule."""
+    return bool(config.sources) and all(s.type == "sample" for s in config.sources.values())
 
 
 def sample_now(config: Config) -> datetime:
@@ -504,5 +509,5 @@ def _deliver_digests(config: Config, store: Store, cycle: Cycle, deliver: Delive
 
 
 __all__ = ["Cycle", "CycleReport", "Deliver", "DryRun", "Fetch", "run_once", "fetch_sources",
-           "deliver_digest", "open_store", "reading_config", "sample_config", "sample_database",
+           "deliver_digest", "open_store", "reading_config", "sample_config", "sample_database", "is_sample",
            "sample_now"]

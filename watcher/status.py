@@ -72,12 +72,18 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
                 lines.append(f"    FAILING ({r['failures']} in a row), last failed at "
                              f"{_ago(r['last_error_at'], tz)}: {r['last_error']}")
         lines.append("digests:")
-        due = {d.name: d for d in due_digests(config, store.digest_times(config.digests, "last_success"), now)}
+        from .pipeline import is_sample
+
+        sample = is_sample(config)  # ran once by 'once --sample': no schedule to miss
+        due = {} if sample else {d.name: d for d in due_digests(
+            config, store.digest_times(config.digests, "last_success"), now)}
         for name, d in config.digests.items():
             st = store.digest_state(name)
             last_ok = parse_time(st.get("last_success"))
             missed = due[name].missed if name in due else None
-            if name in due:
+            if sample:
+                when = "not scheduled (the sample: 'watcher once --sample' runs it)"
+            elif name in due:
                 when = "now (overdue)" if running else "overdue: at the next 'watcher run' start or 'watcher once --due'"
             else:
                 when = local(next_fire(d, tz, now, last_ok), tz)
