@@ -102,3 +102,94 @@ def test_url_and_url_env_together_are_refused(tmp_path):
     r = run_watcher("check", cwd=tmp_path)
     assert r.returncode == 2 and b"url or url_env, not both" in r.stderr
 
+
+
+class EchoingSmtp:
+    """A mail server that refuses every login and quotes the AUTH command it got (as a
+    careless server or proxy might): ``535 5.7.8 AUTH PLAIN <base64> rejected``."""
+
+    def __init__(self):
+        import socket
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.port = self.sock.getsockname()[1]
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+
+    def serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn, conn.makefile("rwb") as f:
+                f.write(b"220 echo ESMTP\r\n")
+                f.flush()
+                for line in f:
+                    command = line.strip().decode("latin-1")
+                    if command.upper().startswith(("EHLO", "HELO")):
+                        f.write(b"250-echo\r\n250 AUTH PLAIN\r\n")
+                    elif command.upper().startswith("AUTH"):
+                        f.write(f"535 5.7.8 {command} rejected\r\n".encode())
+                    elif command.upper().startswith("QUIT"):
+                        f.write(b"221 bye\r\n")
+                        f.flush()
+                        break
+                    else:
+                        f.write(b"250 ok\r\n")
+                    f.flush()
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.sock.close()
+
+
+MAIL_CONFIG = """
+[watcher]
+database = "watcher.db"
+
+[source.local]
+type = "listing"
+path = "listing.txt"
+
+[profile.p]
+query = "GRPO"
+
+[digest.d]
+profiles = ["p"]
+channels = ["mail"]
+every = "6h"
+send_empty = true
+
+[channel.mail]
+type = "email"
+host = "127.0.0.1"
+port = PORT
+security = "none"
+username = "watcher-bot"
+password_env = "WATCHER_TEST_SMTP_PW"
+from = "watcher@example.org"
+to = ["me@example.org"]
+"""
+
+
+def test_an_smtp_server_quoting_auth_plain_shows_the_password_nowhere(tmp_path):
+    password = "correct horse battery staple"
+    echoed = base64.b64encode(f"\0watcher-bot\0{password}".encode()).decode()
+    (tmp_path / "listing.txt").write_text("")
+    with EchoingSmtp() as smtp:
+        (tmp_path / "config.toml").write_text(MAIL_CONFIG.replace("PORT", str(smtp.port)))
+        env = {"WATCHER_TEST_SMTP_PW": password}
+        r = run_watcher("--log-level", "debug", "once", cwd=tmp_path, env=env)
+        status = run_watcher("status", cwd=tmp_path, env=env)
+    assert r.returncode == 1 and b"login as watcher-bot refused (535" in r.stderr, r.stderr
+    database = (tmp_path / "watcher.db").read_bytes()
+    for output in (r.stdout, r.stderr, status.stdout, status.stderr, database):
+        assert password.encode() not in output and echoed.encode() not in output
+        for form in forms(password):
+            assert form.encode() not in output, form
