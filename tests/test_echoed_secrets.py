@@ -56,13 +56,14 @@ def test_a_webhooks_answer_is_read_up_to_1_mb(server):  # noqa: F811
     assert len(server.hits("/declared")) == 1  # not retried: it may have been accepted
 
 
-LISTING_CONFIG = """
+def one_digest_config(source: str, channel: str) -> str:
+    """A config of one source, one profile (GRPO) and one digest sent through one channel."""
+    return f"""
 [watcher]
 database = "watcher.db"
 
-[source.private]
-type = "listing"
-url_env = "WATCHER_TEST_LISTING_URL"
+[source.src]
+{source}
 
 [profile.p]
 query = "GRPO"
@@ -71,10 +72,14 @@ query = "GRPO"
 profiles = ["p"]
 channels = ["out"]
 every = "6h"
+send_empty = true
 
 [channel.out]
-type = "stdout"
+{channel}
 """
+
+
+LISTING_CONFIG = one_digest_config('type = "listing"\nurl_env = "WATCHER_TEST_LISTING_URL"', 'type = "stdout"')
 
 
 def test_a_listing_url_from_url_env_never_shows_its_key(server, tmp_path):  # noqa: F811
@@ -84,7 +89,7 @@ def test_a_listing_url_from_url_env_never_shows_its_key(server, tmp_path):  # no
     (tmp_path / "config.toml").write_text(LISTING_CONFIG)
     env = {"WATCHER_TEST_LISTING_URL": url, "WATCHER_HTTP_RETRIES": "0"}
     r = run_watcher("--log-level", "debug", "once", cwd=tmp_path, env=env)
-    assert r.returncode == 1 and b"source private" in r.stderr
+    assert r.returncode == 1 and b"source src" in r.stderr
     assert server.hits("/list") and server.hits("/list")[0].query["apikey"] == key
     status = run_watcher("status", cwd=tmp_path, env=env)
     database = (tmp_path / "watcher.db").read_bytes()
@@ -94,7 +99,7 @@ def test_a_listing_url_from_url_env_never_shows_its_key(server, tmp_path):  # no
     unset = run_watcher("once", cwd=tmp_path, env={"WATCHER_TEST_LISTING_URL": ""})
     assert unset.returncode == 1 and b"WATCHER_TEST_LISTING_URL is not set" in unset.stderr
     check = run_watcher("check", cwd=tmp_path, env={"WATCHER_TEST_LISTING_URL": ""})
-    assert b"source.private.url_env" in check.stdout + check.stderr
+    assert b"source.src.url_env" in check.stdout + check.stderr
 
 
 def test_url_and_url_env_together_are_refused(tmp_path):
@@ -149,33 +154,14 @@ class EchoingSmtp:
         self.sock.close()
 
 
-MAIL_CONFIG = """
-[watcher]
-database = "watcher.db"
-
-[source.local]
-type = "listing"
-path = "listing.txt"
-
-[profile.p]
-query = "GRPO"
-
-[digest.d]
-profiles = ["p"]
-channels = ["mail"]
-every = "6h"
-send_empty = true
-
-[channel.mail]
-type = "email"
+MAIL_CONFIG = one_digest_config('type = "listing"\npath = "listing.txt"', """type = "email"
 host = "127.0.0.1"
 port = PORT
 security = "none"
 username = "watcher-bot"
 password_env = "WATCHER_TEST_SMTP_PW"
 from = "watcher@example.org"
-to = ["me@example.org"]
-"""
+to = ["me@example.org"]""")
 
 
 def test_an_smtp_server_quoting_auth_plain_shows_the_password_nowhere(tmp_path):
