@@ -302,3 +302,18 @@ def test_a_bib_file_of_liked_papers_is_a_cold_start(folder):
     assert papers
     for p in papers:
         assert any(r in {f"similar to {i}" for i in LIKED} for r in p["reasons"]), p["reasons"]
+
+
+def test_rate_and_explain_by_a_fragment_of_a_title_suggest_the_papers_it_names(folder):
+    """A fragment of a title names no paper: the error offers the stored papers whose title
+    holds its words, by id, to copy; nothing is recorded."""
+    rate = watcher(folder, "rate", "up", "collaborative filtering personalized", "--profile", "rag")
+    assert rate.returncode == 2
+    said = rate.stderr.decode()
+    assert "unknown paper 'collaborative filtering personalized': not in the database; did you mean: " in said
+    assert f"{RAG_ONLY} (Retrieval Augmented Generation with Collaborative" in said, said
+    assert listed(folder) == []
+    explain = watcher(folder, "explain", "collaborative filtering personalized", "--profile", "rag")
+    assert explain.returncode == 2 and f"did you mean: {RAG_ONLY} (" in explain.stderr.decode()
+    nothing = watcher(folder, "rate", "up", "zzzz qqqq", "--profile", "rag")
+    assert nothing.returncode == 2 and "did you mean" not in nothing.stderr.decode()

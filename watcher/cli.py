@@ -447,7 +447,10 @@ def explain(ctx: Context, paper, profile, sample) -> None:
         else:
             found = store.find(paper)
             if found is None:
-                raise InputError(f"{paper}: no such paper in {config.settings.database}")
+                from .ratings import suggestions
+
+                raise InputError(f"{paper}: no such paper in {config.settings.database}"
+                                 f"{suggestions(store, paper)}")
             matcher = compile_profile(config, profile, store)
             m = matcher.explain(found)
             selected = matcher.score(found) is not None

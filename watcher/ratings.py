@@ -61,8 +61,21 @@ def find_paper(store: Store, paper: str) -> Paper:
     title), or a RatingError."""
     found = store.get(paper) or store.find(paper)
     if found is None:
-        raise RatingError(f"unknown paper {paper!r}: not in the database")
+        raise RatingError(f"unknown paper {paper!r}: not in the database{suggestions(store, paper)}")
     return found
+
+
+def suggestions(store: Store, text: str) -> str:
+    """``; did you mean: ID (title), …?`` for the stored papers whose title holds the words of
+    ``text`` (a fragment of a title), or "" when none does."""
+    from .text import shorten
+
+    found = store.suggest(text)
+    if not found:
+        return ""
+    return "; did you mean: " + ", ".join(
+        f"{p.arxiv_id} ({shorten(p.title, 60)})" if p.arxiv_id else repr(shorten(p.title, 90))
+        for p in found) + "?"
 
 
 def apply_rating(store: Store, action: str, profile: str | None, paper: str, source: str, *,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import time
 from contextlib import contextmanager
@@ -672,6 +673,24 @@ class Store:
         """The stored paper with this key (arXiv id without version, or ``title:…``)."""
         rows = list(self.db["papers"].rows_where("key = ?", [key], limit=1))
         return row_to_paper(rows[0]) if rows else None
+
+    def suggest(self, text: str, limit: int = 3) -> list[Paper]:
+        """Stored papers whose title holds every word of ``text`` (a fragment of a title, as
+        the matcher normalises words), best first: what ``explain`` and ``rate`` offer when
+        ``text`` names no paper."""
+        words = list(dict.fromkeys(re.findall(r"[a-z0-9]+", search_text(Paper(title=text))["search_title"])))
+        if not words:
+            return []
+        expr = " AND ".join(f'"{w}"' for w in words[:12])
+        try:
+            rows = self.db.execute(
+                "SELECT p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid "
+                "WHERE papers_fts MATCH ? ORDER BY papers_fts.rank LIMIT ?",
+                [f"{{search_title}} : ({expr})", limit])
+        except sqlite3.OperationalError:  # no index yet (a database before it)
+            return []
+        names = [d[0] for d in rows.description]
+        return [row_to_paper(dict(zip(names, r))) for r in rows.fetchall()]
 
     def get_short(self, key: str) -> Paper | None:
         """The stored paper a link names by :func:`~watcher.models.short_key` (or by its key):
