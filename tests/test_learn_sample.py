@@ -98,7 +98,11 @@ def test_explain_lists_what_ratings_added_and_removed_with_the_deciding_rating(s
         assert c.rating.endswith("(you liked)" if c.added else "(you disliked)")
     assert not any(ODF in line for line in out)  # the on-topic paper stays
     r = run_watcher(*cfg, "explain", ODF, "--profile", "llm-rl", "--sample")
-    assert "(selected)" in r.stdout.decode()
+    assert "(selected)" in r.stdout.decode() and "without the ratings" not in r.stdout.decode()
+    r = run_watcher(*cfg, "explain", DISLIKES[0], "--profile", "llm-rl", "--sample")
+    out = r.stdout.decode()  # a paper rated down: out, by its own rating, and it says so
+    assert "(not selected)" in out and f"unlike {DISLIKES[0]} (you disliked)" in out
+    assert out.rstrip().endswith("(without the ratings: selected)")
 
 
 def test_the_profile_page_lists_what_ratings_changed(site):
