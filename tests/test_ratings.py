@@ -317,3 +317,14 @@ def test_rate_and_explain_by_a_fragment_of_a_title_suggest_the_papers_it_names(f
     assert explain.returncode == 2 and f"did you mean: {RAG_ONLY} (" in explain.stderr.decode()
     nothing = watcher(folder, "rate", "up", "zzzz qqqq", "--profile", "rag")
     assert nothing.returncode == 2 and "did you mean" not in nothing.stderr.decode()
+
+
+def test_ratings_shows_times_in_the_configured_time_zone(folder):
+    config = (folder / "config.toml").read_text()
+    (folder / "config.toml").write_text(config.replace("[watcher]", '[watcher]\ntimezone = "Asia/Tokyo"', 1))
+    assert watcher(folder, "rate", "up", RAG_ONLY, "--profile", "rag").returncode == 0
+    line = watcher(folder, "ratings").stdout.decode().splitlines()[0]
+    stamp = line.split()[0]
+    assert stamp.endswith("+09:00"), line
+    stored = listed(folder)[0]["rated_at"]  # the database keeps UTC
+    assert not stored.endswith("+09:00")

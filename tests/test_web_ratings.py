@@ -364,6 +364,8 @@ def test_the_profile_page_charts_ratings_per_week_and_lists_the_rated_papers(sit
         assert re.findall(r'href="/papers/([^"]+)"', rated) == ["2504.05741", "2504.04842", PAPER]
         assert [f["pressed"] for f in forms_for(r, "2504.05741") if "profile" in f] == [["clear"]]
         assert "</svg> Disliked</button>" in rated
+        # when, in the config's time zone (the sample's Europe/Berlin), as status shows times
+        assert "2025-04-10T11:00:00+02:00 · cli" in rated and "2025-04-01T11:00:00+02:00 · cli" in rated
         other = c.get("/profiles/llm-rl").text
         assert "No ratings yet" not in other
 

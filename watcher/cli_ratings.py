@@ -96,10 +96,11 @@ def ratings(ctx: Context, profile, fmt, sample) -> None:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
     from .formats.text import one_line
+    from .status import local_text
 
-    for r in rows:
+    for r in rows:  # the time in the config's time zone, as status shows times
         gone = "" if r["profile"] in config.profiles else " (profile no longer in the config)"
-        click.echo(f"{r['rated_at']}  {r['value']:<4}  {r['profile']}  {r['arxiv_id'] or r['paper']}  "
+        click.echo(f"{local_text(r['rated_at'], config.settings.timezone)}  {r['value']:<4}  {r['profile']}  {r['arxiv_id'] or r['paper']}  "
                    f"{one_line(r['title'] or '')}  [{r['source']}]{gone}")
 
 

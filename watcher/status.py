@@ -18,6 +18,11 @@ def local(when: datetime, tz) -> str:
     return utc(when).astimezone(tz).isoformat(timespec="seconds")
 
 
+def local_text(text: str | None, tz) -> str:
+    """A stored UTC time (``2025-04-12T21:59:00``) in ``tz`` as :func:`local` shows it; "" for none."""
+    return local(parse_time(text), tz) if text else ""
+
+
 def _ago(text: str | None, tz) -> str:
     """A stored UTC time as local time in ``tz``; "never" when there is none."""
     when = parse_time(text) if text else None

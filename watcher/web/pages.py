@@ -76,10 +76,9 @@ def view_mode(request: Request) -> str:
 def local_time(text: str | None, tz) -> str:
     """A stored time in the config's time zone, as ``watcher status`` and /status show times
     (``2025-04-12T23:59:00+02:00``); "" when there is none."""
-    from ..status import local
-    from ..store import parse_time
+    from ..status import local_text
 
-    return local(parse_time(text), tz) if text else ""
+    return local_text(text, tz)
 
 
 def url(request: Request, path: str, **params) -> str:
