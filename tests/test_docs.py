@@ -37,3 +37,32 @@ def test_every_config_key_is_documented_in_its_section(section, key):
 @pytest.mark.parametrize("kind", cfg.SOURCE_TYPES + cfg.CHANNEL_TYPES)
 def test_every_source_and_channel_type_is_documented(kind):
     assert f"| `{kind}` |" in README
+
+
+def test_the_readmes_reproduce_with_the_corpus_commands_work_as_written():
+    """The commands under "Reproduce from the repository's root" run as printed and give the
+    figures the README states."""
+    import re
+    import shlex
+    import subprocess
+    import sys
+
+    from conftest import REPO, run_watcher
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("Reproduce from the repository's root")[1].split("```sh\n")[1].split("```")[0]
+    convert, evaluate = block.replace("\\\n", " ").strip().splitlines()
+    args, count = convert.split("|")[0], int(re.search(r"# (\d+) =", convert).group(1))
+    words = shlex.split(args)
+    assert words[0] == "watcher"
+    out = run_watcher(*words[1:], cwd=REPO, timeout=300)
+    assert out.returncode == 0, out.stderr
+    import json
+
+    assert len(json.loads(out.stdout)) == count
+    cmd, said = evaluate.split("#")
+    words = shlex.split(cmd)
+    assert words[0] == "python"
+    run = subprocess.run([sys.executable, *words[1:]], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert said.strip() in run.stdout, run.stdout
