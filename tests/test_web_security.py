@@ -276,7 +276,10 @@ def test_serve_and_check_refuse_a_short_password(tmp_path):
 
 # --- slow statements and searches -----------------------------------------------------------
 
-def test_a_statement_past_the_deadline_ends_with_a_503_page_and_the_server_answers_on(sample):
+def test_a_statement_past_the_deadline_ends_with_a_503_page_and_the_server_answers_on(sample, monkeypatch):
+    from watcher.web import pages
+
+    monkeypatch.setattr(pages, "PROGRESS_STEPS", 100)  # the sample's scan is ~8,000 steps
     config, db = sample
     app = app_for(config, db)
     with TestClient(app) as c:

@@ -180,14 +180,17 @@ def _connection(st: WebState, path: Path) -> sqlite3.Connection:
         return cached[1]
     _drop()
     conn = connect_readonly(path, st.db_timeout)
-    conn.set_progress_handler(_overdue, 1000)
     _local.conn = (key, conn)
     _local.serial = next(_serials)
     return conn
 
 
+PROGRESS_STEPS = 10_000  # SQLite steps between two looks at the deadline (~0.1-1 ms of work;
+# each look takes the interpreter lock, which more often slowed every other thread)
+
+
 def _overdue() -> bool:
-    """SQLite's progress handler of the web's connections (every thousand steps of a
+    """SQLite's progress handler of the web's connections (every PROGRESS_STEPS steps of a
     statement): True ends the statement ("interrupted") when this thread's request is past its
     deadline, its client has gone, or the server is stopping."""
     deadline = getattr(_local, "deadline", None)
@@ -257,6 +260,7 @@ def reading(request: Request) -> Iterator[Store]:
     _local.deadline = outer or request.scope.get("watcher.arrived", time.monotonic()) + st.query_timeout
     gone = request.scope.get("watcher.gone")
     _local.events = (gone, st.stopping)
+    conn.set_progress_handler(_overdue, PROGRESS_STEPS)
     try:
         yield Store(sqlite_utils.Database(conn), st.database)
     except sqlite3.OperationalError as e:
