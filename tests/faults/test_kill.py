@@ -117,7 +117,7 @@ def finish(folder: Path, command: str, slack: SlackStandIn) -> None:
             assert proc.wait(60) == 0, (folder / "once.log")
         else:
             wait_until(lambda: len(archive_titles(folder)) >= len(MARKED) and len(slack.ids_titles()) >= len(MARKED),
-                       30, "the restarted daemon's delivery")
+                       120, "the restarted daemon's delivery")
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(15) == 0
     finally:
