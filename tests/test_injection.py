@@ -172,7 +172,9 @@ def test_email_of_hostile_digest_is_small_has_a_text_part_and_only_its_own_heade
     assert len(data) < 100_000
     msg = email.message_from_bytes(data, policy=email.policy.default)
     assert sorted(msg.keys()) == sorted(["Subject", "From", "To", "Date", "Message-ID", "Auto-Submitted",
-                                         "X-Mailer", "Content-Type", "MIME-Version"])
+                                         "X-Mailer", "List-Id", "List-Unsubscribe", "Content-Type",
+                                         "MIME-Version"])
+    assert re.fullmatch(r"watcher digest [A-Za-z0-9-]+ <[A-Za-z0-9.-]+>", msg["List-Id"]), msg["List-Id"]
     assert "\n" not in str(msg["Subject"]) and [a.addr_spec for a in msg["To"].addresses] == ["me@example.org"]
     text_part, html_part = msg.get_payload()
     assert text_part.get_content_type() == "text/plain" and html_part.get_content_type() == "text/html"

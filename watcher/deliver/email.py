@@ -280,8 +280,8 @@ def list_headers(digest: str, channel: str, sender: str | None) -> dict[str, str
 
     addr = parseaddr(sender or "")[1]
     domain = _domain(sender) or "localhost"
-    label = ".".join(re.sub(r"[^A-Za-z0-9-]+", "-", part).strip("-") or "x" for part in (digest, channel))
-    out = {"List-Id": f"watcher digest {digest} <{label}.watcher.{domain}>"}
+    parts = [re.sub(r"[^A-Za-z0-9-]+", "-", part).strip("-") or "x" for part in (digest, channel)]
+    out = {"List-Id": f"watcher digest {parts[0]} <{'.'.join(parts)}.watcher.{domain}>"}
     if addr:
         out["List-Unsubscribe"] = f"<mailto:{addr}?subject={quote('unsubscribe ' + digest)}>"
     return out
