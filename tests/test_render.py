@@ -208,3 +208,22 @@ def test_check_renders_every_template(tmp_path):
     (tmp_path / "tpl" / "digest.md").unlink()
     r = run_watcher("--config", str(tmp_path / "config.toml"), "check", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+
+
+def test_every_card_shows_one_labelled_date():
+    """The one date a card shows says what it is: the day a listing announced the paper, else
+    the first version's submission; never an unlabelled date, never two."""
+    from dataclasses import replace
+    from datetime import date
+
+    from watcher.deliver.apprise_channel import paper_block
+
+    digest = sample_digest(2, updated=0)
+    listed = replace(digest.matches[1].paper, published=None, announced=date(2025, 4, 11))
+    digest.matches[1] = replace(digest.matches[1], paper=listed)
+    submitted = f"submitted {digest.matches[0].paper.published.date().isoformat()}"
+    for fmt in ("html", "markdown", "slack"):
+        out = render(digest, fmt)
+        assert out.count(submitted) == 1 and out.count("announced 2025-04-11") == 1, fmt
+    blocks = [paper_block(m, "text") for m in digest.matches]
+    assert submitted in blocks[0] and "announced 2025-04-11" in blocks[1]

@@ -115,6 +115,14 @@ def day(dt: datetime | None) -> str:
     return _utc_stamp(dt)[:10]
 
 
+def dated(paper) -> str:
+    """The one date a card shows, labelled: ``announced 2025-04-12`` (the day a listing put it
+    out, what a digest files it under), else ``submitted 2025-04-10``; "" when none is known."""
+    if paper.announced:
+        return f"announced {paper.announced.isoformat()}"
+    return f"submitted {day(paper.published)}" if paper.published else ""
+
+
 def abstract_excerpt(m: Match) -> str:
     """What the rich formats show of ``m``'s abstract under its TL;DR."""
     return stored_excerpt(m.paper.abstract or "", tldr_of(m), ABSTRACT_CHARS)
@@ -150,7 +158,7 @@ GLOBALS = {"slack_link": slack_link, "plural": plural, "ABSTRACT_CHARS": ABSTRAC
 FILTERS = {"safe_url": safe_url, "paper_url": paper_url, "shorten": shorten, "authors": authors, "md": md,
            "mrkdwn": mrkdwn, "slack_link": slack_link, "one_line": one_line,
            "utc_stamp": utc_stamp, "day": day, "papers_json": papers_json, "plural": plural,
-           "json": to_json, "tldr": tldr_of, "excerpt": abstract_excerpt}
+           "json": to_json, "tldr": tldr_of, "excerpt": abstract_excerpt, "dated": dated}
 
 
 @lru_cache(maxsize=8)

@@ -39,7 +39,7 @@ from ..errors import DeliveryError
 from ..formats.text import one_line
 from ..models import Digest, Match
 from ..links import RATING_LABELS
-from ..render import authors, day, md, paper_url, plural, safe_url
+from ..render import authors, dated, md, paper_url, plural, safe_url
 from ..text import shorten
 from ..tldr import tldr_of
 from .base import Channel, remember_secret, secret_env
@@ -68,7 +68,7 @@ def paper_block(m: Match, fmt: str, links=None) -> str:
     p = m.paper
     url = paper_url(m, links)
     rate = [(label, safe_url(links.paper(m)[a])) for a, label in RATING_LABELS.items()] if links else []
-    meta = " · ".join(x for x in (authors(p.authors, 5), day(p.published)) if x)
+    meta = " · ".join(x for x in (authors(p.authors, 5), dated(p)) if x)
     tldr = tldr_of(m)
     why = "; ".join(m.reasons)
     if fmt == "html":
