@@ -192,3 +192,39 @@ def test_watcher_serve_hands_the_interpreter_lock_on_every_millisecond(sample, m
     finally:
         sys.setswitchinterval(before)
     assert seen["switch"] == serving.SWITCH_INTERVAL <= 0.001 < before
+
+
+def test_healthz_is_answered_while_every_page_thread_is_busy(sample, monkeypatch):
+    """As many searches as there are page threads are held inside their views: /healthz, which
+    has threads of its own, is still answered before any of them."""
+    from watcher.web import app, search
+
+    config, db = sample
+    entered = threading.Semaphore(0)
+    release = threading.Event()
+
+    def held(*args):
+        entered.release()
+        release.wait(20)
+        return search_real(*args)
+
+    search_real = search._search
+    monkeypatch.setattr(search, "_search", held)
+    results: list[httpx.Response] = []
+
+    with live_server(config, db) as base:
+        slow = [threading.Thread(target=lambda: results.append(httpx.get(f"{base}/search?q=GRPO", timeout=30)))
+                for _ in range(app.THREADS)]
+        for t in slow:
+            t.start()
+        try:
+            assert all(entered.acquire(timeout=20) for _ in slow)  # every page thread is taken
+            health = httpx.get(f"{base}/healthz", timeout=10)
+            pending = sum(t.is_alive() for t in slow)
+        finally:
+            release.set()
+            for t in slow:
+                t.join(30)
+    assert health.status_code == 200 and health.text == "ok"
+    assert pending == app.THREADS
+    assert [r.status_code for r in results] == [200] * app.THREADS

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import anyio
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
@@ -25,11 +26,19 @@ def status(request: Request):
                 config_path=st.config.path.resolve() if st.config.path else None)
 
 
-@threaded
-def healthz(request: Request):
+# /healthz has worker threads of its own: with every page thread busy (eight slow searches, an
+# attack or a crawl), a monitor asking "is it up?" is still answered at once
+HEALTH_THREADS = anyio.CapacityLimiter(2)
+
+
+def _healthy(request: Request) -> PlainTextResponse:
     with reading(request) as store:
         store.db.execute("SELECT 1 FROM papers LIMIT 1").fetchall()
     return PlainTextResponse("ok")
+
+
+async def healthz(request: Request):
+    return await anyio.to_thread.run_sync(_healthy, request, limiter=HEALTH_THREADS)
 
 
 routes = [Route("/status", status), Route("/healthz", healthz)]
