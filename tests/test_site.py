@@ -181,7 +181,7 @@ def test_the_site_opens_from_file_and_its_search_finds_a_paper(site, browser):
     assert page.url.startswith("file://") and "/papers/" in page.url
     assert page.inner_text("h1") == titles[0]
     # every author is searched, not only the six a card shows (Tiancheng Zhao is VLM-R1's 12th)
-    page.goto((site / "search.html").as_uri() + "?q=au:%22Tiancheng%20Zhao%22%20VLM")
+    page.goto((site / "search.html").as_uri() + "?q=tiancheng%20ZHAO%20VLM")
     page.wait_for_selector("#results article.paper")
     assert page.locator("#results article.paper h3 a").all_inner_texts() == [
         "VLM-R1: A Stable and Generalizable R1-style Large Vision-Language Model"]
@@ -190,6 +190,49 @@ def test_the_site_opens_from_file_and_its_search_finds_a_paper(site, browser):
     page.wait_for_selector("#results p.meta")
     assert page.inner_text("#results p.meta") == "0 papers match"
     assert errors == []
+
+
+QUERY_LANGUAGE = ["GRPO OR diffusion", "cat:cs", "(GRPO", "GRPO)", '"unterminated', "au:", "-GRPO",
+                  "NOT GRPO", "GRPO AND diffusion", 'ti:"world model"', "reinforc*", "ti:GRPO"]
+
+
+@pytest.mark.parametrize("query", QUERY_LANGUAGE)
+def test_the_static_search_says_the_query_language_needs_serve(site, browser, query):
+    """The browser searches plain words only; a query in the query language's syntax gets a
+    sentence saying so (and that `watcher serve` reads it), never a silent "0 papers match"
+    nor a different reading of it."""
+    from urllib.parse import quote as q
+
+    page = browser.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto((site / "search.html").as_uri() + "?q=" + q(query, safe=""))
+    page.wait_for_selector("#results p.meta")
+    said = page.inner_text("#results")
+    assert "plain words only" in said and "watcher serve" in said, said
+    assert "match" not in said and page.locator("#results article.paper").count() == 0
+    assert page.input_value('input[name="q"]') == query
+    assert errors == []
+    page.close()
+
+
+def test_the_static_search_needs_every_plain_word_in_any_case(site, browser):
+    index = json.loads((site / "search-index.json").read_text())
+
+    def has(entry, word):
+        text = " ".join([entry["title"], " ".join(entry["authors"]), entry["abstract"], entry["tldr"]])
+        return word in text.lower()
+
+    both = [e["title"] for e in index if has(e, "grpo") and has(e, "reasoning")]
+    grpo = [e["title"] for e in index if has(e, "grpo")]
+    assert 0 < len(both) < len(grpo)
+    page = browser.new_page()
+    for query, expected in (("grpo Reasoning", both), ("GrPo", grpo)):
+        page.goto((site / "search.html").as_uri() + "?q=" + query.replace(" ", "%20"))
+        page.wait_for_selector("#results p.meta")
+        assert sorted(page.locator("#results article.paper h3 a").all_inner_texts()) == sorted(expected)
+        assert "plain words only" not in page.inner_text("#results")
+    page.close()
 
 
 def test_the_crawl_reports_a_broken_link_and_follows_a_redirect():

@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.routing import Route
 
 from ..errors import QuerySyntaxError
+from ..query import OPERATORS
 from ..search import Filters, parse_search, run_search
 from .pages import json_page, page, page_number, paper_ref, reading, state, threaded, tldrs, wants_json
 from .ratings import marks
@@ -68,6 +69,7 @@ def _search(request: Request):
                          status)
     return page(request, "search.html", status_code=status, form=form, results=results,
                 error=error, caret=caret, problems=problems, number=number, order=order, tldrs=shown,
+                operators=OPERATORS,
                 **({"marks": marked} if marked else {}))
 
 

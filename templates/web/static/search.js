@@ -1,6 +1,6 @@
 // The search of a static copy of the web inbox (`watcher site`): no server, so the search page
 // loads search-index.js (window.WATCHER_INDEX: one entry per paper of the archive) and shows
-// the papers whose text holds every word of ?q=. Every other page works without script.
+// the papers whose text holds every plain word of ?q=. Every other page works without script.
 (function () {
   "use strict";
   var index = window.WATCHER_INDEX || [];
@@ -8,36 +8,23 @@
   var results = document.getElementById("results");
   if (!results) return;
 
-  function fold(text) {
-    return (text || "").normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
-      .replace(/[-\u2010-\u2015]/g, " ");
+  // The query language (OR, AND, NOT, "phrases", parentheses, -word, field:, word*) is read by
+  // `watcher serve` only: a query using it is answered with a sentence, never with a guess.
+  // Its operators come from the page (watcher.query.OPERATORS); the rest is the look of a token.
+  var operators = (results.getAttribute("data-operators") || "").split(" ").filter(Boolean);
+
+  function usesSyntax(query) {
+    if (/["()]/.test(query)) return true;
+    return query.split(/\s+/).some(function (w) {
+      return operators.indexOf(w) >= 0 || w.charAt(0) === "-" || /^\w*:/.test(w) ||
+        (w.length > 1 && w.charAt(w.length - 1) === "*");
+    });
   }
 
-  // "phrases", words, field:word, -word / NOT word, word*
-  function terms(query) {
-    var out = [], re = /(-|NOT\s+)?(?:(ti|abs|au|cat):)?(?:"([^"]*)"|(\S+))/g, m;
-    while ((m = re.exec(query)) !== null) {
-      var text = m[3] !== undefined ? m[3] : m[4];
-      if (!m[3] && (text === "AND" || text === "OR")) continue;
-      var prefix = text.length > 1 && text.charAt(text.length - 1) === "*";
-      text = fold(prefix ? text.slice(0, -1) : text).trim();
-      if (text) out.push({ not: !!m[1], field: m[2] || "", text: text, prefix: prefix });
-    }
-    return out;
-  }
-
-  function fieldText(p, field) {
-    if (field === "ti") return p.title;
-    if (field === "abs") return p.abstract;
-    if (field === "au") return p.authors.join(" ");
-    if (field === "cat") return p.categories.join(" ");
-    return p.title + " " + p.authors.join(" ") + " " + p.abstract + " " + p.tldr;
-  }
-
-  function holds(p, t) {
-    var hay = " " + fold(fieldText(p, t.field)).replace(/[^\w.]+/g, " ") + " ";
-    var needle = " " + t.text.replace(/[^\w.]+/g, " ") + (t.prefix ? "" : " ");
-    return hay.indexOf(needle) >= 0;
+  // Plain words: each must appear, in any case, in the title, authors, abstract or TL;DR.
+  function holds(p, word) {
+    return (p.title + " " + p.authors.join(" ") + " " + p.abstract + " " + p.tldr)
+      .toLowerCase().indexOf(word) >= 0;
   }
 
   function el(tag, cls, text) {
@@ -55,16 +42,24 @@
     if (input && params.get(name)) input.value = params.get(name);
   });
   if (!q && !from && !to && !cat) return;
-  var wanted = terms(q);
+  results.textContent = "";
+  if (usesSyntax(q)) {
+    var note = el("p", "meta", "This static copy searches plain words only (every word must appear in a " +
+      "paper's title, authors, abstract or TL;DR). The query language (OR, AND, NOT, \"phrases\", " +
+      "parentheses, -word, ti: au: cat: and the other fields, word*) needs the server: run watcher serve.");
+    note.setAttribute("role", "status");
+    results.appendChild(note);
+    return;
+  }
+  var wanted = q.toLowerCase().split(/\s+/).filter(Boolean);
   var found = index.filter(function (p) {
     if (from && p.day < from) return false;
     if (to && p.day > to) return false;
     if (cat && !p.categories.some(function (c) { return c.toLowerCase() === cat || c.toLowerCase().indexOf(cat + ".") === 0; })) return false;
-    return wanted.every(function (t) { return holds(p, t) !== t.not; });
+    return wanted.every(function (w) { return holds(p, w); });
   });
   found.sort(function (a, b) { return a.day < b.day ? 1 : a.day > b.day ? -1 : 0; });
 
-  results.textContent = "";
   results.appendChild(el("p", "meta", found.length === 1 ? "1 paper matches" : found.length + " papers match"));
   found.forEach(function (p) {
     var card = el("article", "paper");
