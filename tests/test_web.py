@@ -196,6 +196,26 @@ def test_a_malformed_preview_is_shown_back_with_the_caret(client):
     assert r.status_code == 400 and '<pre class="caret">' in r.text and "GRPO AND (" in unescape(r.text)
 
 
+def test_a_misspelt_category_is_refused_as_watcher_check_refuses_it(client):
+    """Search (page and twin, the query's cat: and the category field) and the query preview
+    say what `watcher check` says of the same category, instead of finding nothing."""
+    said = "'cs.LGG' is not an arXiv category; did you mean cs.LG?"
+    for params in ({"q": "cat:cs.LGG"}, {"q": "GRPO", "cat": "cs.LGG"}):
+        twin = client.get("/search.json", params=params)
+        assert twin.status_code == 400 and twin.json()["papers"] == []
+        assert any(said in p for p in twin.json()["problems"]), twin.json()
+        page = client.get("/search", params=params)
+        assert page.status_code == 400 and said in text(page)
+    # what is a category still searches: arXiv's, an archive, a bioRxiv subject
+    for params in ({"q": "cat:cs.LG"}, {"q": "cat:cs"}, {"q": "GRPO", "cat": "cs.CV"},
+                   {"q": "cat:cell_biology"}, {"q": "GRPO", "cat": "Cell Biology"}):
+        assert client.get("/search.json", params=params).status_code == 200, params
+    preview = client.get("/profiles/llm-rl", params={"preview": "GRPO AND cat:cs.LGG", "days": "30"})
+    assert preview.status_code == 400 and said in text(preview)
+    assert "the draft matches" not in text(preview) and "[profile.llm-rl]" not in preview.text
+    assert client.get("/profiles/llm-rl.json", params={"preview": "cat:cs.LGG"}).json()["error"] == said
+
+
 def test_status_and_healthz(client):
     r = client.get("/status")
     assert r.status_code == 200 and "papers stored" in r.text and "daily" in r.text

@@ -43,30 +43,44 @@ def query_categories(query: str | None) -> list[str]:
     return _CAT_TERM.findall(query or "")
 
 
+def category_problem(value: str, subjects_ok: bool = True) -> str | None:
+    """Why ``value`` is not a category a profile (``subjects_ok``: a bioRxiv / medRxiv subject
+    is one too) or an arXiv source can name, with the nearest known one; None when it is one.
+    What ``watcher check`` says of a profile's categories, and the web's search and query
+    preview of theirs."""
+    from .subjects import ALL as SUBJECTS_ALL, subject
+
+    if subjects_ok and subject(value) in SUBJECTS_ALL:
+        return None
+    return unknown_category(value)
+
+
+def query_category_problems(query: str | None, subjects_ok: bool = True) -> list[str]:
+    """:func:`category_problem` of each ``cat:`` term of ``query``."""
+    return [p for v in query_categories(query) if (p := category_problem(v, subjects_ok))]
+
+
 def category_problems(config) -> list[str]:
     """One line per category of ``config`` that arXiv does not know (bioRxiv / medRxiv subjects
     of a profile, and the sources of other services, are left alone)."""
-    from .subjects import ALL as SUBJECTS_ALL, subject
-
     where, out = str(config.path), []
 
     def check(key: str, values, subjects_ok: bool) -> None:
         for value in values:
-            if subjects_ok and subject(value) in SUBJECTS_ALL:
-                continue
-            problem = unknown_category(value)
+            problem = category_problem(value, subjects_ok)
             if problem:
                 out.append(f"{where}: {key}: {problem}")
 
     for name, src in config.sources.items():
         if src.type in ("arxiv", "arxiv-rss", "arxiv-oai"):
             check(f"source.{name}.categories", src.categories, False)
-            check(f"source.{name}.query", query_categories(getattr(src, "query", None)), False)
+            out += [f"{where}: source.{name}.query: {p}"
+                    for p in query_category_problems(getattr(src, "query", None), False)]
     for name, prof in config.profiles.items():
         check(f"profile.{name}.categories", prof.categories, True)
-        check(f"profile.{name}.query", query_categories(prof.query), True)
-        check(f"profile.{name}.exclude", query_categories(prof.exclude), True)
+        out += [f"{where}: profile.{name}.{key}: {p}" for key in ("query", "exclude")
+                for p in query_category_problems(getattr(prof, key))]
     return out
 
 
-__all__ = ["category_problems", "known", "query_categories", "unknown_category"]
+__all__ = ["category_problem", "category_problems", "query_category_problems", "known", "query_categories", "unknown_category"]

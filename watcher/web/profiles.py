@@ -16,6 +16,7 @@ from datetime import date, timedelta
 from starlette.requests import Request
 from starlette.routing import Route
 
+from ..categories import query_category_problems
 from ..errors import QuerySyntaxError
 from ..index import prepare
 from ..compile import RATED_DAYS, compile_profile, what_ratings_changed
@@ -178,6 +179,8 @@ def profile(request: Request):
             except QuerySyntaxError as e:
                 error, caret = str(e), e.caret()
             else:
+                error = "; ".join(query_category_problems(draft)) or None  # what `watcher check` would say
+            if error is None:
                 preview = _preview(store, matcher, st.matcher(name, store), *store.recent_days(days))
                 preview["toml"] = f"[profile.{name}]\nquery = {toml_string(draft.strip())}"
                 shown = tldrs(store, [m.paper for m in preview["matches"]])

@@ -10,6 +10,7 @@ from datetime import date
 from starlette.requests import Request
 from starlette.routing import Route
 
+from ..categories import category_problem, query_category_problems
 from ..errors import QuerySyntaxError
 from ..query import OPERATORS
 from ..search import Filters, parse_search, run_search
@@ -49,6 +50,9 @@ def _search(request: Request):
     marked = None
     if form["profile"] and form["profile"] not in st.config.profiles:
         problems.append(f"no profile named {form['profile']!r}")
+    if filters.category and (problem := category_problem(filters.category)):
+        problems.append(f"category: {problem}")  # in the words of `watcher check`
+    problems += query_category_problems(q)
     try:
         query = parse_search(q)
     except QuerySyntaxError as e:
