@@ -111,3 +111,41 @@ def test_a_paper_with_an_absurd_version_is_one_bounded_page(sample, tmp_path):
         r = c.get(f"/papers/{PAPER}")
     assert r.status_code == 200 and len(r.content) < 100_000
     assert "v2000000" in r.text and "v1</a>" in r.text and "…" in r.text
+
+
+def test_every_id_the_twins_give_opens_the_papers_page(sample, tmp_path):
+    """The ``id`` (and ``key``) of every paper in a twin works as /papers/{id} and its .json:
+    an arXiv id, a bare DOI with its slashes, doi:, pmid:, watcher's title: key — the ways
+    `watcher explain` takes a paper."""
+    config, db = sample
+    copy = database_copy(db, tmp_path)
+    with Store.open(copy) as store:
+        untitled = next(store.db.query("SELECT key FROM papers WHERE key LIKE 'title:%' LIMIT 1"))["key"]
+        pubmed = replace(store.get(untitled), pmid="40212345", title="A PubMed-only listing of a paper")
+        store.upsert([pubmed], datetime(2025, 4, 13, tzinfo=timezone.utc))
+        assert store.get("pmid:40212345") is not None
+    with TestClient(app_for(config, copy)) as c:
+        papers = c.get("/search.json", params={"q": "", "page": "1"}).json()["papers"]
+        for page in range(2, 40):
+            more = c.get("/search.json", params={"q": "", "page": str(page)}).json()
+            papers += more["papers"]
+            if not more["more"]:
+                break
+        ids = {p["id"]: p["key"] for p in papers}
+        kinds = {"arxiv": [i for i in ids if re.fullmatch(r"\d{4}\.\d{4,5}", i)],
+                 "doi": [i for i in ids if i.startswith("10.") and "/" in i],
+                 "pmid": [i for i in ids if i.startswith("pmid:")],
+                 "title": [i for i in ids if i.startswith("title:")]}
+        assert all(kinds.values()), {k: len(v) for k, v in kinds.items()}
+        # a DOI whose paper is keyed by another (its preprint's) DOI, and the doi: and doi.org forms
+        doi = next(i for i in kinds["doi"] if ids[i] != "doi:" + i)
+        tried = [*(v[0] for v in kinds.values()), doi, "doi:" + doi, "https://doi.org/" + doi.upper(),
+                 ids[doi]]
+        for ident in tried:
+            key = ids.get(ident) or ids[doi]
+            r = c.get("/papers/" + ident + ".json")
+            assert r.status_code == 200 and r.json()["key"] == key, (ident, r.status_code)
+            page = c.get("/papers/" + ident)
+            assert page.status_code == 200 and "Not Found" not in page.text, ident
+        assert c.get("/papers/10.1038/no-such-paper").status_code == 404
+        assert c.get("/papers/pmid:1.json").status_code == 404

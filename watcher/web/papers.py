@@ -1,6 +1,8 @@
-"""``/papers/{arxiv_id}``: one paper — versions, deliveries (each linking to the message that
+"""``/papers/{id}``: one paper — versions, deliveries (each linking to the message that
 showed it), why each profile selects it now or not (its matcher as compiled now), similar
-stored papers; ``/papers/{arxiv_id}.json`` is its JSON twin."""
+stored papers; ``/papers/{id}.json`` is its JSON twin. ``{id}`` is any ``id`` or ``key`` the JSON
+twins give (an arXiv id, a bare DOI, ``doi:…``, ``pmid:…``, watcher's key) or any other way
+``watcher explain`` takes a paper (:meth:`~watcher.store.Store.find`)."""
 
 from __future__ import annotations
 
@@ -38,7 +40,11 @@ def paper(request: Request):  # similar papers rank many candidates: a worker th
             if ident and ident[0] != key and store.get(ident[0]):
                 twin = ".json" if wants_json(request) else ""
                 return RedirectResponse(url(request, f"/papers/{ident[0]}{twin}"), status_code=301)
-            raise not_found(f"no paper {key!r} is stored")
+            # every other way `watcher explain` and `rate` name a paper: a bare DOI (the `id`
+            # of the JSON twins), doi:, a doi.org link, pmid:
+            found = store.find(key)
+            if found is None:
+                raise not_found(f"no paper {key!r} is stored")
         row = next(store.db.query("SELECT first_seen, last_changed, revised_at, source FROM papers "
                                   "WHERE key = ?", [found.key]))
         deliveries = store.paper_deliveries(found.key)
