@@ -502,3 +502,38 @@ def test_similar_papers_below_the_floor_are_not_shown(client, sample):
         scores = [float(x) for x in re.findall(r'<span class="meta">[^<]*· (\d\.\d\d)</span>', page)]
         assert all(s >= SIMILAR_SHOWN for s in scores), (key, scores)
         assert len(scores) == sum(1 for _, v in every[key] if v >= SIMILAR_SHOWN)
+
+
+def test_a_long_message_is_shown_a_page_at_a_time(tmp_path):
+    """A message of more papers than a page holds: the inbox shows the first page and links
+    the issue's next one; the issue's pages together show every paper once, in order."""
+    from dataclasses import replace
+    from datetime import datetime, timezone
+
+    from deliverkit import sample_digest
+
+    from watcher.store import Store
+    from watcher.web.pages import ISSUE_PAGE
+
+    config, _ = sample_setup(tmp_path / "s")
+    base = sample_digest(30, updated=0)
+    n = ISSUE_PAGE + 7
+    digest = replace(base, matches=[replace(base.matches[i % 30], paper=replace(
+        base.matches[i % 30].paper, arxiv_id=f"2504.{20000 + i}", title=f"Paper number {i}"))
+        for i in range(n)])
+    now = datetime(2025, 4, 12, 20, 0, tzinfo=timezone.utc)
+    db = tmp_path / "long.db"
+    with Store.open(db) as store:
+        store.upsert(digest.papers, now)
+        store.record_delivery("daily", "archive", digest.papers, now, issue=digest)
+    order = [m.paper.arxiv_id for m in digest.matches]
+    card = r'<article class="paper compact" id="p-([^"]+)"'
+    with TestClient(app_for(config, db), follow_redirects=False) as c:
+        inbox = c.get("/").text
+        assert re.findall(card, inbox) == order[:ISSUE_PAGE]
+        assert f'href="/digests/daily/2025-04-12?page=2">papers {ISSUE_PAGE + 1}–{n} of {n} →' in inbox
+        first = c.get("/digests/daily/2025-04-12").text
+        second = c.get("/digests/daily/2025-04-12", params={"page": "2"}).text
+        assert re.findall(card, first) + re.findall(card, second) == order
+        assert f'href="/digests/daily/2025-04-12">← papers 1–{ISSUE_PAGE}' in second
+        assert not markup_problems(second)

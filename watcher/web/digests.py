@@ -118,7 +118,8 @@ def _issue(request: Request, channel: str | None = None, number: int | None = No
     return page(request, "issue.html", issue=found, sections=sections(found), others=others,
                 channel=channel,
                 newer=days[i - 1] if i > 0 else None, older=days[i + 1] if i + 1 < len(days) else None,
-                tldrs=shown, feed=feed_link(request, name), marks=marked, view=view_mode(request))
+                tldrs=shown, feed=feed_link(request, name), marks=marked, view=view_mode(request),
+                paper_page=page_number(request))
 
 
 @threaded

@@ -34,7 +34,8 @@ def inbox(request: Request):
     never = [name for name in config.digests if name not in latest]
     return memo.keep(key, page(request, "inbox.html", issues=issues, never=never, tldrs=shown,
                                 sections=[sections(i) for i in issues],
-                                feeds=feeds, marks=marked, view=view_mode(request)))
+                                feeds=feeds, marks=marked, view=view_mode(request),
+                                paper_page=1))  # the first page of each; the rest on the issue's page
 
 
 routes = [Route("/", inbox)]

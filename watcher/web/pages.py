@@ -55,7 +55,11 @@ def environment() -> jinja2.Environment:
     env.filters["local"] = local_time
     env.globals["issue_path"] = issue_path
     env.filters["by_profile"] = by_profile
+    env.globals["ISSUE_PAGE"] = ISSUE_PAGE
     return env
+
+
+ISSUE_PAGE = 50  # papers of one message a page shows; the rest a page later (``?page=``)
 
 
 def by_profile(matches: list) -> list[tuple[str, list]]:
