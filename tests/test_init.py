@@ -128,3 +128,37 @@ def test_state_restore_refuses_a_file_that_is_no_database(tmp_path):
     assert r.returncode == 2 and b"not a saved watcher database" in r.stderr
     assert not (tmp_path / "watcher.db").exists()
     assert r.stderr.count(b"\n") == 1
+
+
+def test_a_folder_that_cannot_be_written_is_one_line_and_exit_2(tmp_path):
+    """A path through a regular file (NotADirectoryError: what a read-only folder is to root,
+    whom chmod never stops) is the user's to fix: one line naming it, exit 2, no 'bug'."""
+    (tmp_path / "README.md").write_text("mine\n")
+    for args in (("init", "README.md/sub"), ("init", "--github", "README.md/sub")):
+        r = run_watcher(*args, cwd=tmp_path)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.decode() == "watcher: cannot write README.md/sub: not a directory\n"
+    assert run_watcher("init", "p", cwd=tmp_path).returncode == 0
+    assert run_watcher("once", "--sample", cwd=tmp_path / "p").returncode == 0
+    r = run_watcher("site", "../README.md/site", "--sample", cwd=tmp_path / "p")
+    assert r.returncode == 2 and r.stderr.decode().endswith(
+        "watcher: cannot write ../README.md/site: not a directory\n"), r.stderr
+    assert b"bug" not in r.stderr and (tmp_path / "README.md").read_text() == "mine\n"
+
+
+def test_a_full_disk_or_output_is_one_line_and_exit_1(tmp_path):
+    """``> /dev/full``: the output cannot be written (ENOSPC), a failure of the run, not a bug."""
+    import subprocess
+    import sys
+
+    assert run_watcher("init", cwd=tmp_path).returncode == 0
+    assert run_watcher("once", "--sample", cwd=tmp_path).returncode == 0
+    for args in (("status", "--sample"), ("init", "--help"), ("init", "--force")):
+        with open("/dev/full", "wb") as full:
+            r = subprocess.run([sys.executable, "-m", "watcher", *args], cwd=tmp_path, stdout=full,
+                               stderr=subprocess.PIPE, env={**__import__("os").environ,
+                                                            "PYTHONPATH": str(REPO)}, timeout=60)
+        assert r.returncode == 1, (args, r.stderr)
+        assert r.stderr.decode().splitlines()[-1] == \
+            "watcher: cannot write the output: no space left on device", (args, r.stderr)
+        assert b"bug" not in r.stderr and b"Traceback" not in r.stderr and b"Exception" not in r.stderr

@@ -1,14 +1,18 @@
 """The ``watcher`` command line (SPEC §3).
 
 Exit status: 0 all good; 1 the run finished but a source, digest or channel failed (said on
-stderr), or the database could not be used, or watcher hit a bug (one line; the traceback with
---log-level debug); 2 bad usage or bad config (one line naming the file, key and problem; never a traceback).
+stderr), or the database could not be used, or the output could not be written (a full disk),
+or watcher hit a bug (one line; the traceback with --log-level debug); 2 bad usage or bad config
+(one line naming the file, key and problem; never a traceback), or a file or folder named that
+cannot be written (read-only, a path through a file).
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import logging
+import os
 import sqlite3
 import sys
 from datetime import date, datetime, timezone
@@ -27,6 +31,26 @@ def fail(message: str, code: int) -> None:
     """Print ``watcher: message`` on stderr and exit with ``code``."""
     click.echo(f"watcher: {message}", err=True)
     sys.exit(code)
+
+
+# A file or folder the user named that cannot be written (a path through a file, a read-only
+# file system, no permission): theirs to fix, exit 2. Other write failures (a full disk, an
+# I/O error, a closed output) are a failed run, exit 1.
+USER_ERRNOS = {errno.EROFS, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EPERM, errno.ENOENT,
+               errno.EEXIST, errno.ENAMETOOLONG}
+
+
+def write_failed(e: OSError) -> None:
+    """One line for an OSError that reached the command line and the exit code it means. The
+    command line's own reading goes through the config and the store (their errors are caught
+    before), so what arrives here is a file being written, or the output (no file name)."""
+    reason = (e.strerror or str(e)).lower()
+    where = e.filename if e.filename is not None else "the output"
+    code = 2 if e.filename is not None and e.errno in USER_ERRNOS else 1
+    if e.filename is None:  # stdout itself: no second error when Python flushes it at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    fail(f"cannot write {where}: {reason}", code)
 
 
 def handle_errors(fn):
@@ -52,6 +76,8 @@ def handle_errors(fn):
             fail("interrupted", 130)
         except (click.ClickException, click.exceptions.Exit, click.Abort, BrokenPipeError):
             raise  # a closed stdout ends quietly in _Commands.invoke
+        except OSError as e:
+            write_failed(e)
         except Exception as e:  # a bug: one line here, the traceback with --log-level debug
             log.error("internal error: %s: %s", type(e).__name__, e, exc_info=e)
             sys.exit(1)
@@ -117,13 +143,16 @@ class _Commands(click.Group):
 
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            finally:
+                sys.stdout.flush()  # here, where a full disk is one line, not at exit
         except BrokenPipeError:
-            import os
-
             devnull = os.open(os.devnull, os.O_WRONLY)  # no second error when Python flushes stdout
             os.dup2(devnull, sys.stdout.fileno())
             sys.exit(1)
+        except OSError as e:  # the output of --help or of a command, written at the end
+            write_failed(e)
 
 
 @click.group(cls=_Commands, context_settings={"help_option_names": ["-h", "--help"]})
