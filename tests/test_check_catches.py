@@ -105,13 +105,26 @@ def test_check_reports_a_database_that_once_cannot_create(write_config, tmp_path
     ("[channel.archive]", _ARXIV.replace('"cat:cs.LG"', '"cat:cs.LGG OR cat:cs.CL"') + "[channel.archive]",
      "source.api.query", "'cs.LGG' is not an arXiv category; did you mean cs.LG?"),
     ("[digest.daily]", '[profile.vision]\nquery = "cat:cs.CVV AND detection"\n\n[digest.daily]',
-     "profile.vision.query", "'cs.CVV' is not an arXiv category; did you mean cs.CV?"),
+     "profile.vision.query", "'cs.CVV' is not an arXiv category or bioRxiv/medRxiv subject; did you mean cs.CV?"),
     ("[digest.daily]", '[profile.vision]\ncategories = ["hep-thh"]\n\n[digest.daily]',
-     "profile.vision.categories", "'hep-thh' is not an arXiv category; did you mean hep-th?"),
+     "profile.vision.categories",
+     "'hep-thh' is not an arXiv category or bioRxiv/medRxiv subject; did you mean hep-th?"),
+    # a profile may name bioRxiv / medRxiv subjects: a misspelt one gets the nearest subject
+    ("[digest.daily]", '[profile.cells]\ncategories = ["cs.LG", "cell biolgy"]\n\n[digest.daily]',
+     "profile.cells.categories",
+     "'cell biolgy' is not an arXiv category or bioRxiv/medRxiv subject; did you mean cell biology?"),
+    ("[digest.daily]", '[profile.brains]\nquery = "cat:neuroscence OR cat:cell_biolgy"\n\n[digest.daily]',
+     "profile.brains.query",
+     "'neuroscence' is not an arXiv category or bioRxiv/medRxiv subject; did you mean neuroscience?"),
+    ("[digest.daily]", '[profile.brains]\nquery = "cat:neuroscence OR cat:cell_biolgy"\n\n[digest.daily]',
+     "profile.brains.query",
+     "'cell_biolgy' is not an arXiv category or bioRxiv/medRxiv subject; did you mean cell_biology?"),
+    ("[channel.archive]", '[source.bio]\ntype = "biorxiv"\ncategories = ["neuroscence"]\n\n[channel.archive]',
+     "source.bio.categories", "'neuroscence' is not a biorxiv subject; did you mean neuroscience?"),
     ("[channel.archive]", '[source.rss]\ntype = "arxiv-rss"\ncategories = ["stat.MLL"]\n\n[channel.archive]',
      "source.rss.categories", "'stat.MLL' is not an arXiv category; did you mean stat.ML?"),
 ])
-def test_check_names_an_unknown_arxiv_category_with_the_nearest_one(tmp_path, old, new, key, said):
+def test_check_names_an_unknown_category_or_subject_with_the_nearest_one(tmp_path, old, new, key, said):
     (tmp_path / "config.toml").write_text(MINIMAL_CONFIG.replace(old, new, 1))
     out = run_watcher("check", cwd=tmp_path)
     assert out.returncode == 2, out.stdout

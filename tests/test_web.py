@@ -199,7 +199,7 @@ def test_a_malformed_preview_is_shown_back_with_the_caret(client):
 def test_a_misspelt_category_is_refused_as_watcher_check_refuses_it(client):
     """Search (page and twin, the query's cat: and the category field) and the query preview
     say what `watcher check` says of the same category, instead of finding nothing."""
-    said = "'cs.LGG' is not an arXiv category; did you mean cs.LG?"
+    said = "'cs.LGG' is not an arXiv category or bioRxiv/medRxiv subject; did you mean cs.LG?"
     for params in ({"q": "cat:cs.LGG"}, {"q": "GRPO", "cat": "cs.LGG"}):
         twin = client.get("/search.json", params=params)
         assert twin.status_code == 400 and twin.json()["papers"] == []

@@ -26,16 +26,11 @@ def known() -> dict[str, str]:
     return {n.lower(): n for n in names}
 
 
-def unknown_category(value: str) -> str | None:
-    """Why ``value`` (``cs.LG``, ``hep-th``, ``cs.*``) is not an arXiv category, with the nearest
-    known one; None when it is one."""
-    text = value.strip().removesuffix(".*")
-    names = known()
-    if text.lower() in names:
-        return None
+def nearest(text: str, names: dict[str, str]) -> str | None:
+    """The name in ``names`` (lower-cased -> as written) closest to ``text``, or None when none
+    is close: the "did you mean" of every category and subject check."""
     near = difflib.get_close_matches(text.lower(), list(names), n=1, cutoff=0.7)
-    hint = f"; did you mean {names[near[0]]}?" if near else " (see arxiv.org/category_taxonomy)"
-    return f"{value!r} is not an arXiv category{hint}"
+    return names[near[0]] if near else None
 
 
 def query_categories(query: str | None) -> list[str]:
@@ -45,14 +40,25 @@ def query_categories(query: str | None) -> list[str]:
 
 def category_problem(value: str, subjects_ok: bool = True) -> str | None:
     """Why ``value`` is not a category a profile (``subjects_ok``: a bioRxiv / medRxiv subject
-    is one too) or an arXiv source can name, with the nearest known one; None when it is one.
-    What ``watcher check`` says of a profile's categories, and the web's search and query
-    preview of theirs."""
+    is one too) or an arXiv source can name, with the nearest known one (:func:`nearest`);
+    None when it is one. What ``watcher check`` says of a profile's categories, and the web's
+    search and query preview of theirs. A profile's nearest may be a subject, written as the
+    value was: ``_`` for a space unless it has one (``cat:cell_biolgy``: did you mean
+    cell_biology?)."""
     from .subjects import ALL as SUBJECTS_ALL, subject
 
-    if subjects_ok and subject(value) in SUBJECTS_ALL:
+    text = value.strip().removesuffix(".*")
+    names = known()
+    if text.lower() in names or (subjects_ok and subject(text) in SUBJECTS_ALL):
         return None
-    return unknown_category(value)
+    what = "an arXiv category"
+    if subjects_ok:
+        written = [s if " " in text else s.replace(" ", "_") for s in SUBJECTS_ALL]
+        names = {**names, **{s: s for s in written}}
+        what = "an arXiv category or bioRxiv/medRxiv subject"
+    near = nearest(text, names)
+    hint = f"; did you mean {near}?" if near else " (see arxiv.org/category_taxonomy)"
+    return f"{value!r} is not {what}{hint}"
 
 
 def query_category_problems(query: str | None, subjects_ok: bool = True) -> list[str]:
@@ -83,4 +89,4 @@ def category_problems(config) -> list[str]:
     return out
 
 
-__all__ = ["category_problem", "category_problems", "query_category_problems", "known", "query_categories", "unknown_category"]
+__all__ = ["category_problem", "category_problems", "query_category_problems", "known", "nearest", "query_categories"]

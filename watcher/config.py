@@ -20,6 +20,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError, QuerySyntaxError
+from .categories import category_problem, nearest
 from .subjects import ALL as SUBJECTS_ALL, SUBJECTS, subject
 
 REQUIRED = object()  # marks a key without default
@@ -353,6 +354,8 @@ class _Reader:
         if archive_wildcard and subject(value) in SUBJECTS_ALL:
             return value  # a profile may name a bioRxiv / medRxiv subject too
         if not _CATEGORY_RE.fullmatch(text):
+            if archive_wildcard:  # a profile's: the nearest arXiv category or subject
+                raise self.fail(key, category_problem(value))
             example = "cs.LG, hep-ex, astro-ph.CO" + (" or cs.*" if archive_wildcard else "")
             raise self.fail(key, f"{value!r} is not an arXiv category (like {example})")
         return value
@@ -628,9 +631,11 @@ def _subject(r: _Reader, key: str, value: str, server: str) -> str:
     writes it."""
     name = subject(value)
     if name not in SUBJECTS[server]:
-        raise r.fail(key, f"{value!r} is not a {server} subject (such as "
-                          f"{', '.join(repr(s) for s in SUBJECTS[server][:3])}; see the "
-                          "server's subject list)")
+        near = nearest(name, {s: s for s in SUBJECTS[server]})
+        raise r.fail(key, f"{value!r} is not a {server} subject" + (
+            f"; did you mean {near}?" if near else
+            f" (such as {', '.join(repr(s) for s in SUBJECTS[server][:3])}; see the server's "
+            "subject list)"))
     return name
 
 
