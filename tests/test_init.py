@@ -162,3 +162,12 @@ def test_a_full_disk_or_output_is_one_line_and_exit_1(tmp_path):
         assert r.stderr.decode().splitlines()[-1] == \
             "watcher: cannot write the output: no space left on device", (args, r.stderr)
         assert b"bug" not in r.stderr and b"Traceback" not in r.stderr and b"Exception" not in r.stderr
+
+
+def test_github_and_gitlab_together_is_a_usage_error(tmp_path):
+    r = run_watcher("init", "--github", "--gitlab", "repo", cwd=tmp_path)
+    assert r.returncode == 2
+    assert b"--github and --gitlab cannot be used together" in r.stderr
+    assert not (tmp_path / "repo").exists()
+    assert run_watcher("init", "--gitlab", "repo", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "repo" / ".gitlab-ci.yml").is_file()

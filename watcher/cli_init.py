@@ -16,23 +16,29 @@ from .cli import SAMPLE_HELP, Context, cli, handle_errors, pass_ctx, reading_con
 
 @cli.command()
 @click.argument("folder", default=".", metavar="[DIR]", type=click.Path(path_type=Path))
-@click.option("--github", "kind", flag_value="github",
+@click.option("--github", "github", is_flag=True,
               help="Also a GitHub Actions workflow (daily, the database kept on a branch) and a "
                    "README for the repository.")
-@click.option("--gitlab", "kind", flag_value="gitlab",
+@click.option("--gitlab", "gitlab", is_flag=True,
               help="Also a .gitlab-ci.yml (run by a daily pipeline schedule, the database kept on "
                    "a branch) and a README for the repository.")
 @click.option("--force", is_flag=True, help="Overwrite files that exist.")
 @handle_errors
-def init(folder: Path, kind, force) -> None:
+def init(folder: Path, github, gitlab, force) -> None:
     """Write a commented starter config.toml into DIR (default: here).
 
     With --github, a repository that runs watcher daily on GitHub Actions with no server of
     your own: the config (delivering by e-mail), .github/workflows/watcher.yml and a README
     saying which secrets to set. With --gitlab, the same for GitLab CI (.gitlab-ci.yml).
-    Refuses to overwrite an existing file unless --force.
+    Refuses to overwrite an existing file unless --force. --github and --gitlab exclude
+    each other.
     """
     from .init import files_for, write_files
+
+    if github and gitlab:
+        raise click.UsageError("--github and --gitlab cannot be used together: choose the CI "
+                               "that runs the repository")
+    kind = "github" if github else "gitlab" if gitlab else None
 
     written = write_files(folder, files_for(kind), force)
     for path in written:
