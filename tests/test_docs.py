@@ -66,3 +66,22 @@ def test_the_readmes_reproduce_with_the_corpus_commands_work_as_written():
     run = subprocess.run([sys.executable, *words[1:]], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert said.strip() in run.stdout, run.stdout
+
+
+def test_the_readmes_copy_paste_sources_pass_check_without_the_optional_ncbi_key(tmp_path):
+    """The "copy-paste start" of the new sources, pasted under a minimal config: `check` passes
+    without NCBI_API_KEY (the key is optional) and says at what rate PubMed is then read; with
+    the key set it says nothing of it."""
+    from conftest import MINIMAL_CONFIG
+
+    snippet = README.split("A copy-paste start:")[1].split("```toml\n")[1].split("```")[0]
+    assert "[source.pubmed]" in snippet and 'api_key_env = "NCBI_API_KEY"' in snippet
+    (tmp_path / "config.toml").write_text(MINIMAL_CONFIG + "\n" + snippet, encoding="utf-8")
+    without = run_watcher("check", cwd=tmp_path, env={"NCBI_API_KEY": ""})
+    assert without.returncode == 0, without.stderr
+    said = without.stdout.decode()
+    assert "OK — 3 sources" in said, said
+    assert ("source.pubmed.api_key_env: NCBI_API_KEY is not set: PubMed is read at 3 requests a "
+            "second") in said, said
+    with_key = run_watcher("check", cwd=tmp_path, env={"NCBI_API_KEY": "a-key"})
+    assert with_key.returncode == 0 and "NCBI_API_KEY" not in with_key.stdout.decode(), with_key.stdout

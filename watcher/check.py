@@ -16,7 +16,8 @@ def check_config(config: Config) -> tuple[list[str], str]:
     """Problems found (each one line, naming file and key) and a summary when there are none.
 
     The config itself was validated when loaded; this adds the templates (each must render the sample digest),
-    the secrets (the named environment variables must be set) and whether the database can be
+    the secrets (the named environment variables must be set, but for the optional ones of
+    :func:`optional_secret_notes`, which ``check`` notes) and whether the database can be
     created and written (:func:`database_problem`). Secret values are never printed.
     """
     where = str(config.path)
@@ -25,8 +26,10 @@ def check_config(config: Config) -> tuple[list[str], str]:
     if templates_dir and not templates_dir.is_dir():
         problems.append(f"{where}: watcher.templates_dir: {templates_dir} is not a folder")
     problems += check_templates(str(templates_dir) if templates_dir else None)
+    optional = optional_secret_notes(config)
     problems += [f"{where}: {key}: environment variable {var} is not set"
-                 for key, var in config.secret_vars().items() if not os.environ.get(var)]
+                 for key, var in config.secret_vars().items()
+                 if not os.environ.get(var) and key not in optional]
     problems += web_password_problems(config)
     problems += category_problems(config)
     for ch in config.channels.values():
@@ -43,6 +46,19 @@ def check_config(config: Config) -> tuple[list[str], str]:
                f"{plural(len(config.profiles), 'profile')}, {plural(len(config.digests), 'digest')}, "
                f"{plural(len(config.channels), 'channel')}")
     return problems, summary
+
+
+def optional_secret_notes(config: Config) -> dict[str, str]:
+    """The secrets a source runs without, by key, each with what ``check`` says when its
+    variable is unset (a note, not a problem): a PubMed source without its API key is read at
+    the keyless rate (:data:`watcher.sources.pubmed.RATE`)."""
+    from .sources.pubmed import RATE
+
+    return {f"source.{s.name}.api_key_env": (
+        f"{config.path}: source.{s.name}.api_key_env: {s.api_key_env} is not set: PubMed is "
+        f"read at {RATE[False]:g} requests a second ({RATE[True]:g} with an NCBI API key)")
+        for s in config.sources.values()
+        if s.type == "pubmed" and s.api_key_env and not os.environ.get(s.api_key_env)}
 
 
 def web_password_problems(config: Config) -> list[str]:
