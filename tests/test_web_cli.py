@@ -206,9 +206,18 @@ def test_serve_follows_config_edits_and_sighup_and_names_its_database(sample_dir
             assert time.monotonic() < deadline, "SIGHUP did not make serve read the config again"
             time.sleep(0.1)
         assert proc.poll() is None  # SIGHUP does not stop it
+        # the edits above kept `database = "watcher.db"`: serving the sample's is no news; a
+        # database really changed is, once (a restart serves it)
+        cfg.write_text(cfg.read_text().replace('database = "watcher.db"', 'database = "other.db"'))
+        assert httpx.get(url + "status", timeout=5).status_code == 200
+        cfg.write_text(cfg.read_text() + "\n# another edit\n")
+        assert httpx.get(url + "status", timeout=5).status_code == 200
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(15) == 0
-        assert "cannot be used, still serving the previous one" in proc.stderr.read()
+        err = proc.stderr.read()
+        assert "cannot be used, still serving the previous one" in err
+        warned = [line for line in err.splitlines() if "names another database" in line]
+        assert len(warned) == 1 and "other.db" in warned[0] and "watcher-sample.db" in warned[0], err
 
 
 def test_run_with_web_serve_serves_the_daemons_database_not_the_sample(sample_dir):

@@ -528,15 +528,13 @@ def serve(ctx: Context, listen, sample) -> None:
     that password). Reads the config again when the file changes, and on SIGHUP. Stops on
     Ctrl-C / SIGTERM.
     """
-    from .pipeline import reading_config as resolve
     from .web.serve import serve as run_server
 
     if log.getEffectiveLevel() > logging.INFO:
         log.setLevel(logging.INFO)
-    config, note = resolve(ctx.config, sample)
-    if note:
-        click.echo(f"watcher serve: serving {note}")
-    sys.exit(run_server(config, listen, False, echo=lambda s: click.echo(s)))
+    # the config as the file says: serve picks the database (the sample's when asked or when
+    # only it exists) and tells a later edit of the file's database from that choice
+    sys.exit(run_server(ctx.config, listen, sample, echo=lambda s: click.echo(s)))
 
 
 @cli.command("test-deliver")

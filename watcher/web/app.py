@@ -109,11 +109,13 @@ async def lifespan(app):
 
 
 def create_app(config: Config, database: Path | None = None, *, password: str | None = None,
-               secret: str | None = None, static: bool = False) -> Starlette:
+               secret: str | None = None, static: bool = False, configured: Path | None = None) -> Starlette:
     """The web inbox over ``database`` (default: the config's). ``password`` None: no login;
     ``secret`` signs the session cookie (default: random per process); ``static``: the pages
-    as ``watcher site`` publishes them (:class:`WebState`)."""
-    web = WebState(config, Path(database or config.settings.database), password, static=static)
+    as ``watcher site`` publishes them (:class:`WebState`); ``configured``: the database the
+    config file names, when ``config`` is not the file's (the sample's)."""
+    web = WebState(config, Path(database or config.settings.database), password, static=static,
+                   file_database=configured)
     if secret:
         web.secret = secret
     web.throttle = Throttle()

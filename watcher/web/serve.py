@@ -29,6 +29,7 @@ class Plan:
     password: str | None
     secret: str | None
     note: str | None = None  # said once at start (e.g. serving the sample database)
+    config: Config | None = None  # the config served (the sample's with --sample), if not the file's
 
 
 def plan(config: Config, listen: str | None = None, sample: bool = False, daemon: bool = False) -> Plan:
@@ -70,7 +71,7 @@ def plan(config: Config, listen: str | None = None, sample: bool = False, daemon
         return Plan(web, config.settings.database, password, secret)
     chosen, which = reading_config(config, sample)  # the one rule the reading commands share
     note = f"serving {which}" if which else None
-    return Plan(web, chosen.settings.database, password, secret, note)
+    return Plan(web, chosen.settings.database, password, secret, note, chosen)
 
 
 def migrate(database: Path) -> None:
@@ -130,7 +131,8 @@ def server(config: Config, p: Plan, sock: socket.socket):
     from .app import create_app
 
     # the app answers to the address it listens on (``--listen`` included)
-    app = create_app(replace(config, web=p.web), p.database, password=p.password, secret=p.secret)
+    app = create_app(replace(p.config or config, web=p.web), p.database, password=p.password, secret=p.secret,
+                     configured=config.settings.database)
     proxied = config.web.proxy  # behind a reverse proxy: trust its X-Forwarded-* from loopback
     cfg = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                          proxy_headers=proxied, forwarded_allow_ips="127.0.0.1,::1" if proxied else None,

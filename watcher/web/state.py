@@ -94,7 +94,8 @@ class WebState:
 
     def __post_init__(self):
         self.config_stamp = _stamp(self.config.path)
-        self.file_database = self.config.settings.database  # as the config last named it
+        if self.file_database is None:  # given when the config served is not the file's (--sample)
+            self.file_database = self.config.settings.database
 
     def follow(self) -> Config:
         """The config, read again first when its file changed since (``watcher serve`` follows
