@@ -49,7 +49,7 @@ from profilegen import make_scale_profiles  # noqa: E402
 from stress import run_stress  # noqa: E402
 
 SLOW = {
-    "search_scan": "/search?q=au%3ALevine&cat=zz.NONE",
+    "search_scan": "/search?q=au%3ALevine&cat=q-bio.SC",
     "search_buttons": "/search?q=learning",
     "profile_preview": "/profiles/{profile}?preview=%22reinforcement+learning%22+OR+agent*",
 }
