@@ -47,6 +47,7 @@ def site(tmp_path_factory):
     (folder / "config.toml").write_text(text + '\n[channel.feed]\ntype = "feed"\npath = "feeds/{digest}.atom"\n')
     assert run_watcher("once", "--sample", cwd=folder).returncode == 0
     assert run_watcher("rate", "save", SAVED, cwd=folder).returncode == 0
+    assert run_watcher("rate", "up", SAVED, "--profile", "llm-rl", cwd=folder).returncode == 0
     r = run_watcher("site", "out", "--sample", cwd=folder)
     assert r.returncode == 0, r.stderr
     assert re.fullmatch(rb"wrote \d+ pages, \d+ other files and a search index of \d+ papers to out; "
@@ -85,6 +86,18 @@ def test_the_pages_are_the_web_inbox_without_rating_buttons(site):
         assert "More like this" not in text and "/rate" not in text and 'name="csrf"' not in text
     paper = (site / "papers" / f"{SAVED}.html").read_text()
     assert "VLM-R1" in paper and "llm-rl" in paper  # why it matched, as on the server
+
+
+def test_the_site_publishes_no_ratings(site):
+    """A site is published (public Pages): the reader's ratings, their times and what they
+    changed stay on the server's pages (``watcher serve`` shows them)."""
+    profile = (site / "profiles" / "llm-rl.html").read_text()
+    assert "LLM-RL" in profile and "Per day" in profile
+    for said in ("Your ratings", "rated up", "What your ratings changed", "No ratings yet", 'class="rated"'):
+        assert said not in profile, said
+    for page in site.rglob("*"):
+        if page.is_file():
+            assert b'class="value up"' not in page.read_bytes() and b'"rated_at"' not in page.read_bytes(), page
 
 
 def test_the_site_is_the_archive_and_a_paper_outside_it_links_to_arxiv(site):

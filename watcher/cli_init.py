@@ -139,7 +139,8 @@ def site(ctx: Context, folder: Path, sample) -> None:
     the saved list with its BibTeX and a search that runs in the browser.
 
     Links are relative, so DIR opens from file:// or any static host (GitHub Pages). No rating
-    buttons: there is no server to record them. DIR must be new, empty or an earlier site.
+    buttons (there is no server to record them) and none of your ratings (the site is meant
+    to be published). DIR must be new, empty or an earlier site.
     """
     from .site import build_site
     from .store import require_database

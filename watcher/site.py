@@ -2,7 +2,7 @@
 publish (GitHub Pages).
 
 One truth: the pages are the web app's own. The app runs in-process with its ``static`` flag
-(no rating buttons, the search page loads the client-side search), a crawl from ``/`` follows
+(no rating buttons nor the reader's ratings, the search page loads the client-side search), a crawl from ``/`` follows
 every link of every page, and each answer is written to a file, its links made relative.
 Only two things come from the store here: the search index (``search-index.json``, and
 ``search-index.js`` holding the same data for browsers, which refuse ``fetch`` on
