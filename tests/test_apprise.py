@@ -35,10 +35,13 @@ def test_every_paper_reaches_every_service_within_its_limits(monkeypatch):
     digest = sample_digest(25, updated=2)
     with HookServer(path="/") as sink, HookServer(path="/") as ntfy, HookServer(path="/") as mm, \
             HookServer(path="/") as gotify:
-        urls = [f"json://127.0.0.1:{sink.httpd.server_address[1]}/hook",
-                f"ntfy://127.0.0.1:{ntfy.httpd.server_address[1]}/watcher-topic",
-                f"mmost://127.0.0.1:{mm.httpd.server_address[1]}/mattermosttoken",
-                f"gotify://127.0.0.1:{gotify.httpd.server_address[1]}/gotifytoken"]
+        # apprise's own 4 s timeouts (cto, rto) ran out once on a loaded two-core machine:
+        # these servers answer at once, so a longer wait only keeps load from failing the test
+        slow_ok = "cto=30&rto=30"
+        urls = [f"json://127.0.0.1:{sink.httpd.server_address[1]}/hook?{slow_ok}",
+                f"ntfy://127.0.0.1:{ntfy.httpd.server_address[1]}/watcher-topic?{slow_ok}",
+                f"mmost://127.0.0.1:{mm.httpd.server_address[1]}/mattermosttoken?{slow_ok}",
+                f"gotify://127.0.0.1:{gotify.httpd.server_address[1]}/gotifytoken?{slow_ok}"]
         monkeypatch.setenv(ENV, " ".join(urls[:2]) + ",\n" + " ".join(urls[2:]))
         channel().send(digest, {})
         limits = {"json": 32768, "ntfy": 7800, "mmost": 4000, "gotify": 32768}
