@@ -35,13 +35,13 @@ def test_once_sample_delivers_a_text_digest_then_nothing_new(tmp_path):
     sample_setup(tmp_path)
     r = run_watcher("once", "--sample", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    listing = formats.read(r.stdout.rstrip(b"\n"), "stdout")
+    listing = formats.read(r.stdout, "stdout")
     assert listing.title == "LLM-RL" and len(listing.papers) == SAMPLE_DIGEST
     assert all(p.published for p in listing.papers)  # no empty Date: line
     files = sorted(p.name for p in (tmp_path / "digests").iterdir())
     assert "daily-2025-04-12.txt" in files
     written = (tmp_path / "digests" / "daily-2025-04-12.txt").read_bytes()
-    assert written == r.stdout.rstrip(b"\n")
+    assert written == r.stdout  # `once --sample > out`: the file, byte for byte (README)
     delivered = ledger(tmp_path / "watcher-sample.db")
     assert len(delivered) == len(listing.papers)
     assert not (tmp_path / "watcher.db").exists()  # the sample never touches the real database

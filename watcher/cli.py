@@ -192,8 +192,9 @@ def _report_cycle(report, sample_stdout: bool, digests: list[str] | None = None)
                 shown.add(c.digest)
                 if sys.stdout.isatty() and c.issue and c.issue.matches:
                     click.echo(skim(c.issue, c.files))
-                else:
-                    click.echo(c.rendered.get("text") or next(iter(c.rendered.values())))
+                else:  # as the file holds it, byte for byte; a blank line between two digests
+                    click.echo(("\n\n" if len(shown) > 1 else "")
+                               + (c.rendered.get("text") or next(iter(c.rendered.values()))), nl=False)
     if digests is not None and sys.stderr.isatty() and log.getEffectiveLevel() > logging.INFO:
         for line in digest_lines(report, digests):
             click.echo(line, err=True)
