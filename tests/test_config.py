@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -312,6 +313,26 @@ def test_check_says_when_a_feed_path_is_a_folder(write_config, tmp_path):
     assert r.returncode == 2 and r.stdout == b""
     assert r.stderr.decode() == (f"watcher: {cfg}: channel.feed.path: {tmp_path / 'feeds' / 'daily.atom'} "
                                  "is a folder, not a feed file\n")
+
+
+@pytest.mark.parametrize("path, words", [
+    ("blocker/digests/{digest}-{date}.{ext}", "folder {d}/blocker/digests cannot be created: {d}/blocker is not a folder"),
+    ("/proc/watcher-digests/{format}/{digest}.{ext}",
+     "folder /proc/watcher-digests/text cannot be created: /proc is not writable"),
+])
+def test_check_says_when_a_file_channel_cannot_write_its_folder(write_config, tmp_path, path, words):
+    """Tested as the database's folder is: a path through a regular file, or under a folder that
+    no file can be made in (/proc, which permissions alone call writable for root); one line."""
+    if path.startswith("/proc") and not Path("/proc/self").exists():
+        pytest.skip("no /proc here")
+    (tmp_path / "blocker").write_text("a file where a folder should be")
+    cfg = write_config(MINIMAL_CONFIG.replace('path = "digests/{digest}-{date}.{ext}"', f'path = "{path}"'))
+    r = run_watcher("--config", str(cfg), "check", cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and r.stdout == b"", err
+    assert err.startswith(f"watcher: {cfg}: channel.archive.path: {words.format(d=tmp_path)}") and err.count("\n") == 1, err
+    sent = run_watcher("--config", str(cfg), "test-deliver", "archive", cwd=tmp_path)
+    assert sent.returncode == 1 and b"channel archive: cannot write" in sent.stderr, sent.stderr  # and it does fail
 
 
 def test_check_on_a_damaged_database_prints_the_problem_never_ok(write_config, tmp_path):

@@ -35,8 +35,8 @@ def check_config(config: Config) -> tuple[list[str], str]:
     for ch in config.channels.values():
         if ch.type == "apprise":
             problems += check_apprise(where, ch)
-        if ch.type == "feed":
-            problems += check_feed(config, where, ch)
+        if ch.type in ("file", "feed"):
+            problems += check_paths(config, where, ch)
     problem = database_problem(config.settings.database)
     if problem:
         problems.append(f"{where}: watcher.database: {problem}")
@@ -75,7 +75,7 @@ def database_problem(db: Path) -> str | None:
     """Why ``once`` could not create or write the database ``db``, or None.
 
     A missing folder is fine: the first run creates it (and its parents), so the nearest
-    existing folder above it must be writable instead."""
+    existing folder above it must be writable instead (:func:`folder_problem`)."""
     if db.is_dir():
         return f"{db} is a folder, not a database file"
     if db.exists():
@@ -84,25 +84,56 @@ def database_problem(db: Path) -> str | None:
         if not os.access(db.parent, os.W_OK | os.X_OK):
             return f"folder {db.parent} is not writable (the lock and SQLite's journal go there)"
         return None
-    folder = db.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        return f"folder {db.parent} cannot be created: {folder} is not a folder"
-    if not os.access(folder, os.W_OK | os.X_OK):
-        made = "is not writable" if folder == db.parent else f"cannot be created: {folder} is not writable"
-        return f"folder {db.parent} {made}"
+    return folder_problem(db.parent)
+
+
+def folder_problem(folder: Path) -> str | None:
+    """Why a file cannot be created in ``folder``, which a run creates with its parents when
+    missing (the database's folder, a file or feed channel's), or None: the nearest existing
+    folder at or above it must be a folder that a file can be made in (tried, then removed:
+    permissions alone do not tell for root or for a folder such as /proc)."""
+    import tempfile
+
+    nearest = folder
+    while not nearest.exists() and nearest != nearest.parent:
+        nearest = nearest.parent
+    if not nearest.is_dir():
+        return f"folder {folder} cannot be created: {nearest} is not a folder"
+    what = "is not writable" if nearest == folder else f"cannot be created: {nearest} is not writable"
+    if not os.access(nearest, os.W_OK | os.X_OK):
+        return f"folder {folder} {what}"
+    try:
+        with tempfile.TemporaryFile(dir=nearest, prefix=".watcher-check."):
+            pass
+    except OSError as e:
+        return f"folder {folder} {what} ({e.strerror})"
     return None
 
 
-def check_feed(config: Config, where: str, ch) -> list[str]:
-    """A feed channel rewrites one file per digest: its path must not be an existing folder."""
+def check_paths(config: Config, where: str, ch) -> list[str]:
+    """A file or feed channel writes under its path's folder, made when missing: each digest's
+    folder (today's, in each of the digest's formats) must pass :func:`folder_problem`, as the
+    database's does, and a feed's path must not be an existing folder. One line per folder."""
     from .deliver.feed import feed_path
+    from .deliver.file import file_path
 
+    today = datetime.now(config.settings.timezone).date()
     problems = []
     for d in config.digests.values():
-        if ch.name in d.channels and (path := feed_path(ch, config.base_dir, d.name)).is_dir():
-            problems.append(f"{where}: channel.{ch.name}.path: {path} is a folder, not a feed file")
+        if ch.name not in d.channels:
+            continue
+        if ch.type == "feed":
+            paths = [feed_path(ch, config.base_dir, d.name)]
+        else:
+            paths = [file_path(ch, config.base_dir, d.name, today, fmt) for fmt in d.formats]
+        for path in paths:
+            if ch.type == "feed" and path.is_dir():
+                problem = f"{path} is a folder, not a feed file"
+            else:
+                problem = folder_problem(path.parent)
+            line = f"{where}: channel.{ch.name}.path: {problem}"
+            if problem and line not in problems:
+                problems.append(line)
     return problems
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from datetime import date
 from pathlib import Path
 
 from ..errors import DeliveryError
@@ -43,6 +44,17 @@ def free_path(path: Path) -> Path:
     return candidate
 
 
+def file_path(cfg, base_dir: Path, digest: str, day: date, fmt: str) -> Path:
+    """Where the file channel ``cfg`` writes format ``fmt`` of ``digest``'s issue of ``day``
+    (before :func:`free_path`); DeliveryError for a bad template."""
+    try:
+        rel = cfg.path.format(digest=digest, date=day.isoformat(), ext=EXTENSIONS[fmt], format=fmt)
+    except (KeyError, IndexError, ValueError) as e:
+        raise DeliveryError(f"channel {cfg.name}: bad path template {cfg.path!r} "
+                            f"(known fields: digest, date, ext, format): {e}") from None
+    return base_dir / rel
+
+
 class FileChannel(Channel):
     """Writes each rendered format to its own file."""
 
@@ -52,13 +64,7 @@ class FileChannel(Channel):
         """Write every format; DeliveryError when a file cannot be written."""
         self.written = []
         for fmt, body in rendered.items():
-            try:
-                rel = self.cfg.path.format(digest=digest.name, date=digest.date.isoformat(),
-                                           ext=EXTENSIONS[fmt], format=fmt)
-            except (KeyError, IndexError, ValueError) as e:
-                raise DeliveryError(f"channel {self.cfg.name}: bad path template {self.cfg.path!r} "
-                                    f"(known fields: digest, date, ext, format): {e}") from None
-            path = free_path(self.ctx.base_dir / rel)
+            path = free_path(file_path(self.cfg, self.ctx.base_dir, digest.name, digest.date, fmt))
             try:
                 atomic_write(path, body)
             except OSError as e:
