@@ -13,12 +13,19 @@ from conftest import REPO, SEED_DIGEST, run_watcher
 from watcher import formats
 
 
-def on_terminal(*args: str, cwd) -> tuple[int, str]:
-    """Run ``python -m watcher ARGS`` with stdout and stderr on a pseudo-terminal; its exit
-    status and everything it printed."""
+def on_terminal(*args: str, cwd, columns: int = 100) -> tuple[int, str]:
+    """Run ``python -m watcher ARGS`` with stdout and stderr on a pseudo-terminal ``columns``
+    wide (its window size, as a terminal pane sets it); its exit status and everything it
+    printed."""
+    import fcntl
+    import struct
+    import termios
+
     master, slave = pty.openpty()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "100"}
-    env.pop("WATCHER_CONFIG", None)
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for name in ("WATCHER_CONFIG", "COLUMNS", "LINES"):
+        env.pop(name, None)
     proc = subprocess.Popen([sys.executable, "-m", "watcher", *args], cwd=cwd, env=env,
                             stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
     os.close(slave)
@@ -44,12 +51,38 @@ def test_the_quick_start_on_a_terminal_shows_titles_and_tldrs_not_the_whole_dige
     assert "Authors:" not in out and "Date:" not in out  # the skim, not the digest
     assert out.count("\n    ") >= 25  # a TL;DR under (almost) every title
     assert "the whole digest: " in out and "digests/daily-2025-04-12.txt" in out
-    assert len(out.splitlines()) < 100
+    assert len(out.splitlines()) < 150  # wrapped to 100 columns; the whole digest is 200+ lines
     whole = (tmp_path / "digests" / "daily-2025-04-12.txt").read_bytes()
     assert len(formats.read(whole, "file").papers) == 30
     for line in out.splitlines():
         if line[:4].strip().rstrip(".").isdigit():
             assert line[4:] in whole.decode()  # every title shown is one of the digest's
+
+
+def test_the_quick_start_is_wrapped_to_the_terminal_keeping_its_indent(tmp_path):
+    """An 80-column pane: no line past 80 columns, no word broken, a title's and a TL;DR's
+    next lines indented as their first."""
+    assert run_watcher("init", cwd=tmp_path).returncode == 0
+    code, out = on_terminal("once", "--sample", cwd=tmp_path, columns=80)
+    assert code == 0, out
+    lines = out.splitlines()
+    assert max(len(line) for line in lines if not line.startswith("the whole digest")) <= 80
+    whole = formats.read((tmp_path / "digests" / "daily-2025-04-12.txt").read_bytes(), "file")
+    titles, current = [], None
+    for line in lines[2:]:
+        if line[:4].strip().rstrip(".").isdigit() and line[2:4] == ". ":
+            current = [line[4:]]
+            titles.append(current)
+        elif line.startswith("    ") and current is not None and not line.startswith("     "):
+            current.append(line[4:])
+        else:
+            current = None
+    assert len(titles) == 30
+    wrapped = [t for t in titles if len(t) > 1]
+    assert wrapped  # some titles are longer than a line
+    for parts, paper in zip(titles, whole.papers):
+        # a title's lines, then its TL;DR's: the title is their start, split only at spaces
+        assert " ".join(parts).startswith(" ".join(paper.title.split())), (parts, paper.title)
 
 
 def listing_setup(folder, n: int):

@@ -13,6 +13,7 @@ import errno
 import functools
 import logging
 import os
+import shutil
 import sqlite3
 import sys
 from datetime import date, datetime, timezone
@@ -191,7 +192,7 @@ def _report_cycle(report, sample_stdout: bool, digests: list[str] | None = None)
             if c.sent and c.digest not in shown and c.rendered:
                 shown.add(c.digest)
                 if sys.stdout.isatty() and c.issue and c.issue.matches:
-                    click.echo(skim(c.issue, c.files))
+                    click.echo(skim(c.issue, c.files, shutil.get_terminal_size().columns))
                 else:  # as the file holds it, byte for byte; a blank line between two digests
                     click.echo(("\n\n" if len(shown) > 1 else "")
                                + (c.rendered.get("text") or next(iter(c.rendered.values()))), nl=False)

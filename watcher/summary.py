@@ -43,15 +43,22 @@ def digest_lines(report, digests: list[str]) -> list[str]:
     return lines
 
 
-def skim(digest: Digest, files: list) -> str:
-    """A digest for a terminal: its header, then each paper's title and TL;DR, then where the
-    whole digest was written."""
+def skim(digest: Digest, files: list, width: int = 80) -> str:
+    """A digest for a terminal ``width`` columns wide: its header, then each paper's title and
+    TL;DR (wrapped at spaces, the next lines indented as the first), then where the whole
+    digest was written."""
+    from textwrap import fill
+
+    def wrapped(text: str, first: str) -> str:
+        return fill(text, max(width, 40), initial_indent=first, subsequent_indent="    ",
+                    break_long_words=False, break_on_hyphens=False)
+
     out = [f"{digest.title} - {digest.date}: {plural(len(digest.matches), 'paper')}", ""]
     for i, m in enumerate(digest.matches, 1):
-        out.append(f"{i:>2}. {m.paper.title}")
+        out.append(wrapped(m.paper.title, f"{i:>2}. "))
         tldr = tldr_of(m)
         if tldr:
-            out.append(f"    {tldr}")
+            out.append(wrapped(tldr, "    "))
     if files:
         out += ["", "the whole digest: " + ", ".join(str(f) for f in files)]
     return "\n".join(out)
