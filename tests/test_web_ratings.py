@@ -21,7 +21,7 @@ with warnings.catch_warnings():
 from webkit import app_for, database_copy, hostile_setup, markup_problems, sample_setup
 
 from watcher.config import load_config
-from watcher.links import make_token
+from watcher.links import ExpiredLink, make_token
 from watcher.ratings import ratings, saved
 from watcher.store import Store
 
@@ -471,3 +471,34 @@ def test_a_link_past_its_expiry_or_from_before_expiries_shows_an_expired_page(si
                 assert "rate the paper from its page in the inbox" in text(r)
         assert recorded(db) == ([], [])
         assert c.get(f"/r/{last_day}").status_code == 200
+
+
+def test_the_links_of_a_sample_digest_count_their_expiry_from_the_wall_clock(sample, tmp_path, monkeypatch):
+    """`watcher digest daily --sample --dry-run --to json` runs on the sample's day (2025-04-12),
+    but its rating links are made now: they expire LINK_DAYS after today, and open."""
+    import json
+    import shutil
+    from datetime import datetime, timedelta, timezone
+
+    from conftest import REPO, run_watcher
+
+    from watcher.links import LINK_DAYS, verify_token
+
+    config, db = sample
+    shutil.copy(db, tmp_path / "watcher-sample.db")
+    (tmp_path / "config.toml").write_text(
+        (REPO / "config.toml").read_text()
+        + '\n[web]\nbase_url = "http://testserver"\nsecret_env = "WATCHER_TEST_LINK_SECRET"\n')
+    r = run_watcher("digest", "daily", "--sample", "--dry-run", "--to", "json", "--since", "2025-04-01",
+                    cwd=tmp_path, env={"WATCHER_TEST_LINK_SECRET": SECRET})
+    assert r.returncode == 0, r.stderr
+    papers = json.loads(r.stdout)
+    token = papers[0]["links"]["up"].rsplit("/r/", 1)[1]
+    today = datetime.now(timezone.utc).date()
+    assert verify_token(SECRET, token, today + timedelta(days=LINK_DAYS)).action == "up"  # its last day
+    with pytest.raises(ExpiredLink):
+        verify_token(SECRET, token, today + timedelta(days=LINK_DAYS + 1))
+    monkeypatch.setenv("WATCHER_TEST_LINK_SECRET", SECRET)
+    with client_for(with_links(config), tmp_path / "watcher-sample.db") as c:
+        page = c.get("/r/" + token)
+    assert page.status_code == 200 and "Link expired" not in page.text

@@ -65,7 +65,8 @@ _SIG_BYTES = 6  # 48 bits: 2^48 guesses at a web server are out of reach
 
 def make_token(secret: str, action: str, profile: str, paper: str, issued: date | None = None) -> str:
     """A signed, URL-safe, compact token for ``action`` on ``paper`` (a key) in ``profile``,
-    valid for LINK_DAYS days from ``issued`` (the digest's day; default today, UTC)."""
+    valid for LINK_DAYS days from ``issued`` (default today by the wall clock, UTC: what a
+    digest's links use, whatever day a --sample run takes for today)."""
     if action not in (*LINK_ACTIONS, RATE):
         raise ValueError(f"no link for action {action!r}")
     expires = (issued or _today()) + timedelta(days=LINK_DAYS)
@@ -164,7 +165,7 @@ class Links:
         self.base_url = base_url.rstrip("/")
         self._secret = secret
         self._message = message
-        self.issued = issued  # the digest's day: the rating links expire LINK_DAYS after it
+        self.issued = issued  # the rating links expire LINK_DAYS after it (None: today, UTC)
 
     def message(self, channel: str, number: int) -> "Links":
         """These links for message ``number`` of the day through ``channel``: its "view in

@@ -264,7 +264,9 @@ class DigestPlan:
         """Compile the digest's profiles (examples looked up in ``store``)."""
         return cls(dcfg, digest_title(dcfg, config.profiles), now.astimezone(config.settings.timezone).date(),
                    now, compile_profiles(config, dcfg.profiles, store),
-                   Summarizer(config.summarizer, store, now), links_for(config, now.date()),
+                   # rating links expire counting from the wall clock, not from ``now``: a
+                   # --sample run's "today" is the sample's day, months ago
+                   Summarizer(config.summarizer, store, now), links_for(config),
                    store.all_sources_failed(list(config.sources)))
 
     def build(self, candidates: list, revised: list, older: tuple | None = None) -> Digest:
