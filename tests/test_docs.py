@@ -85,3 +85,17 @@ def test_the_readmes_copy_paste_sources_pass_check_without_the_optional_ncbi_key
             "second") in said, said
     with_key = run_watcher("check", cwd=tmp_path, env={"NCBI_API_KEY": "a-key"})
     assert with_key.returncode == 0 and "NCBI_API_KEY" not in with_key.stdout.decode(), with_key.stdout
+
+
+def test_the_folders_the_quick_start_writes_are_git_ignored():
+    """What the README's quick start writes in a checkout (the archive's digests, the static
+    site, the databases) never shows up in `git status`."""
+    import fnmatch
+
+    ignored = (REPO / ".gitignore").read_text().split()
+    sites = re.findall(r"watcher site (\w[\w.-]*) --sample", README)
+    assert "site" in sites
+    for folder in set(sites) | {"digests"}:
+        assert f"/{folder}/" in ignored, folder
+    for name in ("watcher.db", "watcher-sample.db", "watcher-sample.db.write.lock"):
+        assert any(fnmatch.fnmatch(name, pattern) for pattern in ignored), name
