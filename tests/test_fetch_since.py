@@ -70,3 +70,25 @@ def test_since_with_no_source_able_to_backfill_is_refused(write_config, tmp_path
     err = r.stderr.decode()
     assert err.count("\n") == 1 and "--since: no source can backfill (source rss (arxiv-rss) cannot backfill" in err
     assert server.requests == []
+
+
+def test_digest_since_is_refused_in_the_future_as_fetch_since_is(tmp_path):
+    """One rule for both: `digest --since` past today (the sample's day with --sample) is the
+    same one-line refusal, exit 2, before anything is read or written."""
+    import shutil
+
+    from conftest import REPO
+
+    shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
+    today = datetime.now(timezone.utc).date()
+    future = today + timedelta(days=4000)
+    r = run_watcher("digest", "daily", "--dry-run", "--since", future.isoformat(), cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == b""
+    assert r.stderr.decode().startswith(f"watcher: --since {future} is in the future (today is ")
+    r = run_watcher("digest", "daily", "--sample", "--dry-run", "--since", "2025-04-13", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.decode() == ("watcher: --since 2025-04-13 is in the future (today is 2025-04-12 in "
+                                 "Europe/Berlin)\n")
+    r = run_watcher("digest", "daily", "--sample", "--dry-run", "--since", "2025-04-12", cwd=tmp_path)
+    assert "in the future" not in r.stderr.decode()  # the sample's today is not the future
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml"]

@@ -311,10 +311,11 @@ def fetch(ctx: Context, sources, since) -> None:
     sys.exit(0 if report.ok else 1)
 
 
-def _since_day(config: Config, text: str) -> date:
-    """``fetch --since``: a date, not after today in the configured time zone."""
+def _since_day(config: Config, text: str, now: datetime | None = None) -> date:
+    """``fetch --since`` and ``digest --since``: a date, not after today (``now``'s day,
+    default the clock's; a --sample digest's is the sample's) in the configured time zone."""
     day = _parse_date(text, "--since")
-    today = now_utc().astimezone(config.settings.timezone).date()
+    today = (now or now_utc()).astimezone(config.settings.timezone).date()
     if day > today:
         fail(f"--since {day} is in the future (today is {today} in {config.settings.timezone.key})", 2)
     return day
@@ -378,16 +379,16 @@ def digest(ctx: Context, name, fmt, since, dry_run, sample) -> None:
     _check_digests(config, (name,))
     if sample:
         config = sample_config(config)
-    deliver = Deliver(digests=[name], since_day=_parse_date(since, "--since") if since else None,
-                      dry_run=DryRun(print_format=fmt) if dry_run else None)
     if fmt and not dry_run:
         raise click.UsageError("--to goes with --dry-run (channels send their own formats)")
+    cycle = (Cycle(now=sample_now(config), kind="digest") if sample
+             else Cycle(now=now_utc(), kind="digest", clock=now_utc))
+    deliver = Deliver(digests=[name], since_day=_since_day(config, since, cycle.now) if since else None,
+                      dry_run=DryRun(print_format=fmt) if dry_run else None)
     if dry_run or sample:  # never creates a database to print nothing from
         from .store import require_database
 
         require_database(config.settings.database)
-    cycle = (Cycle(now=sample_now(config), kind="digest") if sample
-             else Cycle(now=now_utc(), kind="digest", clock=now_utc))
     report = run_once(config, cycle, None, deliver)
     sys.exit(_report_cycle(report, False, None if dry_run else [name]))
 
