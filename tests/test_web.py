@@ -216,6 +216,39 @@ def test_a_misspelt_category_is_refused_as_watcher_check_refuses_it(client):
     assert client.get("/profiles/llm-rl.json", params={"preview": "cat:cs.LGG"}).json()["error"] == said
 
 
+def test_an_unknown_search_order_is_refused_with_the_orders_there_are(client):
+    for path in ("/search", "/search.json"):
+        r = client.get(path, params={"q": "GRPO", "order": "weird"})
+        assert r.status_code == 400
+        said = "order: 'weird' is not one of newest, relevance"
+        assert (said in r.json()["problems"]) if path.endswith(".json") else (said in text(r))
+    for order in ("", "newest", "relevance"):
+        assert client.get("/search.json", params={"q": "GRPO", "order": order}).status_code == 200, order
+
+
+def test_a_digest_page_past_the_end_says_so_and_links_page_one(client):
+    r = client.get("/digests", params={"page": "99"})
+    assert r.status_code == 404
+    assert "Page 99 is past the last page" in text(r) and "No digest delivered yet" not in text(r)
+    assert links(r, r"^/digests$") and not links(r, r"page=98")
+    r = client.get("/digests", params={"page": "99", "digest": "daily"})
+    assert r.status_code == 404 and links(r, r"^/digests\?digest=daily$")
+    twin = client.get("/digests.json", params={"page": "99"})
+    assert twin.status_code == 404 and twin.json()["issues"] == [] and "past the last page" in twin.json()["error"]
+    assert client.get("/digests", params={"page": "1"}).status_code == 200
+
+
+def test_a_digests_own_path_lists_its_issues_and_an_unknown_one_is_a_404_page(client):
+    r = client.get("/digests/daily")
+    assert r.status_code == 302 and r.headers["location"] == "/digests?digest=daily"
+    listed = client.get(r.headers["location"])
+    assert listed.status_code == 200 and links(listed, r"^/digests/daily/2025-04-12$")
+    twin = client.get("/digests/daily.json")
+    assert twin.status_code == 302 and twin.headers["location"] == "/digests.json?digest=daily"
+    gone = client.get("/digests/nope")
+    assert gone.status_code == 404 and "no digest named 'nope'" in text(gone) and "/digests" in text(gone)
+
+
 def test_status_and_healthz(client):
     r = client.get("/status")
     assert r.status_code == 200 and "papers stored" in r.text and "daily" in r.text

@@ -31,6 +31,7 @@ from .text import fold
 MAX_SCAN = 20_000  # candidates checked at most for one page; past it the page says so
 MAX_TERMS = 32  # words, phrases and names in one search
 MAX_TERM_CHARS = 200  # characters of one word or phrase
+ORDERS = ("newest", "relevance")  # what run_search's ``order`` takes, the default first
 RANKED = 2_000  # best match first ranks the newest this many candidates, never every match
 MAX_FTS_DEPTH = 16  # nested parentheses FTS5's parser takes safely (its stack holds ~100 items)
 
@@ -315,4 +316,4 @@ def similar_papers(store: Store, paper: Paper, weight, limit: int = 5,
     return [(candidates[i], s) for i, s in best if s > 0 and s >= floor]
 
 
-__all__ = ["fts_expression", "run_search", "parse_search", "similar_papers", "Filters", "Results"]
+__all__ = ["ORDERS", "fts_expression", "run_search", "parse_search", "similar_papers", "Filters", "Results"]

@@ -15,11 +15,12 @@ from __future__ import annotations
 from datetime import date
 
 from starlette.requests import Request
+from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
 from .feeds import feed_link
 from ..links import issue_path
-from .pages import (json_page, match_ref, not_found, page, page_number, reading, threaded, tldrs,
+from .pages import (json_page, match_ref, not_found, page, page_number, reading, state, threaded, tldrs,
                     unsuffixed, url, view_mode, wants_json)
 from .ratings import marks
 
@@ -87,12 +88,28 @@ def archive(request: Request):
     name = request.query_params.get("digest") or None
     with reading(request) as store:
         rows = store.issues(name, limit=PER_PAGE + 1, offset=(number - 1) * PER_PAGE)
+    past_end = number > 1 and not rows  # a page after the last: 404, saying so, not "none yet"
+    status = 404 if past_end else 200
     if wants_json(request):
         return json_page({"digest": name, "page": number, "more": len(rows) > PER_PAGE,
-                          "issues": [issue_json(request, i) for i in rows[:PER_PAGE]]})
-    return page(request, "digests.html", issues=rows[:PER_PAGE], more=len(rows) > PER_PAGE,
-                number=number, digest=name,
+                          "error": f"page {number} is past the last page" if past_end else None,
+                          "issues": [issue_json(request, i) for i in rows[:PER_PAGE]]}, status)
+    return page(request, "digests.html", status_code=status, issues=rows[:PER_PAGE], more=len(rows) > PER_PAGE,
+                number=number, digest=name, past_end=past_end,
                 feed=feed_link(request, name) if name else None)
+
+
+@threaded
+def digest_issues(request: Request):
+    """``/digests/{digest}`` (and ``.json``): the list of that digest's issues
+    (``/digests?digest=``), or a 404 for a digest neither configured nor ever delivered."""
+    twin = wants_json(request)
+    name = unsuffixed(request.path_params["digest"]) if twin else request.path_params["digest"]
+    if name not in state(request).config.digests:
+        with reading(request) as store:
+            if not store.issue_days(name):
+                raise not_found(f"no digest named {name!r}: every digest is listed at {url(request, '/digests')}")
+    return RedirectResponse(url(request, "/digests.json" if twin else "/digests", digest=name), status_code=302)
 
 
 def _issue(request: Request, channel: str | None = None, number: int | None = None):
@@ -135,7 +152,8 @@ def message(request: Request):
     return _issue(request, request.path_params["channel"], number)
 
 
-routes = [Route("/digests", archive), Route("/digests.json", archive), Route("/digests/{digest}/{day}", issue),
+routes = [Route("/digests", archive), Route("/digests.json", archive), Route("/digests/{digest}", digest_issues),
+          Route("/digests/{digest}/{day}", issue),
           Route("/digests/{digest}/{day}/{channel}", message),
           Route("/digests/{digest}/{day}/{channel}/{number:int}", message),
           Route("/digests/{digest}/{day}/{channel}/{number:int}.json", message)]

@@ -13,7 +13,7 @@ from starlette.routing import Route
 from ..categories import category_problem, query_category_problems
 from ..errors import QuerySyntaxError
 from ..query import OPERATORS
-from ..search import Filters, parse_search, run_search
+from ..search import ORDERS, Filters, parse_search, run_search
 from .pages import json_page, page, page_number, paper_ref, reading, state, threaded, tldrs, wants_json
 from .ratings import marks
 
@@ -42,12 +42,15 @@ def _search(request: Request):
     filters = Filters(day_from=_day(form["from"], "from", problems),
                       day_to=_day(form["to"], "to", problems),
                       category=form["cat"].strip() or None)
-    order = form["order"] if form["order"] in ("relevance", "newest") else "newest"
+    order = form["order"] or ORDERS[0]
     number = page_number(request)
     error = caret = None
     results = None
     shown: dict[str, str] = {}
     marked = None
+    if order not in ORDERS:
+        problems.append(f"order: {order!r} is not one of {', '.join(ORDERS)}")
+        order = ORDERS[0]
     if form["profile"] and form["profile"] not in st.config.profiles:
         problems.append(f"no profile named {form['profile']!r}")
     if filters.category and (problem := category_problem(filters.category)):
