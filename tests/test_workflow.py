@@ -343,3 +343,56 @@ def test_two_gitlab_runs_deliver_only_what_is_new(tmp_path):
     assert all(r.returncode == 0 for _, r in pages), [(n, r.stderr) for n, r in pages]
     index = (tmp_path / "pages" / "public" / "search-index.json").read_text()
     assert all(title in index for title in sent_first + sent_second)
+
+
+# --- where watcher is installed from ------------------------------------------------------------
+
+def pip_calls(script: str, env: dict, cwd: Path) -> list[list[str]]:
+    """Run ``script`` with a ``python`` on PATH that only records its arguments: what each
+    install line would ask pip for."""
+    shim = cwd / "shim"
+    shim.mkdir(exist_ok=True)
+    log = cwd / "calls"
+    (shim / "python").write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > "{log}"\n')
+    (shim / "python").chmod(0o755)
+    full = {**os.environ, **env, "PATH": f"{shim}{os.pathsep}/usr/bin{os.pathsep}/bin"}
+    r = subprocess.run(["bash", "-e", "-c", script], cwd=cwd, env=full, capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 0, r.stderr
+    return log.read_text().splitlines()
+
+
+@pytest.mark.parametrize("kind", ["github", "gitlab"])
+def test_the_install_source_is_one_variable_defaulting_to_the_release(tmp_path, kind):
+    """WATCHER_INSTALL (a repository / CI variable) says where watcher comes from: the PyPI
+    release by default, a git URL or a wheel when set; every install line uses it, and the
+    release's name is written once."""
+    from watcher import __version__
+
+    path = init_ci(tmp_path / "repo", kind)
+    text = path.read_text()
+    release = f"watcher-papers=={__version__}"
+    assert text.count(release) == 1
+    git_url = "git+https://git.example.org/me/watcher@main"
+    if kind == "github":
+        doc = load(path)
+        assert doc["env"]["WATCHER_INSTALL"] == f"${{{{ vars.WATCHER_INSTALL || '{release}' }}}}"
+        install = next(s for s in doc["jobs"]["digest"]["steps"] if s.get("id") == "install")
+        lines = [install["run"]]
+    else:
+        doc = yaml.safe_load(text)
+        assert doc["variables"]["WATCHER_INSTALL"] == release  # a project CI/CD variable overrides it
+        lines = doc["watcher"]["before_script"] + doc["pages"]["before_script"] + \
+            [line for line in doc["watcher"]["after_script"] if "pip" in line]
+        assert len(lines) == 3
+        for line in lines:
+            assert pip_calls(line, {"WATCHER_INSTALL": doc["variables"]["WATCHER_INSTALL"]}, tmp_path)[-1] == release
+    assert all("pip install" in line for line in lines)
+    for line in lines:
+        assert pip_calls(line, {"WATCHER_INSTALL": git_url}, tmp_path)[-1] == git_url
+    readme = (path.parents[2] if kind == "github" else path.parent) / "README.md"
+    said = " ".join(readme.read_text().split())
+    assert "WATCHER_INSTALL" in said and "must be installable" in said
+    if kind == "github":
+        r = actionlint(path)
+        assert r.returncode == 0, r.stdout + r.stderr
