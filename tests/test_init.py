@@ -171,3 +171,17 @@ def test_github_and_gitlab_together_is_a_usage_error(tmp_path):
     assert not (tmp_path / "repo").exists()
     assert run_watcher("init", "--gitlab", "repo", cwd=tmp_path).returncode == 0
     assert (tmp_path / "repo" / ".gitlab-ci.yml").is_file()
+
+
+def test_a_read_only_file_system_is_the_users_to_fix(capsys):
+    """EROFS (root is stopped by a read-only mount, not by chmod): the same one line, exit 2."""
+    import errno
+
+    import pytest
+
+    from watcher.cli import write_failed
+
+    with pytest.raises(SystemExit) as stop:
+        write_failed(OSError(errno.EROFS, "Read-only file system", "/tmp/ro/config.toml"))
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == "watcher: cannot write /tmp/ro/config.toml: read-only file system\n"
