@@ -97,7 +97,11 @@ def test_the_site_publishes_no_ratings(site):
         assert said not in profile, said
     for page in site.rglob("*"):
         if page.is_file():
-            assert b'class="value up"' not in page.read_bytes() and b'"rated_at"' not in page.read_bytes(), page
+            body = page.read_bytes()
+            assert b'class="value up"' not in body and b'"rated_at"' not in body, page
+            assert b"(you liked)" not in body and b"(you disliked)" not in body, page  # a reason naming it
+    why = (site / "papers" / "2504.07954.html").read_text()  # its reasons, but the like, are there
+    assert "Why, per profile" in why and 'abs: &#34;GRPO&#34;' in why
 
 
 def test_the_site_is_the_archive_and_a_paper_outside_it_links_to_arxiv(site):

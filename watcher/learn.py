@@ -79,12 +79,20 @@ REACH_RATIO = 0.9  # ... times this
 REACH_FLOOR = 0.05
 
 
+LIKED, DISLIKED = "(you liked)", "(you disliked)"  # the end of a reason that names a rating
+
+
 def liked_reason(paper: Paper) -> str:
-    return f"like {label(paper)} (you liked)"
+    return f"like {label(paper)} {LIKED}"
 
 
 def disliked_reason(paper: Paper) -> str:
-    return f"unlike {label(paper)} (you disliked)"
+    return f"unlike {label(paper)} {DISLIKED}"
+
+
+def names_a_rating(reason: str) -> bool:
+    """True for a reason that says which paper the reader rated (a published site leaves it out)."""
+    return reason.endswith((LIKED, DISLIKED))
 
 
 class Feedback:
@@ -183,10 +191,10 @@ def rating_changes(papers: Sequence[Paper], plain, rated) -> list[Change]:
     before, after = plain.score_batch(batch), rated.score_batch(batch)
     out = []
     for i in after.keys() - before.keys():
-        out.append(Change(after[i], True, _deciding(after[i].reasons, "(you liked)")))
+        out.append(Change(after[i], True, _deciding(after[i].reasons, LIKED)))
     for i in before.keys() - after.keys():
         why = rated.explain(batch.docs[i].paper).reasons
-        out.append(Change(before[i], False, _deciding(why, "(you disliked)")))
+        out.append(Change(before[i], False, _deciding(why, DISLIKED)))
     return sorted(out, key=change_order)
 
 

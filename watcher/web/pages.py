@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 
 from ..errors import StoreError
+from ..learn import names_a_rating
 from ..links import issue_path
 from ..render import ABSTRACT_CHARS, FILTERS, safe_url, shipped_templates_dir
 from ..store import Store, connect_readonly, database_error, no_database
@@ -48,6 +49,7 @@ def environment() -> jinja2.Environment:
                              autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, auto_reload=False)
     env.filters.update(FILTERS)
+    env.tests["naming_a_rating"] = names_a_rating
     env.filters["urlpart"] = lambda s: quote(str(s), safe="/:")
     env.filters["safe_url"] = safe_url
     env.filters["paper_tldr"] = lambda p: stored_tldrs([p], {})[p.key]
