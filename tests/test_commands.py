@@ -334,3 +334,18 @@ def test_status_on_the_sample_shows_its_source_and_no_missed_run(tmp_path):
     assert "  sample: last fetch 2025-04-12" in text and "arxiv-ml" not in text
     assert "missed its run" not in text and "overdue" not in text
     assert "not scheduled (the sample" in text and "-> archive: last delivery" in text
+
+
+def test_counts_of_one_are_singular_in_the_log_and_status(write_config, tmp_path):
+    """One paper delivered and stored: "delivered 1 paper", "1 paper stored", "(1 paper)"."""
+    cfg = write_config(MINIMAL_CONFIG)
+    papers = formats.read(SEED_DIGEST.read_bytes(), "seed").papers
+    with Store.open(tmp_path / "watcher.db") as store:
+        store.upsert([p for p in papers if "Reinforcement Learning" in p.title][:1], datetime.now(timezone.utc))
+    r = run_watcher("--config", str(cfg), "--log-level", "info", "digest", "daily", "--since", "2025-04-01",
+                    cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "digest daily -> archive: delivered 1 paper\n" in r.stderr.decode(), r.stderr
+    out = run_watcher("--config", str(cfg), "status", cwd=tmp_path).stdout.decode()
+    assert "  1 paper stored" in out and "-> archive: last delivery" in out and "(1 paper)" in out, out
+    assert "1 papers" not in out

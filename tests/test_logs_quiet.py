@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from conftest import DATA, MINIMAL_CONFIG, run_watcher
 from httpserver import Reply, server  # noqa: F401
 from test_daemon import daemons, wait_for  # noqa: F401
@@ -38,3 +40,6 @@ def test_the_daemon_log_has_one_line_per_fetch(server, write_config, tmp_path, d
     assert rc == 0, d.log
     assert "HTTP Request" not in d.log and "httpx" not in d.log, d.log
     assert len(server.requests) == 1 and d.log.count("source lab:") == 1
+    # counts of one in words that agree (not "1 digests", "1 sources")
+    assert ", 1 digest)" in d.log and re.search(r"cycle done in [\d.]+s: 1 source, \d+ deliver", d.log), d.log
+    assert not re.search(r"\b1 (digests|sources|deliveries|papers)\b", d.log), d.log

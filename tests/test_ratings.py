@@ -161,6 +161,20 @@ def test_rate_finds_the_profile_or_asks_for_it(folder):
     assert "down" in text and BOTH in text and RAG_ONLY not in text
 
 
+def test_undoing_what_was_never_done_says_so(folder):
+    """`rate unsave` of a paper not saved, `rate clear` of one not rated: what was so, not
+    "removed ... (already so)"; a second `save` keeps "(already so)"."""
+    out = watcher(folder, "rate", "unsave", RAG_ONLY)
+    assert out.returncode == 0 and out.stdout.decode() == f"{RAG_ONLY}: was not on the reading list\n"
+    out = watcher(folder, "rate", "clear", RAG_ONLY)
+    assert out.returncode == 0 and out.stdout.decode() == f"{RAG_ONLY}: had no rating for rag\n"
+    assert watcher(folder, "rate", "save", RAG_ONLY).stdout.decode() == f"{RAG_ONLY}: saved\n"
+    assert watcher(folder, "rate", "save", RAG_ONLY).stdout.decode() == f"{RAG_ONLY}: saved (already so)\n"
+    out = watcher(folder, "rate", "unsave", RAG_ONLY)
+    assert out.stdout.decode() == f"{RAG_ONLY}: removed from the reading list\n"
+    assert listed(folder) == []
+
+
 @pytest.mark.parametrize("args, message", [
     (["up", RAG_ONLY, "2504.99999"], "watcher: unknown paper '2504.99999': not in the database"),
     (["up", RAG_ONLY, "--profile", "nope"], "watcher: unknown profile 'nope' (profiles: rag, vision)"),

@@ -40,7 +40,7 @@ def check_config(config: Config) -> tuple[list[str], str]:
     problem = database_problem(config.settings.database)
     if problem:
         problems.append(f"{where}: watcher.database: {problem}")
-    from .render import plural
+    from .text import plural
 
     summary = (f"{where}: OK — {plural(len(config.sources), 'source')}, "
                f"{plural(len(config.profiles), 'profile')}, {plural(len(config.digests), 'digest')}, "

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from .cli import SAMPLE_HELP, Context, cli, handle_errors, pass_ctx, reading_config
+from .text import plural
 
 
 @cli.command()
@@ -122,7 +123,7 @@ def state_restore(ctx: Context, file: Path, force, git_branch, git_remote) -> No
 
     def span(d):
         days, rest = divmod(d.lookback.total_seconds(), 86400)
-        return f"{int(days)} days" if days and not rest else duration(d.lookback.total_seconds())
+        return plural(int(days), "day") if days and not rest else duration(d.lookback.total_seconds())
 
     reach = ", ".join(f"{name} {span(d)}" for name, d in config.digests.items())
     click.echo(f"no saved state ({missing}): starting afresh; each digest's first "
@@ -150,6 +151,6 @@ def site(ctx: Context, folder: Path, sample) -> None:
     report = build_site(config, folder)
     for page, link, status in report.broken:
         click.echo(f"watcher: broken link on {page}: {link} answered {status}", err=True)
-    click.echo(f"wrote {report.pages} pages, {report.files} other files and a search index of "
-               f"{report.papers} papers to {folder}; open {folder / 'index.html'}")
+    click.echo(f"wrote {plural(report.pages, 'page')}, {plural(report.files, 'other file')} and a search "
+               f"index of {plural(report.papers, 'paper')} to {folder}; open {folder / 'index.html'}")
     sys.exit(1 if report.broken else 0)

@@ -43,6 +43,7 @@ from .logs import configure
 from .models import now_utc
 from .schedule import due_digests, trigger_for
 from .store import Store
+from .text import plural
 
 log = logging.getLogger("watcher")
 
@@ -117,8 +118,8 @@ class Daemon:
         self._runner.start()
         self.scheduler = BackgroundScheduler(timezone=self.config.settings.timezone)
         self.scheduler.add_job(lambda: None, "interval", seconds=WAKE_EVERY, id="__wake__")
-        log.info("watcher run: started (pid %d, config %s, database %s, %d digests)", os.getpid(),
-                 self.config_path, self.config.settings.database, len(self.config.digests))
+        log.info("watcher run: started (pid %d, config %s, database %s, %s)", os.getpid(),
+                 self.config_path, self.config.settings.database, plural(len(self.config.digests), "digest"))
         self._schedule(self.config, catch_up=set(self.config.digests))
         self.scheduler.start()
         notify("READY=1")
@@ -175,7 +176,7 @@ class Daemon:
             notify("READY=1")
             return
         configure(self.log_level, daemon=True, config=new)
-        log.info("config reloaded from %s (%d digests)", self.config_path, len(new.digests))
+        log.info("config reloaded from %s (%s)", self.config_path, plural(len(new.digests), "digest"))
         notify("READY=1")
 
     # --- scheduling -------------------------------------------------------------------------
@@ -270,8 +271,9 @@ class Daemon:
         failed = [s.name for s in report.sources if s.error] + list(report.digests) + \
             [f"{c.digest}->{c.channel}" for c in report.channels if c.error]
         sent = sum(1 for c in report.channels if c.sent)
-        log.info("cycle done in %.1fs: %d sources, %d deliveries%s", time.monotonic() - started,
-                 len(report.sources), sent, f"; failed: {', '.join(failed)}" if failed else "")
+        log.info("cycle done in %.1fs: %s, %s%s", time.monotonic() - started,
+                 plural(len(report.sources), "source"), plural(sent, "delivery", "deliveries"),
+                 f"; failed: {', '.join(failed)}" if failed else "")
 
 
 def run_daemon(config: Config, log_level: str = "info") -> int:

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from .errors import InputError, SourceError
+from .text import plural
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -199,7 +200,7 @@ class HttpClient:
                 # a host that does not resolve (no network, a typo) rarely heals in seconds:
                 # one more try, not the full backoff
                 if attempt >= (min(self.retries, 1) if _unresolvable(e) else self.retries):
-                    raise SourceError(f"GET {shown}: {problem} ({attempt + 1} tries); check the "
+                    raise SourceError(f"GET {shown}: {problem} ({plural(attempt + 1, 'try', 'tries')}); check the "
                                       "network connection and the source's url") from None
                 self.sleep(self._delay(attempt))
                 attempt += 1
@@ -224,7 +225,7 @@ class HttpClient:
                         "it will be tried again on the next run", status, body)
                 if attempt >= self.retries:
                     raise HttpStatusError(
-                        f"GET {shown}: HTTP {status} {_reason(status)} ({attempt + 1} tries); "
+                        f"GET {shown}: HTTP {status} {_reason(status)} ({plural(attempt + 1, 'try', 'tries')}); "
                         "the server may be down or overloaded, try again later", status, body)
                 self.sleep(wait if wait is not None else self._delay(attempt))
                 attempt += 1

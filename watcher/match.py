@@ -51,7 +51,7 @@ from .learn import liked_reason
 from .models import Match, Paper, reason_label, unique_papers
 from .percolate import Percolator
 from .query import parse_query
-from .text import name_key
+from .text import name_key, plural
 
 TITLE_WEIGHT = 2.0
 AUTHOR_TERM_WEIGHT = 2.0  # a query word found in the author list
@@ -161,7 +161,7 @@ class ProfileMatcher:
             if not scored:
                 why_not.append(self._no_match(batch, i, sim))
             elif doc.paper.upvotes:
-                scored.append((math.log1p(doc.paper.upvotes), f"{doc.paper.upvotes} upvotes"))
+                scored.append((math.log1p(doc.paper.upvotes), plural(doc.paper.upvotes, "upvote")))
             if scored and self.feedback and (penalty := self.feedback.penalty(doc, scored, query)):
                 scored.append(penalty)  # the ratings put it among the disliked
             score = round(sum(s for s, _ in scored), 3)

@@ -59,6 +59,7 @@ from .schedule import quiet_day_reason
 from .sources import SourceContext, make_source
 from .sources.common import name_papers
 from .store import Store, database_error, parse_time
+from .text import plural
 from .summarize import Summarizer
 
 log = logging.getLogger("watcher")
@@ -355,7 +356,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             report.sent, report.issue = True, digest
             report.files = list(getattr(channel, "written", []))
             if digest.matches:
-                log.info("digest %s -> %s: delivered %d papers", dcfg.name, name, report.papers)
+                log.info("digest %s -> %s: delivered %s", dcfg.name, name, plural(report.papers, "paper"))
             else:  # send_empty: the text format has no place for the reason, the log has
                 log.info("digest %s -> %s: delivered an empty digest (%s)", dcfg.name, name,
                          digest.empty_reason)

@@ -32,6 +32,9 @@ class RatingError(InputError):
     """A rating that cannot be recorded (unknown action, paper or profile); nothing changed."""
 
 
+NOTHING_TO_UNDO = {"unsave": "was not on the reading list", "clear": "had no rating"}
+
+
 @dataclass(frozen=True)
 class Applied:
     """What :func:`apply_rating` did, for a one-line confirmation."""
@@ -46,6 +49,8 @@ class Applied:
                 "save": "saved", "unsave": "removed from the reading list"}[self.action]
         where = f" for {self.profile}" if self.profile else ""
         same = "" if self.changed else " (already so)"
+        if not self.changed and self.action in NOTHING_TO_UNDO:
+            what, same = NOTHING_TO_UNDO[self.action], ""
         return f"{label(self.paper)}: {what}{where}{same}"
 
 

@@ -31,7 +31,7 @@ from .formats.xmlsafe import gc_paused
 from .links import RATING_LABELS
 from .models import Digest, Match
 from .tldr import stored_excerpt, tldr_of
-from .text import shorten
+from .text import plural, shorten
 
 # The rich formats show the TL;DR and the abstract cut to this many characters (SPEC §7); the
 # full abstract is a click away, and the text format keeps it whole.
@@ -141,11 +141,6 @@ def match_json(m: Match, links=None) -> dict:
 def papers_json(matches: list[Match], links=None) -> str:
     """The json format's array (with rating links when ``links`` is given)."""
     return json.dumps([match_json(m, links) for m in matches], ensure_ascii=False, indent=2)
-
-
-def plural(n: int, word: str) -> str:
-    """``1 paper``, ``2 papers``."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def to_json(value, indent: int | None = None) -> str:

@@ -11,6 +11,7 @@ from .config import Config
 from .schedule import due_digests, next_fire as _next_fire
 from .store import Store, parse_time, require_database
 from .models import utc
+from .text import plural
 
 
 def local(when: datetime, tz) -> str:
@@ -62,7 +63,7 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
     running = daemon_holder(db)
     lines = [f"database {db}", f"  daemon: {'running, ' + running if running else 'not running'}"]
     with Store.open(db) if store is None else nullcontext(store) as store:
-        lines.append(f"  {store.count_papers()} papers stored")
+        lines.append(f"  {plural(store.count_papers(), 'paper')} stored")
         lines.append("sources:")
         rows = {r["name"]: r for r in store.sources()}
         for name in config.sources:
@@ -71,7 +72,7 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
             last = f"last fetch {_ago(r.get('last_success'), tz)}"
             if counts:
                 last += f" ({counts['new']} new, {counts['updated']} updated, {counts['unchanged']} unchanged)"
-            lines.append(f"  {name}: {last}; {r.get('papers', 0)} papers")
+            lines.append(f"  {name}: {last}; {plural(r.get('papers', 0), 'paper')}")
             if r.get("failures"):
                 # the store keeps the latest failure of the streak, not its first
                 lines.append(f"    FAILING ({r['failures']} in a row), last failed at "
@@ -104,7 +105,7 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
                 c = store.channel_state(name, ch)
                 line = f"    -> {ch}: last delivery {_ago(c.get('last_success'), tz)}"
                 if c.get("last_count") is not None:
-                    line += f" ({c['last_count']} papers)"
+                    line += f" ({plural(c['last_count'], 'paper')})"
                 lines.append(line)
                 if c.get("last_error") and (c.get("last_error_at") or "") >= (c.get("last_success") or ""):
                     lines.append(f"       FAILED at {_ago(c['last_error_at'], tz)}: {c['last_error']}")

@@ -126,3 +126,9 @@ def shorten(text: str, limit: int) -> str:
         return text
     cut = text[:limit].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
     return cut.rstrip(" ,;:.") + "…"
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``1 paper``, ``2 papers`` (``words``, when given, is the plural: ``2 tries``): every
+    count in words, in digests, logs and messages."""
+    return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"

@@ -25,6 +25,7 @@ from datetime import timedelta
 from ..errors import InputError, SourceError
 from ..formats import pubmed_xml
 from .base import FetchResult, Source
+from ..text import plural
 from .common import first_day, http_client, name_papers, parse_failure, parse_listing
 
 API_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
@@ -72,7 +73,7 @@ class PubmedSource(Source):
             raise parse_failure(self, e) from None
         count = search["count"]
         if count and not (search["webenv"] and search["querykey"]):
-            raise SourceError(f"{response.url}: esearch found {count} records but gave no "
+            raise SourceError(f"{response.url}: esearch found {plural(count, 'record')} but gave no "
                               "history (WebEnv); the next run will try again")
         papers = []
         with self.ctx.progress(f"source {self.name}", total=count, unit="records") as progress:
