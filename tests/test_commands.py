@@ -349,3 +349,18 @@ def test_counts_of_one_are_singular_in_the_log_and_status(write_config, tmp_path
     out = run_watcher("--config", str(cfg), "status", cwd=tmp_path).stdout.decode()
     assert "  1 paper stored" in out and "-> archive: last delivery" in out and "(1 paper)" in out, out
     assert "1 papers" not in out
+
+
+def test_status_sample_beside_a_real_database_reads_the_sample_on_its_own_day(tmp_path):
+    """`status --sample` while a real (empty) database exists too: the sample's source and its
+    papers, its run on the sample's day, nothing judged against today's clock."""
+    shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
+    assert run_watcher("once", "--sample", cwd=tmp_path).returncode == 0
+    Store.open(tmp_path / "watcher.db").close()
+    text = run_watcher("status", "--sample", cwd=tmp_path).stdout.decode()
+    stored = re.search(r"  (\d+) papers stored", text)
+    assert stored and f"  sample: last fetch 2025-04-12T23:59:00+02:00 ({stored[1]} new" in text, text
+    assert text.count(f"; {stored[1]} papers\n") == 1 and "arxiv-ml" not in text, text
+    assert "missed its run" not in text and "overdue" not in text and "last run 2025-04-12" in text, text
+    real = run_watcher("status", cwd=tmp_path).stdout.decode()
+    assert "arxiv-ml: last fetch never; 0 papers" in real and "sample:" not in real
