@@ -349,6 +349,19 @@ def test_counts_of_one_are_singular_in_the_log_and_status(write_config, tmp_path
     out = run_watcher("--config", str(cfg), "status", cwd=tmp_path).stdout.decode()
     assert "  1 paper stored" in out and "-> archive: last delivery" in out and "(1 paper)" in out, out
     assert "1 papers" not in out
+    # and the web's profile page over the same database
+    import warnings
+
+    with warnings.catch_warnings():  # newer Starlette suggests httpx2 for its test client; httpx works
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+    from webkit import app_for
+    from watcher.config import load_config
+
+    with TestClient(app_for(load_config(cfg), tmp_path / "watcher.db")) as client:
+        page = " ".join(re.sub(r"<[^>]+>", " ", client.get("/profiles/llm-rl").text).split())
+    assert re.search(r"1 paper filed from \S+ to \S+ matches the profile now and 0 were delivered", page), page
+    assert "1 of the papers that match now was not delivered" in page, page
 
 
 def test_status_sample_beside_a_real_database_reads_the_sample_on_its_own_day(tmp_path):

@@ -101,12 +101,12 @@ def test_the_profile_page_says_why_fewer_match_now_than_were_delivered(two_chann
     assert disliked <= gone and all(p["id"] and p["title"] for p in data["delivered_not_selected_now"])
     assert data["match_now"]["total"] == (data["delivered"]["total"] - len(gone)
                                           + data["selected_now_not_delivered"])
-    m = re.search(r"(\d+) papers filed from \S+ to \S+ match the profile now and (\d+) were delivered", page)
+    m = re.search(r"(\d+) papers? filed from \S+ to \S+ match(?:es)? the profile now and (\d+) (?:was|were) delivered", page)
     now, delivered = int(m.group(1)), int(m.group(2))
     gone = re.search(r"(\d+) of the delivered papers would not be selected now", page)
     assert gone, page  # the three dislikes
     assert int(gone.group(1)) >= 3
-    missing = re.search(r"(\d+) of the papers that match now were not delivered", page)
+    missing = re.search(r"(\d+) of the papers that match now (?:was|were) not delivered", page)
     assert now == delivered - int(gone.group(1)) + (int(missing.group(1)) if missing else 0)
 
 

@@ -441,7 +441,7 @@ def test_the_chart_follows_papers_stored_after_it_was_drawn(sample, tmp_path):
 
     def matched(c) -> int:
         r = c.get("/profiles/llm-rl")
-        return int(re.search(r"(\d+) papers filed from \S+ to \S+ match the profile now", text(r)).group(1))
+        return int(re.search(r"(\d+) papers? filed from \S+ to \S+ match(?:es)? the profile now", text(r)).group(1))
 
     with TestClient(app_for(config, copy)) as c:
         before = matched(c)
