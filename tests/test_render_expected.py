@@ -50,7 +50,7 @@ MARKDOWN = """\
 
 ## [Ratio: RL for LLMs](https://arxiv.org/abs/2504.07600)
 
-Ada Lovelace, Alan Turing · 2025-04-10 · cs.LG, cs.CL · ▲ 17
+Ada Lovelace, Alan Turing · submitted 2025-04-10 · cs.LG, cs.CL · ▲ 17
 
 *Why:* all: "reinforcement learning"; category cs.LG
 
@@ -87,7 +87,7 @@ SLACK = {
         {"type": "section", "text": {"type": "mrkdwn", "text": (
             "*<https://arxiv.org/abs/2504.07600|Ratio: RL for LLMs>*\n"
             "Ada Lovelace, Alan Turing\n"
-            "2025-04-10 · cs.LG, cs.CL · :arrow_up_small: 17\n"
+            "submitted 2025-04-10 · cs.LG, cs.CL · :arrow_up_small: 17\n"
             '_Why:_ all: "reinforcement learning"; category cs.LG\n'
             "*TL;DR:* We study RL.\n"
             "<https://arxiv.org/pdf/2504.07600|PDF>")}},
@@ -102,7 +102,7 @@ SLACK = {
 HTML_TEXT = ["LLM-RL — 2025-04-12",  # <title>
              "1 new paper: Ratio: RL for LLMs",  # the inbox preview line (hidden)
              "LLM-RL", "2025-04-12 · 1 new paper · 1 updated",  # the header
-             "Ratio: RL for LLMs", "Ada Lovelace, Alan Turing", "2025-04-10 · cs.LG, cs.CL · ▲ 17 upvotes",
+             "Ratio: RL for LLMs", "Ada Lovelace, Alan Turing", "submitted 2025-04-10 · cs.LG, cs.CL · ▲ 17 upvotes",
              "Why:", 'all: "reinforcement learning"; category cs.LG', "We study RL.", "Abstract", "·", "PDF",
              "Updated", "New versions of papers you have already seen.", "Old paper, new version", "(v3)",
              "Sent by watcher · digest daily"]
