@@ -166,7 +166,8 @@ class _Commands(click.Group):
               help="How much to log on stderr.")
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None, log_level: str) -> None:
-    """watcher: every morning, the new arXiv and Hugging Face papers that match your profiles.
+    """watcher: every morning, the new papers that match your profiles (arXiv, Hugging Face,
+    bioRxiv, medRxiv, PubMed, any journal's feed).
 
     Fetches new listings, stores unseen papers in SQLite, scores them against the profiles
     in config.toml and delivers digests by e-mail, Slack, webhook, apprise, Atom feed or file.
