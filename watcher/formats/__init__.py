@@ -60,6 +60,18 @@ def skip_entry(listing: "Listing", origin: str, problem: Exception) -> None:
     logging.getLogger("watcher").warning("%s: skipped an entry that is not a paper: %s", origin, problem)
 
 
+def read_entries(listing: "Listing", origin: str, entries, to_paper) -> "Listing":
+    """``listing`` with ``to_paper(entry)`` of each of ``entries`` appended: an entry that is not
+    a paper (InputError) is skipped with a warning (:func:`skip_entry`), a feed of nothing but
+    such entries is refused (:func:`no_paper_at_all`)."""
+    for entry in entries:
+        try:
+            listing.papers.append(to_paper(entry))
+        except InputError as e:
+            skip_entry(listing, origin, e)
+    return no_paper_at_all(listing, origin)
+
+
 def no_paper_at_all(listing: "Listing", origin: str) -> "Listing":
     """``listing``, unless every entry was skipped: then the feed is wrong, not one entry
     (InputError with the first entry's problem)."""

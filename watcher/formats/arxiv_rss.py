@@ -21,7 +21,7 @@ from datetime import date, datetime
 
 from ..errors import InputError
 from ..models import Paper, parse_arxiv_id
-from . import Listing, no_paper_at_all, skip_entry
+from . import Listing, read_entries
 from .xmlsafe import is_xml, parse_feed
 
 # RSS 2.0 (no namespace), RDF / RSS 1.0, Atom
@@ -118,9 +118,4 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     feed = parsed.feed
     feed_day = local_date(feed.get("published") or feed.get("updated"))
     listing = Listing(title=feed.get("title"), date=feed_day)
-    for entry in parsed.entries:
-        try:
-            listing.papers.append(entry_to_paper(entry, feed_day))
-        except InputError as e:
-            skip_entry(listing, origin, e)
-    return no_paper_at_all(listing, origin)
+    return read_entries(listing, origin, parsed.entries, lambda entry: entry_to_paper(entry, feed_day))

@@ -25,7 +25,7 @@ from datetime import date, datetime, timezone
 
 from ..errors import InputError
 from ..models import Paper, clean_text, normalize_doi
-from . import Listing, load_json, no_paper_at_all, skip_entry
+from . import Listing, load_json, read_entries
 
 SERVERS = {"biorxiv": "bioRxiv", "medrxiv": "medRxiv"}
 EMPTY_STATUS = "no posts found"
@@ -112,9 +112,5 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
         raise InputError(f"{origin}: the bioRxiv API answered {status or 'no status'!r}")
     listing = Listing(total=_int(message.get("total")), start=_int(message.get("cursor")),
                       page_size=_int(message.get("count")))
-    for n, item in enumerate(collection, start=1):
-        try:
-            listing.papers.append(record_to_paper(item, f"record {n}"))
-        except InputError as e:
-            skip_entry(listing, origin, e)
-    return no_paper_at_all(listing, origin)
+    return read_entries(listing, origin, enumerate(collection, start=1),
+                        lambda numbered: record_to_paper(numbered[1], f"record {numbered[0]}"))

@@ -24,7 +24,7 @@ from datetime import date
 
 from ..errors import InputError
 from ..models import Paper, clean_text, parse_arxiv_id, parse_iso
-from . import Listing, load_json, no_paper_at_all, skip_entry
+from . import Listing, load_json, read_entries
 
 
 # the key "paper": (a value "paper", say a keyword or a comment, is not the API's layout)
@@ -99,10 +99,5 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
         what = "an error object" if isinstance(doc, dict) and "error" in doc else type(doc).__name__
         detail = f": {doc['error']}" if isinstance(doc, dict) and "error" in doc else ""
         raise InputError(f"{origin}: expected a JSON array of daily papers, got {what}{detail}")
-    listing = Listing()
-    for n, item in enumerate(doc, start=1):
-        try:
-            listing.papers.append(item_to_paper(item, f"item {n}"))
-        except InputError as e:
-            skip_entry(listing, origin, e)
-    return no_paper_at_all(listing, origin)
+    return read_entries(Listing(), origin, enumerate(doc, start=1),
+                        lambda numbered: item_to_paper(numbered[1], f"item {numbered[0]}"))

@@ -21,7 +21,7 @@ from datetime import date, datetime, timezone
 
 from ..errors import InputError
 from ..models import Paper, is_preprint_doi, normalize_doi, parse_iso
-from . import Listing, no_paper_at_all, skip_entry
+from . import Listing, read_entries
 from .arxiv_rss import ROOTS, local_date
 from .xmlsafe import is_xml, parse_feed
 
@@ -106,9 +106,4 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     feed = parsed.feed
     journal = " ".join(str(feed.get("prism_publicationname") or feed.get("title") or "").split()) or None
     listing = Listing(title=feed.get("title"), date=local_date(feed.get("updated") or feed.get("published")))
-    for entry in parsed.entries:
-        try:
-            listing.papers.append(entry_to_paper(entry, journal))
-        except InputError as e:
-            skip_entry(listing, origin, e)
-    return no_paper_at_all(listing, origin)
+    return read_entries(listing, origin, parsed.entries, lambda entry: entry_to_paper(entry, journal))
