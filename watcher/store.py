@@ -34,7 +34,7 @@ from sqlite_utils.migrations import Migrations
 from .errors import DatabaseLocked, DatabaseUnavailable, StoreError
 from .index import search_text
 from .identity import contradicts, merge, merge_batch, other_arxiv_ids
-from .models import Digest, Match, Paper, Sent, normalize_doi, now_utc, title_fingerprint, utc
+from .models import Digest, Match, Paper, Sent, normalize_doi, now_utc, short_key, title_fingerprint, utc
 
 migrations = Migrations("watcher")
 
@@ -285,8 +285,6 @@ def m009_search_text(db: sqlite_utils.Database) -> None:
     ``Pok\\'emon`` for ``pokemon``. New columns hold those words for every paper, filled here
     for the stored ones; the index is built again over them (categories keep their dots and
     hyphens, as whole tokens)."""
-    from .index import search_text
-
     for column in ("search_title", "search_abstract", "search_authors", "search_categories"):
         db.execute(f"ALTER TABLE papers ADD COLUMN {column} TEXT")
     conn = db.conn
@@ -695,8 +693,6 @@ class Store:
     def get_short(self, key: str) -> Paper | None:
         """The stored paper a link names by :func:`~watcher.models.short_key` (or by its key):
         a hashed ``title:…`` key is looked for among the papers without an arXiv id."""
-        from .models import short_key
-
         if not key.startswith("h."):
             return self.get(key)
         for (full,) in self.db.execute("SELECT key FROM papers WHERE arxiv_id IS NULL"):
