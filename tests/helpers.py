@@ -41,3 +41,36 @@ def context(client: HttpClient, now: datetime | None = None, since: datetime | N
     """A SourceContext with this client and a fixed clock."""
     now = now or datetime(2026, 4, 13, 12, 0, tzinfo=timezone.utc)
     return SourceContext(now=now, http=client, user_agent=UA, since=since)
+
+
+def mailed_links_config(smtp_port: int | str, base_url: str = "https://papers.example.org") -> str:
+    """A config of one RAG profile over the listing ``day.jsonl.gz``, digested daily to an e-mail
+    channel at 127.0.0.1:``smtp_port`` with rating links to ``base_url`` (secret: WATCHER_TEST_SECRET)."""
+    return f"""
+[watcher]
+database = "watcher.db"
+
+[source.day]
+type = "listing"
+path = "day.jsonl.gz"
+
+[profile.mine]
+query = '"retrieval-augmented" OR RAG OR "retrieval augmented"'
+
+[digest.daily]
+profiles = ["mine"]
+every = "1d"
+channels = ["mail"]
+
+[channel.mail]
+type = "email"
+host = "127.0.0.1"
+port = {smtp_port}
+security = "none"
+from = "watcher <bot@example.org>"
+to = ["me@example.org"]
+
+[web]
+base_url = "{base_url}"
+secret_env = "WATCHER_TEST_SECRET"
+"""

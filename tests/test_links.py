@@ -11,6 +11,7 @@ import pytest
 from deliverkit import MailServer, sample_digest
 
 from conftest import DATA, run_watcher
+from helpers import mailed_links_config
 from watcher.config import load_config
 from watcher.links import BadLink, Links, links_for, make_token, verify_token
 from watcher.ratings import apply_rating, ratings
@@ -106,43 +107,13 @@ def test_every_rich_format_carries_the_links_and_json_has_them_per_paper():
     assert "links" not in json.loads(render(digest, "json"))[0]
 
 
-CONFIG = """
-[watcher]
-database = "watcher.db"
-
-[source.day]
-type = "listing"
-path = "day.jsonl.gz"
-
-[profile.mine]
-query = '"retrieval-augmented" OR RAG OR "retrieval augmented"'
-
-[digest.daily]
-profiles = ["mine"]
-every = "1d"
-channels = ["mail"]
-
-[channel.mail]
-type = "email"
-host = "127.0.0.1"
-port = {port}
-security = "none"
-from = "watcher <bot@example.org>"
-to = ["me@example.org"]
-
-[web]
-base_url = "https://papers.example.org"
-secret_env = "WATCHER_TEST_SECRET"
-"""
-
-
 def test_a_click_in_the_mail_teaches_the_next_digest(tmp_path):
     """The e-mail (through a real SMTP server) carries the links; a click's token, recorded
     as the web inbox's POST /r/{token} will record it, changes the next day's digest."""
     env = {"WATCHER_TEST_SECRET": SECRET}
     shutil.copy(DATA / "corpus-2025-04-09.jsonl.gz", tmp_path / "day.jsonl.gz")
     with MailServer() as server:
-        (tmp_path / "config.toml").write_text(CONFIG.replace("{port}", str(server.port)))
+        (tmp_path / "config.toml").write_text(mailed_links_config(server.port))
         assert run_watcher("fetch", cwd=tmp_path, env=env).returncode == 0
         out = run_watcher("digest", "daily", "--since", "2025-04-01", cwd=tmp_path, env=env)
         assert out.returncode == 0, out.stderr
@@ -160,7 +131,7 @@ def test_a_click_in_the_mail_teaches_the_next_digest(tmp_path):
         assert sorted((r["paper"], r["value"], r["source"]) for r in ratings(store)) == sorted(
             (c.paper, "up", "link") for c in clicked)
     shutil.copy(DATA / "corpus-2025-04-10.jsonl.gz", tmp_path / "day.jsonl.gz")
-    (tmp_path / "config.toml").write_text(CONFIG.replace("{port}", "1"))
+    (tmp_path / "config.toml").write_text(mailed_links_config(1))
     assert run_watcher("fetch", cwd=tmp_path, env=env).returncode == 0
     out = run_watcher("digest", "daily", "--dry-run", "--to", "json", "--since", "2025-04-10",
                       cwd=tmp_path, env=env)
@@ -197,7 +168,7 @@ def test_a_digest_without_its_links_is_delivered_but_never_silently(tmp_path):
     mail still goes out, the run says why at error level and exits 1, and status shows it."""
     shutil.copy(DATA / "corpus-2025-04-09.jsonl.gz", tmp_path / "day.jsonl.gz")
     with MailServer() as server:
-        (tmp_path / "config.toml").write_text(CONFIG.replace("{port}", str(server.port))
+        (tmp_path / "config.toml").write_text(mailed_links_config(server.port)
                                               .replace('every = "1d"', 'every = "1d"\nlookback = "30d"'))
         out = run_watcher("once", cwd=tmp_path, env={"WATCHER_TEST_SECRET": ""})
     assert out.returncode == 1, out.stderr
@@ -213,7 +184,7 @@ def test_a_digest_without_its_links_is_delivered_but_never_silently(tmp_path):
     # with the secret back, the next delivery is whole again and the run is ok
     shutil.copy(DATA / "corpus-2025-04-10.jsonl.gz", tmp_path / "day.jsonl.gz")
     with MailServer() as server:
-        (tmp_path / "config.toml").write_text(CONFIG.replace("{port}", str(server.port)))
+        (tmp_path / "config.toml").write_text(mailed_links_config(server.port))
         out = run_watcher("once", cwd=tmp_path, env={"WATCHER_TEST_SECRET": SECRET})
     assert out.returncode == 0, out.stderr
     assert "degraded" not in run_watcher("status", cwd=tmp_path).stdout.decode()

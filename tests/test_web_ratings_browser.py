@@ -18,38 +18,10 @@ from test_web_browser import browser, new_page, no_overflow  # noqa: F401 (fixtu
 from test_web_cli import read_url, started, wait_ok
 
 from conftest import DATA, run_watcher
+from helpers import mailed_links_config
 
 SECRET = "a secret for the links of this test"
 LIKED = "2504.05731"  # Retrieval Augmented Generation with Collaborative Filtering for Personalized ...
-
-CONFIG = """
-[watcher]
-database = "watcher.db"
-
-[source.day]
-type = "listing"
-path = "day.jsonl.gz"
-
-[profile.mine]
-query = '"retrieval-augmented" OR RAG OR "retrieval augmented"'
-
-[digest.daily]
-profiles = ["mine"]
-every = "1d"
-channels = ["mail"]
-
-[channel.mail]
-type = "email"
-host = "127.0.0.1"
-port = {smtp}
-security = "none"
-from = "watcher <bot@example.org>"
-to = ["me@example.org"]
-
-[web]
-base_url = "{base}"
-secret_env = "WATCHER_TEST_SECRET"
-"""
 
 
 def html_of(received) -> str:
@@ -86,7 +58,7 @@ def test_up_in_a_received_mail_clicked_in_chromium_teaches_the_next_days_digest(
     base = f"http://127.0.0.1:{port}"
     shutil.copy(DATA / "corpus-2025-04-09.jsonl.gz", tmp_path / "day.jsonl.gz")
     with MailServer() as smtp:
-        (tmp_path / "config.toml").write_text(CONFIG.format(smtp=smtp.port, base=base))
+        (tmp_path / "config.toml").write_text(mailed_links_config(smtp.port, base))
         assert run_watcher("fetch", cwd=tmp_path, env=env).returncode == 0
         out = run_watcher("digest", "daily", "--since", "2025-04-01", cwd=tmp_path, env=env)
         assert out.returncode == 0, out.stderr
