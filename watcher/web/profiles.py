@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import date, timedelta
+from functools import partial
 
 from starlette.requests import Request
 from starlette.routing import Route
@@ -65,6 +66,12 @@ def _chunks(store, day: date):
         yield [row_to_paper({k: v for k, v in r.items() if k != "rowid"}) for r in rows]
 
 
+def _window_chunks(store, start: date, end: date):
+    """The papers filed from ``start`` to ``end``, day by day, CHUNK at a time."""
+    for day in sorted(_days(store, start, end)):
+        yield from _chunks(store, day)
+
+
 def _made_of(st, store, name: str, matcher) -> object:
     """What decides the profile's matches: for a profile without examples or ratings, its
     config alone (a write of papers compiles the matcher anew but changes nothing it does);
@@ -105,12 +112,11 @@ def _preview(store, draft, now, start: date, end: date) -> dict:
     and how many the profile as it is (``now``) selects, read CHUNK papers at a time: the best
     PREVIEW_SHOWN matches are kept, never every paper of the window."""
     found, count, current, stored = [], 0, 0, 0
-    for day in sorted(_days(store, start, end)):
-        for papers in _chunks(store, day):
-            batch = prepare(papers)
-            matches = list(draft.score_batch(batch).values())
-            count, current, stored = count + len(matches), current + len(now.score_batch(batch)), stored + len(papers)
-            found = sorted(found + matches, key=rank_key)[:PREVIEW_SHOWN]
+    for papers in _window_chunks(store, start, end):
+        batch = prepare(papers)
+        matches = list(draft.score_batch(batch).values())
+        count, current, stored = count + len(matches), current + len(now.score_batch(batch)), stored + len(papers)
+        found = sorted(found + matches, key=rank_key)[:PREVIEW_SHOWN]
     return {"start": start, "end": end, "matches": found, "count": count, "current": current, "stored": stored}
 
 
@@ -122,10 +128,8 @@ def _rating_changes(st, store, name: str) -> tuple:
         matcher = st.matcher(name, store)
         kept = st.charts.get(("rating changes", name))
         if kept is None or kept[0] is not matcher:
-            chunks = lambda start, end: (papers for day in sorted(_days(store, start, end))  # noqa: E731
-                                         for papers in _chunks(store, day))
             kept = st.charts.put(("rating changes", name), (matcher, what_ratings_changed(
-                st.config, name, store, rated=matcher, chunks=chunks)))
+                st.config, name, store, rated=matcher, chunks=partial(_window_chunks, store))))
         return kept[1]
 
 
