@@ -44,10 +44,15 @@ def sections(issue: dict) -> list[dict]:
     return list(out.values())
 
 
+def _shown(issues) -> list:
+    """Every match the messages of ``issues`` showed, new and updated, in order."""
+    return [m for i in issues for msg in i["messages"] for m in msg["matches"] + msg["updated"]]
+
+
 def shown_tldrs(store, issues) -> dict[str, str]:
     """The TL;DRs the messages of ``issues`` carried (recorded with each paper); for a message
     recorded before TL;DRs were, the one a digest would have shown (:func:`tldrs`)."""
-    matches = [m for i in issues for msg in i["messages"] for m in msg["matches"] + msg["updated"]]
+    matches = _shown(issues)
     out = tldrs(store, [m.paper for m in matches if not m.tldr])
     out.update({m.paper.key: " ".join(m.tldr.split()) for m in matches if m.tldr})
     return out
@@ -55,7 +60,7 @@ def shown_tldrs(store, issues) -> dict[str, str]:
 
 def papers_of(issues) -> list:
     """Every paper the messages of ``issues`` showed (for their rating buttons)."""
-    return [m.paper for i in issues for msg in i["messages"] for m in msg["matches"] + msg["updated"]]
+    return [m.paper for m in _shown(issues)]
 
 
 def message_json(request: Request, issue: dict, message: dict, tldrs: dict[str, str] | None = None) -> dict:
