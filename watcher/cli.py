@@ -41,6 +41,12 @@ USER_ERRNOS = {errno.EROFS, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EPE
                errno.EEXIST, errno.ENAMETOOLONG}
 
 
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null: no second error when Python flushes it at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 def write_failed(e: OSError) -> None:
     """One line for an OSError that reached the command line and the exit code it means. The
     command line's own reading goes through the config and the store (their errors are caught
@@ -48,9 +54,8 @@ def write_failed(e: OSError) -> None:
     reason = (e.strerror or str(e)).lower()
     where = e.filename if e.filename is not None else "the output"
     code = 2 if e.filename is not None and e.errno in USER_ERRNOS else 1
-    if e.filename is None:  # stdout itself: no second error when Python flushes it at exit
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+    if e.filename is None:  # stdout itself
+        _drop_stdout()
     fail(f"cannot write {where}: {reason}", code)
 
 
@@ -149,8 +154,7 @@ class _Commands(click.Group):
             finally:
                 sys.stdout.flush()  # here, where a full disk is one line, not at exit
         except BrokenPipeError:
-            devnull = os.open(os.devnull, os.O_WRONLY)  # no second error when Python flushes stdout
-            os.dup2(devnull, sys.stdout.fileno())
+            _drop_stdout()
             sys.exit(1)
         except OSError as e:  # the output of --help or of a command, written at the end
             write_failed(e)
