@@ -510,10 +510,11 @@ def ratings_changed_text(profile: str, start, end, changed, rated: int) -> str:
     """``watcher explain --profile NAME``: what the ratings added and removed, one line each."""
     from .formats.text import one_line
     from .ratings import label
+    from .text import plural
 
     added = sum(1 for c in changed if c.added)
-    head = (f"profile {profile}: {rated} rating{'s' if rated != 1 else ''}; over {start} to {end}"
-            f" they added {added} paper{'s' if added != 1 else ''} and removed {len(changed) - added}")
+    head = (f"profile {profile}: {plural(rated, 'rating')}; over {start} to {end}"
+            f" they added {plural(added, 'paper')} and removed {len(changed) - added}")
     lines = [head]
     for c in changed:
         lines.append(f"  {'+ added  ' if c.added else '- removed'} {label(c.match.paper)}  "
