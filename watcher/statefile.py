@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from .errors import InputError
+from .store import busy_timeout, connect_readonly
 
 
 def save(database: Path, out: Path) -> bool:
@@ -28,7 +29,7 @@ def save(database: Path, out: Path) -> bool:
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
         copy = Path(tmp) / "copy.db"
-        src = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+        src = connect_readonly(database, busy_timeout())
         dst = sqlite3.connect(copy)
         try:
             src.backup(dst)
