@@ -8,7 +8,7 @@ Pure: from the cycle's report to text; the command decides when to print it.
 from __future__ import annotations
 
 from .models import Digest
-from .render import plural
+from .text import plural
 from .tldr import tldr_of
 
 
