@@ -237,7 +237,7 @@ _SOURCE_KEYS = {
     "arxiv-rss": {"categories": (list, REQUIRED)},
     "arxiv-oai": {"set": (str, None), "first_fetch": (str, "3d")},
     "hf-daily": {"first_fetch": (str, "3d")},
-        "listing": {"path": (str, None), "url_env": (str, None)},
+    "listing": {"path": (str, None), "url_env": (str, None)},
     "biorxiv": {"server": (str, "biorxiv"), "categories": (list, []), "first_fetch": (str, "3d")},
     "pubmed": {"term": (str, REQUIRED), "api_key_env": (str, None), "first_fetch": (str, "3d")},
     "feed": {},
