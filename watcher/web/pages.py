@@ -49,7 +49,7 @@ def environment() -> jinja2.Environment:
                              autoescape=True, undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, auto_reload=False)
     env.filters.update(FILTERS)
-    env.tests["naming_a_rating"] = names_a_rating
+    env.filters["reasons_shown"] = reasons_shown
     env.filters["urlpart"] = lambda s: quote(str(s), safe="/:")
     env.filters["safe_url"] = safe_url
     env.filters["paper_tldr"] = lambda p: stored_tldrs([p], {})[p.key]
@@ -59,6 +59,13 @@ def environment() -> jinja2.Environment:
     env.filters["by_profile"] = by_profile
     env.globals["ISSUE_PAGE"] = ISSUE_PAGE
     return env
+
+
+@jinja2.pass_context
+def reasons_shown(context, reasons) -> list[str]:
+    """The reasons of a match a page shows: every one, but on a published site
+    (``static_site``) none that names a rated paper (:func:`watcher.learn.names_a_rating`)."""
+    return [r for r in reasons if not (context["static_site"] and names_a_rating(r))]
 
 
 ISSUE_PAGE = 50  # papers of one message a page shows; the rest a page later (``?page=``)
