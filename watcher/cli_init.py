@@ -108,17 +108,16 @@ def state_restore(ctx: Context, file: Path, force, git_branch, git_remote) -> No
 
     config = ctx.config
     db = config.settings.database
-    missing = f"{file} does not exist"
+    fetched = True
     if git_branch:
         from .statebranch import fetch
 
-        if not fetch(git_remote, git_branch, file, Path.cwd()):
-            missing = f"no branch {git_branch} on the remote yet"
-    if missing.startswith("no branch"):
-        pass  # never an older FILE lying about: the branch is the state
-    elif restore(file, db, force):
+        fetched = fetch(git_remote, git_branch, file, Path.cwd())
+    # without the branch, never an older FILE lying about: the branch is the state
+    if fetched and restore(file, db, force):
         click.echo(f"restored {db} from {file}" + (f" (branch {git_branch})" if git_branch else ""))
         return
+    missing = f"{file} does not exist" if fetched else f"no branch {git_branch} on the remote yet"
     from .progress import duration
 
     def span(d):
