@@ -67,7 +67,8 @@ def paper_block(m: Match, fmt: str, links=None) -> str:
     reader has no other way to give feedback)."""
     p = m.paper
     url = paper_url(m, links)
-    rate = [(label, safe_url(links.paper(m)[a])) for a, label in RATING_LABELS.items()] if links else []
+    urls = links.paper(m) if links else {}
+    rate = [(label, safe_url(urls[a])) for a, label in RATING_LABELS.items()] if links else []
     meta = " · ".join(x for x in (authors(p.authors, 5), dated(p)) if x)
     tldr = tldr_of(m)
     why = "; ".join(m.reasons)
