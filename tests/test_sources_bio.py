@@ -48,8 +48,9 @@ def serve_pubmed(stand_in) -> PubmedApi:
     return api
 
 
-def feed(server, now=NOW):
-    cfg = SourceConfig(name="natneuro", type="feed", url=server.url("/neuro.rss"), timeout=1.0)
+def feed(server, now=NOW, **kw):
+    cfg = SourceConfig(name="natneuro", type="feed", url=server.url("/neuro.rss"), timeout=1.0,
+                       **{"first_fetch": None, **kw})
     return make_source(cfg, context(fast_client(), now))
 
 
@@ -190,6 +191,16 @@ def test_a_journal_feed_gives_doi_journal_abstract_and_is_fetched_conditionally(
         feed(server).fetch({})
 
 
+def test_a_feeds_first_fetch_takes_only_items_within_first_fetch_and_later_fetches_take_all(server):
+    server.route("/neuro.rss", Reply(body=data(NATURE)))  # items of 11-25, 11-24 and 11-21; no ETag
+    now = datetime(2026, 11, 26, 8, 0, tzinfo=timezone.utc)
+    first = feed(server, now, first_fetch=timedelta(days=2)).fetch({})
+    assert [p.announced for p in first.papers] == [date(2026, 11, 25), date(2026, 11, 24)]
+    later = feed(server, now, first_fetch=timedelta(days=2)).fetch(first.state)
+    assert len(later.papers) == 3  # after the first fetch the store tells new from seen
+    assert len(feed(server, now).fetch({}).papers) == 3  # no first_fetch: every item, first time too
+
+
 def test_a_feed_item_without_prism_takes_its_doi_from_dc_identifier_or_the_link():
     from watcher.formats import journal_feed
 
@@ -238,6 +249,10 @@ def test_the_sources_of_spec_8_load_and_bad_ones_are_named(write_config):
     local = load_config(write_config(SOURCES.replace("https://www.nature.com/nature.rss",
                                                      "file:///srv/toc/nature.rss")))
     assert local.sources["nature"].url == "file:///srv/toc/nature.rss"
+    assert config.sources["nature"].first_fetch is None and config.sources["bio"].first_fetch == timedelta(days=3)
+    for typ in ("bio", "pubmed", "nature"):  # SPEC §8: every source keeps url, timeout and first_fetch
+        kept = load_config(write_config(SOURCES.replace(f"[source.{typ}]\n", f'[source.{typ}]\nfirst_fetch = "7d"\ntimeout = 12\n')))
+        assert kept.sources[typ].first_fetch == timedelta(days=7) and kept.sources[typ].timeout == 12
     for change, key, words in [
         (('"neuroscience", "Cell_Biology"', '"neurosciense"'), "source.bio.categories", "not a biorxiv subject"),
         (('server = "biorxiv"', 'server = "chemrxiv"'), "source.bio.server", "not one of biorxiv, medrxiv"),

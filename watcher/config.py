@@ -80,7 +80,7 @@ class SourceConfig:
     path: Path | None = None
     page_size: int = 200
     timeout: float = 30.0
-    first_fetch: timedelta = timedelta(days=3)
+    first_fetch: timedelta | None = timedelta(days=3)  # feed: None, every item the feed holds
     server: str | None = None  # biorxiv: biorxiv or medrxiv
     term: str | None = None  # pubmed: the PubMed query
     api_key_env: str | None = None  # pubmed: the variable holding an NCBI API key
@@ -240,7 +240,7 @@ _SOURCE_KEYS = {
     "listing": {"path": (str, None), "url_env": (str, None)},
     "biorxiv": {"server": (str, "biorxiv"), "categories": (list, []), "first_fetch": (str, "3d")},
     "pubmed": {"term": (str, REQUIRED), "api_key_env": (str, None), "first_fetch": (str, "3d")},
-    "feed": {},
+    "feed": {"first_fetch": (str, None)},
 }
 _PROFILE_KEYS = {
     "title": (str, None),
@@ -620,7 +620,7 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
         path=_resolve(base, v["path"]) if v.get("path") else None,
         page_size=v.get("page_size", 200), timeout=v["timeout"],
         first_fetch=r.duration(f"{where}.first_fetch", v["first_fetch"])
-        if v.get("first_fetch") else timedelta(days=3),
+        if v.get("first_fetch") else None if typ == "feed" else timedelta(days=3),
         server=v.get("server"), term=v.get("term"), api_key_env=v.get("api_key_env"),
         url_env=_env_name(r, f"{where}.url_env", v.get("url_env")),
     )

@@ -5,6 +5,8 @@ or its PubMed record (SPEC §8)."""
 
 from __future__ import annotations
 
+from datetime import date
+
 from ..formats import journal_feed
 from .base import FetchResult, Source
 from .common import conditional_get, name_papers, parse_listing
@@ -22,5 +24,16 @@ class FeedSource(Source):
                                 today=self.ctx.now.date())
         for paper in listing.papers:
             paper.announced = paper.announced or listing.date or self.ctx.now.date()
-        name_papers(self, listing.papers)
-        return FetchResult(papers=listing.papers, state=dict(validators))
+        papers = [p for p in listing.papers if p.announced >= self._first_day(state)]
+        name_papers(self, papers)
+        return FetchResult(papers=papers, state=dict(validators, fetched=True))
+
+    def _first_day(self, state: dict) -> date:
+        """The oldest item date taken: a backfill's start (``watcher fetch --since``); on the
+        very first fetch ``now - first_fetch`` when it is set; else every item (a feed holds
+        only its latest items, and after the first fetch the store tells new from seen)."""
+        if self.ctx.since is not None:
+            return self.ctx.since.date()
+        if not state.get("fetched") and self.cfg.first_fetch is not None:
+            return (self.ctx.now - self.cfg.first_fetch).date()
+        return date.min
