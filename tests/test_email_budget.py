@@ -161,7 +161,9 @@ def sample_mail(folder, secret: str | None) -> bytes:
     """The sample digest (``watcher once --sample``, the shipped config) as one e-mail through a
     real SMTP server, with rating links when ``secret`` is given."""
     from conftest import REPO
-    from test_links import CONFIG as LINKS_CONFIG
+    from helpers import mailed_links_config
+
+    LINKS_CONFIG = mailed_links_config("{port}")
 
     folder.mkdir()
     config = (REPO / "config.toml").read_text().replace('channels = ["archive"]', 'channels = ["mail"]')

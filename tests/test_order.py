@@ -7,7 +7,9 @@ import json
 import shutil
 
 from conftest import DATA, run_watcher
-from test_links import CONFIG as LINKS_CONFIG
+from helpers import mailed_links_config
+
+LINKS_CONFIG = mailed_links_config("{port}")
 
 # the links test's config (a listing of one corpus day, one profile), a broader query, an order
 CONFIG = (LINKS_CONFIG.replace("""'"retrieval-augmented" OR RAG OR "retrieval augmented"'""",
