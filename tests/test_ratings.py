@@ -161,6 +161,62 @@ def test_rate_finds_the_profile_or_asks_for_it(folder):
     assert "down" in text and BOTH in text and RAG_ONLY not in text
 
 
+VISION_ONLY = "2504.06027"  # image registration with a diffusion model: only vision selects it
+
+
+def deliver(folder) -> None:
+    """The digest of both profiles, delivered through the pipeline (the corpus day's papers)."""
+    out = watcher(folder, "digest", "daily", "--since", "2025-04-09")
+    assert out.returncode == 0, out.stderr
+
+
+def test_a_delivered_papers_rating_goes_to_the_profile_it_was_delivered_under(folder):
+    """One digest of two profiles: its message records which profile matched each paper, and a
+    rating without --profile goes to that profile only, not to every profile of the digest."""
+    deliver(folder)
+    for paper, profile in ((RAG_ONLY, "rag"), (VISION_ONLY, "vision"),
+                           (BOTH, "vision")):  # both select it; the digest showed it for vision
+        out = watcher(folder, "rate", "up", paper)
+        assert (out.returncode, out.stdout.decode().strip()) == (0, f"{paper}: rated up for {profile}"), out.stderr
+    assert sorted((r["paper"], r["profile"]) for r in listed(folder)) == [
+        (BOTH, "vision"), (RAG_ONLY, "rag"), (VISION_ONLY, "vision")]
+
+
+def test_a_delivery_recorded_without_its_profile_counts_for_its_digests_profiles(folder):
+    """Deliveries from before the profile of each paper was recorded (m002 leaves it NULL;
+    m008 makes them messages with it NULL): the rating belongs to the digest's profiles."""
+    import sqlite3
+
+    deliver(folder)
+    conn = sqlite3.connect(folder / "watcher.db")
+    with conn:  # the database as those versions left it: the issue's papers, without profiles
+        conn.execute("""INSERT INTO issue_papers (digest, day, paper, position, kind, version)
+                        SELECT m.digest, m.day, mp.paper, mp.position, mp.kind, mp.version
+                        FROM message_papers mp JOIN messages m ON m.id = mp.message""")
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm008_messages'")
+        conn.execute("DROP TABLE message_papers")
+        conn.execute("DROP TABLE messages")
+    conn.close()
+    for paper in (RAG_ONLY, VISION_ONLY):
+        out = watcher(folder, "rate", "up", paper)
+        assert (out.returncode, out.stderr.decode().strip()) == (
+            2, f"watcher: {paper} belongs to several profiles (rag, vision): say which with --profile")
+    with Store.open(folder / "watcher.db", readonly=True) as store:  # m008 ran again
+        shown = list(store.db.execute("SELECT paper, profile FROM message_papers"))
+    assert {RAG_ONLY, VISION_ONLY} <= {key for key, _ in shown} and {p for _, p in shown} == {None}
+    assert listed(folder) == []
+
+
+def test_a_profile_recorded_but_no_longer_configured_counts_for_its_digests_profiles(folder):
+    deliver(folder)
+    (folder / "config.toml").write_text(CONFIG.replace("{vision}", "pictures"))  # vision renamed
+    out = watcher(folder, "rate", "up", VISION_ONLY)
+    assert (out.returncode, out.stderr.decode().strip()) == (
+        2, f"watcher: {VISION_ONLY} belongs to several profiles (pictures, rag): say which with --profile")
+    out = watcher(folder, "rate", "up", RAG_ONLY)  # recorded under rag, still configured
+    assert out.returncode == 0 and out.stdout.decode().strip() == f"{RAG_ONLY}: rated up for rag"
+
+
 def test_undoing_what_was_never_done_says_so(folder):
     """`rate unsave` of a paper not saved, `rate clear` of one not rated: what was so, not
     "removed ... (already so)"; a second `save` keeps "(already so)"."""

@@ -141,25 +141,34 @@ def test_a_pages_buttons_find_their_profiles_in_one_batch_through_the_percolator
         found = owners_of(many, store, papers, compiled.get)
         assert len(batches) == 1
         one_by_one = {}  # the rule, one paper and one profile at a time
-        for p in papers:
-            digests = [d for (d,) in store.db.execute("SELECT digest FROM deliveries WHERE paper = ?", [p.key])]
-            mine = sorted({n for d in digests for n in many.digests[d].profiles})
-            one_by_one[p.key] = mine or sorted(n for n in many.profiles if compiled[n].score(p) is not None)
+        for p in papers:  # each delivery: the profiles its messages recorded, else its digest's
+            mine = set()
+            for d, ch in store.db.execute("SELECT digest, channel FROM deliveries WHERE paper = ?", [p.key]):
+                shown = {n for (n,) in store.db.execute(
+                    "SELECT mp.profile FROM message_papers mp JOIN messages m ON m.id = mp.message "
+                    "WHERE mp.paper = ? AND m.digest = ? AND m.channel = ?", [p.key, d, ch]) if n in many.profiles}
+                mine |= shown or set(many.digests[d].profiles)
+            one_by_one[p.key] = sorted(mine) or sorted(n for n in many.profiles if compiled[n].score(p) is not None)
         single = owners(many, store, papers[0], compiled.get)
     assert found == one_by_one and single == found[papers[0].key]
     assert any(len(v) > 1 for v in found.values()) and any(v == [] for v in found.values())
 
 
 def test_the_ledger_is_indexed_by_paper(sample):
+    """The profiles delivered papers were shown under (owners_of's one query) are found
+    through indexes: the ledger and the messages' papers by paper, the messages by id."""
+    from watcher.ratings import DELIVERED_UNDER
+
     _, db = sample
     conn = sqlite3.connect(db)
     try:
-        plan = " ".join(r[-1] for r in conn.execute(
-            "EXPLAIN QUERY PLAN SELECT DISTINCT paper, digest FROM deliveries WHERE paper IN (?, ?)",
-            ["a", "b"]))
+        plan = [r[-1] for r in conn.execute("EXPLAIN QUERY PLAN " + DELIVERED_UNDER.format("?, ?"), ["a", "b"])]
     finally:
         conn.close()
-    assert "deliveries_paper" in plan, plan
+    assert not [step for step in plan if step.startswith("SCAN")], plan
+    joined = " ".join(plan)
+    assert "deliveries_paper" in joined and "message_papers_paper" in joined, plan
+    assert "SEARCH m USING INTEGER PRIMARY KEY" in joined, plan
 
 
 def test_watcher_serve_hands_the_interpreter_lock_on_every_millisecond(sample, monkeypatch):

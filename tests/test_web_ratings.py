@@ -312,6 +312,36 @@ def test_without_a_match_each_paper_gets_buttons_per_profile_it_belongs_to(sampl
         assert seen["delivered"] and seen["diffusion"] and seen["none"], seen
 
 
+def test_a_delivered_papers_buttons_are_for_the_profile_it_was_delivered_under(tmp_path):
+    """One digest of two profiles (the shipped llm-rl and a diffusion profile), delivered by
+    `watcher once --sample`: a delivered paper's buttons on its page and in search results are
+    for the profile its message recorded, as `watcher rate` decides, not for both."""
+    from conftest import REPO, run_watcher
+
+    shipped = (REPO / "config.toml").read_text()
+    assert 'profiles = ["llm-rl"]' in shipped
+    (tmp_path / "config.toml").write_text(
+        shipped.replace('profiles = ["llm-rl"]', 'profiles = ["llm-rl", "diffusion"]')
+        + '\n[profile.diffusion]\nquery = "ti:diffusion"\n')
+    assert run_watcher("once", "--sample", cwd=tmp_path).returncode == 0
+    config, db = load_config(tmp_path / "config.toml"), tmp_path / "watcher-sample.db"
+    with Store.open(db, readonly=True) as store:
+        shown = {key: profile for key, profile in store.db.execute("SELECT paper, profile FROM message_papers")}
+    assert set(shown.values()) == {"llm-rl", "diffusion"}
+    seen = []
+    with client_for(config, db) as c:
+        for q in ("ti:diffusion", "GRPO"):
+            page = c.get("/search", params={"q": q})
+            for k in (unquote(unescape(i)) for i in re.findall(r'<article class="paper[^"]*" id="p-([^"]+)"', page.text)):
+                if k in shown:
+                    seen.append(shown[k])
+                    assert [f["profile"] for f in forms_for(page, k) if "profile" in f] == [shown[k]], (q, k)
+        for key in {next(k for k, p in shown.items() if p == name) for name in ("llm-rl", "diffusion")}:
+            page = c.get(f"/papers/{quote(key)}")
+            assert [f["profile"] for f in forms_for(page, key) if "profile" in f] == [shown[key]], key
+    assert "llm-rl" in seen and "diffusion" in seen, seen
+
+
 # --- reading list and profile ---------------------------------------------------------------
 
 def test_saved_lists_the_reading_list_with_unsave_and_saved_bib_downloads_it(site):

@@ -59,8 +59,8 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
 
 def _profile_of(config, paper, owners: list[str]) -> str:
     """The one profile ``paper`` belongs to (``owners``: :func:`watcher.ratings.owners_of`'s
-    answer for it: the only profile, else the profiles of the digests that delivered it, else
-    the profiles that select it now); several or none: a RatingError."""
+    answer for it: the only profile, else the profiles it was delivered under, else the
+    profiles that select it now); several or none: a RatingError."""
     names = list(config.profiles)
     if len(owners) == 1:
         return owners[0]

@@ -140,22 +140,42 @@ def owners(config, store: Store, paper: Paper, matcher=None) -> list[str]:
     return owners_of(config, store, [paper], matcher)[paper.key]
 
 
+# Each delivery of the papers (digest, channel, paper) with the profile(s) its messages recorded
+# it under, or one row with NULL where none did (deliveries from before profiles were recorded).
+# Indexed all the way: deliveries(paper), message_papers(paper), messages by id.
+DELIVERED_UNDER = """
+    SELECT DISTINCT d.paper, d.digest, d.channel, mp.profile
+    FROM deliveries d LEFT JOIN message_papers mp ON mp.paper = d.paper AND mp.profile <> ''
+         AND EXISTS (SELECT 1 FROM messages m WHERE m.id = mp.message AND m.digest = d.digest
+                     AND m.channel = d.channel)
+    WHERE d.paper IN ({})"""
+
+
 def owners_of(config, store: Store, papers: Collection[Paper], matcher=None) -> dict[str, list[str]]:
     """For each of ``papers`` (by key), the profiles it belongs to, for a rating that does not
-    name one: the only profile; else the profiles of the digests that delivered it (one query
-    for all the papers; ``deliveries(paper)`` is indexed); else the profiles that select it
-    now, decided for all the remaining papers in one batch through the percolator
-    (:mod:`watcher.percolate`), as a digest selects: a profile none of whose anchor terms
-    occurs is not evaluated at all. ``matcher(name)``: a profile's compiled matcher (default:
+    name one: the only profile; else, for a paper a digest delivered, the profiles its messages
+    recorded it under (the match's profile, decided when the digest was built: the union over
+    every message that showed it), a delivery without one (recorded before profiles were, or
+    under a profile no longer configured) counting for its digest's profiles; else the profiles
+    that select it now, decided for all the remaining papers in one batch through the
+    percolator (:mod:`watcher.percolate`), as a digest selects: a profile none of whose anchor
+    terms occurs is not evaluated at all. The deliveries of all the papers are one query
+    (:data:`DELIVERED_UNDER`). ``matcher(name)``: a profile's compiled matcher (default:
     compiled here, learning from the ratings). Each list sorted; empty when none."""
     papers = list({p.key: p for p in papers}.values())
     names = list(config.profiles)
     if len(names) <= 1:
         return {p.key: names for p in papers}
     out: dict[str, set[str]] = {p.key: set() for p in papers}
-    for key, digest in store.rows_in("SELECT DISTINCT paper, digest FROM deliveries WHERE paper IN ({})",
-                                     list(out)):
-        if digest in config.digests:
+    recorded: dict[tuple[str, str, str], set[str]] = {}
+    for key, digest, channel, profile in store.rows_in(DELIVERED_UNDER, list(out)):
+        known = recorded.setdefault((key, digest, channel), set())
+        if profile in config.profiles:
+            known.add(profile)
+    for (key, digest, _), known in recorded.items():
+        if known:
+            out[key].update(known)
+        elif digest in config.digests:
             out[key].update(config.digests[digest].profiles)
     rest = [p for p in papers if not out[p.key]]
     if rest:
