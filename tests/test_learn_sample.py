@@ -131,3 +131,41 @@ def test_the_profile_page_lists_what_ratings_changed(site):
         listed = c.get("/profiles/llm-rl.json").json()["rating_changes"]
     assert [(p["key"], p["title"], p["added"], p["rating"]) for p in listed] == [
         (c.match.paper.key, c.match.paper.title, c.added, c.rating) for c in changes]
+
+
+def test_the_profile_pages_sentences_on_a_disliked_delivery_stay_apart(site):
+    """A delivered paper rated down is no longer selected: the chart's caption says so in a
+    sentence of its own, not run into the next one ("filed before 2025-03-14.11 of the …")."""
+    config, db = site
+    with Store.open(db) as store:
+        apply_rating(store, "down", "llm-rl", DISLIKES[0], "web", profiles=config.profiles)
+    with TestClient(app_for(config, db)) as c:
+        page = text(c.get("/profiles/llm-rl"))
+    assert "1 of the delivered papers would not be selected now" in page
+    assert "of the papers that match now" in page  # the sentence that follows it
+    assert re.search(r"filed before \d{4}-\d\d-\d\d\. \d+ of the papers that match now", page), page
+
+
+def test_explain_names_a_changed_paper_without_an_arxiv_id_once(site):
+    """A paper the ratings added that has no arXiv id (a Hugging Face entry, a journal article)
+    is listed by its DOI, else by its title alone: never its title twice."""
+    config, db = site
+    config.path.write_text(config.path.read_text() + '\n[profile.reasoning]\nquery = \'reasoning OR "chain-of-thought" OR CoT\'\n')
+    cfg = ["--config", str(config.path)]
+    assert run_watcher(*cfg, "rate", "up", "2504.07532", "2504.07615", "2504.07956", "--profile", "reasoning",
+                       "--sample").returncode == 0
+    r = run_watcher(*cfg, "explain", "--profile", "reasoning", "--sample")
+    assert r.returncode == 0, r.stderr
+    from watcher.config import load_config
+
+    with Store.open(db, readonly=True) as store:
+        _, _, changes = what_ratings_changed(load_config(config.path), "reasoning", store)
+    unnamed = [c for c in changes if not c.match.paper.arxiv_id]
+    assert unnamed, "the sample has Hugging Face papers without an arXiv id among these"
+    lines = r.stdout.decode().splitlines()[1:]
+    assert len(lines) == len(changes)
+    for line, c in zip(lines, changes):
+        p = c.match.paper
+        named = p.arxiv_id or p.doi
+        assert line == f"  + added   {named + '  ' if named else ''}{p.title}  ({c.rating})", line
+        assert line.count(p.title) == 1

@@ -509,7 +509,6 @@ def explain(ctx: Context, paper, profile, sample) -> None:
 def ratings_changed_text(profile: str, start, end, changed, rated: int) -> str:
     """``watcher explain --profile NAME``: what the ratings added and removed, one line each."""
     from .formats.text import one_line
-    from .ratings import label
     from .text import plural
 
     added = sum(1 for c in changed if c.added)
@@ -517,8 +516,10 @@ def ratings_changed_text(profile: str, start, end, changed, rated: int) -> str:
             f" they added {plural(added, 'paper')} and removed {len(changed) - added}")
     lines = [head]
     for c in changed:
-        lines.append(f"  {'+ added  ' if c.added else '- removed'} {label(c.match.paper)}  "
-                     f"{one_line(c.match.paper.title)}  ({c.rating})")
+        paper = c.match.paper
+        named = paper.arxiv_id or paper.doi  # what `watcher explain` takes; else the title alone
+        lines.append(f"  {'+ added  ' if c.added else '- removed'} {named + '  ' if named else ''}"
+                     f"{one_line(paper.title)}  ({c.rating})")
     return "\n".join(lines)
 
 
