@@ -106,3 +106,51 @@ def test_every_search_runs_in_a_worker_thread_never_on_the_event_loop(tmp_path, 
                 assert r.status_code == 200
     assert len(search_threads) == 2 * len(queries)
     assert loop_threads and not loop_threads & set(search_threads)
+
+
+def test_a_small_batch_reads_a_word_from_its_papers_as_its_index_finds_it():
+    """A search's chunk of candidates looks its few words up by reading each paper's field
+    (index.SCANS words a field) instead of indexing every word of every paper: the same
+    papers for every word, prefix and category of the corpus, in every field."""
+    from watcher import index
+
+    papers = corpus()
+    indexed = prepare(papers)
+    fields = ("title", "abstract", "authors", "categories", "venues", "dois")
+    words = {f: sorted(indexed.index(f)) for f in fields}
+    asked = 0
+    for start in range(0, len(papers), 40):
+        chunk = papers[start:start + 40]
+        reference = prepare(chunk)
+        for f in fields:
+            reference.index(f)  # indexed first: postings reads the index
+        for f in fields:
+            sample = words[f][start % 7::7][:60]
+            asks = sample + [w[:3] + "*" for w in sample if len(w) > 3] + ["zzzz", "zz*"]
+            for k in range(0, len(asks), index.SCANS):
+                batch = prepare(chunk)  # a fresh batch for each SCANS words: every one read
+                for word in asks[k:k + index.SCANS]:
+                    assert batch.postings(f, word) == reference.postings(f, word), (f, word)
+                    asked += 1
+                assert f not in batch._index  # read from the papers, never indexed
+    assert asked > 2000
+
+
+def test_the_check_reads_the_stored_words_which_are_the_matchers_own(tmp_path):
+    """The words the store keeps of each paper (search_title, search_abstract: what the index
+    holds) are the ones normalising its text gives, so the check reads them instead of
+    normalising again; a paper whose stored words are missing is normalised as before."""
+    from watcher.index import prepare_doc
+    from watcher.store import row_to_paper
+
+    papers = corpus()
+    with Store.open(tmp_path / "w.db") as s:
+        s.upsert(papers, NOW)
+        rows = [dict(r) for r in s.db.query("SELECT * FROM papers")]
+    assert len(rows) == len(papers)
+    for row in rows:
+        paper = row_to_paper(row)
+        assert prepare_doc(paper, row) == prepare_doc(paper), paper.key
+        assert prepare_doc(paper, dict(row, search_abstract=None)) == prepare_doc(paper)
+    row = dict(rows[0], search_title="stored words")
+    assert prepare_doc(row_to_paper(row), row).title == " stored words "  # read, not normalised

@@ -23,6 +23,8 @@ from .text import field_text, name_key, same_person
 CENTROID_WORDS = 300  # a centroid of examples keeps its heaviest words (watcher.match, watcher.learn)
 SIMILAR_ONE = 0.12  # the similarity threshold of a single example (a prior for a few)
 _SETS = ("categories", "venues", "dois")  # Doc fields that are sets of whole values, not text
+SCAN_DOCS = 512  # a batch this small looks a word up by reading its papers' fields ...
+SCANS = 8  # ... for this many words of a field; the next one indexes the field (see postings)
 
 
 
@@ -51,8 +53,11 @@ class Hit:
     category: bool = False
 
 
-def prepare_doc(paper: Paper) -> Doc:
-    """Normalise one paper's searchable fields."""
+def prepare_doc(paper: Paper, stored: dict | None = None) -> Doc:
+    """Normalise one paper's searchable fields. ``stored``: the paper's :func:`search_text` as
+    the store keeps it beside the paper (every write computes it again), whose title and
+    abstract words are these fields' words as they are: normalising an abstract again is most of
+    a search's check of a candidate. A column missing or NULL there is normalised here."""
     names = tuple(k for k in (name_key(a) for a in paper.authors) if k)
     authors = " " + " , ".join(" ".join((*given, last)) for last, given in names) + " "
     cats = set()
@@ -63,7 +68,11 @@ def prepare_doc(paper: Paper) -> Doc:
     venues = {title_fingerprint(v) for v in (*paper.venues, paper.journal, paper.journal_ref) if v}
     if paper.arxiv_id:
         venues.add("arxiv")
-    return Doc(paper, field_text(paper.title), field_text(paper.abstract or ""), authors,
+    title = abstract = None
+    if stored:
+        title, abstract = stored.get("search_title"), stored.get("search_abstract")
+    return Doc(paper, field_text(paper.title) if title is None else f" {title} ",
+               field_text(paper.abstract or "") if abstract is None else f" {abstract} ", authors,
                names, frozenset(cats), frozenset(venues), frozenset(paper.dois))
 
 
@@ -86,12 +95,14 @@ class Batch:
     Term lookups are cached, so many profiles sharing terms pay for each term once.
     """
 
-    def __init__(self, papers: Iterable[Paper]):
-        self.docs = [prepare_doc(p) for p in papers]
+    def __init__(self, papers: Iterable[Paper], stored: list[dict] | None = None):
+        papers = list(papers)
+        self.docs = [prepare_doc(p, w) for p, w in zip(papers, stored or [None] * len(papers), strict=True)]
         self.all = frozenset(range(len(self.docs)))
         self._index: dict[str, dict[str, list[int]]] = {}
         self._hits: dict[tuple, dict[int, Hit]] = {}
         self._sets: dict[tuple[str, str], set[int]] = {}
+        self._scans: dict[str, int] = defaultdict(int)
         self._sorted: dict[str, list[str]] = {}
         self._keys: dict[tuple, set[int]] = {}
         self._authored: dict[tuple, dict[int, list[int]]] = {}
@@ -144,6 +155,9 @@ class Batch:
         not to be modified."""
         key = (field, word)
         found = self._sets.get(key)
+        if found is None and self._scannable(field, word):
+            self._scans[field] += 1
+            found = self._sets[key] = self._scan(field, word)
         if found is None:
             idx = self.index(field)
             if word.endswith("*"):
@@ -154,6 +168,29 @@ class Batch:
                 found = set(idx.get(word, ()))
             self._sets[key] = found
         return found
+
+    def _scannable(self, field: str, word: str) -> bool:
+        """Whether :meth:`postings` reads the papers' ``field`` for ``word`` rather than indexing
+        the field: a small batch (a search's chunk of candidates) asked for a few words costs
+        one substring test per paper and word, where the index costs a split and a list append
+        per word of every paper — most of a search's check. A big batch, or a field asked for
+        many words (many profiles), is indexed once as before."""
+        stem = word[:-1] if word.endswith("*") else word
+        return (field not in self._index and len(self.docs) <= SCAN_DOCS and self._scans[field] < SCANS
+                and (field in _SETS or bool(stem) and " " not in stem))  # a text field's words: no spaces
+
+    def _scan(self, field: str, word: str) -> set[int]:
+        """The papers whose ``field`` holds ``word`` (``word*``: a word starting with it), read
+        from each paper: what the field's index gives, as a text field is its words between
+        single spaces (``" tok tok "``) and a set field holds whole values."""
+        docs = self.docs
+        if field in _SETS:
+            if word.endswith("*"):
+                stem = word[:-1]
+                return {i for i, doc in enumerate(docs) if any(v.startswith(stem) for v in getattr(doc, field))}
+            return {i for i, doc in enumerate(docs) if word in getattr(doc, field)}
+        needle = " " + word[:-1] if word.endswith("*") else f" {word} "
+        return {i for i, doc in enumerate(docs) if needle in getattr(doc, field)}
 
     def _completions(self, field: str, stem: str) -> list[str]:
         """The words of ``field`` that start with ``stem``, found by bisection in the sorted
@@ -269,9 +306,10 @@ class Batch:
         return out
 
 
-def prepare(papers: Iterable[Paper] | Batch) -> Batch:
-    """A :class:`Batch` for ``papers`` (a Batch is returned as it is)."""
-    return papers if isinstance(papers, Batch) else Batch(papers)
+def prepare(papers: Iterable[Paper] | Batch, stored: list[dict] | None = None) -> Batch:
+    """A :class:`Batch` for ``papers`` (a Batch is returned as it is); ``stored``: each
+    paper's stored :func:`search_text` (see :func:`prepare_doc`)."""
+    return papers if isinstance(papers, Batch) else Batch(papers, stored)
 
 
 def paper_vector(doc: Doc, weight, title_boost: float = 0.0) -> dict[str, float]:

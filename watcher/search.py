@@ -163,8 +163,8 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
         if not rows:
             break
         out.scanned += len(rows)
-        papers = [row_to_paper(dict(zip(names, r))) for r in rows]
-        kept.extend(_keep(papers, query, filters))
+        found = [dict(zip(names, r)) for r in rows]  # with the words the index holds of each
+        kept.extend(_keep([row_to_paper(row) for row in found], query, filters, found))
         # the next chunk: what the page still lacks at the rate seen so far, plus a quarter
         # (a doubling chunk checked up to twice the candidates a page needed); doubling while
         # nothing passes
@@ -197,11 +197,12 @@ def _reads(node) -> set[str]:
 
 
 def _lean(papers: list[Paper], query: Query) -> list[Paper]:
-    """Copies of ``papers`` without the text ``query`` never reads: normalising a title and an
-    abstract is most of a check's cost, and an ``au:`` query needs neither. The query matches
-    a copy exactly when it matches the paper."""
+    """Copies of ``papers`` without the text ``query`` never reads, when that saves normalising
+    text (the authors' names for a ``ti:`` query; a title and an abstract when their stored
+    words are missing); the papers themselves when it would save only their categories. The
+    query matches a copy exactly when it matches the paper."""
     blank = {k: v for k, v in _BLANK.items() if k not in _reads(query.root)}
-    if not blank:
+    if not blank.keys() & {"title", "abstract", "authors"}:
         return papers
     out = []
     for p in papers:
@@ -244,12 +245,16 @@ def could_match(node, paper: Paper, folded: dict | None = None) -> bool:
     return all(could_match(item, paper, folded) for item in node.items if not isinstance(item, Not))
 
 
-def _keep(papers: list[Paper], query: Query | None, filters: Filters) -> list[Paper]:
+def _keep(papers: list[Paper], query: Query | None, filters: Filters, rows: list[dict]) -> list[Paper]:
+    """The ``papers`` that ``query`` and ``filters`` select, checked by the query language;
+    ``rows``: their rows in the store, whose normalised words (``search_title``,
+    ``search_abstract``) the check reads rather than normalising the text again."""
     if query:
-        papers = [p for p in papers if could_match(query.root, p)]
-        if not papers:
+        pairs = [(p, row) for p, row in zip(papers, rows, strict=True) if could_match(query.root, p)]
+        if not pairs:
             return []
-    batch = prepare(_lean(papers, query) if query and filters.matcher is None else papers)
+        papers, rows = [p for p, _ in pairs], [row for _, row in pairs]
+    batch = prepare(_lean(papers, query) if query and filters.matcher is None else papers, rows)
     keep = set(batch.evaluate(query.root)) if query else set(range(len(papers)))
     if filters.matcher is not None and keep:
         keep &= set(filters.matcher.score_batch(batch))
