@@ -241,6 +241,29 @@ def test_every_page_with_papers_has_the_buttons_and_they_come_back_to_it(site, p
     assert recorded(db) == ([("llm-rl", PAPER, "up", "web")], [PAPER])
 
 
+ODF = "title:online difficulty filtering for reasoning oriented reinforcement learning|bae|2025-04-04"
+
+
+@pytest.mark.parametrize("paper", [PAPER, ODF])  # an arXiv id; a key with spaces and a '|'
+@pytest.mark.parametrize("path, action", [("/profiles/llm-rl", "up"), ("/profiles/llm-rl", "down"),
+                                          ("/saved", "save"), ("/", "up"), ("/papers/{paper}", "up")])
+def test_a_button_comes_back_at_the_paper_on_every_page_that_lists_it(site, path, action, paper):
+    """The 303 after a button ends in ``#p-{key}``: the page it returns to has that element, so
+    the browser shows the paper just rated, not the top of the page (the profile page's list of
+    your ratings and a paper's own page had no such element)."""
+    config, db = site
+    path = path.format(paper=quote(paper, safe="/:"))
+    with client_for(config, db) as c:
+        token = csrf_of(c.get("/"))
+        back = c.post("/rate", data={"csrf": token, "action": action, "paper": paper, "next": path,
+                                     **({} if action == "save" else {"profile": "llm-rl"})})
+        assert back.status_code == 303
+        where, _, fragment = back.headers["location"].partition("#")
+        assert where == path and fragment == "p-" + quote(paper, safe="/:")
+        page = c.get(path).text
+        assert page.count(f'id="{fragment}"') >= 1, (path, fragment)
+
+
 def test_buttons_replace_clear_save_and_unsave_as_the_cli_does(site):
     config, db = site
     with client_for(config, db) as c:
