@@ -169,3 +169,32 @@ def test_explain_names_a_changed_paper_without_an_arxiv_id_once(site):
         named = p.arxiv_id or p.doi
         assert line == f"  + added   {named + '  ' if named else ''}{p.title}  ({c.rating})", line
         assert line.count(p.title) == 1
+
+
+def test_a_papers_page_says_when_the_ratings_decided_it_as_explain_does(site):
+    """``watcher explain PAPER`` ends with "(without the ratings: …)" when the ratings changed
+    the paper's fate; its page in the inbox ("Why, per profile") says the same, and its JSON
+    twin carries it as ``without_ratings``; a paper they did not change says nothing of it."""
+    config, db = site
+    with Store.open(db) as store:
+        for value, keys in (("up", LIKES), ("down", DISLIKES)):
+            for key in keys:
+                apply_rating(store, value, "llm-rl", key, "cli", profiles=config.profiles)
+        _, _, changes = what_ratings_changed(config, "llm-rl", store)
+    added = next(c.match.paper for c in changes if c.added)
+    cases = [(DISLIKES[0], "selected", False), (added.key, "not selected", True), (ODF, None, True)]
+    cfg = ["--config", str(config.path)]
+    with TestClient(app_for(config, db)) as c:
+        for key, without, selected in cases:
+            r = run_watcher(*cfg, "explain", key, "--profile", "llm-rl", "--sample")
+            said = f"(without the ratings: {without})" if without else "without the ratings"
+            assert (said in r.stdout.decode()) is bool(without), (key, r.stdout.decode())
+            from urllib.parse import quote
+
+            why = text(c.get("/papers/" + quote(key, safe="/:"))).split("Why, per profile")[1]
+            line = f"Your ratings decided it: without them, {without}."
+            assert (line in why) if without else ("Your ratings decided it" not in why), (key, why)
+            [twin] = [p for p in c.get("/papers/" + quote(key, safe="/:") + ".json").json()["profiles"]
+                      if p["profile"] == "llm-rl"]
+            assert twin["selected"] is selected
+            assert twin["without_ratings"] is (None if without is None else without == "selected")

@@ -470,7 +470,7 @@ def explain(ctx: Context, paper, profile, sample) -> None:
     """The score of one stored paper (arXiv id or title) and the reasons; without PAPER, the
     papers of the last 30 days that the profile's ratings added or removed, each with the
     rating that decided it."""
-    from .compile import compile_profile, what_ratings_changed
+    from .compile import explain_paper, what_ratings_changed
     from .pipeline import open_store
     from .store import require_database
 
@@ -490,10 +490,7 @@ def explain(ctx: Context, paper, profile, sample) -> None:
 
                 raise InputError(f"{paper}: no such paper in {config.settings.database}"
                                  f"{suggestions(store, paper)}")
-            matcher = compile_profile(config, profile, store)
-            m = matcher.explain(found)
-            selected = matcher.score(found) is not None
-            plain = compile_profile(config, profile, lookup=store.get).score(found) is not None
+            m, selected, without = explain_paper(config, profile, store, found)
     if paper is None:
         click.echo(ratings_changed_text(profile, start, end, changed, rated))
         return
@@ -502,8 +499,8 @@ def explain(ctx: Context, paper, profile, sample) -> None:
     click.echo(f"profile {profile}: score {m.score:.2f} ({'selected' if selected else 'not selected'})")
     for reason in m.reasons:
         click.echo(f"  - {reason}")
-    if plain != selected:
-        click.echo(f"  (without the ratings: {'selected' if plain else 'not selected'})")
+    if without is not None:
+        click.echo(f"  (without the ratings: {'selected' if without else 'not selected'})")
 
 
 def ratings_changed_text(profile: str, start, end, changed, rated: int) -> str:

@@ -87,6 +87,20 @@ def compile_profiles(config, names, store=None, *, lookup=None) -> list[ProfileM
     return [compile_profile(config, n, store, lookup=lookup) for n in names]
 
 
+def explain_paper(config, name: str, store, paper, matcher=None):
+    """How profile ``name`` scores ``paper`` now, as ``watcher explain PAPER`` and a paper's
+    page say it: ``(match, selected, without)``. ``without`` is whether the profile compiled
+    without its ratings selects the paper, when the ratings changed that (else None).
+    ``matcher``: the profile's matcher with its ratings, when the caller has it (the web's)."""
+    matcher = matcher or compile_profile(config, name, store)
+    selected = matcher.score(paper) is not None
+    without = None
+    if matcher.feedback:  # no ratings, nothing they could have changed
+        plain = compile_profile(config, name, lookup=store.get).score(paper) is not None
+        without = plain if plain != selected else None
+    return matcher.explain(paper), selected, without
+
+
 RATED_DAYS = 30  # what ratings changed: over the stored papers of this many days
 
 

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
+from ..compile import explain_paper
 from ..docfreq import default_doc_freq
 from ..models import parse_arxiv_id
 from ..search import similar_papers
@@ -50,11 +51,10 @@ def paper(request: Request):  # similar papers rank many candidates: a worker th
         deliveries = store.paper_deliveries(found.key)
         explained = []
         for name in st.config.profiles:
-            matcher = st.matcher(name, store)
-            m = matcher.explain(found)
+            m, selected, without = explain_paper(st.config, name, store, found, st.matcher(name, store))
             explained.append({"profile": name, "title": st.config.profiles[name].title,
-                              "score": m.score, "reasons": m.reasons,
-                              "selected": matcher.score(found) is not None})
+                              "score": m.score, "reasons": m.reasons, "selected": selected,
+                              "without_ratings": without})
         similar = similar_papers(store, found, default_doc_freq().vector_weight)
         shown, marked = tldrs(store, [found]), marks(request, store, [found], owned=True)
     if wants_json(request):
