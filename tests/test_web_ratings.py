@@ -196,6 +196,7 @@ def test_a_link_for_a_removed_paper_or_profile_is_a_clear_page_and_records_nothi
             r = c.request(method, f"/r/{gone_profile}")
             assert r.status_code == 410
             assert "profile 'old-name' of this link is no longer configured" in text(r)
+            assert '<a href="/">Back to the inbox</a>' in r.text  # somewhere to go from here
         # saving is not a profile's: the link still saves when its profile has gone
         assert c.post(f"/r/{make_token(SECRET, 'save', 'old-name', PAPER)}").status_code == 200
     assert recorded(db) == ([], [PAPER])
@@ -522,6 +523,14 @@ def test_a_link_past_its_expiry_or_from_before_expiries_shows_an_expired_page(si
                 r = method(f"/r/{token}")
                 assert r.status_code == 410 and "Link expired" in r.text
                 assert "rate the paper from its page in the inbox" in text(r)
+                # it names the paper and opens its page, where the buttons are
+                assert "VLM-R1: A Stable and Generalizable R1-style" in text(r)
+                assert f'<a href="/papers/{PAPER}">Open the paper to rate it</a>' in r.text
+                assert not re.search(r'<form method="post"[^>]*action="/r/', r.text)  # nothing to press
+        gone = make_token(SECRET, "up", "llm-rl", "2501.99999", issued=today - timedelta(days=LINK_DAYS + 2))
+        r = c.get(f"/r/{gone}")  # expired, and its paper no longer stored: the inbox, then
+        assert r.status_code == 410 and "Link expired" in r.text and "Open the paper" not in r.text
+        assert '<a href="/">Back to the inbox</a>' in r.text
         assert recorded(db) == ([], [])
         assert c.get(f"/r/{last_day}").status_code == 200
 

@@ -45,7 +45,12 @@ class BadLink(InputError):
 
 
 class ExpiredLink(BadLink):
-    """One of our tokens, past its expiry (LINK_DAYS after its digest)."""
+    """One of our tokens, past its expiry (LINK_DAYS after its digest); ``asked``: what it
+    asked for (its signature holds: the page can name the paper and link to it)."""
+
+    def __init__(self, message: str, asked: "LinkRating | None" = None):
+        super().__init__(message)
+        self.asked = asked
 
 
 @dataclass(frozen=True)
@@ -135,14 +140,15 @@ def verify_token(secret: str, token: str, today: date | None = None) -> LinkRati
         raise BadLink("this link is not valid")
     if len(data) == 3:  # signed by us before links carried their expiry: of unknown age
         raise ExpiredLink("this link is from before rating links expired; rate the paper from "
-                          "its page in the inbox")
+                          "its page in the inbox", LinkRating(*data))
     try:
         expires = date.fromisoformat(data[3])
     except ValueError:
         raise BadLink("this link is not valid") from None
     if expires < (today or _today()):
         raise ExpiredLink(f"this link expired on {expires.isoformat()} (rating links work for "
-                          f"{LINK_DAYS} days); rate the paper from its page in the inbox")
+                          f"{LINK_DAYS} days); rate the paper from its page in the inbox",
+                          LinkRating(*data[:3]))
     return LinkRating(*data[:3])
 
 

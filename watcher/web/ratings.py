@@ -84,11 +84,12 @@ def _logged(done, source: str) -> None:
 # --- signed links ---------------------------------------------------------------------------
 
 def _asked(request: Request):
-    """What the link's token asks for, or the 403 page (nothing recorded)."""
+    """What the link's token asks for, or the 403 page (nothing recorded); ExpiredLink when it
+    is ours but past its time (:func:`_expired` shows that page)."""
     try:
         return verify_link(state(request).config, request.path_params["token"])
-    except ExpiredLink as e:
-        raise HTTPException(410, f"{e}; nothing was recorded") from None
+    except ExpiredLink:
+        raise
     except BadLink as e:
         log.warning("web: refused a rating link from %s: %s",
                     request.client.host if request.client else "?", e)
@@ -108,7 +109,10 @@ def _gone(request: Request, asked, paper) -> str | None:
 async def link(request: Request):
     """``GET /r/{token}``: the confirmation page (changes nothing). ``POST``: record it. A
     ``rate`` link's page asks which (three buttons); its POST names the choice (``action``)."""
-    asked = _asked(request)
+    try:
+        asked = _asked(request)
+    except ExpiredLink as e:
+        return await in_thread(_expired, request, e)
     if asked.action == RATE and request.method == "POST":
         chosen = str((await request.form()).get("action", ""))
         if chosen not in LINK_ACTIONS:
@@ -117,13 +121,25 @@ async def link(request: Request):
     return await in_thread(_link, request, asked)
 
 
+def _expired(request: Request, e: ExpiredLink):
+    """The "Link expired" page (410, nothing recorded): the paper it was for, when still
+    stored, with a link to its page, where it can be rated."""
+    paper = None
+    if e.asked is not None:
+        with reading(request) as store:
+            paper = store.get_short(e.asked.paper)
+    return page(request, "rate_link.html", status_code=410, expired=f"{e}; nothing was recorded",
+                asked=e.asked, paper=paper, token=request.path_params["token"], done=None, gone=None)
+
+
 def _link(request: Request, asked):
     with reading(request) as store:
         paper = store.get_short(asked.paper)
     if paper is not None:
         asked = replace(asked, paper=paper.key)
     gone = _gone(request, asked, paper)
-    context = dict(asked=asked, paper=paper, token=request.path_params["token"], done=None, gone=gone)
+    context = dict(asked=asked, paper=paper, token=request.path_params["token"], done=None, gone=gone,
+                   expired=None)
     if gone:
         return page(request, "rate_link.html", status_code=410, **context)
     if request.method == "POST":
