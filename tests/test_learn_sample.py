@@ -198,3 +198,30 @@ def test_a_papers_page_says_when_the_ratings_decided_it_as_explain_does(site):
                       if p["profile"] == "llm-rl"]
             assert twin["selected"] is selected
             assert twin["without_ratings"] is (None if without is None else without == "selected")
+
+
+def test_explain_without_profile_explains_for_every_profile(site):
+    """``watcher explain PAPER`` needs no --profile: it explains the paper for every profile,
+    each block as ``--profile NAME`` prints it; without PAPER, what each profile's ratings
+    changed. An unknown profile is one line, exit 2."""
+    config, db = site
+    config.path.write_text(config.path.read_text() + '\n[profile.reasoning]\nquery = \'reasoning OR "chain-of-thought" OR CoT\'\n')
+    cfg = ["--config", str(config.path)]
+    assert run_watcher(*cfg, "rate", "up", "2504.07532", "--profile", "reasoning", "--sample").returncode == 0
+    assert run_watcher(*cfg, "rate", "down", DISLIKES[0], "--profile", "llm-rl", "--sample").returncode == 0
+
+    def out(*args):
+        r = run_watcher(*cfg, "explain", *args, "--sample")
+        assert r.returncode == 0, r.stderr
+        return r.stdout.decode()
+
+    for paper in ("2504.07532", DISLIKES[0], ODF):
+        each = [out(paper, "--profile", name).splitlines() for name in ("llm-rl", "reasoning")]
+        assert each[0][:2] == each[1][:2]  # the title and its link, once
+        assert out(paper).splitlines() == each[0] + each[1][2:]
+    both = out()
+    assert both.splitlines() == out("--profile", "llm-rl").splitlines() + out("--profile", "reasoning").splitlines()
+    assert both.startswith("profile llm-rl: 1 rating;") and "\nprofile reasoning: 1 rating;" in both
+    r = run_watcher(*cfg, "explain", ODF, "--profile", "nope", "--sample")
+    assert r.returncode == 2
+    assert r.stderr.decode().splitlines()[-1].endswith("no profile named 'nope' (defined: llm-rl, reasoning)")

@@ -462,27 +462,28 @@ def status(ctx: Context, sample) -> None:
 
 @cli.command()
 @click.argument("paper", required=False)
-@click.option("--profile", required=True, metavar="NAME", help="The profile to score against.")
+@click.option("--profile", metavar="NAME", help="The profile to score against (default: every profile).")
 @click.option("--sample", is_flag=True, help=SAMPLE_HELP)
 @pass_ctx
 @handle_errors
 def explain(ctx: Context, paper, profile, sample) -> None:
-    """The score of one stored paper (arXiv id or title) and the reasons; without PAPER, the
-    papers of the last 30 days that the profile's ratings added or removed, each with the
-    rating that decided it."""
+    """The score of one stored paper (arXiv id or title) and the reasons, per profile; without
+    PAPER, the papers of the last 30 days that each profile's ratings added or removed, each
+    with the rating that decided it."""
     from .compile import explain_paper, what_ratings_changed
     from .pipeline import open_store
     from .store import require_database
 
     config = reading_config(ctx, sample)
-    if profile not in config.profiles:
+    if profile is not None and profile not in config.profiles:
         raise ConfigError(f"no profile named {profile!r} (defined: {', '.join(config.profiles)})",
                           path=str(config.path))
+    names = [profile] if profile is not None else list(config.profiles)
     require_database(config.settings.database)
     with open_store(config) as store:
         if paper is None:
-            start, end, changed = what_ratings_changed(config, profile, store)
-            rated = sum(map(len, store.rated_papers(profile)))
+            blocks = [ratings_changed_text(name, *what_ratings_changed(config, name, store),
+                                           sum(map(len, store.rated_papers(name)))) for name in names]
         else:
             found = store.find(paper)
             if found is None:
@@ -490,17 +491,18 @@ def explain(ctx: Context, paper, profile, sample) -> None:
 
                 raise InputError(f"{paper}: no such paper in {config.settings.database}"
                                  f"{suggestions(store, paper)}")
-            m, selected, without = explain_paper(config, profile, store, found)
+            explained = [(name, *explain_paper(config, name, store, found)) for name in names]
     if paper is None:
-        click.echo(ratings_changed_text(profile, start, end, changed, rated))
+        click.echo("\n".join(blocks))
         return
     click.echo(f"{found.title}")
     click.echo(f"{found.abs_url or found.key}")
-    click.echo(f"profile {profile}: score {m.score:.2f} ({'selected' if selected else 'not selected'})")
-    for reason in m.reasons:
-        click.echo(f"  - {reason}")
-    if without is not None:
-        click.echo(f"  (without the ratings: {'selected' if without else 'not selected'})")
+    for name, m, selected, without in explained:
+        click.echo(f"profile {name}: score {m.score:.2f} ({'selected' if selected else 'not selected'})")
+        for reason in m.reasons:
+            click.echo(f"  - {reason}")
+        if without is not None:
+            click.echo(f"  (without the ratings: {'selected' if without else 'not selected'})")
 
 
 def ratings_changed_text(profile: str, start, end, changed, rated: int) -> str:
