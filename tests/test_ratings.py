@@ -231,6 +231,19 @@ def test_undoing_what_was_never_done_says_so(folder):
     assert listed(folder) == []
 
 
+def test_a_paper_named_twice_is_rated_once(folder):
+    """By its id twice, or by its id and its title: one rating and one line saying so, not a
+    second "(already so)" line for the same paper."""
+    assert watcher(folder, "rate", "save", RAG_ONLY).returncode == 0
+    title = json.loads(watcher(folder, "saved", "--to", "json").stdout)[0]["title"]
+    for names in ([RAG_ONLY, RAG_ONLY], [RAG_ONLY, title], [f"arXiv:{RAG_ONLY}v1", RAG_ONLY]):
+        watcher(folder, "rate", "clear", RAG_ONLY)
+        out = watcher(folder, "rate", "up", *names)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.decode().splitlines() == [f"{RAG_ONLY}: rated up for rag"], names
+    assert [(r["paper"], r["value"]) for r in listed(folder)] == [(RAG_ONLY, "up")]
+
+
 @pytest.mark.parametrize("args, message", [
     (["up", RAG_ONLY, "2504.99999"], "watcher: unknown paper '2504.99999': not in the database"),
     (["up", RAG_ONLY, "--profile", "nope"], "watcher: unknown profile 'nope' (profiles: rag, vision)"),

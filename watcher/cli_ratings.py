@@ -30,6 +30,7 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
     takes a profile no longer in the config that still has ratings."""
     from .compile import compile_profile
     from .pipeline import open_store
+    from .models import unique_papers
     from .ratings import apply_rating, find_paper, owners_of
     from .store import require_database
 
@@ -43,7 +44,8 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
             known.append(profile)  # a removed profile's ratings (check lists them) can be cleared
         if profile is not None and profile not in known:
             raise RatingError(f"unknown profile {profile!r} (profiles: {', '.join(config.profiles) or 'none'})")
-        found = [find_paper(store, text) for text in papers]  # all checked before anything is recorded
+        # all checked before anything is recorded; a paper named twice (by id and title) is rated once
+        found = unique_papers(find_paper(store, text) for text in papers)
         owners = {}
         if action in PROFILE_ACTIONS and profile is None:  # one batch for all the papers named
             owners = owners_of(config, store, found, lambda n: compile_profile(config, n, store))
