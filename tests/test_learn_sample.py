@@ -225,3 +225,33 @@ def test_explain_without_profile_explains_for_every_profile(site):
     r = run_watcher(*cfg, "explain", ODF, "--profile", "nope", "--sample")
     assert r.returncode == 2
     assert r.stderr.decode().splitlines()[-1].endswith("no profile named 'nope' (defined: llm-rl, reasoning)")
+
+
+def test_the_profile_page_links_the_rating_that_decided_each_change(site):
+    """"like 2504.06564 (you liked)" names a paper by its id alone: the profile page links it
+    to the rated paper's page and gives its title; the JSON twin carries it as ``decided_by``."""
+    from urllib.parse import quote
+
+    from watcher.learn import disliked_reason, liked_reason
+
+    config, db = site
+    with Store.open(db) as store:
+        for value, keys in (("up", LIKES), ("down", DISLIKES)):
+            for key in keys:
+                apply_rating(store, value, "llm-rl", key, "cli", profiles=config.profiles)
+        _, _, changes = what_ratings_changed(config, "llm-rl", store)
+        liked, disliked = store.rated_papers("llm-rl")
+    named = {**{liked_reason(p): p for p in liked}, **{disliked_reason(p): p for p in disliked}}
+    assert changes and all(c.rating in named for c in changes)
+    with TestClient(app_for(config, db)) as c:
+        r = c.get("/profiles/llm-rl")
+        twin = c.get("/profiles/llm-rl.json").json()["rating_changes"]
+    section = r.text.split('<ul class="changed">')[1].split("</ul>")[0]
+    items = re.findall(r"<li>(.*?)</li>", section, re.S)
+    assert len(items) == len(changes) == len(twin)
+    for item, change, listed in zip(items, changes, twin):
+        by = named[change.rating]
+        link = f'<a href="/papers/{quote(by.key, safe="/:")}">'
+        assert link + change.rating + "</a>" in unescape(item), item
+        assert by.title[:40] in unescape(item)
+        assert listed["decided_by"]["key"] == by.key and listed["decided_by"]["title"] == by.title

@@ -21,6 +21,7 @@ from ..categories import query_category_problems
 from ..errors import QuerySyntaxError
 from ..index import prepare
 from ..compile import RATED_DAYS, compile_profile, what_ratings_changed
+from ..learn import disliked_reason, liked_reason
 from ..match import rank_key
 from ..ratings import ratings as profile_ratings
 from ..store import row_to_paper
@@ -172,6 +173,8 @@ def profile(request: Request):
         rated = profile_ratings(store, name)
         liked, disliked = store.rated_papers(name)  # one query, not one per rating
         rated_papers = {p.key: p for p in liked + disliked}
+        # the rated paper each "like …" / "unlike …" reason of the changes names, to link it
+        deciders = {**{liked_reason(p): p for p in liked}, **{disliked_reason(p): p for p in disliked}}
         changed = _rating_changes(st, store, name) if rated else None
         start, end = store.recent_days(CHART_DAYS)
         selected = _selected_per_day(st, store, name, start, end)
@@ -216,7 +219,9 @@ def profile(request: Request):
                         else dict(r, id=r["arxiv_id"] or r["paper"]) for r in rated],
             "error": error,
             "rating_changes": None if changed is None else [
-                dict(paper_ref(request, c.match.paper), added=c.added, rating=c.rating) for c in changed[2]],
+                dict(paper_ref(request, c.match.paper), added=c.added, rating=c.rating,
+                     decided_by=paper_ref(request, deciders[c.rating]) if c.rating in deciders else None)
+                for c in changed[2]],
             "preview": None if preview is None else {
                 "start": preview["start"].isoformat(), "end": preview["end"].isoformat(),
                 "count": preview["count"], "current": preview["current"], "stored": preview["stored"],
@@ -229,7 +234,7 @@ def profile(request: Request):
                 caret=caret, preview=preview, digests=digests, preview_days=PREVIEW_DAYS, tldrs=shown,
                 rated=rated[::-1], rated_papers=rated_papers, ratings_chart=ratings_chart,
                 rated_first=rated_first, rated_last=rated_last, marks=marked, changed=changed,
-                rated_days=RATED_DAYS)
+                deciders=deciders, rated_days=RATED_DAYS)
 
 
 routes = [Route("/profiles/{name}", profile)]  # and its JSON twin, /profiles/{name}.json
