@@ -71,6 +71,16 @@ def test_one_like_and_one_dislike_never_drop_a_query_match(sample):
         assert removed == [], (key, removed)
 
 
+def rate_all(config, db, now=None) -> list:
+    """The five likes and four dislikes, recorded as `watcher rate` records them; the changes
+    they make to llm-rl (:func:`what_ratings_changed`)."""
+    with Store.open(db) as store:
+        for value, keys in (("up", LIKES), ("down", DISLIKES)):
+            for key in keys:
+                apply_rating(store, value, "llm-rl", key, "cli", profiles=config.profiles, now=now)
+        return what_ratings_changed(config, "llm-rl", store)[2]
+
+
 def text(response) -> str:
     return " ".join(unescape(re.sub(r"<[^>]+>", " ", response.text)).split())
 
@@ -176,11 +186,7 @@ def test_a_papers_page_says_when_the_ratings_decided_it_as_explain_does(site):
     the paper's fate; its page in the inbox ("Why, per profile") says the same, and its JSON
     twin carries it as ``without_ratings``; a paper they did not change says nothing of it."""
     config, db = site
-    with Store.open(db) as store:
-        for value, keys in (("up", LIKES), ("down", DISLIKES)):
-            for key in keys:
-                apply_rating(store, value, "llm-rl", key, "cli", profiles=config.profiles)
-        _, _, changes = what_ratings_changed(config, "llm-rl", store)
+    changes = rate_all(config, db)
     added = next(c.match.paper for c in changes if c.added)
     cases = [(DISLIKES[0], "selected", False), (added.key, "not selected", True), (ODF, None, True)]
     cfg = ["--config", str(config.path)]
@@ -235,11 +241,8 @@ def test_the_profile_page_links_the_rating_that_decided_each_change(site):
     from watcher.learn import disliked_reason, liked_reason
 
     config, db = site
-    with Store.open(db) as store:
-        for value, keys in (("up", LIKES), ("down", DISLIKES)):
-            for key in keys:
-                apply_rating(store, value, "llm-rl", key, "cli", profiles=config.profiles)
-        _, _, changes = what_ratings_changed(config, "llm-rl", store)
+    changes = rate_all(config, db)
+    with Store.open(db, readonly=True) as store:
         liked, disliked = store.rated_papers("llm-rl")
     named = {**{liked_reason(p): p for p in liked}, **{disliked_reason(p): p for p in disliked}}
     assert changes and all(c.rating in named for c in changes)
