@@ -202,6 +202,29 @@ def test_a_link_for_a_removed_paper_or_profile_is_a_clear_page_and_records_nothi
     assert recorded(db) == ([], [PAPER])
 
 
+def test_an_email_rate_link_of_a_removed_profile_still_saves(site):
+    """An e-mail's one Rate link asks up, down or save; after its profile was renamed, up and
+    down can no longer be recorded (410, as their own links), but Save is no profile's: the
+    page offers only that, and it records."""
+    config, db = site
+    token = make_token(SECRET, "rate", "old-name", PAPER)
+    with client_for(config, db) as c:
+        r = c.get(f"/r/{token}")
+        assert r.status_code == 200
+        main = r.text.split("<main>")[1]
+        assert re.findall(r'<button type="submit" name="action" value="(\w+)"', main) == ["save"]
+        assert "profile old-name of this link is no longer configured" in text(r)
+        for action in ("up", "down"):
+            r = c.post(f"/r/{token}", data={"action": action})
+            assert r.status_code == 410 and "no longer configured" in text(r)
+        assert recorded(db) == ([], [])
+        r = c.post(f"/r/{token}", data={"action": "save"})
+        assert r.status_code == 200 and "Saved" in text(r)
+        live = c.get(f"/r/{make_token(SECRET, 'rate', 'llm-rl', PAPER)}")  # a configured profile: all three
+        assert re.findall(r'<button type="submit" name="action" value="(\w+)"', live.text) == ["up", "down", "save"]
+    assert recorded(db) == ([], [PAPER])
+
+
 def test_signed_links_need_no_login_but_the_pages_still_do(site):
     config, db = site
     token = make_token(SECRET, "up", "llm-rl", PAPER)

@@ -100,10 +100,10 @@ def _gone(request: Request, asked, paper) -> str | None:
     """Why the link cannot be recorded any more (its paper or profile was removed), or None."""
     if paper is None:
         return f"the paper {asked.paper} of this link is no longer in the database; nothing was recorded"
-    if asked.action in (*PROFILE_ACTIONS, RATE) and asked.profile not in state(request).config.profiles:
+    if asked.action in PROFILE_ACTIONS and asked.profile not in state(request).config.profiles:
         return (f"the profile {asked.profile!r} of this link is no longer configured; nothing was "
                 "recorded")
-    return None
+    return None  # an e-mail's Rate link of a removed profile still saves (its page offers only that)
 
 
 async def link(request: Request):
@@ -139,7 +139,7 @@ def _link(request: Request, asked):
         asked = replace(asked, paper=paper.key)
     gone = _gone(request, asked, paper)
     context = dict(asked=asked, paper=paper, token=request.path_params["token"], done=None, gone=gone,
-                   expired=None)
+                   expired=None, profile_gone=asked.profile not in state(request).config.profiles)
     if gone:
         return page(request, "rate_link.html", status_code=410, **context)
     if request.method == "POST":
