@@ -21,6 +21,7 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-extensions"]
 SAVED = "2504.07615"  # VLM-R1, a paper of the sample digest
+DISLIKED = "2504.06958"  # VideoChat-R1, another
 
 
 class Links(HTMLParser):
@@ -48,6 +49,8 @@ def site(tmp_path_factory):
     assert run_watcher("once", "--sample", cwd=folder).returncode == 0
     assert run_watcher("rate", "save", SAVED, cwd=folder).returncode == 0
     assert run_watcher("rate", "up", SAVED, "--profile", "llm-rl", cwd=folder).returncode == 0
+    # a delivered paper rated down: the ratings decide its fate (the server's page says so)
+    assert run_watcher("rate", "down", DISLIKED, "--profile", "llm-rl", cwd=folder).returncode == 0
     r = run_watcher("site", "out", "--sample", cwd=folder)
     assert r.returncode == 0, r.stderr
     assert re.fullmatch(rb"wrote \d+ pages, \d+ other files and a search index of \d+ papers to out; "
@@ -100,6 +103,7 @@ def test_the_site_publishes_no_ratings(site):
             body = page.read_bytes()
             assert b'class="value up"' not in body and b'"rated_at"' not in body, page
             assert b"(you liked)" not in body and b"(you disliked)" not in body, page  # a reason naming it
+            assert b"Your ratings decided it" not in body, page
     why = (site / "papers" / "2504.07954.html").read_text()  # its reasons, but the like, are there
     assert "Why, per profile" in why and 'abs: &#34;GRPO&#34;' in why
 
