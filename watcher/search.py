@@ -11,7 +11,11 @@ candidate). The index returns those candidates newest first (or best first, bm25
 query itself, run by the same code as the profiles (:mod:`watcher.index`), keeps the papers it
 really matches: every candidate is checked, so the index only decides where to look. Candidates
 are checked in growing chunks until a page is full, so the first page of a search costs a few
-dozen checks, never a scan of every paper.
+dozen checks, never a scan of every paper. A check reads each candidate's title and abstract
+words as the store keeps them beside the paper (the same :func:`~watcher.index.search_text`
+the index holds, computed by every write) rather than normalising the text again, and looks
+the query's few words up in each paper of the chunk rather than indexing the chunk
+(:meth:`watcher.index.Batch.postings`).
 """
 
 from __future__ import annotations
@@ -26,7 +30,6 @@ from .index import prepare
 from .models import Paper
 from .query import And, Not, Or, Query, Term, parse_query
 from .store import Store, row_to_paper
-from .text import fold
 
 MAX_SCAN = 20_000  # candidates checked at most for one page; past it the page says so
 MAX_TERMS = 32  # words, phrases and names in one search
@@ -213,47 +216,10 @@ def _lean(papers: list[Paper], query: Query) -> list[Paper]:
     return out
 
 
-def _needle(word: str) -> str:
-    """What the folded text of a paper holds wherever its normalised words include ``word``
-    (or, for ``word*``, a word starting with it): the word itself, as normalising only folds,
-    splits and takes a plural's ``s`` off — except ``-ies`` -> ``-y``, hence ``polic`` for
-    ``policy``."""
-    word = word.rstrip("*")
-    return word[:-1] if word.endswith("y") else word
-
-
-def could_match(node, paper: Paper, folded: dict | None = None) -> bool:
-    """False only when the query tree ``node`` cannot match ``paper``: a word or prefix it
-    needs in a title, abstract or all fields is not even a substring of that text, folded. A
-    cheap test (no word lists, no index) run before the query language's exact check, which
-    stays the judge; names and categories are left to it."""
-    if folded is None:
-        folded = {}
-    if isinstance(node, Term):
-        if node.field not in ("ti", "abs", "all"):
-            return True
-        text = folded.get(node.field)
-        if text is None:
-            parts = {"ti": [paper.title], "abs": [paper.abstract or ""],
-                     "all": [paper.title, paper.abstract or "", " ".join(paper.authors)]}[node.field]
-            text = folded[node.field] = " ".join(fold(t) for t in parts)
-        return all(_needle(w) in text for w in node.words)
-    if isinstance(node, Not):
-        return True
-    if isinstance(node, Or):
-        return any(could_match(item, paper, folded) for item in node.items)
-    return all(could_match(item, paper, folded) for item in node.items if not isinstance(item, Not))
-
-
 def _keep(papers: list[Paper], query: Query | None, filters: Filters, rows: list[dict]) -> list[Paper]:
     """The ``papers`` that ``query`` and ``filters`` select, checked by the query language;
     ``rows``: their rows in the store, whose normalised words (``search_title``,
     ``search_abstract``) the check reads rather than normalising the text again."""
-    if query:
-        pairs = [(p, row) for p, row in zip(papers, rows, strict=True) if could_match(query.root, p)]
-        if not pairs:
-            return []
-        papers, rows = [p for p, _ in pairs], [row for _, row in pairs]
     batch = prepare(_lean(papers, query) if query and filters.matcher is None else papers, rows)
     keep = set(batch.evaluate(query.root)) if query else set(range(len(papers)))
     if filters.matcher is not None and keep:
