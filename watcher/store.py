@@ -373,17 +373,16 @@ class UpsertCounts:
 
 
 def row_to_paper(row: dict) -> Paper:
-    """A ``papers`` row as a Paper."""
-    kwargs = {}
-    for name in _PAPER_FIELDS:
-        value = row.get(name)
-        if name in _JSON_FIELDS:
-            value = json.loads(value) if value else []
-        elif name in ("published", "updated"):
-            value = parse_time(value)
-        elif name == "announced" and value:
-            value = date.fromisoformat(value)
-        kwargs[name] = value
+    """A ``papers`` row as a Paper (a search reads a few dozen a page: the columns are taken
+    as they are, then only the JSON lists, the times and the day converted)."""
+    kwargs = {name: row.get(name) for name in _PAPER_FIELDS}
+    for name in _JSON_FIELDS:
+        value = kwargs[name]
+        kwargs[name] = [] if not value or value == "[]" else json.loads(value)
+    for name in ("published", "updated"):
+        kwargs[name] = parse_time(kwargs[name])
+    if kwargs["announced"]:
+        kwargs["announced"] = date.fromisoformat(kwargs["announced"])
     return Paper(**kwargs)
 
 
