@@ -132,7 +132,7 @@ def test_the_profile_page_lists_what_ratings_changed(site):
     assert "What your ratings changed" in page
     assert (f"{sum(c.added for c in changes)} added, {sum(not c.added for c in changes)} removed") in page
     section = r.text.split('<ul class="changed">')[1].split("</ul>")[0]
-    items = re.findall(r"<li>(.*?)</li>", section, re.S)
+    items = re.findall(r"<li[^>]*>(.*?)</li>", section, re.S)
     assert len(items) == len(changes)
     for item, c in zip(items, changes):
         assert ("added" if c.added else "removed") in item
@@ -250,10 +250,32 @@ def test_the_profile_page_links_the_rating_that_decided_each_change(site):
         r = c.get("/profiles/llm-rl")
         twin = c.get("/profiles/llm-rl.json").json()["rating_changes"]
     section = r.text.split('<ul class="changed">')[1].split("</ul>")[0]
-    items = re.findall(r"<li>(.*?)</li>", section, re.S)
+    items = re.findall(r"<li[^>]*>(.*?)</li>", section, re.S)
     assert len(items) == len(changes) == len(twin)
     for item, change, listed in zip(items, changes, twin):
         by = named[change.rating]
         link = f'<a href="/papers/{quote(by.key, safe="/:")}">'
         assert f"{change.rating}: {link}{by.title[:40]}" in unescape(item), item
         assert listed["decided_by"]["key"] == by.key and listed["decided_by"]["title"] == by.title
+
+
+def test_a_paper_the_ratings_changed_can_be_rated_where_it_is_listed(site):
+    """Each paper of "What your ratings changed" has the profile's buttons: a paper wrongly
+    added (or removed) is set right from the list, and the button comes back at it."""
+    config, db = site
+    changes = rate_all(config, db)
+    added = next(c.match.paper for c in changes if c.added)
+    with TestClient(app_for(config, db), follow_redirects=False) as c:
+        r = c.get("/profiles/llm-rl")
+        section = r.text.split('<ul class="changed">')[1].split("</ul>")[0]
+        forms = [(unescape(k), p) for k, p in re.findall(
+            r'name="paper" value="([^"]+)">\s*<input type="hidden" name="profile" value="([^"]+)"', section)]
+        assert forms == [(change.match.paper.key, "llm-rl") for change in changes]
+        csrf = re.search(r'name="csrf" value="([^"]+)"', r.text).group(1)
+        back = c.post("/rate", data={"csrf": csrf, "action": "down", "profile": "llm-rl", "paper": added.key,
+                                     "next": "/profiles/llm-rl"})
+        assert back.status_code == 303
+        fragment = back.headers["location"].split("#")[1]
+        assert f'id="{fragment}"' in c.get("/profiles/llm-rl").text
+    with Store.open(db, readonly=True) as store:
+        assert [p.key for p in store.rated_papers("llm-rl")[1]].count(added.key) == 1

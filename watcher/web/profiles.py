@@ -192,6 +192,7 @@ def profile(request: Request):
                 preview["toml"] = f"[profile.{name}]\nquery = {toml_string(draft.strip())}"
                 shown = tldrs(store, [m.paper for m in preview["matches"]])
         marked = marks(request, store, list(rated_papers.values())
+                       + ([c.match.paper for c in changed[2]] if changed else [])
                        + ([m.paper for m in preview["matches"]] if preview else []))
         now_keys = set().union(*selected.values())
         sent_keys = set().union(*delivered.values())
