@@ -89,7 +89,11 @@ def _config_problem(request: Request, exc: InputError):
                 message=f"{exc}; fix the config (watcher check) and reload the page")
 
 
-THREADS = 8  # pages run in worker threads (SQLite is blocking); more only costs memory
+# Pages run in worker threads (SQLite is blocking), at most THREADS at once. Past a few, the
+# interpreter lock serialises them anyway and each thread's waits for it grow: with 20 clients
+# on 2 cores (bench_web.py) 8 threads gave p95 137 ms for searches, 4 gave 103-106, 3 gave
+# 94-97 and 20% more requests a second; /healthz has threads of its own (status.HEALTH_THREADS).
+THREADS = 3
 
 
 @asynccontextmanager
