@@ -303,14 +303,24 @@ def writing(request: Request) -> Iterator[Store]:
     st = state(request)
     if not st.database.exists():
         raise no_database(st.database)
+    with writable(st.database, st.write_timeout) as store:
+        yield store
+
+
+@contextmanager
+def writable(database: Path, timeout: float) -> Iterator[Store]:
+    """A writable connection to ``database``, waiting up to ``timeout`` seconds for another's
+    lock, closed at the end; an SQLite error (opening or using it) raises its StoreError
+    (:func:`~watcher.store.database_error`). The web's writes (:func:`writing`, the sessions of
+    :mod:`watcher.web.sessions`) open their connection here."""
     try:
-        conn = sqlite3.connect(str(st.database), timeout=st.write_timeout, isolation_level=None)
+        conn = sqlite3.connect(str(database), timeout=timeout, isolation_level=None)
     except sqlite3.Error as e:
-        raise database_error(st.database, e) from None
+        raise database_error(database, e) from None
     try:
-        yield Store(sqlite_utils.Database(conn), st.database)
+        yield Store(sqlite_utils.Database(conn), database)
     except sqlite3.Error as e:
-        raise database_error(st.database, e) from None
+        raise database_error(database, e) from None
     finally:
         conn.close()
 
@@ -343,5 +353,5 @@ def page_number(request: Request) -> int:
         return 1
 
 
-__all__ = ["wants_json", "unsuffixed", "json_page", "paper_ref", "match_ref", "state", "page", "url", "reading", "writing", "not_found", "tldrs", "page_number", "threaded", "in_thread",
+__all__ = ["wants_json", "unsuffixed", "json_page", "paper_ref", "match_ref", "state", "page", "url", "reading", "writing", "writable", "not_found", "tldrs", "page_number", "threaded", "in_thread",
            "database_state", "PageMemo", "StoreError"]

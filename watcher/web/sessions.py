@@ -14,6 +14,8 @@ import secrets
 import sqlite3
 from pathlib import Path
 
+from .pages import writable
+
 log = logging.getLogger("watcher")
 
 
@@ -32,19 +34,8 @@ def _write(database: Path, timeout: float, change) -> int:
     """Run ``change(conn, generation) -> generation`` in one write transaction (the store's
     :meth:`~watcher.store.Store.writing`, as every write); the new number. A database locked
     past ``timeout`` or unusable raises its StoreError."""
-    import sqlite_utils
-
-    from ..store import Store, database_error
-
-    try:
-        conn = sqlite3.connect(str(database), timeout=timeout, isolation_level=None)
-    except sqlite3.Error as e:
-        raise database_error(database, e) from None
-    try:
-        with Store(sqlite_utils.Database(conn), database).writing():
-            return change(conn, generation(conn))
-    finally:
-        conn.close()
+    with writable(database, timeout) as store, store.writing():
+        return change(store.db.conn, generation(store.db.conn))
 
 
 def end_all(database: Path, timeout: float = 10.0) -> int:
