@@ -28,7 +28,6 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
     (the reading list). Up-rated papers teach their profile "more like this", down-rated ones
     "not this". Nothing is recorded unless every paper and the profile are known; clear also
     takes a profile no longer in the config that still has ratings."""
-    from .compile import compile_profile
     from .pipeline import open_store
     from .models import unique_papers
     from .ratings import apply_rating, find_paper, owners_of
@@ -48,7 +47,7 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
         found = unique_papers(find_paper(store, text) for text in papers)
         owners = {}
         if action in PROFILE_ACTIONS and profile is None:  # one batch for all the papers named
-            owners = owners_of(config, store, found, lambda n: compile_profile(config, n, store))
+            owners = owners_of(config, store, found)  # each profile compiled with its ratings
         plan = [(None if action not in PROFILE_ACTIONS else profile or _profile_of(config, paper, owners[paper.key]),
                  paper.key) for paper in found]
         now = now_utc()
