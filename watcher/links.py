@@ -138,18 +138,18 @@ def verify_token(secret: str, token: str, today: date | None = None) -> LinkRati
     if (not isinstance(data, list) or len(data) not in (3, 4) or not all(isinstance(x, str) for x in data)
             or data[0] not in (*LINK_ACTIONS, RATE)):
         raise BadLink("this link is not valid")
+    asked = LinkRating(*data[:3])
     if len(data) == 3:  # signed by us before links carried their expiry: of unknown age
         raise ExpiredLink("this link is from before rating links expired; rate the paper from "
-                          "its page in the inbox", LinkRating(*data))
+                          "its page in the inbox", asked)
     try:
         expires = date.fromisoformat(data[3])
     except ValueError:
         raise BadLink("this link is not valid") from None
     if expires < (today or _today()):
         raise ExpiredLink(f"this link expired on {expires.isoformat()} (rating links work for "
-                          f"{LINK_DAYS} days); rate the paper from its page in the inbox",
-                          LinkRating(*data[:3]))
-    return LinkRating(*data[:3])
+                          f"{LINK_DAYS} days); rate the paper from its page in the inbox", asked)
+    return asked
 
 
 def issue_path(digest: str, day: date | str, channel: str | None = None, number: int = 1) -> str:
