@@ -279,10 +279,11 @@ def similar_papers(store: Store, paper: Paper, weight, limit: int = 5,
         "WHERE papers_fts MATCH ? AND p.key != ? ORDER BY papers_fts.rank LIMIT 200",
         [f"{{search_title search_abstract}} : ({expr})", paper.key])
     names = [d[0] for d in rows.description]
-    candidates = [row_to_paper(dict(zip(names, r))) for r in rows.fetchall()]
+    found = [dict(zip(names, r)) for r in rows.fetchall()]  # with the words the index holds of each
+    candidates = [row_to_paper(row) for row in found]
     if not candidates:
         return []
-    scores = similarity(prepare(candidates), vector, weight)
+    scores = similarity(prepare(candidates, found), vector, weight)
     best = sorted(scores.items(), key=lambda kv: (-kv[1], candidates[kv[0]].key))[:limit]
     return [(candidates[i], s) for i, s in best if s > 0 and s >= floor]
 
