@@ -64,7 +64,7 @@ def _chunks(store, day: date):
         if not rows:
             return
         last = rows[-1]["rowid"]
-        yield [row_to_paper({k: v for k, v in r.items() if k != "rowid"}) for r in rows]
+        yield [row_to_paper(r) for r in rows]  # it reads the Paper fields by name: rowid stays out
 
 
 def _window_chunks(store, start: date, end: date):
