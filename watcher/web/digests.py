@@ -132,7 +132,8 @@ def _issue(request: Request, channel: str | None = None, number: int | None = No
         if not found["messages"] and channel is not None:
             raise not_found(f"digest {name!r} sent no message {number} through channel {channel!r} on {day}")
         days = store.issue_days(name)
-        others = store.issues(name, day=day)[0]["messages"]  # every message of the issue
+        # every message of the issue, named on one message's page (the issue's page shows them all)
+        others = store.issues(name, day=day)[0]["messages"] if channel is not None else []
         shown, marked = shown_tldrs(store, [found]), marks(request, store, papers_of([found]))
     if wants_json(request):
         return json_page(issue_json(request, found, shown))
