@@ -9,14 +9,13 @@ import re
 import warnings
 from dataclasses import replace
 from datetime import date, datetime, timezone
-from html import unescape
 
 import pytest
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
-from webkit import app_for, database_copy, sample_setup
+from webkit import app_for, database_copy, sample_setup, text
 
 from watcher.compile import changes, compile_profile
 from watcher.index import prepare
@@ -37,10 +36,6 @@ def site(sample, tmp_path):
     config, db = sample
     copy = database_copy(db, tmp_path)
     return config, copy
-
-
-def text(response) -> str:
-    return " ".join(unescape(re.sub(r"<[^>]+>", " ", response.text)).split())
 
 
 def delivered(store) -> list[str]:

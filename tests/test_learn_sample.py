@@ -16,7 +16,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 from conftest import run_watcher
-from webkit import app_for, sample_setup
+from webkit import app_for, sample_setup, text
 
 from watcher.compile import compile_profile, what_ratings_changed
 from watcher.index import prepare
@@ -79,10 +79,6 @@ def rate_all(config, db, now=None) -> list:
             for key in keys:
                 apply_rating(store, value, "llm-rl", key, "cli", profiles=config.profiles, now=now)
         return what_ratings_changed(config, "llm-rl", store)[2]
-
-
-def text(response) -> str:
-    return " ".join(unescape(re.sub(r"<[^>]+>", " ", response.text)).split())
 
 
 def test_explain_lists_what_ratings_added_and_removed_with_the_deciding_rating(site):

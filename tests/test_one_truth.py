@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 import shutil
 import warnings
-from html import unescape
 from urllib.parse import urlsplit
 
 import pytest
@@ -22,7 +21,7 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 from conftest import REPO, run_watcher
 from test_web_reach import card_titles, mailed
-from webkit import app_for
+from webkit import app_for, text
 
 from watcher.config import load_config
 from watcher.store import Store
@@ -34,10 +33,6 @@ SECOND = """
 type = "file"
 path = "second/{digest}-{date}.{ext}"
 """
-
-
-def text(response) -> str:
-    return " ".join(unescape(re.sub(r"<[^>]+>", " ", response.text)).split())
 
 
 @pytest.fixture(scope="module")

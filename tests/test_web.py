@@ -16,7 +16,7 @@ import pytest
 with warnings.catch_warnings():  # newer Starlette suggests httpx2 for its test client; httpx works
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
-from webkit import app_for, database_copy, hostile_setup, markup_problems, sample_setup
+from webkit import app_for, database_copy, hostile_setup, markup_problems, sample_setup, text
 
 
 
@@ -30,11 +30,6 @@ def client(sample):
     config, db = sample
     with TestClient(app_for(config, db), follow_redirects=False) as c:
         yield c
-
-
-def text(response) -> str:
-    """The page's visible text, tags stripped, entities decoded, spacing collapsed."""
-    return " ".join(unescape(re.sub(r"<[^>]+>", " ", response.text)).split())
 
 
 def links(response, pattern: str) -> list[str]:

@@ -18,7 +18,7 @@ import pytest
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
-from webkit import app_for, database_copy, hostile_setup, markup_problems, sample_setup
+from webkit import app_for, database_copy, hostile_setup, markup_problems, sample_setup, text
 
 from watcher.config import load_config
 from watcher.links import ExpiredLink, make_token
@@ -49,10 +49,6 @@ def site(sample, tmp_path, monkeypatch):
 
 def client_for(config, db, **kw):
     return TestClient(app_for(config, db, **kw), follow_redirects=False)
-
-
-def text(response) -> str:
-    return " ".join(unescape(re.sub(r"<[^>]+>", " ", response.text)).split())
 
 
 def recorded(db) -> tuple[list[tuple], list[str]]:

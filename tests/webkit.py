@@ -3,6 +3,7 @@ a database of hostile papers, the app over either, and a real server in a thread
 
 from __future__ import annotations
 
+import re
 import shutil
 import sqlite3
 import threading
@@ -10,6 +11,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -64,6 +66,11 @@ def app_for(config, db, **kw):
     as ``[web].hosts`` lets a user name more hosts."""
     config = replace(config, web=replace(config.web, hosts=(*config.web.hosts, "testserver")))
     return create_app(config, db, **kw)
+
+
+def text(response) -> str:
+    """The page's visible text, tags stripped, entities decoded, spacing collapsed."""
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", response.text)).split())
 
 
 ALLOWED_TAGS = {"html", "head", "meta", "title", "link", "body", "header", "nav", "a", "form",
