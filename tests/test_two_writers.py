@@ -25,7 +25,7 @@ from test_ratings import RAG_ONLY, folder  # noqa: F401 (fixture: a corpus day f
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
-from webkit import app_for, database_copy, sample_setup
+from webkit import app_for, csrf_of, database_copy, sample_setup
 
 from watcher.errors import DatabaseLocked
 from watcher.ratings import apply_rating, ratings
@@ -80,10 +80,6 @@ PAPER = "2504.07615"  # VLM-R1, delivered by the sample digest (profile llm-rl)
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory):
     return sample_setup(tmp_path_factory.mktemp("twowriters"))
-
-
-def csrf_of(response) -> str:
-    return re.search(r'name="csrf" value="([^"]+)"', response.text).group(1)
 
 
 def test_a_web_rating_waits_for_a_fetch_being_stored_and_both_are_recorded(sample, tmp_path):

@@ -16,7 +16,7 @@ import pytest
 with warnings.catch_warnings():  # newer Starlette suggests httpx2 for its test client; httpx works
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
-from webkit import app_for, database_copy, hostile_setup, markup_problems, sample_setup, text
+from webkit import app_for, csrf_of, database_copy, hostile_setup, markup_problems, sample_setup, text
 
 
 
@@ -345,10 +345,6 @@ def test_hostile_papers_stay_text_on_every_page(hostile):
 def login_client(config, db, password="s3cret pass"):
     return TestClient(app_for(config, db, password=password, secret="test-secret"),
                       follow_redirects=False)
-
-
-def csrf_of(response) -> str:
-    return re.search(r'name="csrf" value="([^"]+)"', response.text).group(1)
 
 
 def test_with_a_password_every_page_but_healthz_needs_the_login(sample):

@@ -18,7 +18,7 @@ import pytest
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
-from webkit import app_for, database_copy, hostile_setup, markup_problems, sample_setup, text
+from webkit import app_for, csrf_of, database_copy, hostile_setup, markup_problems, sample_setup, text
 
 from watcher.config import load_config
 from watcher.links import ExpiredLink, make_token
@@ -61,10 +61,6 @@ def recorded(db) -> tuple[list[tuple], list[str]]:
 def data_version(db):
     conn = sqlite3.connect(db)
     return conn, conn.execute("PRAGMA data_version").fetchone()[0]
-
-
-def csrf_of(response) -> str:
-    return re.search(r'name="csrf" value="([^"]+)"', response.text).group(1)
 
 
 def forms_for(response, paper: str) -> list[dict]:

@@ -68,6 +68,11 @@ def app_for(config, db, **kw):
     return create_app(config, db, **kw)
 
 
+def csrf_of(response) -> str:
+    """The CSRF token of the page's first form."""
+    return re.search(r'name="csrf" value="([^"]+)"', response.text).group(1)
+
+
 def text(response) -> str:
     """The page's visible text, tags stripped, entities decoded, spacing collapsed."""
     return " ".join(unescape(re.sub(r"<[^>]+>", " ", response.text)).split())
