@@ -8,6 +8,7 @@
   ``400 invalid_blocks``, or hanging past the client's timeout).
 * :func:`sample_digest` — a Digest built from the seed digest in ``tests/data`` with arXiv ids,
   categories, upvotes and reasons filled in deterministically.
+* :func:`ledger` — the papers the delivery ledger of a folder's ``watcher.db`` holds.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import email.policy
 import json
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -251,6 +253,12 @@ def run_watcher(*args: str, cwd: Path | None = None, env: dict | None = None,
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "watcher", *args], cwd=cwd, env=full_env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def ledger(folder: Path) -> list[str]:
+    """The key of every delivery the ledger of ``folder / "watcher.db"`` records, sorted."""
+    with sqlite3.connect(folder / "watcher.db") as conn:
+        return sorted(r[0] for r in conn.execute("SELECT paper FROM deliveries"))
 
 
 class HtmlCollector(HTMLParser):

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from datetime import datetime, timedelta, timezone
 
-from deliverkit import MailServer, run_watcher
+from deliverkit import MailServer, ledger, run_watcher
 
 CONFIG = """
 [watcher]
@@ -61,11 +60,6 @@ def write_setup(tmp_path, port: int, max_papers: int, max_bytes: int | None = No
     config = tmp_path / "config.toml"
     config.write_text(CONFIG.format(max_papers=max_papers, port=port, budget=budget))
     return config
-
-
-def ledger(tmp_path) -> list[str]:
-    with sqlite3.connect(tmp_path / "watcher.db") as conn:
-        return sorted(r[0] for r in conn.execute("SELECT paper FROM deliveries"))
 
 
 def shown(received) -> list[str]:

@@ -14,6 +14,7 @@ import warnings
 
 from bioserver import BiorxivApi, PubmedApi
 from conftest import run_watcher
+from deliverkit import ledger
 from helpers import data
 from httpserver import Reply, server  # noqa: F401
 from watcher.config import load_config
@@ -108,11 +109,6 @@ def once(tmp_path):
 def newest(tmp_path, ext: str) -> str:
     files = sorted((tmp_path / "out").glob(f"*.{ext}"), key=lambda f: f.stat().st_mtime_ns)
     return files[-1].read_text()
-
-
-def ledger(tmp_path) -> list[str]:
-    with sqlite3.connect(tmp_path / "watcher.db") as conn:
-        return sorted(r[0] for r in conn.execute("SELECT paper FROM deliveries"))
 
 
 def test_five_sources_one_digest_and_one_paper_per_work(tmp_path, server):
