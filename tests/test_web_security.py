@@ -481,6 +481,38 @@ def test_the_chart_is_counted_once_per_day_and_again_only_for_a_day_that_changed
         assert set(counted[days + 1:]) == set(counted[:days])
 
 
+def test_a_rating_counts_the_chart_again_for_a_profile_without_examples(sample, tmp_path, monkeypatch):
+    """The profile learns from a rating of a stored paper: its chart's days are counted again
+    (the list of what the ratings changed, which reads the same days, is left out here)."""
+    from webkit import database_copy
+
+    from watcher.ratings import apply_rating
+    from watcher.store import Store
+    from watcher.web import profiles
+
+    config, db = sample
+    assert not config.profiles["llm-rl"].examples
+    db = database_copy(db, tmp_path)
+    counted = []
+    real = profiles._chunks
+
+    def spy(store, day):
+        counted.append(day)
+        return real(store, day)
+
+    monkeypatch.setattr(profiles, "_chunks", spy)
+    monkeypatch.setattr(profiles, "_rating_changes", lambda st, store, name: None)
+    with TestClient(app_for(config, db)) as c:
+        c.get("/profiles/llm-rl.json")
+        days = len(counted)
+        assert days > 1
+        with Store.open(db) as store:
+            key = store.db.execute("SELECT key FROM papers ORDER BY key LIMIT 1").fetchone()[0]
+            apply_rating(store, "up", "llm-rl", key, "web", profiles=config.profiles)
+        c.get("/profiles/llm-rl.json")
+        assert sorted(counted[days:]) == sorted(counted[:days])
+
+
 def test_one_chart_computation_at_a_time_per_profile(sample, monkeypatch):
     """Parallel requests for one profile page compute its chart once: the others wait for it
     and read what it kept."""
