@@ -73,13 +73,12 @@ def _window_chunks(store, start: date, end: date):
         yield from _chunks(store, day)
 
 
-def _made_of(st, store, name: str, matcher) -> object:
-    """What decides the profile's matches: for a profile without examples or ratings, its
-    config alone (a write of papers compiles the matcher anew but changes nothing it does);
-    otherwise the compiled matcher itself (examples and rated papers are papers: a write may
-    change them)."""
-    if st.config.profiles[name].examples or store.db.execute(
-            "SELECT 1 FROM ratings WHERE profile = ? LIMIT 1", [name]).fetchone():
+def _made_of(st, name: str, matcher) -> object:
+    """What decides the profile's matches: for a matcher without examples or ratings (the
+    compiled matcher's own ``feedback``: the rated papers it learnt from), its config alone (a
+    write of papers compiles the matcher anew but changes nothing it does); otherwise the
+    compiled matcher itself (examples and rated papers are papers: a write may change them)."""
+    if st.config.profiles[name].examples or matcher.feedback:
         return matcher
     return ("config", id(st.config), name)
 
@@ -93,7 +92,7 @@ def _selected_per_day(st, store, name: str, start: date, end: date) -> dict[date
     keeps the days it finished, so the next request goes on from there."""
     with st.flight(("selected", name)):
         matcher = st.matcher(name, store)  # in the flight: one compilation, the kept days' own
-        made_of = _made_of(st, store, name, matcher)
+        made_of = _made_of(st, name, matcher)
         kept = st.charts.get(name) or st.charts.put(name, {})  # day -> (made_of, signature, keys)
         days = _days(store, start, end)
         for day in [d for d in kept if d not in days]:
