@@ -62,15 +62,24 @@ def fp_cut(y, s, relevant: int) -> float:
     return best
 
 
-def classifier_scores(texts, y, train, test):
-    """The best of SETTINGS by ``best_f1`` on ``test``: ``(scores, setting)``."""
-    import numpy as np
+def tfidf(texts) -> dict:
+    """The texts' tf-idf matrix for each n-gram range of SETTINGS (they do not depend on the topic)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return {ngrams: TfidfVectorizer(sublinear_tf=True, stop_words="english", min_df=2,
+                                    ngram_range=ngrams).fit_transform(texts)
+            for ngrams in dict.fromkeys(ngrams for ngrams, _ in SETTINGS)}
+
+
+def classifier_scores(matrices, y, train, test):
+    """The best of SETTINGS by ``best_f1`` on ``test``: ``(scores, setting)``; ``matrices`` from
+    :func:`tfidf`."""
+    import numpy as np
     from sklearn.linear_model import LogisticRegression
 
     out = []
     for ngrams, c in SETTINGS:
-        x = TfidfVectorizer(sublinear_tf=True, stop_words="english", min_df=2, ngram_range=ngrams).fit_transform(texts)
+        x = matrices[ngrams]
         model = LogisticRegression(C=c, class_weight="balanced", max_iter=5000).fit(x[train], y[train])
         out.append((model.decision_function(x[test]), (ngrams, c)))
     yt = np.asarray(y)[test]
@@ -97,19 +106,20 @@ def main() -> int:
     texts = [f"{p.title}. {p.abstract or ''}" for p in papers]
     day = np.array(day)
     train, test = np.flatnonzero(day < FIRST), np.flatnonzero(day >= FIRST)
+    matrices = tfidf(texts)
     dense = _dense(texts)
     for name in args.topics.split(","):
         judged = read_judgements(HERE / "data" / f"{name}.jsonl")
         y = np.array([judged.get(p.key, 0) for p in papers])
         print(f"== {name}: {y.sum()} relevant, {y[test].sum()} of them in the last {day.max() + 1 - FIRST} days")
-        s, setting = classifier_scores(texts, y, train, test)
+        s, setting = classifier_scores(matrices, y, train, test)
         print(f"cold start bound: word classifier trained on all {len(train)} papers of days 1-{FIRST}, "
               f"best F1 on the last days {best_f1(y[test], s):.3f} (n-grams {setting[0]}, C {setting[1]:g}; "
               f"target 0.80)")
         matched = ProfileMatcher(Profile(name="q", title="q", query=TOPICS[name])).score_batch(prepare(papers))
         hits = np.array(sorted(matched))
         qtrain, qtest = hits[day[hits] < FIRST], hits[day[hits] >= FIRST]
-        s, setting = classifier_scores(texts, y, qtrain, qtest)
+        s, setting = classifier_scores(matrices, y, qtrain, qtest)
         base_fp = int((y[qtest] == 0).sum())
         print(f"ratings frontier: on the query's {len(qtest)} matches of the last days ({base_fp} false "
               f"positives), a word classifier trained on its {len(qtrain)} earlier matches drops at most "
@@ -117,10 +127,9 @@ def main() -> int:
         if dense is not None:
             liked = [i for i in range(len(papers)) if y[i]][:30]
             rest = np.array([i for i in test if i not in set(liked)])
-            from sklearn.feature_extraction.text import TfidfVectorizer
             from sklearn.linear_model import LogisticRegression
 
-            tf = TfidfVectorizer(sublinear_tf=True, stop_words="english", min_df=2).fit_transform(texts)
+            tf = matrices[(1, 1)]
             s = LogisticRegression(C=1.0, class_weight="balanced", max_iter=5000).fit(
                 dense[train], y[train]).decision_function(dense[test])
             print(f"cold start bound with the embeddings instead of the words: best F1 {best_f1(y[test], s):.3f}")
