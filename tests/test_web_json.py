@@ -87,6 +87,8 @@ def test_the_paper_and_profile_twins(client):
     query = client.get("/profiles/llm-rl.json").json()["query"]
     preview = client.get("/profiles/llm-rl.json", params={"preview": query, "days": "30"}).json()["preview"]
     assert preview["count"] == preview["current"] > 0
+    week = client.get("/profiles/llm-rl.json", params={"preview": query, "days": "7"}).json()["preview"]
+    assert week["count"] == week["current"] <= preview["current"]
     ids_and_titles(preview["papers"])
 
 

@@ -32,7 +32,7 @@ from .ratings import marks
 
 CHART_DAYS = 30
 RATING_WEEKS = 26  # the ratings chart: up to this many weeks, to the latest rating
-PREVIEW_DAYS = (7, 30)
+PREVIEW_DAYS = (7, 30)  # none past CHART_DAYS: the preview counts the profile as it is from the chart's days
 PREVIEW_SHOWN = 50
 MAX_QUERY = 4000
 
@@ -107,16 +107,17 @@ def _selected_per_day(st, store, name: str, start: date, end: date) -> dict[date
         return {day: kept[day][2] for day in days}
 
 
-def _preview(store, draft, now, start: date, end: date) -> dict:
+def _preview(store, draft, selected: dict[date, set[str]], start: date, end: date) -> dict:
     """What ``draft`` (a compiled matcher) selects of the papers filed from ``start`` to ``end``
-    and how many the profile as it is (``now``) selects, read CHUNK papers at a time: the best
-    PREVIEW_SHOWN matches are kept, never every paper of the window."""
-    found, count, current, stored = [], 0, 0, 0
+    and how many the profile as it is selects there (``selected``: its papers per filing day,
+    :func:`_selected_per_day`, whose window holds this one), read CHUNK papers at a time: the
+    best PREVIEW_SHOWN matches are kept, never every paper of the window."""
+    found, count, stored = [], 0, 0
     for papers in _window_chunks(store, start, end):
-        batch = prepare(papers)
-        matches = list(draft.score_batch(batch).values())
-        count, current, stored = count + len(matches), current + len(now.score_batch(batch)), stored + len(papers)
+        matches = list(draft.score_batch(prepare(papers)).values())
+        count, stored = count + len(matches), stored + len(papers)
         found = sorted(found + matches, key=rank_key)[:PREVIEW_SHOWN]
+    current = sum(len(keys) for day, keys in selected.items() if start <= day <= end)
     return {"start": start, "end": end, "matches": found, "count": count, "current": current, "stored": stored}
 
 
@@ -187,7 +188,7 @@ def profile(request: Request):
             else:
                 error = "; ".join(query_category_problems(draft)) or None  # what `watcher check` would say
             if error is None:
-                preview = _preview(store, matcher, st.matcher(name, store), *store.recent_days(days))
+                preview = _preview(store, matcher, selected, *store.recent_days(days))
                 preview["toml"] = f"[profile.{name}]\nquery = {toml_string(draft.strip())}"
                 shown = tldrs(store, [m.paper for m in preview["matches"]])
         marked = marks(request, store, list(rated_papers.values())
