@@ -5,7 +5,6 @@ through the percolator; the ledger is indexed by paper."""
 
 from __future__ import annotations
 
-import socket
 import sqlite3
 import sys
 import threading
@@ -15,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from deliverkit import free_port
 from webkit import app_for, live_server, sample_setup
 
 from watcher.config import load_config
@@ -192,9 +192,7 @@ def test_watcher_serve_hands_the_interpreter_lock_on_every_millisecond(sample, m
 
     monkeypatch.setattr(serving, "server", lambda *args: Server())
     monkeypatch.setattr(serving, "signal", SimpleNamespace(SIGHUP=1, signal=lambda *args: None))
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        port = free.getsockname()[1]
+    port = free_port()
     before = sys.getswitchinterval()
     try:
         assert serving.serve(config, listen=f"127.0.0.1:{port}", echo=lambda *args: None) == 0
