@@ -276,17 +276,14 @@ def reading(request: Request) -> Iterator[Store]:
     conn.set_progress_handler(_overdue, PROGRESS_STEPS)
     try:
         yield Store(sqlite_utils.Database(conn), st.database)
-    except sqlite3.OperationalError as e:
-        if getattr(e, "sqlite_errorname", None) != "SQLITE_INTERRUPT":  # not the deadline's
-            _drop()
-            raise database_error(st.database, e) from None
-        why = ("the server is stopping" if st.stopping.is_set() else
-               "the browser left" if gone is not None and gone.is_set() else
-               f"it took longer than {st.query_timeout:g} s")  # from its arrival
-        log.warning("web: %s %s: stopped: %s", request.method, request.url.path, why)
-        raise TooSlow(503, f"this page was stopped: {why}. A narrower search (fewer or rarer "
-                           "words, a date range) answers faster.") from None
     except sqlite3.Error as e:
+        if getattr(e, "sqlite_errorname", None) == "SQLITE_INTERRUPT":  # the deadline's (_overdue)
+            why = ("the server is stopping" if st.stopping.is_set() else
+                   "the browser left" if gone is not None and gone.is_set() else
+                   f"it took longer than {st.query_timeout:g} s")  # from its arrival
+            log.warning("web: %s %s: stopped: %s", request.method, request.url.path, why)
+            raise TooSlow(503, f"this page was stopped: {why}. A narrower search (fewer or rarer "
+                               "words, a date range) answers faster.") from None
         _drop()  # a broken connection is not kept for the next request
         raise database_error(st.database, e) from None
     finally:
