@@ -87,16 +87,26 @@ def compile_profiles(config, names, store=None, *, lookup=None) -> list[ProfileM
     return [compile_profile(config, n, store, lookup=lookup) for n in names]
 
 
-def explain_paper(config, name: str, store, paper, matcher=None):
+def compile_plain(config, name: str, store) -> ProfileMatcher:
+    """The matcher of profile ``name`` without its ratings (examples looked up in ``store``):
+    what the ratings changed is measured against it."""
+    return compile_profile(config, name, lookup=store.get)
+
+
+def explain_paper(config, name: str, store, paper, matchers=None):
     """How profile ``name`` scores ``paper`` now, as ``watcher explain PAPER`` and a paper's
     page say it: ``(match, selected, without)``. ``without`` is whether the profile compiled
     without its ratings selects the paper, when the ratings changed that (else None).
-    ``matcher``: the profile's matcher with its ratings, when the caller has it (the web's)."""
-    matcher = matcher or compile_profile(config, name, store)
+    ``matchers(ratings)``: the profile's matcher with (True) or without (False) its ratings,
+    when the caller keeps them (the web's :class:`Compiled`); default: compiled here."""
+    if matchers is None:
+        matchers = lambda ratings: (compile_profile(config, name, store) if ratings  # noqa: E731
+                                    else compile_plain(config, name, store))
+    matcher = matchers(True)
     selected = matcher.score(paper) is not None
     without = None
     if matcher.feedback:  # no ratings, nothing they could have changed
-        plain = compile_profile(config, name, lookup=store.get).score(paper) is not None
+        plain = matchers(False).score(paper) is not None
         without = plain if plain != selected else None
     return matcher.explain(paper), selected, without
 
@@ -114,7 +124,7 @@ def what_ratings_changed(config, name: str, store, days: int = RATED_DAYS, rated
     from .learn import change_order, rating_changes
 
     start, end = store.recent_days(days)
-    plain = compile_profile(config, name, lookup=store.get)
+    plain = compile_plain(config, name, store)
     rated = rated or compile_profile(config, name, store)
     parts = chunks(start, end) if chunks else [store.papers_between(start, end)]
     return start, end, sorted((c for papers in parts for c in rating_changes(papers, plain, rated)),
@@ -142,26 +152,28 @@ def _files(profile) -> tuple:
 
 
 class Compiled:
-    """Compiled matchers kept between requests (the web inbox): one per profile, compiled
-    again when the config, the database's :func:`changes` or an example file changed. Thread
-    safe; compiling happens outside the lock, so a slow compilation holds up no other page."""
+    """Compiled matchers kept between requests (the web inbox): per profile, with and without
+    its ratings, compiled again when the config, the database's :func:`changes` or an example
+    file changed. Thread safe; compiling happens outside the lock, so a slow compilation holds
+    up no other page."""
 
     def __init__(self):
-        self._kept: dict[str, tuple] = {}  # name -> (key, matcher, config)
+        self._kept: dict[tuple[str, bool], tuple] = {}  # (name, ratings) -> (key, matcher, config)
         self._lock = threading.Lock()
 
-    def matcher(self, config, name: str, store) -> ProfileMatcher:
-        """The matcher :func:`compile_profile` gives now for ``name``."""
+    def matcher(self, config, name: str, store, ratings: bool = True) -> ProfileMatcher:
+        """The matcher :func:`compile_profile` gives now for ``name`` (``ratings`` False:
+        :func:`compile_plain`'s, without its ratings)."""
         key = (id(config), changes(store), _files(config.profiles[name]))
         with self._lock:
-            kept = self._kept.get(name)
+            kept = self._kept.get((name, ratings))
         if kept is not None and kept[0] == key and kept[2] is config:
             return kept[1]
-        compiled = compile_profile(config, name, store)
+        compiled = compile_profile(config, name, store) if ratings else compile_plain(config, name, store)
         with self._lock:
-            self._kept[name] = (key, compiled, config)
+            self._kept[name, ratings] = (key, compiled, config)
         return compiled
 
 
-__all__ = ["compile_profile", "compile_profiles", "what_ratings_changed", "RATED_DAYS", "example_papers", "feedback", "changes",
+__all__ = ["compile_profile", "compile_plain", "compile_profiles", "what_ratings_changed", "RATED_DAYS", "example_papers", "feedback", "changes",
            "Compiled", "KEEP"]

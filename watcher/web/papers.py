@@ -6,6 +6,8 @@ twins give (an arXiv id, a bare DOI, ``doi:…``, ``pmid:…``, watcher's key) o
 
 from __future__ import annotations
 
+from functools import partial
+
 from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
@@ -51,7 +53,7 @@ def paper(request: Request):  # similar papers rank many candidates: a worker th
         deliveries = store.paper_deliveries(found.key)
         explained = []
         for name in st.config.profiles:
-            m, selected, without = explain_paper(st.config, name, store, found, st.matcher(name, store))
+            m, selected, without = explain_paper(st.config, name, store, found, partial(st.matcher, name, store))
             explained.append({"profile": name, "title": st.config.profiles[name].title,
                               "score": m.score, "reasons": m.reasons, "selected": selected,
                               "without_ratings": without})

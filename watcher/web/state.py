@@ -139,8 +139,9 @@ class WebState:
         with self.flights_lock:
             return self.flights.setdefault(key, threading.Lock())
 
-    def matcher(self, name: str, store):
+    def matcher(self, name: str, store, ratings: bool = True):
         """The compiled matcher of profile ``name``, as the digests compile it
-        (:func:`watcher.compile.compile_profile`: examples, ratings), kept until the config,
-        the database's papers or ratings, or an example file change."""
-        return self.matchers.matcher(self.config, name, store)
+        (:func:`watcher.compile.compile_profile`: examples, ratings; ``ratings`` False: without
+        them), kept until the config, the database's papers or ratings, or an example file
+        change."""
+        return self.matchers.matcher(self.config, name, store, ratings)
