@@ -1,6 +1,8 @@
 """How far could ratings take a topic at best? Bounds for the targets of eval_feedback.py.
 
     pip install scikit-learn [wordllama]      # for this script only; watcher needs neither
+    # (in a venv of its own: wordllama brings httpx2, which Starlette's test client then
+    # prefers to httpx, and one of watcher's web tests fails beside it)
     python benchmarks/bound_learner.py [--topics rag,robot-learning,visual-generation]
 
 ``eval_feedback.py`` measures watcher's learner; this script asks what *any* learner over the
