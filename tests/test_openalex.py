@@ -19,7 +19,7 @@ from helpers import context, data, fast_client
 from httpserver import Reply, server  # noqa: F401
 from openalexserver import OpenalexApi
 from watcher.cli import cli
-from watcher.config import Profile, SourceConfig
+from watcher.config import Profile, SourceConfig, load_config
 from watcher.errors import QuerySyntaxError, SourceError
 from watcher.formats import openalex
 from watcher.match import ProfileMatcher
@@ -268,3 +268,25 @@ def test_a_digest_of_new_citations_and_new_works_one_paper_per_work_nothing_twic
     assert ledger(tmp_path).count("2104.12255") == 1
     explained = run(tmp_path, monkeypatch, "explain", "2104.12255", "--profile", "cited")
     assert explained.exit_code == 0 and f"cites your {ONE}" in explained.output, explained.output
+
+
+# --- watcher init: "alert me when my papers are cited" in one command ---------------------------
+
+def test_init_seeds_cites_from_dois_and_an_orcid(tmp_path, server):
+    api = stand_in(server)
+    result = CliRunner().invoke(cli, ["init", str(tmp_path), "--cite", "https://doi.org/10.5555/FOLLOWED-ONE",
+                                      "--orcid", f"https://orcid.org/{PIWOWAR}", "--mailto", "me@example.org",
+                                      "--openalex-url", server.url("/oa")])
+    assert result.exit_code == 0, result.output
+    assert "following 2 works for new citations" in result.output
+    assert api.requests[0]["filter"] == f"author.orcid:https://orcid.org/{PIWOWAR}"  # listed once
+    config = load_config(tmp_path / "config.toml")
+    cited = config.sources["citations"]
+    assert cited.type == "openalex" and cited.cites == ("10.5555/followed-one", "10.7717/peerj.4375")
+    assert cited.mailto == "me@example.org"
+    assert config.profiles["cited"].query == "cites:*"
+    assert config.digests["citations"].channels == config.digests["daily"].channels
+    assert "# The state of OA: a large-scale analysis" in (tmp_path / "config.toml").read_text()
+    bad = CliRunner().invoke(cli, ["init", str(tmp_path / "x"), "--cite", "my best paper"])
+    assert bad.exit_code == 2 and "--cite 'my best paper': not a DOI" in bad.output
+    assert not (tmp_path / "x" / "config.toml").exists()

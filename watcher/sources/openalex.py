@@ -105,19 +105,36 @@ class OpenalexSource(Source):
         params = {"filter": ",".join(filters), "per-page": PER_PAGE, "select": SELECT}
         if self.cfg.search:
             params["search"] = self.cfg.search
-        cursor, found = "*", []
+        found = []
+        for n, page in enumerate(self.pages(params, follow)):
+            if n == 0 and page.count is not None:
+                progress.set_total(page.count)
+            progress.advance(len(page.papers) + len(page.skipped))
+            found += page.papers
+        return found
+
+    def pages(self, params: dict, follow=None):
+        """Each page of ``/works`` with ``params``, by cursor, until ``next_cursor`` is null
+        or a page is empty; at most MAX_PAGES."""
+        cursor = "*"
         for _ in range(MAX_PAGES):
             response = self._get("works", {**params, "cursor": cursor})
             try:
                 page = openalex.parse_page(response.content, response.url, follow)
             except InputError as e:
                 raise parse_failure(self, e) from None
-            if cursor == "*" and page.count is not None:
-                progress.set_total(page.count)
-            progress.advance(len(page.papers) + len(page.skipped))
-            found += page.papers
+            yield page
             if not page.next_cursor or not (page.papers or page.skipped):
-                return found
+                return
             cursor = page.next_cursor
         raise SourceError(f"{self.name}: OpenAlex was still paging after {MAX_PAGES} pages; "
                           "the next run will try again")
+
+
+def works_of(source: OpenalexSource, author: str) -> list[tuple[str, str]]:
+    """The works of the author ``author`` (a :func:`~watcher.formats.openalex.author_ref` key),
+    listed once: each work's key (its DOI, else its OpenAlex id) and title, for ``watcher init
+    --orcid``."""
+    params = {"filter": openalex.author_filters([author])[0], "per-page": PER_PAGE,
+              "select": "id,doi,title,display_name"}
+    return list(dict.fromkeys(ref for page in source.pages(params) for ref in page.refs))
