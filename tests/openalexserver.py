@@ -4,7 +4,8 @@ the way OpenAlex documents it (see tests/data/openalex/SOURCES.md):
 * ``/works?filter=…&cursor=…&per-page=…[&search=…]``: the works matching every filter of the
   comma-separated list, each filter's values OR-ed with ``|`` — ``cites:W1|W2`` (the work's
   ``referenced_works``), ``author.orcid:https://orcid.org/…``, ``author.id:A…``,
-  ``from_created_date:YYYY-MM-DD`` (``created_date`` on or after), ``topics.id:T…`` — paged by
+  ``from_created_date:YYYY-MM-DD`` (``created_date`` on or after; ``created_refused`` answers it
+  with 403, as for a key-only filter), ``from_publication_date:``, ``topics.id:T…`` — paged by
   cursor: ``cursor=*`` starts, ``meta.next_cursor`` (an opaque base64 string) continues, null
   on the last page; ``meta.count`` the number of matches. An unknown filter is a 400 with
   OpenAlex's error document.
@@ -38,6 +39,7 @@ class OpenalexApi:
         self.requests: list[dict] = []
         self.resolved: list[str] = []
         self._throttle = 0
+        self.created_refused = False  # answer from_created_date with 403, as for a key-only filter
 
     def throttle(self, n: int) -> None:
         self._throttle = n
@@ -55,7 +57,11 @@ class OpenalexApi:
             have |= {_short(h) for h in have if h}
             return bool(have & set(values))
         if name == "from_created_date":
+            if self.created_refused:
+                raise PermissionError(name)
             return (work.get("created_date") or "") >= values[0]
+        if name == "from_publication_date":
+            return (work.get("publication_date") or "") >= values[0]
         if name == "topics.id":
             return bool({_short(t.get("id")) for t in work.get("topics") or ()} & set(values))
         raise KeyError(name)
@@ -72,6 +78,9 @@ class OpenalexApi:
             name, _, value = part.partition(":")
             try:
                 found = [w for w in found if self._keep(w, name, value.split("|"))]
+            except PermissionError:
+                body = {"error": "Forbidden", "message": "from_created_date requires an API key"}
+                return Reply(status=403, headers=JSON, body=json.dumps(body).encode())
             except KeyError:
                 body = {"error": "Invalid query parameters error.",
                         "message": f"{name} is not a valid field. Valid fields are …"}

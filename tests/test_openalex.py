@@ -146,6 +146,22 @@ def test_followed_authors_and_a_429_honoured(server):
     assert openalex.entries(paper.followed) == [(PIWOWAR, "Heather A. Piwowar")] and paper.cites == []
 
 
+def test_a_refused_created_date_falls_back_to_the_publication_date_and_the_key_is_sent(server, monkeypatch):
+    api = stand_in(server, page_size=5)
+    api.created_refused = True
+    monkeypatch.setenv("OPENALEX_KEY", "s3cret-key")
+    result = source(server, cites=("W2029057325",), api_key_env="OPENALEX_KEY").fetch({})
+    assert [r["filter"] for r in api.requests] == ["cites:W2029057325,from_created_date:2017-08-07",
+                                                   "cites:W2029057325,from_publication_date:2017-08-07"]
+    assert all(r["api_key"] == "s3cret-key" for r in api.requests)
+    # published before the reach back, the article indexed on 2017-08-09 is missed: the caveat
+    assert [p.title[:20] for p in result.papers] == ["The state of OA: a l"]
+    assert result.state["date_filter"] == "from_publication_date"  # asked so from then on
+    api.requests.clear()
+    source(server, cites=("W2029057325",)).fetch(result.state)
+    assert [r["filter"] for r in api.requests] == ["cites:W2029057325,from_publication_date:2017-08-07"]
+
+
 def test_refusals_and_broken_answers_fail_the_run_with_a_clear_error(server):
     stand_in(server)
     with pytest.raises(SourceError, match=r"HTTP 404.*check the source's url"):

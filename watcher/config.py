@@ -83,7 +83,7 @@ class SourceConfig:
     first_fetch: timedelta | None = timedelta(days=3)  # feed: None, every item the feed holds
     server: str | None = None  # biorxiv: biorxiv or medrxiv
     term: str | None = None  # pubmed: the PubMed query
-    api_key_env: str | None = None  # pubmed: the variable holding an NCBI API key
+    api_key_env: str | None = None  # pubmed, openalex: the variable holding an API key
     url_env: str | None = None  # listing: the variable holding the URL (a secret: it may hold a key)
     # openalex (SPEC §10): followed works and authors as watcher.formats.openalex keys
     cites: tuple[str, ...] = ()
@@ -248,7 +248,8 @@ _SOURCE_KEYS = {
     "pubmed": {"term": (str, REQUIRED), "api_key_env": (str, None), "first_fetch": (str, "3d")},
     "feed": {"first_fetch": (str, None)},
     "openalex": {"cites": (list, []), "authors": (list, []), "search": (str, None),
-                 "topics": (list, []), "mailto": (str, None), "first_fetch": (str, "3d")},
+                 "topics": (list, []), "mailto": (str, None), "api_key_env": (str, None),
+                 "first_fetch": (str, "3d")},
 }
 _PROFILE_KEYS = {
     "title": (str, None),
@@ -604,7 +605,7 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
         _check_http_url(r, f"{where}.url", v["url"], "https://www.nature.com/nature.rss")
     if typ == "pubmed" and not v["term"].strip():
         raise r.fail(f"{where}.term", "must not be empty (a PubMed query such as CRISPR[tiab])")
-    if typ == "pubmed":
+    if typ in ("pubmed", "openalex"):
         _env_name(r, f"{where}.api_key_env", v["api_key_env"])
     if typ == "biorxiv":
         r.choice(f"{where}.server", v["server"], tuple(SUBJECTS))

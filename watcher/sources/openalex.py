@@ -19,7 +19,10 @@ old paper OpenAlex only now indexes is new to the reader); the run reaches back 
 for works indexed late, and identity makes the overlap free. Each work records which followed
 works it cites (its ``referenced_works``) and which followed authors wrote it, as entries with
 the cited work's title, resolved once and kept in the source's state, so that every card can
-say "cites your <title>". Requests go through the shared HTTP client: its timeout, its size cap
+say "cites your <title>". Where the API refuses ``from_created_date`` (it has been a filter for
+some plans' API keys only), the source says ``from_publication_date`` instead, from then on
+(``state["date_filter"]``). ``api_key_env`` names the variable holding an OpenAlex API key, sent
+as ``api_key`` and masked in the log like every secret. Requests go through the shared HTTP client: its timeout, its size cap
 (MAX_PAGE_BYTES per answer), its retries with backoff honouring ``Retry-After`` on 429 and
 5xx. A page that fails fails the run and the state stays, so the next run asks again; nothing
 of a failed run is stored.
@@ -32,9 +35,11 @@ polite pacing and masked error messages, which every other source gets from
 
 from __future__ import annotations
 
+import os
 from datetime import timedelta
 
 from ..errors import InputError, SourceError
+from ..http import HttpStatusError
 from ..formats import openalex
 from .base import FetchResult, Source
 from .common import first_day, http_client, name_papers, parse_failure
@@ -45,6 +50,10 @@ PER_PAGE = 200  # the API's largest page
 MAX_PAGES = 500  # 100,000 works a stream and run: far beyond any citation alert
 MAX_PAGE_BYTES = 16 * 1024 * 1024  # one page of 200 works with abstracts is ~1-2 MB
 MAX_VALUES = 50  # values OR-ed in one filter (OpenAlex takes up to 100)
+# "new" is the day OpenAlex created a work; where the API refuses that filter (it has been kept
+# for the API keys of some plans), the publication date stands in, and a work OpenAlex indexes
+# long after its publication is then missed
+DATE_FILTERS = ("from_created_date", "from_publication_date")
 SELECT = ("id,doi,title,display_name,publication_date,created_date,ids,authorships,"
           "primary_location,locations,abstract_inverted_index,referenced_works,type")
 
@@ -52,10 +61,16 @@ SELECT = ("id,doi,title,display_name,publication_date,created_date,ids,authorshi
 class OpenalexSource(Source):
     """New works citing the followed works, and new works of the followed authors."""
 
+    def __init__(self, cfg, ctx):
+        super().__init__(cfg, ctx)
+        self.api_key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+
     def _get(self, path: str, params: dict):
         base = (self.cfg.url or API_URL).rstrip("/")
         if self.cfg.mailto:
             params = {**params, "mailto": self.cfg.mailto}
+        if self.api_key:
+            params = {**params, "api_key": self.api_key}
         return http_client(self).get(f"{base}/{path}", params=params, timeout=self.cfg.timeout,
                                      max_bytes=MAX_PAGE_BYTES)
 
@@ -91,16 +106,23 @@ class OpenalexSource(Source):
                                  authors=frozenset(self.cfg.authors))
         since = first_day(self, state, OVERLAP)
         today = self.ctx.now.date()
+        by = state.get("date_filter") if state.get("date_filter") in DATE_FILTERS else DATE_FILTERS[0]
         papers = []
         with self.ctx.progress(f"source {self.name}", unit="works") as progress:
             for stream in self.streams(works):
-                papers += self._stream(stream, since, follow, progress)
+                try:
+                    papers += self._stream(stream, f"{by}:{since.isoformat()}", follow, progress)
+                except HttpStatusError as e:  # the created date refused (a key-only filter)
+                    if by != DATE_FILTERS[0] or e.status not in (400, 401, 403) or b"created_date" not in e.body:
+                        raise
+                    by = DATE_FILTERS[1]
+                    papers += self._stream(stream, f"{by}:{since.isoformat()}", follow, progress)
         name_papers(self, papers)
-        return FetchResult(papers=papers, state={**state, "works": works,
+        return FetchResult(papers=papers, state={**state, "works": works, "date_filter": by,
                                                  "last_day": today.isoformat()})
 
-    def _stream(self, stream: str | None, since, follow, progress) -> list:
-        filters = [f for f in (stream, f"from_created_date:{since.isoformat()}",
+    def _stream(self, stream: str | None, since: str, follow, progress) -> list:
+        filters = [f for f in (stream, since,
                                "topics.id:" + "|".join(self.cfg.topics) if self.cfg.topics else None) if f]
         params = {"filter": ",".join(filters), "per-page": PER_PAGE, "select": SELECT}
         if self.cfg.search:
