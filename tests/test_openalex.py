@@ -284,6 +284,18 @@ def test_a_digest_of_new_citations_and_new_works_one_paper_per_work_nothing_twic
     assert ledger(tmp_path).count("2104.12255") == 1
     explained = run(tmp_path, monkeypatch, "explain", "2104.12255", "--profile", "cited")
     assert explained.exit_code == 0 and f"cites your {ONE}" in explained.output, explained.output
+    # the web inbox searches with the same language: cites: and by: find what the source recorded
+    import warnings
+
+    from webkit import app_for
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+    with TestClient(app_for(load_config(tmp_path / "config.toml"), tmp_path / "watcher.db")) as client:
+        found = client.get("/search.json", params={"q": "cites:W2029057325"}).json()
+        assert sorted(p["title"][:20] for p in found["papers"]) == ["A journal article wi", "The state of OA: a l"]
+        found = client.get("/search.json", params={"q": f"by:{PIWOWAR}"}).json()
+        assert [p["title"][:20] for p in found["papers"]] == ["The state of OA: a l"]
 
 
 # --- watcher init: "alert me when my papers are cited" in one command ---------------------------
