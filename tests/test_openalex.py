@@ -193,6 +193,8 @@ def test_cites_and_by_in_the_query_language_give_the_reasons():
     assert reasons("orcid:0000-0003-1613-5981") == reasons(f"by:{PIWOWAR}") == {
         "The state of OA: a l": ["by Heather A. Piwowar, whom you follow"]}
     assert list(reasons("cites:W2029057325 AND access")) == ["The state of OA: a l"]  # with a query
+    assert reasons("cites:w20*") == {"The state of OA: a l": [f"cites your {TWO}"],
+                                     "A journal article wi": [f"cites your {TWO}"]}  # a key's start
     for bad in ("cites:nothing", "by:Jason"):
         with pytest.raises(QuerySyntaxError):
             parse_query(bad)
@@ -318,3 +320,16 @@ def test_init_seeds_cites_from_dois_and_an_orcid(tmp_path, server):
     bad = CliRunner().invoke(cli, ["init", str(tmp_path / "x"), "--cite", "my best paper"])
     assert bad.exit_code == 2 and "--cite 'my best paper': not a DOI" in bad.output
     assert not (tmp_path / "x" / "config.toml").exists()
+
+
+def test_check_takes_an_openalex_source_and_says_when_its_optional_key_is_unset(tmp_path, monkeypatch):
+    (tmp_path / "config.toml").write_text(CONFIG.format(base="http://127.0.0.1:9").replace(
+        'mailto = "me@example.org"', 'mailto = "me@example.org"\napi_key_env = "OPENALEX_TEST_KEY"'))
+    monkeypatch.delenv("OPENALEX_TEST_KEY", raising=False)
+    checked = run(tmp_path, monkeypatch, "check")
+    assert checked.exit_code == 0, checked.output
+    assert "OPENALEX_TEST_KEY is not set: OpenAlex is asked without a key" in checked.output
+    (tmp_path / "config.toml").write_text(CONFIG.format(base="http://x").replace(
+        '"W2029057325"]', '"my favourite paper"]'))
+    bad = run(tmp_path, monkeypatch, "check")
+    assert bad.exit_code == 2 and "source.citations.cites: 'my favourite paper' is not a DOI" in bad.output

@@ -80,9 +80,11 @@ def prepare_doc(paper: Paper, stored: dict | None = None) -> Doc:
                _entry_keys(paper.cites), _entry_keys(paper.followed))
 
 
-def _entry_keys(entries) -> frozenset[str]:
+def _entry_keys(values) -> frozenset[str]:
     """The keys of a paper's ``cites`` or ``followed`` entries (``key|title``)."""
-    return frozenset(e.partition("|")[0] for e in entries) if entries else frozenset()
+    from .formats.openalex import entries
+
+    return frozenset(key for key, _ in entries(values)) if values else frozenset()
 
 
 def search_text(paper: Paper) -> dict[str, str]:

@@ -282,7 +282,8 @@ class _Parser:
 
         text = value.strip()
         if text == "*" or (text.endswith("*") and len(text) > 1 and "*" not in text[:-1]):
-            key = text if field == "by" or text == "*" else text[:-1].lower() + "*"
+            stem = text[:-1]  # keys are upper-case OpenAlex ids and ORCIDs, else lower-case DOIs
+            key = (stem.upper() if field == "by" or re.fullmatch(r"[Ww]\d*", stem) else stem.lower()) + "*"
         else:
             key = (work_ref if field == "cites" else author_ref)(text)
         if not key:
