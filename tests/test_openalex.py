@@ -333,3 +333,20 @@ def test_check_takes_an_openalex_source_and_says_when_its_optional_key_is_unset(
         '"W2029057325"]', '"my favourite paper"]'))
     bad = run(tmp_path, monkeypatch, "check")
     assert bad.exit_code == 2 and "source.citations.cites: 'my favourite paper' is not a DOI" in bad.output
+
+
+def test_the_api_key_is_masked_where_a_failure_is_stored(tmp_path, server, monkeypatch):
+    api = stand_in(server)
+    server.route("/api/query", Reply(body=data("arxivpy2026_id_2104.12255v1_s0_m100_6ae69987ffe1.xml")))
+    (tmp_path / "config.toml").write_text(CONFIG.format(base=server.base).replace(
+        '"W2029057325"]', '"W2029057325", "10.5555/unknown"]').replace(
+        'mailto = "me@example.org"', 'mailto = "me@example.org"\napi_key_env = "OPENALEX_TEST_KEY"'))
+    monkeypatch.setenv("OPENALEX_TEST_KEY", "oa-key-5ecret")
+    failed = run(tmp_path, monkeypatch, "once")
+    assert failed.exit_code == 1 and "source citations failed" in failed.output
+    assert "doi:10.5555/unknown" in api.resolved  # the key went out with the request ...
+    assert server.requests[-1].query["api_key"] == "oa-key-5ecret"
+    with sqlite3.connect(tmp_path / "watcher.db") as conn:
+        [(error,)] = conn.execute("SELECT last_error FROM sources WHERE name = 'citations'").fetchall()
+    assert "HTTP 404" in error and "oa-key-5ecret" not in error  # ... and is masked where stored
+    assert "oa-key-5ecret" not in failed.output

@@ -40,6 +40,7 @@ from datetime import timedelta
 
 from ..errors import InputError, SourceError
 from ..http import HttpStatusError
+from ..masking import remember
 from ..formats import openalex
 from .base import FetchResult, Source
 from .common import first_day, http_client, name_papers, parse_failure
@@ -64,6 +65,8 @@ class OpenalexSource(Source):
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)
         self.api_key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+        if self.api_key:
+            remember(self.api_key)  # it travels in the URL: masked wherever an error is stored
 
     def _get(self, path: str, params: dict):
         base = (self.cfg.url or API_URL).rstrip("/")
