@@ -162,10 +162,18 @@ def test_a_refused_created_date_falls_back_to_the_publication_date_and_the_key_i
     assert [r["filter"] for r in api.requests] == ["cites:W2029057325,from_publication_date:2017-08-07"]
 
 
+def test_a_followed_work_openalex_does_not_know_yet_is_asked_again_by_the_next_run(server, caplog):
+    api = stand_in(server, page_size=5)
+    result = source(server, cites=("10.5555/unknown", "W2029057325")).fetch({})
+    assert "OpenAlex knows no work 10.5555/unknown (cites) yet" in caplog.text
+    assert [p.title[:20] for p in result.papers] == ["The state of OA: a l", "A journal article wi"]
+    assert list(result.state["works"]) == ["W2029057325"]
+    source(server, cites=("10.5555/unknown", "W2029057325")).fetch(result.state)
+    assert api.resolved == ["doi:10.5555/unknown", "W2029057325", "doi:10.5555/unknown"]
+
+
 def test_refusals_and_broken_answers_fail_the_run_with_a_clear_error(server):
     stand_in(server)
-    with pytest.raises(SourceError, match=r"HTTP 404.*check the source's url"):
-        source(server, cites=("10.5555/unknown",)).fetch({})
     server.route("/oa/works", Reply(status=400, body=b'{"error":"Invalid query parameters error."}'))
     with pytest.raises(SourceError, match=r"HTTP 400"):
         source(server, cites=("W2029057325",)).fetch({})
@@ -338,15 +346,14 @@ def test_check_takes_an_openalex_source_and_says_when_its_optional_key_is_unset(
 def test_the_api_key_is_masked_where_a_failure_is_stored(tmp_path, server, monkeypatch):
     api = stand_in(server)
     server.route("/api/query", Reply(body=data("arxivpy2026_id_2104.12255v1_s0_m100_6ae69987ffe1.xml")))
+    server.route("/oa/works", Reply(status=403, body=b'{"error":"Forbidden","message":"bad key"}'))
     (tmp_path / "config.toml").write_text(CONFIG.format(base=server.base).replace(
-        '"W2029057325"]', '"W2029057325", "10.5555/unknown"]').replace(
         'mailto = "me@example.org"', 'mailto = "me@example.org"\napi_key_env = "OPENALEX_TEST_KEY"'))
     monkeypatch.setenv("OPENALEX_TEST_KEY", "oa-key-5ecret")
     failed = run(tmp_path, monkeypatch, "once")
     assert failed.exit_code == 1 and "source citations failed" in failed.output
-    assert "doi:10.5555/unknown" in api.resolved  # the key went out with the request ...
-    assert server.requests[-1].query["api_key"] == "oa-key-5ecret"
+    assert api.resolved and server.requests[-1].query["api_key"] == "oa-key-5ecret"  # sent ...
     with sqlite3.connect(tmp_path / "watcher.db") as conn:
         [(error,)] = conn.execute("SELECT last_error FROM sources WHERE name = 'citations'").fetchall()
-    assert "HTTP 404" in error and "oa-key-5ecret" not in error  # ... and is masked where stored
+    assert "HTTP 403" in error and "oa-key-5ecret" not in error  # ... and masked where stored
     assert "oa-key-5ecret" not in failed.output

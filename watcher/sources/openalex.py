@@ -35,6 +35,7 @@ polite pacing and masked error messages, which every other source gets from
 
 from __future__ import annotations
 
+import logging
 import os
 from datetime import timedelta
 
@@ -44,6 +45,8 @@ from ..masking import remember
 from ..formats import openalex
 from .base import FetchResult, Source
 from .common import first_day, http_client, name_papers, parse_failure
+
+log = logging.getLogger("watcher")
 
 API_URL = "https://api.openalex.org"
 OVERLAP = timedelta(days=3)  # works indexed with a created date a day or two back
@@ -79,13 +82,22 @@ class OpenalexSource(Source):
 
     def resolve(self, known: dict) -> dict:
         """Each followed work's OpenAlex id and title, ``key -> [id, title]``: those in
-        ``known`` (the saved state) as they are, the others asked once."""
+        ``known`` (the saved state) as they are, the others asked once. A work OpenAlex does
+        not know (yet: a DOI minted last week) is left out of this run with a warning, and
+        asked again by the next."""
         out = {}
         for ref in self.cfg.cites:
             if isinstance(known.get(ref), list) and len(known[ref]) == 2:
                 out[ref] = known[ref]
                 continue
-            response = self._get(f"works/{openalex.api_path(ref)}", {"select": "id,title,display_name"})
+            try:
+                response = self._get(f"works/{openalex.api_path(ref)}", {"select": "id,title,display_name"})
+            except HttpStatusError as e:
+                if e.status != 404:
+                    raise
+                log.warning("source %s: OpenAlex knows no work %s (cites) yet; its citations are "
+                            "looked for once it does (check its spelling if this persists)", self.name, ref)
+                continue
             try:
                 out[ref] = list(openalex.parse_work(response.content, response.url))
             except InputError as e:
@@ -110,7 +122,7 @@ class OpenalexSource(Source):
         since = first_day(self, state, OVERLAP)
         today = self.ctx.now.date()
         by = state.get("date_filter") if state.get("date_filter") in DATE_FILTERS else DATE_FILTERS[0]
-        papers = []
+        papers, self._total = [], 0
         with self.ctx.progress(f"source {self.name}", unit="works") as progress:
             for stream in self.streams(works):
                 try:
@@ -132,8 +144,9 @@ class OpenalexSource(Source):
             params["search"] = self.cfg.search
         found = []
         for n, page in enumerate(self.pages(params, follow)):
-            if n == 0 and page.count is not None:
-                progress.set_total(page.count)
+            if n == 0 and page.count is not None:  # every stream's works, in one total
+                self._total += page.count
+                progress.set_total(self._total)
             progress.advance(len(page.papers) + len(page.skipped))
             found += page.papers
         return found
