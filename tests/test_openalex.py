@@ -144,6 +144,12 @@ def test_followed_authors_and_a_429_honoured(server):
     assert api.requests[-1]["filter"] == f"author.orcid:https://orcid.org/{PIWOWAR},from_created_date:2017-08-07"
     [paper] = result.papers
     assert openalex.entries(paper.followed) == [(PIWOWAR, "Heather A. Piwowar")] and paper.cites == []
+    # the same person followed by her OpenAlex id (the real author answer's)
+    author = json.loads(data("openalex/author_A1969205032_piwowar.json"))
+    key = openalex.author_ref(author["id"])
+    [paper] = source(server, authors=(key,)).fetch({}).papers
+    assert api.requests[-1]["filter"].startswith("author.id:A1969205032,")
+    assert openalex.entries(paper.followed) == [("A1969205032", author["display_name"])]
 
 
 def test_a_refused_created_date_falls_back_to_the_publication_date_and_the_key_is_sent(server, monkeypatch):
