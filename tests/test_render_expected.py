@@ -74,7 +74,7 @@ JSON = [{
     "primary_category": "cs.LG", "comment": None, "journal_ref": None, "doi": None, "url": None,
     "announce_type": None, "upvotes": 17, "source": "arxiv", "announced": None, "author_count": None,
     "organization": None, "github_repo": None, "ai_keywords": [], "dois": [], "pmid": None,
-    "pmcid": None, "journal": None, "venues": [], "sources": ["arxiv"], "venue": "arXiv", "score": 3.0,
+    "pmcid": None, "journal": None, "venues": [], "sources": ["arxiv"], "cites": [], "followed": [], "venue": "arXiv", "score": 3.0,
     "reasons": ['all: "reinforcement learning"', "category cs.LG"], "profile": "llm-rl",
     "tldr": "We study RL.",
 }]

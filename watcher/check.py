@@ -51,14 +51,16 @@ def check_config(config: Config) -> tuple[list[str], str]:
 def optional_secret_notes(config: Config) -> dict[str, str]:
     """The secrets a source runs without, by key, each with what ``check`` says when its
     variable is unset (a note, not a problem): a PubMed source without its API key is read at
-    the keyless rate (:data:`watcher.sources.pubmed.RATE`)."""
+    the keyless rate (:data:`watcher.sources.pubmed.RATE`), an OpenAlex one asked without."""
     from .sources.pubmed import RATE
 
+    without = {"pubmed": f"PubMed is read at {RATE[False]:g} requests a second ({RATE[True]:g} "
+                         "with an NCBI API key)",
+               "openalex": "OpenAlex is asked without a key (within its keyless daily budget)"}
     return {f"source.{s.name}.api_key_env": (
-        f"{config.path}: source.{s.name}.api_key_env: {s.api_key_env} is not set: PubMed is "
-        f"read at {RATE[False]:g} requests a second ({RATE[True]:g} with an NCBI API key)")
+        f"{config.path}: source.{s.name}.api_key_env: {s.api_key_env} is not set: {without[s.type]}")
         for s in config.sources.values()
-        if s.type == "pubmed" and s.api_key_env and not os.environ.get(s.api_key_env)}
+        if s.type in without and s.api_key_env and not os.environ.get(s.api_key_env)}
 
 
 def web_password_problems(config: Config) -> list[str]:

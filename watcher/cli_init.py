@@ -24,8 +24,15 @@ from .text import plural
               help="Also a .gitlab-ci.yml (run by a daily pipeline schedule, the database kept on "
                    "a branch) and a README for the repository.")
 @click.option("--force", is_flag=True, help="Overwrite files that exist.")
+@click.option("--cite", "cites", multiple=True, metavar="ID",
+              help="Alert on new works citing this work (a DOI, arxiv:ID or OpenAlex W… id); "
+                   "repeatable. See docs/openalex.md.")
+@click.option("--orcid", metavar="ORCID",
+              help="Alert on new works citing any work OpenAlex lists for this ORCID (listed once, now).")
+@click.option("--mailto", metavar="EMAIL", help="Your address for OpenAlex's polite pool (with --cite/--orcid).")
+@click.option("--openalex-url", metavar="URL", help="The OpenAlex API (default https://api.openalex.org).")
 @handle_errors
-def init(folder: Path, github, gitlab, force) -> None:
+def init(folder: Path, github, gitlab, force, cites, orcid, mailto, openalex_url) -> None:
     """Write a commented starter config.toml into DIR (default: here).
 
     With --github, a repository that runs watcher daily on GitHub Actions with no server of
@@ -33,6 +40,10 @@ def init(folder: Path, github, gitlab, force) -> None:
     saying which secrets to set. With --gitlab, the same for GitLab CI (.gitlab-ci.yml).
     Refuses to overwrite an existing file unless --force. --github and --gitlab exclude
     each other.
+
+    With --cite (repeatable) or --orcid, the config also alerts on new works citing those
+    works, or every work of that ORCID (from OpenAlex): a source "citations", a profile
+    "cited" (query cites:*) and a daily digest "citations".
     """
     from .init import files_for, write_files
 
@@ -41,7 +52,16 @@ def init(folder: Path, github, gitlab, force) -> None:
                                "that runs the repository")
     kind = "github" if github else "gitlab" if gitlab else None
 
-    written = write_files(folder, files_for(kind), force)
+    files = files_for(kind)
+    if cites or orcid:  # "alert me when my papers are cited" (SPEC §10)
+        from .init_citations import citations_config, seed
+        from .models import now_utc
+
+        followed = seed(cites, orcid, mailto=mailto, url=openalex_url, now=now_utc(),
+                        user_agent=f"watcher (mailto:{mailto})" if mailto else "watcher")
+        files["config.toml"] = citations_config(files["config.toml"], followed, mailto=mailto)
+        click.echo(f"following {plural(len(followed), 'work')} for new citations")
+    written = write_files(folder, files, force)
     for path in written:
         click.echo(f"wrote {path}")
     where = "" if folder == Path(".") else f"cd {folder} && "

@@ -26,7 +26,7 @@ from .subjects import ALL as SUBJECTS_ALL, SUBJECTS, subject
 REQUIRED = object()  # marks a key without default
 
 SOURCE_TYPES = ("arxiv", "arxiv-rss", "arxiv-oai", "hf-daily", "listing", "biorxiv", "pubmed",
-                "feed")
+                "feed", "openalex")
 CHANNEL_TYPES = ("email", "slack", "file", "webhook", "stdout", "apprise", "feed")
 FORMATS = ("text", "markdown", "html", "slack", "json")
 FORMAT_CHANNELS = ("file", "stdout")  # the channel types that write the digest's own formats
@@ -83,8 +83,14 @@ class SourceConfig:
     first_fetch: timedelta | None = timedelta(days=3)  # feed: None, every item the feed holds
     server: str | None = None  # biorxiv: biorxiv or medrxiv
     term: str | None = None  # pubmed: the PubMed query
-    api_key_env: str | None = None  # pubmed: the variable holding an NCBI API key
+    api_key_env: str | None = None  # pubmed, openalex: the variable holding an API key
     url_env: str | None = None  # listing: the variable holding the URL (a secret: it may hold a key)
+    # openalex (SPEC §10): followed works and authors as watcher.formats.openalex keys
+    cites: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()
+    search: str | None = None
+    topics: tuple[str, ...] = ()
+    mailto: str | None = None
 
 
 @dataclass(frozen=True)
@@ -241,6 +247,9 @@ _SOURCE_KEYS = {
     "biorxiv": {"server": (str, "biorxiv"), "categories": (list, []), "first_fetch": (str, "3d")},
     "pubmed": {"term": (str, REQUIRED), "api_key_env": (str, None), "first_fetch": (str, "3d")},
     "feed": {"first_fetch": (str, None)},
+    "openalex": {"cites": (list, []), "authors": (list, []), "search": (str, None),
+                 "topics": (list, []), "mailto": (str, None), "api_key_env": (str, None),
+                 "first_fetch": (str, "3d")},
 }
 _PROFILE_KEYS = {
     "title": (str, None),
@@ -596,12 +605,14 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
         _check_http_url(r, f"{where}.url", v["url"], "https://www.nature.com/nature.rss")
     if typ == "pubmed" and not v["term"].strip():
         raise r.fail(f"{where}.term", "must not be empty (a PubMed query such as CRISPR[tiab])")
-    if typ == "pubmed":
+    if typ in ("pubmed", "openalex"):
         _env_name(r, f"{where}.api_key_env", v["api_key_env"])
     if typ == "biorxiv":
         r.choice(f"{where}.server", v["server"], tuple(SUBJECTS))
         v["categories"] = tuple(_subject(r, f"{where}.categories", c, v["server"])
                                 for c in v["categories"])
+    if typ == "openalex":
+        v["openalex"] = _openalex(r, where, v)
     if typ == "arxiv-rss" and not v["categories"]:
         raise r.fail(f"{where}.categories", "needs at least one category")
     if typ == "arxiv" and not v["query"].strip():
@@ -622,8 +633,39 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
         first_fetch=r.duration(f"{where}.first_fetch", v["first_fetch"])
         if v.get("first_fetch") else None if typ == "feed" else timedelta(days=3),
         server=v.get("server"), term=v.get("term"), api_key_env=v.get("api_key_env"),
-        url_env=_env_name(r, f"{where}.url_env", v.get("url_env")),
+        url_env=_env_name(r, f"{where}.url_env", v.get("url_env")), **v.get("openalex", {}),
     )
+
+
+def _openalex(r: _Reader, where: str, v: dict) -> dict:
+    """An ``openalex`` source's keys, each identifier in one spelling (see
+    :mod:`watcher.formats.openalex`): what it follows must be said, and said right."""
+    from .formats.openalex import author_ref, work_ref
+
+    cites, authors = [], []
+    for key, values, ref, out, example in (
+            ("cites", v["cites"], work_ref, cites, "a DOI, arxiv:2106.09685 or W2741809807"),
+            ("authors", v["authors"], author_ref, authors, "an ORCID such as 0000-0002-1825-0097 "
+                                                           "or an OpenAlex id such as A5023888391")):
+        for value in values:
+            found = ref(value)
+            if found is None:
+                raise r.fail(f"{where}.{key}", f"{value!r} is not {example}")
+            out.append(found)
+    topics = []
+    for value in v["topics"]:
+        topic = value.strip().rsplit("/", 1)[-1].upper()
+        if not topic[:1] == "T" or not topic[1:].isdigit():
+            raise r.fail(f"{where}.topics", f"{value!r} is not an OpenAlex topic id such as T10102")
+        topics.append(topic)
+    if not (cites or authors or (v["search"] or "").strip() or topics):
+        raise r.fail(f"{where}.cites", "an openalex source follows something: give cites (works "
+                                       "whose new citations you want), authors, search or topics")
+    if v["mailto"] is not None:
+        _check_address(r, f"{where}.mailto", v["mailto"])
+    return {"cites": tuple(dict.fromkeys(cites)), "authors": tuple(dict.fromkeys(authors)),
+            "search": (v["search"] or "").strip() or None, "topics": tuple(topics),
+            "mailto": v["mailto"]}
 
 
 def _subject(r: _Reader, key: str, value: str, server: str) -> str:

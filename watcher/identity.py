@@ -69,7 +69,7 @@ def preprint_and_article(a: Paper, b: Paper) -> bool:
         (preprint(a) and article(b)) or (preprint(b) and article(a)))
 
 
-_UNION = ("dois", "venues", "sources")  # every value either listing knows, first seen first
+_UNION = ("dois", "venues", "sources", "cites", "followed")  # every value either listing knows, first seen first
 _FIRST = ("source", "announce_type", "url", "pmid", "pmcid", "journal")  # the first known stays
 
 

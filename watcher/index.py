@@ -22,7 +22,8 @@ from .text import field_text, name_key, same_person
 
 CENTROID_WORDS = 300  # a centroid of examples keeps its heaviest words (watcher.match, watcher.learn)
 SIMILAR_ONE = 0.12  # the similarity threshold of a single example (a prior for a few)
-_SETS = ("categories", "venues", "dois")  # Doc fields that are sets of whole values, not text
+_SETS = ("categories", "venues", "dois", "cites", "followed")  # Doc fields that are sets of whole values, not text
+_SET_OF = {"jr": "venues", "doi": "dois", "cites": "cites", "by": "followed"}  # field -> Doc set
 SCAN_DOCS = 512  # a batch this small looks a word up by reading its papers' fields ...
 SCANS = 8  # ... for this many words of a field; the next one indexes the field (see postings)
 
@@ -40,6 +41,8 @@ class Doc:
     categories: frozenset[str]  # "cs.cl" and its archive "cs"
     venues: frozenset[str] = frozenset()  # "biorxiv", "nature neuroscience" (title_fingerprint)
     dois: frozenset[str] = frozenset()
+    cites: frozenset[str] = frozenset()  # keys of the followed works it cites (cites:)
+    followed: frozenset[str] = frozenset()  # keys of the followed authors who wrote it (by:)
 
 
 @dataclass(slots=True)
@@ -73,7 +76,15 @@ def prepare_doc(paper: Paper, stored: dict | None = None) -> Doc:
         title, abstract = stored.get("search_title"), stored.get("search_abstract")
     return Doc(paper, field_text(paper.title) if title is None else f" {title} ",
                field_text(paper.abstract or "") if abstract is None else f" {abstract} ", authors,
-               names, frozenset(cats), frozenset(venues), frozenset(paper.dois))
+               names, frozenset(cats), frozenset(venues), frozenset(paper.dois),
+               _entry_keys(paper.cites), _entry_keys(paper.followed))
+
+
+def _entry_keys(values) -> frozenset[str]:
+    """The keys of a paper's ``cites`` or ``followed`` entries (``key|title``)."""
+    from .formats.openalex import entries
+
+    return frozenset(key for key, _ in entries(values)) if values else frozenset()
 
 
 def search_text(paper: Paper) -> dict[str, str]:
@@ -244,8 +255,8 @@ class Batch:
         if term.field == "cat":
             for i in self.index("categories").get(term.words[0], ()):
                 out[i] = Hit(category=True)
-        elif term.field in ("jr", "doi"):  # a whole venue name or DOI, or a prefix of one (*)
-            for i in self.postings("venues" if term.field == "jr" else "dois", term.words[0]):
+        elif term.field in ("jr", "doi", "cites", "by"):  # a whole value, or a prefix of one (*)
+            for i in self.postings(_SET_OF[term.field], term.words[0]):
                 out[i] = Hit(category=True)
         elif term.field == "au":
             for i in self.authored(term.name):

@@ -193,6 +193,9 @@ class ProfileMatcher:
             hit = found.get(i)
             if hit is None:
                 continue
+            if hit.category and term.field in ("cites", "by"):  # each followed work or author
+                out += [(CATEGORY_WEIGHT, r) for r in followed_reasons(batch.docs[i].paper, term)]
+                continue
             if hit.category:  # cat:, jr: or doi:
                 out.append((CATEGORY_WEIGHT, f"{term.field}: {term.text}"))
                 continue
@@ -275,6 +278,18 @@ class _Examples:
         vector = paper_vector(doc, self.weight, TITLE_BOOST)
         best = max(range(len(self.vectors)), key=lambda k: (cosine(vector, self.vectors[k]), -k))
         return self.labels[best]
+
+
+def followed_reasons(paper: Paper, term) -> list[str]:
+    """The reasons a ``cites:`` or ``by:`` term gives ``paper``: "cites your <title>" for each
+    followed work it cites, "by <name>, whom you follow" for each followed author."""
+    from .formats.openalex import entries, matches_ref
+
+    if term.field == "cites":
+        return [f"cites your {title}" for key, title in entries(paper.cites)
+                if matches_ref(key, term.words[0])]
+    return [f"by {name}, whom you follow" for key, name in entries(paper.followed)
+            if matches_ref(key, term.words[0])]
 
 
 def _names(paper: Paper) -> list[str]:

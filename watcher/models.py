@@ -185,6 +185,10 @@ class Paper:
     journal: str | None = None
     venues: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
+    # followed works this one cites and followed authors who wrote it (SPEC §10), each as
+    # "key|title" / "key|name" (see watcher.formats.openalex: cite_entry, cited)
+    cites: list[str] = field(default_factory=list)
+    followed: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # Untrusted text: control characters (NUL, ESC, ...) carry no meaning in a title, an

@@ -77,6 +77,8 @@ def _rarity(term: Term, matcher) -> float:
     """The share of papers ``term`` is expected to match, from its idf (``ln(1 + N/(df+1))``)."""
     if term.field in ("cat", "jr"):
         return CATEGORY_SHARE
+    if term.field in ("cites", "by"):  # the papers an openalex source brought
+        return CATEGORY_SHARE
     if term.field == "doi":
         return 0.0 if not term.words[0].endswith("*") else CATEGORY_SHARE  # one paper
     idf = matcher.weights.get(term)

@@ -7,7 +7,7 @@ Grammar, loosest binding first (operators are upper-case, as on arXiv)::
     and_expr:= unary (("AND" | "ANDNOT" | nothing) unary)*     # juxtaposition means AND
     unary   := "NOT" unary | primary
     primary := [field ":"] ( "(" or_expr ")" | "quoted phrase" | word )
-    field   := ti | abs | au | cat | jr | doi | all
+    field   := ti | abs | au | cat | jr | doi | cites | by | all
 
 A bare word or phrase searches ``all`` (title, abstract and authors). Words and phrases are
 normalised by :mod:`watcher.text`, so ``fine-tuning`` is the phrase ``fine tuning`` and ``LLMs``
@@ -19,7 +19,10 @@ medRxiv subject (``cat:neuroscience``, ``cat:cell_biology``). ``au:`` takes a na
 preprint server, the whole name (``jr:biorxiv``, ``jr:arxiv``, ``jr:"Nature Neuroscience"``;
 case and punctuation do not matter) or its start (``jr:nature*``); ``doi:`` a DOI
 (``doi:10.1038/s41593-026-02114-7``) or its start (``doi:10.1101/*``: every bioRxiv and medRxiv
-preprint).
+preprint). ``cites:`` takes a followed work (``cites:10.1038/s41586-021-03819-2``,
+``cites:arxiv:2106.09685``, ``cites:W2741809807``) or ``cites:*``, any followed work; ``by:``
+(or ``orcid:``) a followed author (``by:0000-0002-1825-0097``, ``by:A5023888391``) or ``by:*``.
+Both match what an ``openalex`` source recorded of a paper (SPEC §10).
 
 Parentheses and NOTs nest at most :data:`MAX_DEPTH` deep (``((((x))))`` is 4, ``NOT NOT x`` is
 2); deeper queries are refused, so that no query can exhaust the stack of the parser or of
@@ -38,7 +41,8 @@ from .errors import QuerySyntaxError
 from .models import normalize_doi, title_fingerprint
 from .text import fold, name_key, stem, words
 
-FIELDS = ("ti", "abs", "au", "cat", "jr", "doi", "all")
+FIELDS = ("ti", "abs", "au", "cat", "jr", "doi", "cites", "by", "all")
+ALIASES = {"orcid": "by"}  # SPEC §10 writes orcid:0000-0002-1825-0097
 OPERATORS = ("AND", "OR", "ANDNOT", "NOT")
 MIN_PREFIX = 3  # letters before a wildcard
 MAX_DEPTH = 50  # nested parentheses and NOTs
@@ -162,6 +166,7 @@ class _Parser:
                                 f'"{value}" to search for the word', start)
             elif re.match(r"[A-Za-z]+:", value):
                 field, _, rest = value.partition(":")
+                field = ALIASES.get(field.lower(), field)
                 if field.lower() not in FIELDS:
                     raise self.fail(f"unknown field {field}: (known: {', '.join(FIELDS)})", start)
                 out.append(("field", field.lower(), start))
@@ -270,6 +275,24 @@ class _Parser:
                                 pos)
         return Term(field, (key + "*" if prefix else key,), value, pos)
 
+    def followed(self, field: str, value: str, pos: int) -> Term:
+        """``cites:`` and ``by:`` terms: a followed work's or author's key
+        (:mod:`watcher.formats.openalex`), ``*`` for any, or a key's start and ``*``."""
+        from .formats.openalex import author_ref, work_ref
+
+        text = value.strip()
+        if text == "*" or (text.endswith("*") and len(text) > 1 and "*" not in text[:-1]):
+            stem = text[:-1]  # keys are upper-case OpenAlex ids and ORCIDs, else lower-case DOIs
+            key = (stem.upper() if field == "by" or re.fullmatch(r"[Ww]\d*", stem) else stem.lower()) + "*"
+        else:
+            key = (work_ref if field == "cites" else author_ref)(text)
+        if not key:
+            raise self.fail("cites: takes a DOI, arxiv:2106.09685, an OpenAlex id W… or *"
+                            if field == "cites" else
+                            "by: takes an ORCID such as 0000-0002-1825-0097, an OpenAlex id A… or *",
+                            pos)
+        return Term(field, (key,), value, pos)
+
     def term(self, field: str, value: str, pos: int, phrase: bool) -> Term:
         if not value.strip():
             raise self.fail("empty phrase", pos - 1)
@@ -283,6 +306,8 @@ class _Parser:
                 raise self.fail("au: takes a name, not a wildcard", pos + star)
         if field in ("jr", "doi"):
             return self.venue_or_doi(field, value, pos)
+        if field in ("cites", "by"):
+            return self.followed(field, value, pos)
         if field == "cat":
             cat = value.strip().lower()
             if cat.endswith(".*"):

@@ -186,7 +186,8 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
 _READS = {"ti": ("title",), "abs": ("abstract",), "au": ("authors",),
           "cat": ("categories", "primary_category"),
           "all": ("title", "abstract", "authors"),
-          "jr": ("venues", "journal", "journal_ref", "arxiv_id"), "doi": ("dois",)}
+          "jr": ("venues", "journal", "journal_ref", "arxiv_id"), "doi": ("dois",),
+          "cites": ("cites",), "by": ("followed",)}
 _BLANK = {"title": "", "abstract": "", "authors": [], "categories": [], "primary_category": None}
 
 

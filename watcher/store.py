@@ -330,11 +330,20 @@ def m011_short_keys(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX papers_short ON papers(short, first_seen, key) WHERE short IS NOT NULL")
 
 
+@migrations()
+def m015_citations(db: sqlite_utils.Database) -> None:
+    """Citations and followed authors (SPEC §10): ``cites``, the followed works a paper cites,
+    and ``followed``, the followed authors who wrote it, each a JSON list of ``key|title`` /
+    ``key|name`` (:mod:`watcher.formats.openalex`); NULL for papers stored before."""
+    for column in ("cites", "followed"):
+        db.execute(f"ALTER TABLE papers ADD COLUMN {column} TEXT")
+
+
 # Store.get_short's one query: the index papers_short (m011) answers it, order and all
 SHORT_LOOKUP = "SELECT * FROM papers WHERE short = ? ORDER BY first_seen, key LIMIT 1"
 
 _PAPER_FIELDS = [f.name for f in fields(Paper)]
-_JSON_FIELDS = {"authors", "categories", "ai_keywords", "dois", "venues", "sources"}
+_JSON_FIELDS = {"authors", "categories", "ai_keywords", "dois", "venues", "sources", "cites", "followed"}
 _REPLACE_TYPES = ("replace", "replace-cross")
 
 

@@ -17,6 +17,7 @@ SOURCES: dict[str, str] = {
     "biorxiv": "watcher.sources.biorxiv:BiorxivSource",
     "pubmed": "watcher.sources.pubmed:PubmedSource",
     "feed": "watcher.sources.feed:FeedSource",
+    "openalex": "watcher.sources.openalex:OpenalexSource",
 }
 
 # Source types that cannot reach back to a given day (``watcher fetch --since``), and why.
