@@ -330,6 +330,17 @@ def m011_short_keys(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX papers_short ON papers(short, first_seen, key) WHERE short IS NOT NULL")
 
 
+@migrations()
+def m013_field_origins(db: sqlite_utils.Database) -> None:
+    """``origins``: where each of a paper's merged fields came from and how it was read (JSON,
+    ``{"authors": "pubmed:list", "journal": "feed:channel", …}``, :attr:`Paper.origins`), so
+    that merging listings keeps the better value whatever their order and ``watcher explain``
+    can say where a field came from. Stored papers have none: their fields count as read
+    from structured metadata until another listing of them says more. (m012 is left to
+    another change made at the same time.)"""
+    db.execute("ALTER TABLE papers ADD COLUMN origins TEXT")
+
+
 # Store.get_short's one query: the index papers_short (m011) answers it, order and all
 SHORT_LOOKUP = "SELECT * FROM papers WHERE short = ? ORDER BY first_seen, key LIMIT 1"
 
@@ -379,6 +390,7 @@ def row_to_paper(row: dict) -> Paper:
     for name in _JSON_FIELDS:
         value = kwargs[name]
         kwargs[name] = [] if not value or value == "[]" else json.loads(value)
+    kwargs["origins"] = json.loads(kwargs["origins"]) if kwargs.get("origins") else {}
     for name in ("published", "updated"):
         kwargs[name] = parse_time(kwargs[name])
     if kwargs["announced"]:
@@ -399,8 +411,8 @@ def _paper_row(p: Paper) -> dict:
     row = {}
     for name in _PAPER_FIELDS:
         value = getattr(p, name)
-        if name in _JSON_FIELDS:
-            value = json.dumps(value, ensure_ascii=False)
+        if name in _JSON_FIELDS or name == "origins":
+            value = json.dumps(value, ensure_ascii=False) if value or name != "origins" else None
         elif isinstance(value, (datetime, date)):
             value = iso(value)
         row[name] = value
