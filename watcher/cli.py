@@ -500,8 +500,12 @@ def explain(ctx: Context, paper, profile, sample) -> None:
     if paper is None:
         click.echo("\n".join(blocks))
         return
+    from .identity import describe_origins
+
     click.echo(f"{found.title}")
     click.echo(f"{found.abs_url or found.key}")
+    if origins := describe_origins(found):
+        click.echo(f"read from: {origins}")
     for name, m, selected, without in explained:
         click.echo(f"profile {name}: score {m.score:.2f} ({'selected' if selected else 'not selected'})")
         for reason in m.reasons:
