@@ -39,6 +39,9 @@ def test_a_real_table_of_contents_reads_to_its_papers(path):
         assert paper.doi == w["doi"], paper.title
         assert paper.pmid == w["pmid"], paper.title
         assert (paper.published.date().isoformat() if paper.published else None) == w["date"], paper.title
+        for name in ("venue", "version", "categories"):  # a preprint server's items
+            if name in w:
+                assert getattr(paper, name) == w[name], (name, paper.title)
         if w["abstract_start"]:
             assert paper.abstract.startswith(w["abstract_start"]), paper.abstract[:200]
             assert paper.abstract.endswith(w["abstract_end"]), paper.abstract[-200:]

@@ -133,6 +133,8 @@ def split_authors(names: list[str]) -> tuple[list[str], str]:
     one = names[0]
     if (m := inverted.match(one)) and " " not in m["surname"].strip() and " " not in m["given"].strip():
         return [_turn(m)], "list"  # "Inoda, Toshio"
+    if AUTHOR_LIST["inverted_pairs"].match(one):  # "Kukla, D., Crampton, A."
+        return [_turn(m) for m in AUTHOR_LIST["pair"].finditer(one)], "split"
     cut = AUTHOR_LIST["truncated"].search(one)
     if cut:
         one = one[:cut.start()]

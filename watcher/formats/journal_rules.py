@@ -75,6 +75,9 @@ AUTHOR_LIST = {
     "separators": re.compile(r"\s*;\s*|\s*,\s*(?:and\s+|&\s*)?|\s+(?:and|&)\s+"),
     # "Brandão S", "De Miranda G", "Saeedi H." (PubMed's / Oxford Academic's surname-initials)
     "surname_initials": re.compile(r"^(?P<surname>\S.*?)\s+(?P<initials>[A-Z]{1,3})\.?$"),
+    # "Kukla, D., Crampton, A., Wood, D." (bioRxiv / medRxiv RSS: surname, initials, in pairs)
+    "inverted_pairs": re.compile(r"^(?:[^,]+,\s*(?:[A-Z][\w'-]*\.\s*)+(?:,\s*|$))+$"),
+    "pair": re.compile(r"(?P<surname>[^,]+),\s*(?P<given>(?:[A-Z][\w'-]*\.\s*)+)(?:,|$)"),
     # "Inoda, Toshio", "Castañeda-Ruiz, Rafael F." (Cambridge, Ingenta: one creator per person)
     "inverted": re.compile(r"^(?P<surname>[^,]+),\s*(?P<given>[^,]+)$"),
 }
