@@ -325,3 +325,11 @@ def test_an_atom_feed_of_a_preprint_server_gives_preprints_not_journal_articles(
     assert p.venues == ["ChemRxiv: Catalysis"] and p.authors == ["Yuki Tanabe", "Lena Vogt"]
     assert p.abstract == "We report a copper photocatalyst for C-H amination."
     assert p.published.isoformat() == "2026-11-23T15:40:00+00:00"
+
+
+def test_biorxiv_reaches_back_as_far_as_the_arxiv_source():
+    """A posting that reaches the details API a week late is still asked for: the bioRxiv
+    source reaches back as far as the arXiv source does (two weeks), not three days."""
+    from watcher.sources import arxiv as arxiv_module
+
+    assert biorxiv_module.OVERLAP == arxiv_module.OVERLAP == timedelta(days=14)
