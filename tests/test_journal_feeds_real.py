@@ -63,3 +63,25 @@ def test_convert_reads_every_real_table_of_contents_and_names_the_format_when_as
     wrong = CliRunner().invoke(cli, ["convert", "--from", "pubmed-xml", docs[0]])
     assert wrong.exit_code != 0 and "Traceback" not in wrong.output
     assert "PubMed" in wrong.output or "pubmed" in wrong.output.lower()
+
+
+def test_markup_in_titles_joins_letters_and_a_title_repeated_as_abstract_is_none():
+    """Hand-written items (the real documents above have <em> only): sub- and superscripts
+    are no word breaks, a BOM is no letter, and Nature's research items, whose description
+    is the citation line and the title again, have no abstract."""
+    from watcher.formats import journal_feed
+
+    rss = """<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel>
+    <title>Nature Chemistry - nature.com science feeds</title>
+    <item><title><![CDATA[\ufeffAn S<sub>N</sub>2 route to LaCl<sub>3</sub>-based electrolytes]]></title>
+      <link>https://www.nature.com/articles/s41557-026-01234-5</link>
+      <description><![CDATA[<p>Nature Chemistry, Published online: 20 November 2026;
+        <a href="https://www.nature.com/articles/s41557-026-01234-5">doi:10.1038/s41557-026-01234-5</a></p>
+        An SN2 route to LaCl3-based electrolytes]]></description></item>
+    <item><title><![CDATA[Superconductivity in La<sub>4</sub>Ni<sub>3</sub>O<sub>10&#8722;<i>&#948;</i></sub>]]></title>
+      <link>https://www.nature.com/articles/s41586-026-05678-9</link></item>
+    </channel></rss>""".encode()
+    one, two = journal_feed.parse(rss, "nature").papers
+    assert one.title == "An SN2 route to LaCl3-based electrolytes" and one.abstract == ""
+    assert two.title == "Superconductivity in La4Ni3O10\u2212\u03b4"
+    assert one.journal == "Nature Chemistry" and one.doi == "10.1038/s41557-026-01234-5"

@@ -333,3 +333,16 @@ def test_biorxiv_reaches_back_as_far_as_the_arxiv_source():
     from watcher.sources import arxiv as arxiv_module
 
     assert biorxiv_module.OVERLAP == arxiv_module.OVERLAP == timedelta(days=14)
+
+
+def test_both_doi_prefixes_of_biorxiv_and_medrxiv_are_preprints_not_journal_articles():
+    """bioRxiv and medRxiv register DOIs under 10.1101/ and, since 2025, 10.64898/ (the list is
+    data: watcher/data/preprint_doi_prefixes.txt); a preprint under either is no journal article."""
+    from watcher.models import PREPRINT_DOI_PREFIXES, Paper, is_preprint_doi
+
+    assert {"10.1101/", "10.64898/"} <= set(PREPRINT_DOI_PREFIXES)
+    for doi in ("10.1101/2026.03.01.612345", "10.64898/2026.04.03.716344"):
+        assert is_preprint_doi(doi)
+        preprint = Paper(title="A preprint", doi=doi, authors=["A. Author"])
+        assert preprint.journal_doi is None and preprint.publication is None
+    assert not is_preprint_doi("10.1038/s41593-026-02114-7")

@@ -63,7 +63,7 @@ BOILERPLATE: list[tuple[str, re.Pattern]] = [
     ("Wiley", re.compile(r"^[^.]{1,80},\s*EarlyView\.?$", _I)),
     # Nature: "Nature Neuroscience, Published online: 25 November 2026; doi:10.1038/…" then the
     # abstract (often only the title again)
-    ("Nature", re.compile(r"^[^.]{0,160}?doi:\s*10\.\d{4,9}/\S+\s*(?P<abstract>.*)$", _I)),
+    ("Nature", re.compile(r"^[^.]{0,160}?doi:\s*(?P<doi>10\.\d{4,9}/\S+)\s*(?P<abstract>.*)$", _I)),
 ]
 
 ABSTRACT_PREFIXES = re.compile(r"^(?:Abstract|ABSTRACT|Summary|SUMMARY)\s*[:.]?\s+")
