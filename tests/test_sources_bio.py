@@ -212,7 +212,7 @@ def test_a_feed_item_without_prism_takes_its_doi_from_dc_identifier_or_the_link(
       <dc:identifier>doi:10.1103/PhysRevLett.136.010401</dc:identifier></item>
     </channel></rss>"""
     one, two = journal_feed.parse(rss, "pnas").papers
-    assert one.doi == "10.1073/pnas.2611234123" and one.journal == "PNAS: Latest articles"
+    assert one.doi == "10.1073/pnas.2611234123" and one.journal == "PNAS"  # ": Latest articles" is no part of it
     assert one.abstract == "An abstract." and one.authors == ["A. Author"]
     assert two.doi == "10.1103/physrevlett.136.010401"
 
@@ -325,3 +325,24 @@ def test_an_atom_feed_of_a_preprint_server_gives_preprints_not_journal_articles(
     assert p.venues == ["ChemRxiv: Catalysis"] and p.authors == ["Yuki Tanabe", "Lena Vogt"]
     assert p.abstract == "We report a copper photocatalyst for C-H amination."
     assert p.published.isoformat() == "2026-11-23T15:40:00+00:00"
+
+
+def test_biorxiv_reaches_back_as_far_as_the_arxiv_source():
+    """A posting that reaches the details API a week late is still asked for: the bioRxiv
+    source reaches back as far as the arXiv source does (two weeks), not three days."""
+    from watcher.sources import arxiv as arxiv_module
+
+    assert biorxiv_module.OVERLAP == arxiv_module.OVERLAP == timedelta(days=14)
+
+
+def test_both_doi_prefixes_of_biorxiv_and_medrxiv_are_preprints_not_journal_articles():
+    """bioRxiv and medRxiv register DOIs under 10.1101/ and, since 2025, 10.64898/ (the list is
+    data: watcher/data/preprint_doi_prefixes.txt); a preprint under either is no journal article."""
+    from watcher.models import PREPRINT_DOI_PREFIXES, Paper, is_preprint_doi
+
+    assert {"10.1101/", "10.64898/"} <= set(PREPRINT_DOI_PREFIXES)
+    for doi in ("10.1101/2026.03.01.612345", "10.64898/2026.04.03.716344"):
+        assert is_preprint_doi(doi)
+        preprint = Paper(title="A preprint", doi=doi, authors=["A. Author"])
+        assert preprint.journal_doi is None and preprint.publication is None
+    assert not is_preprint_doi("10.1038/s41593-026-02114-7")

@@ -77,8 +77,9 @@ def test_preprint_v2_pubmed_record_and_journal_version_are_one_stored_paper(tmp_
         assert p.version == 2 and p.pmid == "41234567" and p.pmcid == "PMC12345678"
         assert p.dois == ["10.1101/2026.03.01.612345", "10.1038/s41593-026-01234-5"]
         assert p.doi == "10.1038/s41593-026-01234-5"  # the journal's DOI is the one to cite
-        assert p.sources == ["bio", "pm", "natneuro"] and p.venue == "Nature neuroscience"
-        assert p.publication == "published in Nature neuroscience"
+        # the journal's own spelling of its name, whichever listing came first (SPEC §8)
+        assert p.sources == ["bio", "pm", "natneuro"] and p.venue == "Nature Neuroscience"
+        assert p.publication == "published in Nature Neuroscience"
         assert p.title == TITLE  # the preprint's text stays
 
 

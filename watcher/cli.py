@@ -23,6 +23,7 @@ import click
 from . import __version__
 from .config import FORMATS, Config, find_config, load_config
 from .errors import ConfigError, InputError, QuerySyntaxError, StoreError, WatcherError
+from .formats import READERS as READER_NAMES
 from .models import now_utc
 
 log = logging.getLogger("watcher")
@@ -405,12 +406,16 @@ def digest(ctx: Context, name, fmt, since, dry_run, sample) -> None:
 @click.option("--to", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--title", help="The listing's title (default: the first input's, or the profile's).")
 @click.option("--date", "day", metavar="D", help="The listing's date YYYY-MM-DD (default: the first input's).")
+@click.option("--from", "kind", type=click.Choice(list(READER_NAMES)), metavar="KIND",
+              help="Read every input as this format instead of detecting it: "
+                   + ", ".join(READER_NAMES) + ".")
 @pass_ctx
 @handle_errors
-def convert(ctx: Context, inputs, profile, limit, fmt, title, day) -> None:
+def convert(ctx: Context, inputs, profile, limit, fmt, title, day, kind) -> None:
     """Read listings (paths, -, URLs) in any supported format and print them as one listing.
 
-    The format of each input is detected from its content. No database is used.
+    The format of each input is detected from its content (--from names it when detection
+    cannot: a journal's feed that reads as something else). No database is used.
     Year-less dates on a Hugging Face page take the year of --date when given.
     Many inputs show progress on stderr (a bar on a terminal); stdout is only the listing.
     """
@@ -421,7 +426,7 @@ def convert(ctx: Context, inputs, profile, limit, fmt, title, day) -> None:
         raise click.UsageError("--limit goes with --profile")
     config = ctx.config if profile else None
     out = convert_inputs(inputs, config=config, profile=profile, limit=limit, fmt=fmt,
-                         title=title, day=when, stdin=sys.stdin.buffer)
+                         title=title, day=when, stdin=sys.stdin.buffer, kind=kind)
     sys.stdout.write(out)
     sys.stdout.flush()
 
@@ -495,8 +500,12 @@ def explain(ctx: Context, paper, profile, sample) -> None:
     if paper is None:
         click.echo("\n".join(blocks))
         return
+    from .identity import describe_origins
+
     click.echo(f"{found.title}")
     click.echo(f"{found.abs_url or found.key}")
+    if origins := describe_origins(found):
+        click.echo(f"read from: {origins}")
     for name, m, selected, without in explained:
         click.echo(f"profile {name}: score {m.score:.2f} ({'selected' if selected else 'not selected'})")
         for reason in m.reasons:

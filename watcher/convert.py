@@ -14,8 +14,10 @@ from .render import render
 from .identity import merge_batch as dedupe
 
 
-def read_input(spec: str, stdin: BinaryIO | None, today: date | None) -> formats.Listing:
-    """One input: ``-`` (stdin), an http(s)/file URL, or a path."""
+def read_input(spec: str, stdin: BinaryIO | None, today: date | None,
+               kind: str | None = None) -> formats.Listing:
+    """One input: ``-`` (stdin), an http(s)/file URL, or a path; read as format ``kind`` when
+    given (a name of :data:`watcher.formats.READERS`), else as detected."""
     if spec == "-":
         data, origin = (stdin.read() if stdin else b""), "<stdin>"
     elif spec.startswith(("http://", "https://", "file://")):
@@ -33,18 +35,20 @@ def read_input(spec: str, stdin: BinaryIO | None, today: date | None) -> formats
         except OSError as e:
             raise InputError(f"{spec}: cannot read: {e.strerror}") from None
         origin = spec
-    return formats.read(data, origin, today=today)
+    if kind is not None:
+        data = formats.gunzip(data, origin)
+    return formats.read(data, origin, today=today, format=kind)
 
 
 def convert_inputs(inputs, *, config=None, profile=None, limit=None, fmt="text", title=None,
                    day: date | None = None, stdin=None, now: datetime | None = None,
-                   progress: ProgressFactory = start) -> str:
+                   progress: ProgressFactory = start, kind: str | None = None) -> str:
     """Parse every input, optionally keep only a profile's matches, render as ``fmt``.
     Reading shows ``progress`` in inputs (a bar on a terminal's stderr; never on stdout)."""
     listings = []
     with progress("convert", total=len(inputs), unit="inputs") as shown:
         for spec in inputs:
-            listings.append(read_input(spec, stdin, day))
+            listings.append(read_input(spec, stdin, day, kind))
             shown.advance()
     papers = dedupe([p for listing in listings for p in listing.papers])
     first = listings[0]

@@ -70,21 +70,86 @@ def preprint_and_article(a: Paper, b: Paper) -> bool:
 
 
 _UNION = ("dois", "venues", "sources", "cites", "followed")  # every value either listing knows, first seen first
-_FIRST = ("source", "announce_type", "url", "pmid", "pmcid", "journal")  # the first known stays
+_FIRST = ("source", "announce_type", "url", "pmid", "pmcid")  # the first known stays
+_POLICY_FIELDS = ("title", "abstract", "authors", "journal")  # the better value wins, any order
+
+# How good a field's value is by how its listing read it (Paper.origins "reader:kind"): a list
+# of names beats one string split (which beats one cut short, "et al."), a journal named in
+# metadata beats a feed's title, a whole abstract beats one cut short ("..."). A field without
+# an origin was read from structured metadata (arXiv, bioRxiv, Hugging Face, a stored paper).
+QUALITY = {
+    "authors": {"list": 3, "split": 2, "truncated": 1},
+    "journal": {"named": 3, "channel": 2},
+    "abstract": {"full": 2, "truncated": 1},
+    "title": {},
+}
+KIND_WORDS = {
+    "list": "one name per entry", "split": "one string split into names",
+    "truncated": "cut short", "named": "named in its metadata",
+    "channel": "the feed's title without decorations", "full": "whole",
+}
+
+
+def _quality(paper: Paper, name: str) -> int:
+    value = getattr(paper, name)
+    if not value:
+        return 0
+    if name == "title":
+        return 1 if str(value).endswith(("...", "\u2026")) else 2  # a title cut short is not true
+    kind = paper.origins.get(name, "").partition(":")[2]
+    return QUALITY[name].get(kind, max(QUALITY[name].values()))
+
+
+def _rank(paper: Paper, name: str) -> tuple:
+    """The order of two listings' values of one field: quality, then the longer, then (for
+    two equal values spelt differently, "Nature neuroscience" / "Nature Neuroscience") the one
+    with more capitals, then the value itself, so that no order of listings changes the choice."""
+    value = getattr(paper, name)
+    text = " | ".join(value) if isinstance(value, list) else str(value or "")
+    size = len(value) if isinstance(value, list) else len(text.rstrip(". "))
+    # a full stop at the end of a title is no part of it ("… in CA1." is "… in CA1")
+    return (_quality(paper, name), size, sum(c.isupper() for c in text), -len(text), text)
+
+
+def better(old: Paper, new: Paper, name: str) -> Paper:
+    """The listing whose value of field ``name`` (title, abstract, authors, journal) is the
+    better one (:data:`QUALITY`, then :func:`_rank`); of a journal's name spelt two ways (one
+    name, other capitals), the better spelling is taken whatever else differs."""
+    a, b = getattr(old, name), getattr(new, name)
+    if name == "journal" and a and b and a.casefold() == b.casefold():
+        return old if (sum(c.isupper() for c in a), a) >= (sum(c.isupper() for c in b), b) else new
+    return old if _rank(old, name) >= _rank(new, name) else new
 
 
 def merge(old: Paper, new: Paper) -> Paper:
-    """The stored paper after seeing ``new``: a newer or equal version's text wins, known values
-    are never replaced by unknown ones, the first-version date stays, upvotes refresh; the
-    DOIs, venues and sources of both are kept, and the DOI to cite is the journal version's
-    once one is known."""
+    """The stored paper after seeing ``new``: a newer arXiv / bioRxiv version's title, abstract
+    and authors win; else each of title, abstract, authors and journal is the better of the two
+    (:func:`better`: a list of authors over one string, the journal's own name over a feed's
+    decorated title, a real abstract over none, the longest true title), whatever the order
+    the listings came in, and ``origins`` says where each came from. Known values are never
+    replaced by unknown ones, the first-version date stays, upvotes refresh; the DOIs, venues
+    and sources of both are kept, and the DOI to cite is the journal version's once one is
+    known."""
     merged = Paper(**{n: getattr(old, n) for n in _PAPER_FIELDS})
-    newer = (new.version or 0) >= (old.version or 0)
+    merged.origins = dict(old.origins)
+    versions = old.version is not None and new.version is not None and old.version != new.version
     for name in _PAPER_FIELDS:
         value = getattr(new, name)
-        if value is None or value == [] or value == "":
+        if name == "origins" or value is None or value == [] or value == "":
             continue
-        if name == "published":
+        if name in _POLICY_FIELDS:
+            if versions and name != "journal":
+                winner = new if new.version > old.version else old
+            elif not getattr(old, name):
+                winner = new
+            else:
+                winner = better(old, new, name)
+            setattr(merged, name, getattr(winner, name))
+            if name in winner.origins:
+                merged.origins[name] = winner.origins[name]
+            else:
+                merged.origins.pop(name, None)
+        elif name == "published":
             old_pub = old.published
             vague = old_pub is not None and old_pub.time() == datetime.min.time() and (
                 old_pub.date() == value.date())
@@ -101,14 +166,26 @@ def merge(old: Paper, new: Paper) -> Paper:
             setattr(merged, name, list(dict.fromkeys([*getattr(old, name), *value])))
         elif name == "doi":
             merged.doi = old.doi if old.doi and not is_preprint_doi(old.doi) else value
-        elif name in ("title", "abstract", "authors", "updated") and not newer:
-            if not getattr(old, name):
-                setattr(merged, name, value)
+        elif name == "updated" and (new.version or 0) < (old.version or 0):
+            if not old.updated:
+                merged.updated = value
         elif name == "arxiv_id":
             merged.arxiv_id = value
         else:
             setattr(merged, name, value)
     return merged
+
+
+def describe_origins(paper: Paper) -> str:
+    """Where a stored paper's title, authors, journal and abstract came from, in one line
+    (``watcher explain``): "authors: pubmed (one name per entry); journal: feed (…)"."""
+    parts = []
+    for name in ("title", "authors", "journal", "abstract"):
+        origin = paper.origins.get(name)
+        if origin and getattr(paper, name):
+            reader, _, kind = origin.partition(":")
+            parts.append(f"{name}: {reader}" + (f" ({KIND_WORDS.get(kind, kind)})" if kind else ""))
+    return "; ".join(parts)
 
 
 def merge_batch(papers: list[Paper]) -> list[Paper]:

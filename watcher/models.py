@@ -93,10 +93,18 @@ def title_fingerprint(title: str) -> str:
 
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.I)
 _DOI_RE = re.compile(r"10\.\d{4,9}/\S+")
-# DOI prefixes of preprint servers: bioRxiv and medRxiv, arXiv, ChemRxiv, OSF preprints,
-# Research Square, Preprints.org, SSRN. Any other DOI is taken for a journal's.
-PREPRINT_DOI_PREFIXES = ("10.1101/", "10.48550/", "10.26434/", "10.31219/", "10.31234/",
-                         "10.31235/", "10.21203/", "10.20944/", "10.2139/")
+def _preprint_prefixes() -> tuple[str, ...]:
+    """The DOI prefixes of preprint servers, from ``data/preprint_doi_prefixes.txt`` (one a
+    line with the servers' names; ``#`` lines are comments): bioRxiv and medRxiv (both of their
+    prefixes), arXiv, ChemRxiv, OSF preprints, Research Square, Preprints.org, SSRN."""
+    from importlib.resources import files
+
+    text = files("watcher").joinpath("data/preprint_doi_prefixes.txt").read_text(encoding="utf-8")
+    return tuple(line.split()[0] for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+# Any DOI under another prefix is taken for a journal's.
+PREPRINT_DOI_PREFIXES = _preprint_prefixes()
 
 
 def normalize_doi(text: str | None) -> str | None:
@@ -189,6 +197,9 @@ class Paper:
     # "key|title" / "key|name" (see watcher.formats.openalex: cite_entry, cited)
     cites: list[str] = field(default_factory=list)
     followed: list[str] = field(default_factory=list)
+    # where each merged field's value came from and how good it is ("pubmed:list",
+    # "feed:split", "feed:channel" ...): watcher.identity's merge policy and `watcher explain`
+    origins: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Untrusted text: control characters (NUL, ESC, ...) carry no meaning in a title, an
@@ -327,9 +338,11 @@ class Paper:
 
     def to_json(self) -> dict:
         """The JSON object of ``--to json`` (SPEC §5, §8): datetimes in ISO 8601 UTC, and the
-        ``venue`` (:attr:`venue`)."""
+        ``venue`` (:attr:`venue`); ``origins`` is the store's bookkeeping, not part of it."""
         out = {}
         for f in fields(self):
+            if f.name == "origins":
+                continue
             value = getattr(self, f.name)
             if isinstance(value, (datetime, date)):
                 value = value.isoformat().replace("+00:00", "Z")

@@ -331,6 +331,17 @@ def m011_short_keys(db: sqlite_utils.Database) -> None:
 
 
 @migrations()
+def m013_field_origins(db: sqlite_utils.Database) -> None:
+    """``origins``: where each of a paper's merged fields came from and how it was read (JSON,
+    ``{"authors": "pubmed:list", "journal": "feed:channel", …}``, :attr:`Paper.origins`), so
+    that merging listings keeps the better value whatever their order and ``watcher explain``
+    can say where a field came from. Stored papers have none: their fields count as read
+    from structured metadata until another listing of them says more. (m012 is left to
+    another change made at the same time.)"""
+    db.execute("ALTER TABLE papers ADD COLUMN origins TEXT")
+
+
+@migrations()
 def m015_citations(db: sqlite_utils.Database) -> None:
     """Citations and followed authors (SPEC §10): ``cites``, the followed works a paper cites,
     and ``followed``, the followed authors who wrote it, each a JSON list of ``key|title`` /
@@ -388,6 +399,7 @@ def row_to_paper(row: dict) -> Paper:
     for name in _JSON_FIELDS:
         value = kwargs[name]
         kwargs[name] = [] if not value or value == "[]" else json.loads(value)
+    kwargs["origins"] = json.loads(kwargs["origins"]) if kwargs.get("origins") else {}
     for name in ("published", "updated"):
         kwargs[name] = parse_time(kwargs[name])
     if kwargs["announced"]:
@@ -408,8 +420,8 @@ def _paper_row(p: Paper) -> dict:
     row = {}
     for name in _PAPER_FIELDS:
         value = getattr(p, name)
-        if name in _JSON_FIELDS:
-            value = json.dumps(value, ensure_ascii=False)
+        if name in _JSON_FIELDS or name == "origins":
+            value = json.dumps(value, ensure_ascii=False) if value or name != "origins" else None
         elif isinstance(value, (datetime, date)):
             value = iso(value)
         row[name] = value

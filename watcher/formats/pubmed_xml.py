@@ -122,10 +122,13 @@ def record_to_paper(record: ET.Element, where: str) -> Paper:
     first = online or printed
     entrez = next((_pub_date(d) for d in record.findall("PubmedData/History/PubMedPubDate")
                    if d.get("PubStatus") in ("entrez", "pubmed")), None)
+    authors, abstract = _authors(article), _abstract(article)
+    origins = {"title": "pubmed", "authors": "pubmed:list", "journal": "pubmed:named",
+               "abstract": "pubmed:full"}
     return Paper(
         title=title.removesuffix(".") if not title.endswith("..") else title,
-        authors=_authors(article),
-        abstract=_abstract(article),
+        authors=authors,
+        abstract=abstract,
         published=datetime(first.year, first.month, first.day, tzinfo=timezone.utc) if first else None,
         doi=doi,
         pmid=pmid,
@@ -135,6 +138,8 @@ def record_to_paper(record: ET.Element, where: str) -> Paper:
         url=f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/",
         announced=entrez,
         source="pubmed",
+        origins={k: v for k, v in origins.items() if k == "title" or (k == "journal" and journal)
+                 or (k == "authors" and authors) or (k == "abstract" and abstract)},
     )
 
 

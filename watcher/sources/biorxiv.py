@@ -3,7 +3,7 @@
 Each run asks for every posting since it last looked, reaching back for late postings::
 
     since = ctx.since                                   # watcher fetch --since (backfill)
-         or state["last_day"] - OVERLAP                 # the last day fetched, less 3 days
+         or state["last_day"] - OVERLAP                 # the last day fetched, less 14 days
          or now - first_fetch                           # the very first run
     for each category (or once, without ?category=):
         cursor = 0
@@ -20,15 +20,16 @@ failed run is stored.
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from ..errors import SourceError
 from ..formats import biorxiv_json
+from .arxiv import OVERLAP as ARXIV_OVERLAP
 from .base import FetchResult, Source
 from .common import first_day, http_client, name_papers, parse_listing
 
 API_URL = "https://api.biorxiv.org"
-OVERLAP = timedelta(days=3)  # postings that reach the API's interval a day or two late
+# as far back as the arXiv source reaches (two weeks): a posting that reaches the API's
+# interval late (moderation, a holiday backlog) is still asked for; identity makes it free
+OVERLAP = ARXIV_OVERLAP
 MAX_PAGES = 2000  # 200,000 records: far beyond any interval; a server that never ends stops
 
 
