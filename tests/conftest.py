@@ -19,6 +19,12 @@ settings.register_profile("ci", derandomize=True, database=None, print_blob=True
 if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
     settings.load_profile("ci")
 
+# A web page's statements may run 2 s in use; a loaded test machine (CI's two shared cores)
+# can need longer for the sample's pages, and a 503 there would be a flake, not a finding. The
+# tests about the deadline set it themselves (app.state.web.query_timeout). Subprocesses
+# (watcher serve, watcher run) inherit it.
+os.environ.setdefault("WATCHER_WEB_DEADLINE", "60")
+
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 SEED_DIGEST = DATA / "llm-rl-2025-04-12.txt"
