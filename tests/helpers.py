@@ -30,8 +30,10 @@ class Sleeps(list):
 
 
 def fast_client(**kw) -> HttpClient:
-    """An HttpClient with tiny delays: retries and Retry-After are recorded, not slept."""
-    options = dict(timeout=0.5, min_interval=0.0, retries=3, backoff=0.001, max_backoff=0.01,
+    """An HttpClient with tiny delays: retries and Retry-After are recorded, not slept. Its
+    timeout is generous (a loaded machine's local server may be slow to answer); the tests of
+    timeouts give a short one and a server that stalls far longer."""
+    options = dict(timeout=10.0, min_interval=0.0, retries=3, backoff=0.001, max_backoff=0.01,
                    retry_after_cap=120, sleep=Sleeps())
     options.update(kw)
     return HttpClient(UA, **options)

@@ -34,8 +34,8 @@ def test_the_daemon_log_has_one_line_per_fetch(server, write_config, tmp_path, d
     server.route("/digest.txt", Reply(body=DIGEST))
     config_with_listing(write_config, server.url("/digest.txt"), every="1h")
     d = daemons(tmp_path)
-    wait_for(lambda: "source lab: 30 new" in d.log, 10, "the fetch in the log")
-    wait_for(lambda: "cycle done" in d.log, 10, "the end of the cycle in the log")
+    wait_for(lambda: "source lab: 30 new" in d.log, 60, "the fetch in the log")
+    wait_for(lambda: "cycle done" in d.log, 60, "the end of the cycle in the log")
     rc, _ = d.stop()
     assert rc == 0, d.log
     assert "HTTP Request" not in d.log and "httpx" not in d.log, d.log

@@ -68,7 +68,7 @@ SLACK_FAULTS = {
     "429": (Reply(429, "rate_limited", {"Retry-After": "0"}), r"failed 4 times, last HTTP 429: rate_limited"),
     "500": (Reply(500, "internal_error", {"Retry-After": "0"}), r"failed 4 times, last HTTP 500: internal_error"),
     "400 invalid_blocks": (Reply(400, "invalid_blocks"), r"refused with HTTP 400: invalid_blocks"),
-    "hang": (Reply(503, "late", hang=2.5), r"timed out waiting for an answer"),
+    "hang": (Reply(503, "late", hang=8), r"timed out waiting for an answer"),
     "429 far Retry-After": (Reply(429, "rate_limited", {"Retry-After": "3600"}),
                             r"HTTP 429: rate_limited; the server asks to wait 3600s"),
 }

@@ -143,12 +143,12 @@ def test_kill_9_then_restart_delivers_each_paper_once(tmp_path, server, phase, c
         (tmp_path / "config.toml").write_text(
             CONFIG.replace("{url}", server.url("/listing.txt")).replace("{{", "{").replace("}}", "}"))
         if phase == "fetch":
-            server.route("/listing.txt", Reply(body=body, fault="stall", delay=15))
+            server.route("/listing.txt", Reply(body=body, fault="stall", delay=120))  # held past the kill
         else:
             server.route("/listing.txt", Reply(body=body))
         if phase == "delivery":  # held before Slack takes it (a post Slack took and whose answer
             #                      was lost to the kill would show twice: see TESTING.md)
-            slack.default = HookReply(503, "never taken", hang=15)
+            slack.default = HookReply(503, "never taken", hang=120)
 
         proc = start(tmp_path, command, slack.url)
         try:

@@ -228,7 +228,7 @@ ARXIV_FAULTS = {
     "500": ([Reply(status=500, body=b"oops")], r"HTTP 500 Internal Server Error \(2 tries\); the server may be down"),
     "503 far Retry-After": ([Reply(status=503, headers={"Retry-After": "3600"})],
                             r"HTTP 503, the server asks to wait 3600 s; it will be tried again on the next run"),
-    "read timeout": ([Reply(body=GOOD_ATOM, fault="stall", delay=1.6)], r"timed out \(2 tries\)"),
+    "read timeout": ([Reply(body=GOOD_ATOM, fault="stall", delay=8)], r"timed out \(2 tries\)"),
     "accepts, never answers": ([Reply(body=GOOD_ATOM, fault="stall", delay=30)], r"timed out \(2 tries\)"),
     "connection reset": ([Reply(fault="reset")], r"connection broken|network error|cannot connect"),
     "truncated body": ([Reply(body=GOOD_ATOM, fault="truncate")], r"connection broken before the response was complete"),
