@@ -64,7 +64,7 @@ def test_healthz_is_answered_while_the_slowest_pages_are_still_running(sample, m
             t.start()
         try:
             assert all(e.wait(20) for e in entered.values())
-            health = httpx.get(f"{base}/healthz", timeout=5)
+            health = httpx.get(f"{base}/healthz", timeout=30)
             pending = [t.is_alive() for t in slow]
         finally:
             release.set()
@@ -226,7 +226,7 @@ def test_healthz_is_answered_while_every_page_thread_is_busy(sample, monkeypatch
             t.start()
         try:
             assert all(entered.acquire(timeout=20) for _ in slow)  # every page thread is taken
-            health = httpx.get(f"{base}/healthz", timeout=10)
+            health = httpx.get(f"{base}/healthz", timeout=30)
             pending = sum(t.is_alive() for t in slow)
         finally:
             release.set()

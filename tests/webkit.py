@@ -130,4 +130,4 @@ def live_server(config, db, password: str | None = None):
 
 
 def get(base: str, path: str) -> httpx.Response:
-    return httpx.get(base + path, timeout=10)
+    return httpx.get(base + path, timeout=30)
