@@ -76,3 +76,58 @@ to = ["me@example.org"]
 base_url = "{base_url}"
 secret_env = "WATCHER_TEST_SECRET"
 """
+
+
+# --- the command line, in process ----------------------------------------------------------
+
+# Loggers whose level a command sets (watcher.logs.configure, serve): put back after each call,
+# so one in-process command cannot change what the next test logs.
+_LOGGERS = ("", "watcher", "watcher.progress", "apscheduler", "httpx", "httpcore")
+
+
+def run_cli(*args: str, cwd=None, env: dict | None = None, input: bytes | str | None = None,
+            text: bool = False) -> "subprocess.CompletedProcess":
+    """``watcher ARGS`` run in this process through click's CliRunner, answered as
+    :func:`conftest.run_watcher` answers for a real ``python -m watcher``: a CompletedProcess
+    with the exit code and the bytes (``text``: str) of stdout and stderr, ``$WATCHER_CONFIG``
+    unset, ``env`` added to the environment and ``cwd`` the working folder for the call.
+
+    What only a process has is kept as a process would show it: an exception that escapes the
+    command is its traceback on stderr and exit 1 (so "no traceback" checks keep their
+    strength), and the logging the command configured is put back afterwards. Use the real
+    process (``run_watcher``) for signals, locks held across processes, ``kill -9``, the daemon,
+    a closed stdout, a terminal, and the installed entry point."""
+    import logging
+    import os
+    import subprocess
+    import traceback
+
+    from click.testing import CliRunner
+
+    from watcher.cli import cli
+
+    try:
+        runner = CliRunner(mix_stderr=False)  # click < 8.2
+    except TypeError:
+        runner = CliRunner()  # click >= 8.2 keeps stderr apart
+    saved = {name: (logging.getLogger(name).level, list(logging.getLogger(name).handlers)) for name in _LOGGERS}
+    here = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        result = runner.invoke(cli, [str(a) for a in args], input=input, prog_name="watcher",
+                               env={"WATCHER_CONFIG": None, **(env or {})}, catch_exceptions=True)
+    finally:
+        os.chdir(here)
+        for name, (level, handlers) in saved.items():
+            logger = logging.getLogger(name)
+            logger.setLevel(level)
+            logger.handlers[:] = handlers
+    stdout, stderr, code = result.stdout_bytes, result.stderr_bytes, result.exit_code
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(result.exception)).encode()  # as Python's own exit
+        code = 1
+    if text:
+        return subprocess.CompletedProcess(["watcher", *args], code, stdout.decode(errors="replace"),
+                                           stderr.decode(errors="replace"))
+    return subprocess.CompletedProcess(["watcher", *args], code, stdout, stderr)
