@@ -106,7 +106,7 @@ def test_status_shows_every_time_in_the_config_time_zone(write_config, tmp_path)
 
 def test_digest_dry_run_prints_the_chosen_format(filled, tmp_path):
     r = run_cli("--config", str(filled), "digest", "daily", "--since", "2025-04-01", "--dry-run",
-                    "--to", "markdown", cwd=tmp_path)
+                "--to", "markdown", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("# LLM-RL — ".encode())
     assert b"==>" not in r.stdout
@@ -129,7 +129,7 @@ def two_channels(filled, write_config):
 
 def test_dry_run_json_is_one_array_whatever_the_number_of_channels(two_channels, tmp_path):
     r = run_cli("--config", str(two_channels), "digest", "daily", "--since", "2025-04-01",
-                    "--dry-run", "--to", "json", cwd=tmp_path)
+                "--dry-run", "--to", "json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     papers = json.loads(r.stdout)  # what `| python -m json.tool` needs
     assert isinstance(papers, list) and len(papers) >= 20
@@ -141,10 +141,10 @@ def test_dry_run_json_is_one_array_whatever_the_number_of_channels(two_channels,
 
 def test_dry_run_text_is_the_text_digest_the_channels_then_get(two_channels, tmp_path):
     dry = run_cli("--config", str(two_channels), "digest", "daily", "--since", "2025-04-01",
-                      "--dry-run", "--to", "text", cwd=tmp_path)
+                  "--dry-run", "--to", "text", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
     real = run_cli("--config", str(two_channels), "digest", "daily", "--since", "2025-04-01",
-                       cwd=tmp_path)
+                   cwd=tmp_path)
     assert real.returncode == 0, real.stderr
     [archived] = (tmp_path / "digests").iterdir()
     assert dry.stdout == archived.read_bytes() + b"\n"
@@ -157,7 +157,7 @@ def test_dry_run_shows_the_union_of_what_the_channels_would_get(filled, write_co
     [archived] = (tmp_path / "digests").iterdir()
     two = write_config(TWO_CHANNELS)
     dry = run_cli("--config", str(two), "digest", "daily", "--since", "2025-04-01", "--dry-run",
-                      "--to", "text", cwd=tmp_path)
+                  "--to", "text", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout == archived.read_bytes() + b"\n"  # all of them: the copy channel had none
 
@@ -166,7 +166,7 @@ def test_dry_run_with_nothing_to_show_says_so_on_stderr(filled, tmp_path):
     r = run_cli("--config", str(filled), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     dry = run_cli("--config", str(filled), "digest", "daily", "--since", "2025-04-01", "--dry-run",
-                      "--to", "json", cwd=tmp_path)
+                  "--to", "json", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout == b""
     assert b"digest daily: no new papers (30 matching papers filed since 2025-04-01 were already delivered)" in dry.stderr
@@ -180,7 +180,7 @@ type = "webhook"
 url = "http://127.0.0.1:9/hook"
 """)
     r = run_cli("--config", str(cfg), "digest", "daily", "--since", "2025-04-01", "--dry-run",
-                    cwd=tmp_path)
+                cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     err = r.stderr.decode()
     assert err.count("==> ") == 2
@@ -208,7 +208,7 @@ def test_dry_run_help_says_which_papers_it_shows(tmp_path):
 
 def test_explain_gives_score_and_reasons(filled, tmp_path):
     r = run_cli("--config", str(filled), "explain", "VLM-R1: A Stable and Generalizable R1-style "
-                    "Large Vision-Language Model", "--profile", "llm-rl", cwd=tmp_path)
+                "Large Vision-Language Model", "--profile", "llm-rl", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     out = r.stdout.decode()
     assert "profile llm-rl: score" in out and "(selected)" in out
@@ -344,7 +344,7 @@ def test_counts_of_one_are_singular_in_the_log_and_status(write_config, tmp_path
     with Store.open(tmp_path / "watcher.db") as store:
         store.upsert([p for p in papers if "Reinforcement Learning" in p.title][:1], datetime.now(timezone.utc))
     r = run_cli("--config", str(cfg), "--log-level", "info", "digest", "daily", "--since", "2025-04-01",
-                    cwd=tmp_path)
+                cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "digest daily -> archive: delivered 1 paper\n" in r.stderr.decode(), r.stderr
     out = run_cli("--config", str(cfg), "status", cwd=tmp_path).stdout.decode()
