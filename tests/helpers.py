@@ -131,3 +131,8 @@ def run_cli(*args: str, cwd=None, env: dict | None = None, input: bytes | str | 
         return subprocess.CompletedProcess(["watcher", *args], code, stdout.decode(errors="replace"),
                                            stderr.decode(errors="replace"))
     return subprocess.CompletedProcess(["watcher", *args], code, stdout, stderr)
+
+
+def run_cli_text(*args: str, **kw) -> "subprocess.CompletedProcess":
+    """:func:`run_cli` answering text, as :func:`deliverkit.run_watcher` does."""
+    return run_cli(*args, text=True, **kw)

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import run_watcher
+from helpers import run_cli
 from helpers import data
 
 from watcher.errors import InputError
@@ -157,7 +157,7 @@ def test_convert_refuses_an_oai_page_whose_namespace_is_damaged(tmp_path):
     raw = data("oai_ListRecords_arxiv-physics-hep-th.xml")
     page = tmp_path / "page.xml"
     page.write_bytes(raw[:76] + b" " + raw[76:])  # inside xmlns="http://www.openarchives.org/…"
-    r = run_watcher("convert", str(page))
+    r = run_cli("convert", str(page))
     lines = r.stderr.decode().splitlines()
     assert r.returncode == 2 and r.stdout == b"", (r.returncode, r.stdout)
     assert len(lines) == 1 and str(page) in lines[0] and "namespace" in lines[0], lines

@@ -286,7 +286,7 @@ def test_an_empty_page_short_of_the_total_fails_instead_of_leaving_papers_out(se
 
 
 def test_the_ncbi_key_reaches_ncbi_but_never_the_log(tmp_path, server):
-    from conftest import run_watcher
+    from helpers import run_cli
 
     serve_pubmed(server)
     (tmp_path / "config.toml").write_text(f"""
@@ -298,8 +298,8 @@ term = "H5N1[tiab]"
 url = "{server.url('/eutils/')}"
 api_key_env = "TEST_NCBI_KEY"
 """)
-    r = run_watcher("--log-level", "debug", "--config", str(tmp_path / "config.toml"), "fetch",
-                    cwd=tmp_path, env={"TEST_NCBI_KEY": "ncbi-5ecret-key-0123"})
+    r = run_cli("--log-level", "debug", "--config", str(tmp_path / "config.toml"), "fetch",
+                cwd=tmp_path, env={"TEST_NCBI_KEY": "ncbi-5ecret-key-0123"})
     assert r.returncode == 0, r.stderr
     assert [q.query["api_key"] for q in server.requests] == ["ncbi-5ecret-key-0123"] * 2
     assert b"efetch.fcgi" in r.stderr and b"ncbi-5ecret-key-0123" not in r.stderr + r.stdout

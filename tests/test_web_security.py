@@ -264,14 +264,15 @@ def test_without_proxy_a_forwarded_for_header_does_not_make_another_client(sampl
 def test_serve_and_check_refuse_a_short_password(tmp_path):
     import shutil
 
-    from conftest import REPO, run_watcher
+    from conftest import REPO
+    from helpers import run_cli
 
     shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
     cfg = tmp_path / "config.toml"
     cfg.write_text(cfg.read_text() + '\n[web]\npassword_env = "WATCHER_TEST_PW"\n')
-    r = run_watcher("serve", cwd=tmp_path, env={"WATCHER_TEST_PW": "short pw"})
+    r = run_cli("serve", cwd=tmp_path, env={"WATCHER_TEST_PW": "short pw"})
     assert r.returncode == 2 and b"shorter than 12 characters" in r.stderr and b"short pw" not in r.stderr
-    r = run_watcher("check", cwd=tmp_path, env={"WATCHER_TEST_PW": "short pw"})
+    r = run_cli("check", cwd=tmp_path, env={"WATCHER_TEST_PW": "short pw"})
     assert r.returncode != 0 and b"shorter than 12 characters" in r.stdout + r.stderr
 
 
