@@ -99,3 +99,13 @@ def test_the_folders_the_quick_start_writes_are_git_ignored():
         assert f"/{folder}/" in ignored, folder
     for name in ("watcher.db", "watcher-sample.db", "watcher-sample.db.write.lock"):
         assert any(fnmatch.fnmatch(name, pattern) for pattern in ignored), name
+
+
+def test_the_readmes_test_command_is_the_one_ci_runs():
+    """`.ci/run` ends in the README's test command, word for word but pip's -q: what a
+    developer is told to run is what CI runs (every test, on every core)."""
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").rstrip("\n").splitlines()[-1]
+    ours = [line for line in README.splitlines() if "-m pytest" in line and line.startswith("python3 -m venv")]
+    assert len(ours) == 1, ours
+    assert ci.replace("pip install -q ", "pip install ") == ours[0]
+    assert " -n auto" in ours[0] and "-m \"not slow\"" not in ours[0]  # the whole suite, on every core

@@ -180,6 +180,7 @@ def browser():
         b.close()
 
 
+@pytest.mark.slow  # drives Chromium
 def test_the_site_opens_from_file_and_its_search_finds_a_paper(site, browser):
     page = browser.new_page()
     errors = []
@@ -218,6 +219,7 @@ QUERY_LANGUAGE = ["GRPO OR diffusion", "cat:cs", "(GRPO", "GRPO)", '"unterminate
                   "NOT GRPO", "GRPO AND diffusion", 'ti:"world model"', "reinforc*", "ti:GRPO"]
 
 
+@pytest.mark.slow  # drives Chromium
 @pytest.mark.parametrize("query", QUERY_LANGUAGE)
 def test_the_static_search_says_the_query_language_needs_serve(site, browser, query):
     """The browser searches plain words only; a query in the query language's syntax gets a
@@ -238,6 +240,7 @@ def test_the_static_search_says_the_query_language_needs_serve(site, browser, qu
     page.close()
 
 
+@pytest.mark.slow  # drives Chromium
 def test_the_static_search_needs_every_plain_word_in_any_case(site, browser):
     index = json.loads((site / "search-index.json").read_text())
 

@@ -268,6 +268,7 @@ def test_a_locked_sample_database_is_named_as_the_one_used(sample):
 
 # --- everyone at once ---------------------------------------------------------------------------
 
+@pytest.mark.slow  # the stress benchmark for a few seconds
 def test_the_daemon_the_cli_and_the_web_at_once_record_every_rating_and_paper_once(tmp_path):
     """A few seconds of the three writers side by side (benchmarks/stress.py; the benchmark
     bench_concurrency.py runs it for longer): no actor is ever refused, and afterwards the

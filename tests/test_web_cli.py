@@ -167,6 +167,7 @@ def test_the_web_unit_passes_systemd_analyze_verify_and_is_hardened(tmp_path):
     assert proc.returncode == 0 and not problems, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow  # a benchmark script
 def test_the_web_benchmark_runs_and_prints_its_figures():
     """benchmarks/bench_web.py at a tiny size, so that it keeps working (its figures are not
     judged here: timings are for the benchmark run, not the tests)."""

@@ -20,6 +20,10 @@ from test_web_cli import read_url, started, wait_ok
 from conftest import DATA, run_watcher
 from helpers import mailed_links_config
 
+import pytest
+
+pytestmark = pytest.mark.slow  # drives Chromium: the full suite (CI) runs it, not the inner loop
+
 SECRET = "a secret for the links of this test"
 LIKED = "2504.05731"  # Retrieval Augmented Generation with Collaborative Filtering for Personalized ...
 

@@ -21,6 +21,8 @@ from conftest import SEED_DIGEST, run_watcher
 from deliverkit import MailServer
 from watcher import formats
 
+pytestmark = pytest.mark.slow  # runs the generated workflow's steps in git clones: the full suite (CI) runs it, not the inner loop
+
 ACTIONLINT = shutil.which("actionlint") or shutil.which("actionlint", path=str(Path(sys.executable).parent))
 SECRETS = {"WATCHER_SMTP_PASSWORD": "s3cret"}
 GIT_ID = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",

@@ -14,7 +14,8 @@ from deliverkit import Reply
 from faultkit import (SMTP_PASSWORD, SMTP_USER, WRONG_PASSWORD, FaultySmtp, SlackStandIn,
                       assert_exactly_once, assert_no_secret, assert_no_traceback, setup)
 
-pytestmark = pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+pytestmark = [pytest.mark.slow,  # real watcher processes against faulty servers: the full suite (CI) runs it, not the inner loop
+              pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")]
 
 RECIPIENTS = ("me@example.org", "lab@example.org", "boss@example.org")
 

@@ -32,6 +32,10 @@ from faultkit import assert_no_traceback
 from watcher import formats
 from watcher.logs import configure
 
+import pytest
+
+pytestmark = pytest.mark.slow  # real watcher processes against faulty servers: the full suite (CI) runs it, not the inner loop
+
 REPO = Path(__file__).resolve().parent.parent.parent
 DATA = REPO / "tests" / "data"
 

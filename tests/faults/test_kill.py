@@ -31,6 +31,8 @@ from faultkit import SlackStandIn, assert_exactly_once
 from watcher.formats import text as text_format
 from watcher.models import Paper
 
+pytestmark = pytest.mark.slow  # real watcher processes against faulty servers: the full suite (CI) runs it, not the inner loop
+
 NOW = datetime.now(timezone.utc)
 MARKED = [f"Quasar paper {i:02d}" for i in range(20)]  # the papers the profile selects
 

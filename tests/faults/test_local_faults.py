@@ -17,6 +17,8 @@ import pytest
 
 from faultkit import assert_exactly_once, assert_no_secret, assert_no_traceback, setup
 
+pytestmark = pytest.mark.slow  # real watcher processes against faulty servers: the full suite (CI) runs it, not the inner loop
+
 HOLD = """
 import sqlite3, sys
 conn = sqlite3.connect(sys.argv[1], isolation_level=None)

@@ -26,6 +26,8 @@ from faultkit import assert_exactly_once, assert_no_traceback
 from watcher.models import Paper
 from watcher.formats import text as text_format
 
+pytestmark = pytest.mark.slow  # real watcher processes against faulty servers: the full suite (CI) runs it, not the inner loop
+
 NOW = datetime.now(timezone.utc)
 FAST = {"WATCHER_HTTP_RETRIES": "1", "WATCHER_HTTP_BACKOFF": "0.01", "WATCHER_HTTP_MAX_BACKOFF": "0.05",
         "WATCHER_HTTP_RETRY_AFTER_CAP": "5", "WATCHER_DB_TIMEOUT": "2"}
