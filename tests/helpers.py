@@ -136,3 +136,43 @@ def run_cli(*args: str, cwd=None, env: dict | None = None, input: bytes | str | 
 def run_cli_text(*args: str, **kw) -> "subprocess.CompletedProcess":
     """:func:`run_cli` answering text, as :func:`deliverkit.run_watcher` does."""
     return run_cli(*args, text=True, **kw)
+
+
+# --- folders built once per test process ----------------------------------------------------
+
+_BUILT: dict = {}
+
+
+def built_once(key: str, build) -> "Path":
+    """A folder that ``build(folder)`` filled, built once per test process (each xdist worker
+    has its own) under a temporary folder removed at exit; :func:`copy_folder` gives each test
+    its own copy. For what many tests start from and none may change (the sample's database,
+    a fetched corpus day): building it costs a watcher run, a copy a few milliseconds."""
+    if key not in _BUILT:
+        import atexit
+        import shutil
+        import tempfile
+
+        folder = Path(tempfile.mkdtemp(prefix=f"watcher-{key}-"))
+        atexit.register(shutil.rmtree, folder, True)
+        build(folder)
+        _BUILT[key] = folder
+    return _BUILT[key]
+
+
+def copy_folder(src: "Path", dst: "Path") -> "Path":
+    """Copy the folder ``src`` into ``dst``: files as they are, SQLite databases (``*.db``)
+    through SQLite's backup (a consistent copy, its write-ahead log included), lock files left out."""
+    import shutil
+    import sqlite3
+
+    dst.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(src, dst, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.db", "*.db-*", "*.lock"))
+    for db in src.rglob("*.db"):
+        source, target = sqlite3.connect(db), sqlite3.connect(dst / db.relative_to(src))
+        try:
+            source.backup(target)
+        finally:
+            source.close()
+            target.close()
+    return dst
