@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 from datetime import datetime, timezone
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 from watcher.http import HttpClient
@@ -176,3 +177,23 @@ def copy_folder(src: "Path", dst: "Path") -> "Path":
             source.close()
             target.close()
     return dst
+
+
+# --- local HTTP stand-ins -------------------------------------------------------------------
+
+class QuietHTTPServer(ThreadingHTTPServer):
+    """The stand-in servers' ThreadingHTTPServer: a client that hangs up first (a timeout, a
+    cut-off read, the end of a test) is no error of the server's; anything else is printed on
+    the real stderr (never on a stderr an in-process command is being captured on)."""
+
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        import sys
+        import traceback
+
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionError, TimeoutError)):
+            return
+        print(f"stand-in server: error with {client_address}:", file=sys.__stderr__)
+        traceback.print_exc(file=sys.__stderr__)

@@ -1,5 +1,6 @@
-"""Source faults end to end: real ``watcher once`` subprocesses fetch the arXiv API and Hugging
-Face Daily Papers from a local server that misbehaves, beside a healthy listing source.
+"""Source faults end to end: ``watcher once`` (the command line, in process) fetches the arXiv
+API and Hugging Face Daily Papers from a real local server that misbehaves, beside a healthy
+listing source.
 
 After each fault: exit status 1, the source's error in words on stderr and in ``watcher
 status``, no traceback, the healthy source's papers delivered (isolation), nothing from the
@@ -19,7 +20,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from deliverkit import run_watcher
+from helpers import run_cli_text
 
 from httpserver import Reply, server  # noqa: F401  (the fixture)
 from faultkit import assert_exactly_once, assert_no_traceback
@@ -141,14 +142,14 @@ class Env:
         self.server.route("/api/daily_papers", hf_reply)
 
     def once(self, *args: str):
-        r = run_watcher("--config", str(self.folder / "config.toml"), "--log-level", "debug", *args, "once",
-                        cwd=self.folder, env=FAST, timeout=120)
+        r = run_cli_text("--config", str(self.folder / "config.toml"), "--log-level", "debug", *args, "once",
+                         cwd=self.folder, env=FAST)
         self.outputs.append(r)
         assert_no_traceback(r)
         return r
 
     def status(self) -> str:
-        r = run_watcher("--config", str(self.folder / "config.toml"), "status", cwd=self.folder, env=FAST)
+        r = run_cli_text("--config", str(self.folder / "config.toml"), "status", cwd=self.folder, env=FAST)
         assert r.returncode == 0, r.stderr
         return r.stdout
 
@@ -341,6 +342,6 @@ def test_credentials_in_a_source_url_never_show(tmp_path, server):
     server.route("/api/query", Reply(status=500, body=b"S3CRET-src-pw echoed back"))
     failed = env.once()
     assert failed.returncode == 1 and "HTTP 500" in failed.stderr
-    env.outputs.append(run_watcher("--config", str(tmp_path / "config.toml"), "status", cwd=tmp_path, env=FAST))
-    env.outputs.append(run_watcher("--config", str(tmp_path / "config.toml"), "check", cwd=tmp_path, env=FAST))
+    env.outputs.append(run_cli_text("--config", str(tmp_path / "config.toml"), "status", cwd=tmp_path, env=FAST))
+    env.outputs.append(run_cli_text("--config", str(tmp_path / "config.toml"), "check", cwd=tmp_path, env=FAST))
     assert "S3CRET-src-pw" not in env.everything_said()
