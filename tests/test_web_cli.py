@@ -17,6 +17,8 @@ import pytest
 from deliverkit import free_port
 
 from conftest import REPO, run_watcher
+from helpers import run_cli
+from webkit import sample_setup
 
 
 def env(**extra) -> dict:
@@ -71,9 +73,8 @@ def wait_ok(url: str) -> httpx.Response:
 
 @pytest.fixture
 def sample_dir(tmp_path):
-    shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
-    r = run_watcher("once", "--sample", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
+    """The shipped config and the sample's database after `watcher once --sample`."""
+    sample_setup(tmp_path)
     return tmp_path
 
 
@@ -91,13 +92,13 @@ def test_serve_after_once_sample_prints_the_url_and_serves_the_sample_digest(sam
 
 
 def test_serve_refuses_a_public_address_without_a_password_and_an_unset_password(sample_dir):
-    r = run_watcher("serve", "--listen", "0.0.0.0:8080", cwd=sample_dir)
+    r = run_cli("serve", "--listen", "0.0.0.0:8080", cwd=sample_dir)
     assert r.returncode == 2 and b"not a loopback address" in r.stderr and b"Traceback" not in r.stderr
-    r = run_watcher("serve", "--listen", "127.0.0.1:99999", cwd=sample_dir)
+    r = run_cli("serve", "--listen", "127.0.0.1:99999", cwd=sample_dir)
     assert r.returncode == 2 and b"--listen" in r.stderr
     cfg = sample_dir / "config.toml"
     cfg.write_text(cfg.read_text() + '\n[web]\nlisten = "0.0.0.0:8080"\npassword_env = "WATCHER_TEST_PW"\n')
-    r = run_watcher("serve", cwd=sample_dir, env={"WATCHER_TEST_PW": ""})
+    r = run_cli("serve", cwd=sample_dir, env={"WATCHER_TEST_PW": ""})
     assert r.returncode == 2 and b"WATCHER_TEST_PW is not set" in r.stderr
 
 
@@ -107,7 +108,7 @@ def test_serve_says_when_the_address_is_taken(sample_dir):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen(1)
-        r = run_watcher("serve", "--listen", f"127.0.0.1:{s.getsockname()[1]}", cwd=sample_dir)
+        r = run_watcher("serve", "--listen", f"127.0.0.1:{s.getsockname()[1]}", cwd=sample_dir)  # a process: it would serve
     assert r.returncode == 1 and b"cannot listen on" in r.stderr and b"Traceback" not in r.stderr
 
 
