@@ -210,7 +210,7 @@ def test_a_second_instance_is_refused_but_once_may_run(tmp_path, daemons):
     assert once.returncode == 0, once.stderr
     assert d.proc.poll() is None
     d.signal(signal.SIGINT)  # Ctrl-C stops it like SIGTERM
-    assert d.proc.wait(10) == 0
+    assert d.proc.wait(60) == 0
     assert "SIGINT: stopping" in d.log
 
 
@@ -259,7 +259,7 @@ def test_once_waits_while_another_cycle_writes(tmp_path):
         except BaseException:
             proc.kill()
             raise
-    assert proc.wait(20) == 0, log.read_bytes()
+    assert proc.wait(60) == 0, log.read_bytes()
     err = log.read_bytes()
     assert b"waiting for pid" in err and b"a test cycle" in err
     with Store.open(tmp_path / "watcher.db") as store:

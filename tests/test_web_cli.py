@@ -41,7 +41,7 @@ def started(args: list[str], cwd: Path, **extra):
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
             try:
-                proc.wait(15)
+                proc.wait(60)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
@@ -88,7 +88,7 @@ def test_serve_after_once_sample_prints_the_url_and_serves_the_sample_digest(sam
         assert r.status_code == 200 and "LLM-RL" in r.text and "2025-04-12" in r.text
         assert wait_ok(url + "healthz").text == "ok"
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(15) == 0
+        assert proc.wait(60) == 0
 
 
 def test_serve_refuses_a_public_address_without_a_password_and_an_unset_password(sample_dir):
@@ -141,7 +141,7 @@ serve = true
         assert (r.status_code, r.text) == (200, "ok")
         assert wait_ok(f"http://127.0.0.1:{port}/").status_code == 200
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(15) == 0
+        assert proc.wait(60) == 0
         assert "web inbox on http://127.0.0.1:" in proc.stderr.read()
 
 
@@ -215,7 +215,7 @@ def test_serve_follows_config_edits_and_sighup_and_names_its_database(sample_dir
         cfg.write_text(cfg.read_text() + "\n# another edit\n")
         assert httpx.get(url + "status", timeout=30).status_code == 200
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(15) == 0
+        assert proc.wait(60) == 0
         err = proc.stderr.read()
         assert "cannot be used, still serving the previous one" in err
         warned = [line for line in err.splitlines() if "names another database" in line]
@@ -237,4 +237,4 @@ def test_run_with_web_serve_serves_the_daemons_database_not_the_sample(sample_di
         assert str(sample_dir / "watcher.db") in status.text
         assert "watcher-sample.db" not in status.text
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(15) == 0
+        assert proc.wait(60) == 0

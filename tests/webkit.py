@@ -123,7 +123,7 @@ def live_server(config, db, password: str | None = None):
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60  # a bound on a loaded machine, not a figure
     while not srv.started and time.monotonic() < deadline:
         time.sleep(0.05)
     try:

@@ -121,7 +121,7 @@ def finish(folder: Path, command: str, slack: SlackStandIn) -> None:
             wait_until(lambda: len(archive_titles(folder)) >= len(MARKED) and len(slack.ids_titles()) >= len(MARKED),
                        120, "the restarted daemon's delivery")
             proc.send_signal(signal.SIGTERM)
-            assert proc.wait(15) == 0
+            assert proc.wait(60) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -165,7 +165,7 @@ def test_kill_9_then_restart_delivers_each_paper_once(tmp_path, server, phase, c
             else:
                 wait_until(lambda: slack.requests, 30, "the Slack post")
             proc.send_signal(signal.SIGKILL)
-            proc.wait(10)
+            proc.wait(60)
         finally:
             if proc.poll() is None:
                 proc.kill()
