@@ -104,10 +104,12 @@ def test_the_folders_the_quick_start_writes_are_git_ignored():
 
 
 def test_the_readmes_test_command_is_the_one_ci_runs():
-    """`.ci/run` ends in the README's test command, word for word but pip's -q: what a
-    developer is told to run is what CI runs (every test, on every core)."""
+    """`.ci/run` ends in the README's test command (or the docs' it points to), word for word
+    but pip's -q: what a developer is told to run is what CI runs (every test, on every core)."""
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").rstrip("\n").splitlines()[-1]
-    ours = [line for line in README.splitlines() if "-m pytest" in line and line.startswith("python3 -m venv")]
+    docs = [README] + [p.read_text(encoding="utf-8") for p in sorted((REPO / "docs").glob("**/*.md"))]
+    ours = sorted({line for text in docs for line in text.splitlines()
+                   if "-m pytest" in line and line.startswith("python3 -m venv")})
     assert len(ours) == 1, ours
     assert ci.replace("pip install -q ", "pip install ") == ours[0]
     assert " -n auto" in ours[0] and "-m \"not slow\"" not in ours[0]  # the whole suite, on every core
