@@ -9,15 +9,24 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 # CI (CI=true, as CI services and .ci/run set it) runs the property tests derandomized: the
 # examples are chosen from each test's own name, so a green build stays green and a red one is
 # red on every machine. A developer's run explores new random inputs each time (and
 # WATCHER_PROPERTY_EXAMPLES=5000 searches harder); what it finds is kept as an @example.
-settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
-if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes"):
-    settings.load_profile("ci")
+# Neither profile races the clock: no per-example deadline, and no health check on how fast
+# examples are generated (a loaded machine is slow; that is no finding).
+_NO_CLOCK = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True, **_NO_CLOCK)
+settings.register_profile("dev", **_NO_CLOCK)
+settings.load_profile("ci" if os.environ.get("CI", "").strip().lower() in ("1", "true", "yes") else "dev")
+
+# A web page's statements may run 2 s in use; a loaded test machine (CI's two shared cores)
+# can need longer for the sample's pages, and a 503 there would be a flake, not a finding. The
+# tests about the deadline set it themselves (app.state.web.query_timeout). Subprocesses
+# (watcher serve, watcher run) inherit it.
+os.environ.setdefault("WATCHER_WEB_DEADLINE", "60")
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"

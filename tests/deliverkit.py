@@ -26,9 +26,10 @@ import time
 from dataclasses import dataclass, field, replace
 from datetime import date
 from html.parser import HTMLParser
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
+from helpers import QuietHTTPServer
 from watcher import formats
 from watcher.models import Digest, Match
 
@@ -231,7 +232,7 @@ class HookServer:
             def log_message(self, *args):
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = QuietHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()

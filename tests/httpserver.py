@@ -24,10 +24,12 @@ import struct
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+from helpers import QuietHTTPServer
 
 
 @dataclass
@@ -62,7 +64,7 @@ class Server:
         self.requests: list[Request] = []
         self.lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"server_state": self})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd = QuietHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True)
         self.thread.start()

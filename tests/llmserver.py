@@ -19,7 +19,9 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from helpers import QuietHTTPServer
 
 
 class LlmServer:
@@ -104,7 +106,7 @@ class LlmServer:
                 except OSError:  # the client gave up (timeout): nothing to do
                     pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.httpd = QuietHTTPServer(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"

@@ -11,6 +11,7 @@ from deliverkit import HookServer, HtmlCollector, Reply, sample_digest
 from test_injection import SLACK_CONTROLS, hostile_digest
 
 from conftest import REPO, run_watcher
+from helpers import run_cli
 from watcher.config import ChannelConfig
 from watcher.deliver import DeliveryContext, make_channel
 from watcher.deliver.apprise_channel import messages, pack
@@ -141,16 +142,16 @@ urls_env = "WATCHER_TEST_APPRISE_URLS"
 def test_check_refuses_unknown_services_and_malformed_urls_masked(tmp_path):
     (tmp_path / "config.toml").write_text(CONFIG)
     cfg = str(tmp_path / "config.toml")
-    ok = run_watcher("--config", cfg, "check", env={ENV: "json://127.0.0.1:9/x ntfy://host/topic"})
+    ok = run_cli("--config", cfg, "check", env={ENV: "json://127.0.0.1:9/x ntfy://host/topic"})
     assert ok.returncode == 0, ok.stderr
-    bad = run_watcher("--config", cfg, "check",
-                      env={ENV: "json://127.0.0.1:9/x nosuchservice://tok3n-s3cret/x tgram://tok3n-s3cret"})
+    bad = run_cli("--config", cfg, "check",
+                  env={ENV: "json://127.0.0.1:9/x nosuchservice://tok3n-s3cret/x tgram://tok3n-s3cret"})
     assert bad.returncode == 2
     err = bad.stderr.decode()
     assert "channel.phone.urls_env: URL 2 of 3 (nosuchservice://…) names an unknown service" in err
     assert "channel.phone.urls_env: URL 3 of 3 (tgram://…) is malformed" in err
     assert "tok3n" not in err + bad.stdout.decode() and "Traceback" not in err
-    unset = run_watcher("--config", cfg, "check")
+    unset = run_cli("--config", cfg, "check")
     assert unset.returncode == 2 and b"environment variable WATCHER_TEST_APPRISE_URLS is not set" in unset.stderr
 
 
@@ -159,7 +160,7 @@ def test_check_says_when_apprise_is_not_installed(tmp_path):
     shim.mkdir(parents=True)
     (shim / "__init__.py").write_text("raise ImportError('No module named apprise')\n")
     (tmp_path / "config.toml").write_text(CONFIG)
-    result = run_watcher("--config", str(tmp_path / "config.toml"), "check",
+    result = run_watcher("--config", str(tmp_path / "config.toml"), "check",  # a process: the shim hides apprise
                          env={ENV: "json://127.0.0.1:9/x", "PYTHONPATH": f"{shim.parent}:{REPO}"})
     assert result.returncode == 2
     assert b"channel.phone.type: apprise is not installed; install it with: pip install " \
@@ -170,11 +171,11 @@ def test_once_sample_delivers_through_apprise_once(tmp_path):
     (tmp_path / "config.toml").write_text(CONFIG)
     with HookServer(path="/") as sink:
         env = {ENV: f"json://127.0.0.1:{sink.httpd.server_address[1]}/watcher"}
-        first = run_watcher("--config", str(tmp_path / "config.toml"), "once", "--sample", env=env)
+        first = run_cli("--config", str(tmp_path / "config.toml"), "once", "--sample", env=env)
         assert first.returncode == 0, first.stderr
         assert len(sink.requests) == 1 and sink.requests[0]["json"]["title"].endswith("5 new papers")
         assert sink.requests[0]["json"]["message"].count("TL;DR: ") == 5
-        second = run_watcher("--config", str(tmp_path / "config.toml"), "once", "--sample", env=env)
+        second = run_cli("--config", str(tmp_path / "config.toml"), "once", "--sample", env=env)
         assert second.returncode == 0 and len(sink.requests) == 1  # the ledger: nothing twice
     assert json.dumps(env[ENV]).strip('"') not in (first.stderr + second.stderr).decode()
 

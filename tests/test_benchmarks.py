@@ -15,6 +15,10 @@ import sys
 
 from conftest import REPO
 
+import pytest
+
+pytestmark = pytest.mark.slow  # runs the benchmark scripts: the full suite (CI) runs it, not the inner loop
+
 FIGURES = [
     "ingest_atom_per_s", "ingest_baseline_per_s", "ingest_speedup", "match_per_s",
     "once_sample_s", "once_sample_again_s", "cli_start_s", "daemon_rss_mb",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import MINIMAL_CONFIG, run_watcher
+from conftest import MINIMAL_CONFIG
+from helpers import run_cli
 
 _EMAIL = ('[channel.me]\ntype = "email"\nhost = "smtp.example.org"\nfrom = "me@example.org"\n'
           'to = ["me@example.org"]\n')
@@ -52,7 +53,7 @@ def test_check_and_once_refuse_what_would_fail_later(write_config, tmp_path, cha
     assert old in MINIMAL_CONFIG
     cfg = write_config(MINIMAL_CONFIG.replace(old, new, 1))
     for args in (["check"], ["once"]):
-        r = run_watcher("--config", str(cfg), *args, cwd=tmp_path)
+        r = run_cli("--config", str(cfg), *args, cwd=tmp_path)
         err = r.stderr.decode()
         assert r.returncode == 2, (args, err)
         assert err.count("\n") == 1 and "Traceback" not in err, err
@@ -67,7 +68,7 @@ def test_check_and_once_refuse_what_would_fail_later(write_config, tmp_path, cha
 def test_real_addresses_pass_check(write_config, tmp_path, address):
     cfg = write_config(MINIMAL_CONFIG.replace("[channel.archive]", _EMAIL.replace(
         'to = ["me@example.org"]', f"to = ['{address}']") + "[channel.archive]"))
-    r = run_watcher("--config", str(cfg), "check", cwd=tmp_path)
+    r = run_cli("--config", str(cfg), "check", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
 
 
@@ -76,10 +77,10 @@ def test_check_accepts_a_database_folder_that_once_creates(write_config, tmp_pat
     cfg = write_config(MINIMAL_CONFIG.replace('database = "watcher.db"', 'database = "state/db/watcher.db"')
                        .replace('channels = ["archive"]', 'channels = ["archive"]\nevery = "1d"')
                        .replace('schedule = "30 21 * * sun-thu"\n', ""))
-    r = run_watcher("--config", str(cfg), "check", cwd=tmp_path)
+    r = run_cli("--config", str(cfg), "check", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert not (tmp_path / "state").exists()  # check creates nothing
-    r = run_watcher("--config", str(cfg), "once", "--sample", cwd=tmp_path)
+    r = run_cli("--config", str(cfg), "once", "--sample", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "state" / "db" / "watcher-sample.db").is_file()
 
@@ -93,11 +94,11 @@ def test_check_reports_a_database_that_once_cannot_create(write_config, tmp_path
     (tmp_path / "blocker").write_text("a file where a folder should be")
     (tmp_path / "folder").mkdir()
     cfg = write_config(MINIMAL_CONFIG.replace('database = "watcher.db"', f'database = "{database}"'))
-    r = run_watcher("--config", str(cfg), "check", cwd=tmp_path)
+    r = run_cli("--config", str(cfg), "check", cwd=tmp_path)
     err = r.stderr.decode()
     assert r.returncode == 2, err
     assert "config.toml: watcher.database: " in err and words in err, err
-    once = run_watcher("--config", str(cfg), "once", cwd=tmp_path)
+    once = run_cli("--config", str(cfg), "once", cwd=tmp_path)
     assert once.returncode != 0  # and it does fail for real
 
 
@@ -126,7 +127,7 @@ def test_check_reports_a_database_that_once_cannot_create(write_config, tmp_path
 ])
 def test_check_names_an_unknown_category_or_subject_with_the_nearest_one(tmp_path, old, new, key, said):
     (tmp_path / "config.toml").write_text(MINIMAL_CONFIG.replace(old, new, 1))
-    out = run_watcher("check", cwd=tmp_path)
+    out = run_cli("check", cwd=tmp_path)
     assert out.returncode == 2, out.stdout
     assert f"{key}: {said}" in out.stderr.decode() + out.stdout.decode()
 
@@ -136,13 +137,13 @@ def test_check_accepts_real_categories_archives_wildcards_and_subjects(tmp_path)
                                     'cat:cs.* OR cat:q-bio.NC OR cat:neuroscience"\ncategories = ["math", '
                                     '"cond-mat.str-el"]\n\n[digest.daily]', 1)
     (tmp_path / "config.toml").write_text(config)
-    out = run_watcher("check", cwd=tmp_path)
+    out = run_cli("check", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
 
 
 def test_check_counts_in_words_that_agree(tmp_path):
     (tmp_path / "config.toml").write_text(MINIMAL_CONFIG)
-    out = run_watcher("check", cwd=tmp_path)
+    out = run_cli("check", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     said = out.stdout.decode()
     assert "1 profile," in said and "1 profiles" not in said and "1 digest," in said, said

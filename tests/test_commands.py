@@ -9,7 +9,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from conftest import MINIMAL_CONFIG, REPO, SEED_DIGEST, run_watcher
+from conftest import MINIMAL_CONFIG, REPO, SEED_DIGEST
+from helpers import run_cli
 from watcher import formats
 from watcher.store import Store
 
@@ -32,7 +33,7 @@ def filled(write_config, tmp_path):
 ], ids=" ".join)
 def test_reading_commands_before_any_run_say_how_to_start_and_create_nothing(write_config, tmp_path, args):
     cfg = write_config(MINIMAL_CONFIG)
-    r = run_watcher("--config", str(cfg), *args, cwd=tmp_path)
+    r = run_cli("--config", str(cfg), *args, cwd=tmp_path)
     assert r.returncode == 1
     err = r.stderr.decode()
     assert err.count("\n") == 1 and "Traceback" not in err
@@ -41,16 +42,16 @@ def test_reading_commands_before_any_run_say_how_to_start_and_create_nothing(wri
 
 
 def test_digest_since_delivers_once_and_status_shows_it(filled, tmp_path):
-    r = run_watcher("--config", str(filled), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
+    r = run_cli("--config", str(filled), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     written = list((tmp_path / "digests").iterdir())
     assert len(written) == 1
     listing = formats.read(written[0].read_bytes(), "written")
     assert listing.title == "LLM-RL" and len(listing.papers) >= 20
-    again = run_watcher("--config", str(filled), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
+    again = run_cli("--config", str(filled), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
     assert again.returncode == 0
     assert len(list((tmp_path / "digests").iterdir())) == 1  # nothing twice
-    status = run_watcher("--config", str(filled), "status", cwd=tmp_path)
+    status = run_cli("--config", str(filled), "status", cwd=tmp_path)
     assert status.returncode == 0, status.stderr
     out = status.stdout.decode()
     assert "30 papers stored" in out
@@ -67,7 +68,7 @@ def test_file_channel_text_always_reads_back(write_config, tmp_path, stored):
     papers = formats.read(SEED_DIGEST.read_bytes(), "seed").papers[:stored]
     with Store.open(tmp_path / "watcher.db") as store:
         store.upsert(papers, datetime.now(timezone.utc))
-    r = run_watcher("--config", str(cfg), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
+    r = run_cli("--config", str(cfg), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     [written] = list((tmp_path / "digests").iterdir())
     data = written.read_bytes()
@@ -104,8 +105,8 @@ def test_status_shows_every_time_in_the_config_time_zone(write_config, tmp_path)
 
 
 def test_digest_dry_run_prints_the_chosen_format(filled, tmp_path):
-    r = run_watcher("--config", str(filled), "digest", "daily", "--since", "2025-04-01", "--dry-run",
-                    "--to", "markdown", cwd=tmp_path)
+    r = run_cli("--config", str(filled), "digest", "daily", "--since", "2025-04-01", "--dry-run",
+                "--to", "markdown", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("# LLM-RL — ".encode())
     assert b"==>" not in r.stdout
@@ -127,8 +128,8 @@ def two_channels(filled, write_config):
 
 
 def test_dry_run_json_is_one_array_whatever_the_number_of_channels(two_channels, tmp_path):
-    r = run_watcher("--config", str(two_channels), "digest", "daily", "--since", "2025-04-01",
-                    "--dry-run", "--to", "json", cwd=tmp_path)
+    r = run_cli("--config", str(two_channels), "digest", "daily", "--since", "2025-04-01",
+                "--dry-run", "--to", "json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     papers = json.loads(r.stdout)  # what `| python -m json.tool` needs
     assert isinstance(papers, list) and len(papers) >= 20
@@ -139,11 +140,11 @@ def test_dry_run_json_is_one_array_whatever_the_number_of_channels(two_channels,
 
 
 def test_dry_run_text_is_the_text_digest_the_channels_then_get(two_channels, tmp_path):
-    dry = run_watcher("--config", str(two_channels), "digest", "daily", "--since", "2025-04-01",
-                      "--dry-run", "--to", "text", cwd=tmp_path)
+    dry = run_cli("--config", str(two_channels), "digest", "daily", "--since", "2025-04-01",
+                  "--dry-run", "--to", "text", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
-    real = run_watcher("--config", str(two_channels), "digest", "daily", "--since", "2025-04-01",
-                       cwd=tmp_path)
+    real = run_cli("--config", str(two_channels), "digest", "daily", "--since", "2025-04-01",
+                   cwd=tmp_path)
     assert real.returncode == 0, real.stderr
     [archived] = (tmp_path / "digests").iterdir()
     assert dry.stdout == archived.read_bytes() + b"\n"
@@ -151,21 +152,21 @@ def test_dry_run_text_is_the_text_digest_the_channels_then_get(two_channels, tmp
 
 def test_dry_run_shows_the_union_of_what_the_channels_would_get(filled, write_config, tmp_path):
     """A paper already delivered through one channel still shows while another has not had it."""
-    r = run_watcher("--config", str(filled), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
+    r = run_cli("--config", str(filled), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     [archived] = (tmp_path / "digests").iterdir()
     two = write_config(TWO_CHANNELS)
-    dry = run_watcher("--config", str(two), "digest", "daily", "--since", "2025-04-01", "--dry-run",
-                      "--to", "text", cwd=tmp_path)
+    dry = run_cli("--config", str(two), "digest", "daily", "--since", "2025-04-01", "--dry-run",
+                  "--to", "text", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout == archived.read_bytes() + b"\n"  # all of them: the copy channel had none
 
 
 def test_dry_run_with_nothing_to_show_says_so_on_stderr(filled, tmp_path):
-    r = run_watcher("--config", str(filled), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
+    r = run_cli("--config", str(filled), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    dry = run_watcher("--config", str(filled), "digest", "daily", "--since", "2025-04-01", "--dry-run",
-                      "--to", "json", cwd=tmp_path)
+    dry = run_cli("--config", str(filled), "digest", "daily", "--since", "2025-04-01", "--dry-run",
+                  "--to", "json", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout == b""
     assert b"digest daily: no new papers (30 matching papers filed since 2025-04-01 were already delivered)" in dry.stderr
@@ -178,8 +179,8 @@ def test_dry_run_prints_each_format_its_channels_send_once(filled, write_config,
 type = "webhook"
 url = "http://127.0.0.1:9/hook"
 """)
-    r = run_watcher("--config", str(cfg), "digest", "daily", "--since", "2025-04-01", "--dry-run",
-                    cwd=tmp_path)
+    r = run_cli("--config", str(cfg), "digest", "daily", "--since", "2025-04-01", "--dry-run",
+                cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     err = r.stderr.decode()
     assert err.count("==> ") == 2
@@ -194,31 +195,31 @@ def test_dry_run_of_an_empty_digest_with_send_empty_shows_what_would_be_sent(wri
     cfg = write_config(MINIMAL_CONFIG.replace('channels = ["archive"]',
                                               'channels = ["archive"]\nsend_empty = true'))
     Store.open(tmp_path / "watcher.db").close()  # a database with nothing new in it
-    r = run_watcher("--config", str(cfg), "digest", "daily", "--dry-run", cwd=tmp_path)
+    r = run_cli("--config", str(cfg), "digest", "daily", "--dry-run", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert formats.read(r.stdout.rstrip(b"\n"), "dry").papers == []
     assert b"==> digest daily, format text (dry run, not sent; channels: archive; empty: " in r.stderr
 
 
 def test_dry_run_help_says_which_papers_it_shows(tmp_path):
-    out = run_watcher("digest", "--help", cwd=tmp_path).stdout.decode()
+    out = run_cli("digest", "--help", cwd=tmp_path).stdout.decode()
     assert "union" in " ".join(out.split())
 
 
 def test_explain_gives_score_and_reasons(filled, tmp_path):
-    r = run_watcher("--config", str(filled), "explain", "VLM-R1: A Stable and Generalizable R1-style "
-                    "Large Vision-Language Model", "--profile", "llm-rl", cwd=tmp_path)
+    r = run_cli("--config", str(filled), "explain", "VLM-R1: A Stable and Generalizable R1-style "
+                "Large Vision-Language Model", "--profile", "llm-rl", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     out = r.stdout.decode()
     assert "profile llm-rl: score" in out and "(selected)" in out
     assert "reinforcement learning" in out
-    missing = run_watcher("--config", str(filled), "explain", "2501.99999", "--profile", "llm-rl", cwd=tmp_path)
+    missing = run_cli("--config", str(filled), "explain", "2501.99999", "--profile", "llm-rl", cwd=tmp_path)
     assert missing.returncode == 2 and b"no such paper" in missing.stderr
 
 
 def test_test_deliver_sends_three_papers_through_a_file_channel(write_config, tmp_path):
     cfg = write_config(MINIMAL_CONFIG)
-    r = run_watcher("--config", str(cfg), "test-deliver", "archive", cwd=tmp_path)
+    r = run_cli("--config", str(cfg), "test-deliver", "archive", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     [written] = list((tmp_path / "digests").iterdir())
     listing = formats.read(written.read_bytes(), "test")
@@ -256,7 +257,7 @@ def test_after_the_quick_start_the_reading_commands_use_the_sample_database(tmp_
     from conftest import REPO
 
     shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
-    assert run_watcher("once", "--sample", cwd=tmp_path).returncode == 0
+    assert run_cli("once", "--sample", cwd=tmp_path).returncode == 0
     note = "watcher: using the sample database watcher-sample.db (from 'watcher once --sample')\n"
     steps = [(["explain", "2504.07615", "--profile", "llm-rl"], "VLM-R1"),
              (["rate", "up", "2504.07615"], "2504.07615: rated up for llm-rl"),
@@ -265,15 +266,15 @@ def test_after_the_quick_start_the_reading_commands_use_the_sample_database(tmp_
              (["saved"], "2504.07615  VLM-R1"),
              (["status"], "database watcher-sample.db")]
     for args, shown in steps:
-        r = run_watcher(*args, cwd=tmp_path)
+        r = run_cli(*args, cwd=tmp_path)
         assert r.returncode == 0, (args, r.stderr)
         assert shown in r.stdout.decode() and r.stderr.decode() == note, args
     assert not (tmp_path / "watcher.db").exists()
     with Store.open(tmp_path / "watcher.db") as store:  # a real database from now on: it is used
         store.upsert(formats.read(SEED_DIGEST.read_bytes(), "seed").papers, datetime.now(timezone.utc))
-    r = run_watcher("ratings", cwd=tmp_path)
+    r = run_cli("ratings", cwd=tmp_path)
     assert r.returncode == 0 and r.stdout == b"" and r.stderr == b""
-    r = run_watcher("ratings", "--sample", cwd=tmp_path)
+    r = run_cli("ratings", "--sample", cwd=tmp_path)
     assert b"2504.07615" in r.stdout and r.stderr.decode() == note
 
 
@@ -291,7 +292,7 @@ def test_a_title_with_line_breaks_stays_one_line_per_paper(write_config, tmp_pat
     for args, lines in [(["rate", "save", title], [f"{title}: saved"]),
                         (["rate", "up", title], [f"{title}: rated up for llm-rl"]),
                         (["saved"], None), (["saved", "--to", "markdown"], None), (["ratings"], None)]:
-        r = run_watcher("--config", str(cfg), *args, cwd=tmp_path)
+        r = run_cli("--config", str(cfg), *args, cwd=tmp_path)
         assert r.returncode == 0, (args, r.stderr)
         out = r.stdout.decode()
         assert out.count("\n") == 1 and "\r" not in out and title in out, (args, out)
@@ -301,16 +302,16 @@ def test_a_title_with_line_breaks_stays_one_line_per_paper(write_config, tmp_pat
 def test_an_empty_digest_says_when_every_source_failed(write_config, tmp_path):
     cfg = write_config(MINIMAL_CONFIG.replace("[profile.llm-rl]", '[source.lab]\ntype = "listing"\n'
                                               'path = "gone.json"\n\n[profile.llm-rl]'))
-    r = run_watcher("--config", str(cfg), "once", "--dry-run", cwd=tmp_path)
+    r = run_cli("--config", str(cfg), "once", "--dry-run", cwd=tmp_path)
     assert r.returncode == 1
     assert "digest daily: no new papers (every source failed; see watcher status)" in r.stderr.decode()
-    r = run_watcher("--config", str(cfg), "digest", "daily", "--dry-run", cwd=tmp_path)  # the last fetch
+    r = run_cli("--config", str(cfg), "digest", "daily", "--dry-run", cwd=tmp_path)  # the last fetch
     assert r.stderr.decode() == "digest daily: no new papers (every source failed; see watcher status)\n"
 
 
 def test_an_empty_digest_says_when_the_stored_papers_are_older_than_its_lookback(filled, tmp_path):
     """The seed papers were filed in April 2025: a first digest reaching back 3 days has none."""
-    r = run_watcher("--config", str(filled), "digest", "daily", "--dry-run", cwd=tmp_path)
+    r = run_cli("--config", str(filled), "digest", "daily", "--dry-run", cwd=tmp_path)
     assert r.returncode == 0 and r.stdout == b""
     first = (datetime.now(timezone.utc) - timedelta(days=3)).date()  # the config's time zone is UTC
     assert r.stderr.decode() in [f"digest daily: no new papers (nothing filed since {day} (lookback 3d); "
@@ -319,7 +320,7 @@ def test_an_empty_digest_says_when_the_stored_papers_are_older_than_its_lookback
 
 
 def test_run_help_mentions_the_web_inbox_it_can_serve():
-    r = run_watcher("run", "--help")
+    r = run_cli("run", "--help")
     assert r.returncode == 0 and b"[web].serve" in r.stdout
 
 
@@ -327,8 +328,8 @@ def test_status_on_the_sample_shows_its_source_and_no_missed_run(tmp_path):
     """Right after the quick start's `once --sample`: the sample source and its fetch, the
     digest's run, and no "missed its run" for a digest the sample ran once, on no schedule."""
     shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
-    assert run_watcher("once", "--sample", cwd=tmp_path).returncode == 0
-    out = run_watcher("status", cwd=tmp_path)
+    assert run_cli("once", "--sample", cwd=tmp_path).returncode == 0
+    out = run_cli("status", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     text = out.stdout.decode()
     assert "  sample: last fetch 2025-04-12" in text and "arxiv-ml" not in text
@@ -342,11 +343,11 @@ def test_counts_of_one_are_singular_in_the_log_and_status(write_config, tmp_path
     papers = formats.read(SEED_DIGEST.read_bytes(), "seed").papers
     with Store.open(tmp_path / "watcher.db") as store:
         store.upsert([p for p in papers if "Reinforcement Learning" in p.title][:1], datetime.now(timezone.utc))
-    r = run_watcher("--config", str(cfg), "--log-level", "info", "digest", "daily", "--since", "2025-04-01",
-                    cwd=tmp_path)
+    r = run_cli("--config", str(cfg), "--log-level", "info", "digest", "daily", "--since", "2025-04-01",
+                cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "digest daily -> archive: delivered 1 paper\n" in r.stderr.decode(), r.stderr
-    out = run_watcher("--config", str(cfg), "status", cwd=tmp_path).stdout.decode()
+    out = run_cli("--config", str(cfg), "status", cwd=tmp_path).stdout.decode()
     assert "  1 paper stored" in out and "-> archive: last delivery" in out and "(1 paper)" in out, out
     assert "1 papers" not in out
     # and the web's profile page over the same database
@@ -368,12 +369,12 @@ def test_status_sample_beside_a_real_database_reads_the_sample_on_its_own_day(tm
     """`status --sample` while a real (empty) database exists too: the sample's source and its
     papers, its run on the sample's day, nothing judged against today's clock."""
     shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
-    assert run_watcher("once", "--sample", cwd=tmp_path).returncode == 0
+    assert run_cli("once", "--sample", cwd=tmp_path).returncode == 0
     Store.open(tmp_path / "watcher.db").close()
-    text = run_watcher("status", "--sample", cwd=tmp_path).stdout.decode()
+    text = run_cli("status", "--sample", cwd=tmp_path).stdout.decode()
     stored = re.search(r"  (\d+) papers stored", text)
     assert stored and f"  sample: last fetch 2025-04-12T23:59:00+02:00 ({stored[1]} new" in text, text
     assert text.count(f"; {stored[1]} papers\n") == 1 and "arxiv-ml" not in text, text
     assert "missed its run" not in text and "overdue" not in text and "last run 2025-04-12" in text, text
-    real = run_watcher("status", cwd=tmp_path).stdout.decode()
+    real = run_cli("status", cwd=tmp_path).stdout.decode()
     assert "arxiv-ml: last fetch never; 0 papers" in real and "sample:" not in real

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MINIMAL_CONFIG, run_watcher
+from conftest import MINIMAL_CONFIG
+from helpers import run_cli
 from watcher.config import find_config, load_config, parse_duration
 from watcher.errors import ConfigError
 
@@ -136,7 +137,7 @@ def test_invalid_toml_and_missing_file(write_config, tmp_path):
 
 def test_cli_bad_config_exits_2_with_one_line_and_no_traceback(write_config, tmp_path):
     path = write_config(MINIMAL_CONFIG.replace("[watcher]", "[watcher]\ncolour = 'red'"))
-    r = run_watcher("--config", str(path), "once", cwd=tmp_path)
+    r = run_cli("--config", str(path), "once", cwd=tmp_path)
     assert r.returncode == 2
     err = r.stderr.decode()
     assert err.count("\n") == 1 and "Traceback" not in err
@@ -146,7 +147,7 @@ def test_cli_bad_config_exits_2_with_one_line_and_no_traceback(write_config, tmp
 
 def test_check_accepts_a_good_config_and_reports_missing_secret(write_config, tmp_path):
     path = write_config(MINIMAL_CONFIG)
-    r = run_watcher("--config", str(path), "check", cwd=tmp_path)
+    r = run_cli("--config", str(path), "check", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert b"OK" in r.stdout
     path = write_config(MINIMAL_CONFIG + """
@@ -154,7 +155,7 @@ def test_check_accepts_a_good_config_and_reports_missing_secret(write_config, tm
 type = "slack"
 webhook_url_env = "WATCHER_TEST_NO_SUCH_VAR"
 """)
-    r = run_watcher("--config", str(path), "check", cwd=tmp_path)
+    r = run_cli("--config", str(path), "check", cwd=tmp_path)
     assert r.returncode == 2
     assert b"channel.lab.webhook_url_env: environment variable WATCHER_TEST_NO_SUCH_VAR is not set" in r.stderr
 
@@ -212,7 +213,7 @@ examples = ["2504.07615", "arXiv:2104.12255v1", "https://arxiv.org/abs/astro-ph/
 def test_cli_check_refuses_values_that_used_to_crash_later(write_config, tmp_path, change):
     path = write_config(MINIMAL_CONFIG.replace(*change))
     for args in (["check"], ["status"], ["once", "--due", "--dry-run"]):
-        r = run_watcher("--config", str(path), *args, cwd=tmp_path)
+        r = run_cli("--config", str(path), *args, cwd=tmp_path)
         err = r.stderr.decode()
         assert r.returncode == 2, (args, err)
         assert err.count("\n") == 1 and "Traceback" not in err
@@ -262,7 +263,7 @@ def test_web_and_summarizer_defaults_and_values(write_config):
 
 def test_check_names_unset_web_secrets(write_config, tmp_path):
     path = write_config(MINIMAL_CONFIG + '\n[web]\nbase_url = "https://x.org"\nsecret_env = "WATCHER_T_UNSET"\n')
-    r = run_watcher("--config", str(path), "check")
+    r = run_cli("--config", str(path), "check")
     assert r.returncode == 2 and b"web.secret_env: environment variable WATCHER_T_UNSET is not set" in r.stderr
 
 
@@ -282,7 +283,7 @@ SECRET_IN_ENV_KEY = [
 @pytest.mark.parametrize("extra, key", SECRET_IN_ENV_KEY, ids=[k for _, k in SECRET_IN_ENV_KEY])
 def test_a_secret_pasted_into_an_env_key_is_refused_without_echoing_it(write_config, tmp_path, extra, key):
     path = write_config(MINIMAL_CONFIG + extra.replace("{s}", _SECRET))
-    r = run_watcher("--config", str(path), "check", cwd=tmp_path)
+    r = run_cli("--config", str(path), "check", cwd=tmp_path)
     err = r.stderr.decode()
     assert r.returncode == 2, err
     assert f"{key}: must name an environment variable (letters, digits, _), not hold the secret itself" in err
@@ -298,7 +299,7 @@ def test_check_refuses_file_paths_that_would_misbehave_when_written(write_config
     text = MINIMAL_CONFIG.replace('path = "digests/{digest}-{date}.{ext}"',
                                   f'path = "{path.replace("{tmp}", str(tmp_path))}"')
     text = text.replace('channels = ["archive"]', f'channels = ["archive"]\nformats = {formats}')
-    r = run_watcher("--config", str(write_config(text)), "check", cwd=tmp_path)
+    r = run_cli("--config", str(write_config(text)), "check", cwd=tmp_path)
     err = r.stderr.decode()
     assert r.returncode == 2, err
     assert f"channel.archive.path: {words}" in err and err.count("\n") == 1
@@ -309,7 +310,7 @@ def test_check_says_when_a_feed_path_is_a_folder(write_config, tmp_path):
     (tmp_path / "feeds" / "daily.atom").mkdir(parents=True)
     cfg = write_config(MINIMAL_CONFIG.replace('channels = ["archive"]', 'channels = ["archive", "feed"]')
                        + '\n[channel.feed]\ntype = "feed"\npath = "feeds/{digest}.atom"\n')
-    r = run_watcher("--config", str(cfg), "check", cwd=tmp_path)
+    r = run_cli("--config", str(cfg), "check", cwd=tmp_path)
     assert r.returncode == 2 and r.stdout == b""
     assert r.stderr.decode() == (f"watcher: {cfg}: channel.feed.path: {tmp_path / 'feeds' / 'daily.atom'} "
                                  "is a folder, not a feed file\n")
@@ -327,17 +328,17 @@ def test_check_says_when_a_file_channel_cannot_write_its_folder(write_config, tm
         pytest.skip("no /proc here")
     (tmp_path / "blocker").write_text("a file where a folder should be")
     cfg = write_config(MINIMAL_CONFIG.replace('path = "digests/{digest}-{date}.{ext}"', f'path = "{path}"'))
-    r = run_watcher("--config", str(cfg), "check", cwd=tmp_path)
+    r = run_cli("--config", str(cfg), "check", cwd=tmp_path)
     err = r.stderr.decode()
     assert r.returncode == 2 and r.stdout == b"", err
     assert err.startswith(f"watcher: {cfg}: channel.archive.path: {words.format(d=tmp_path)}") and err.count("\n") == 1, err
-    sent = run_watcher("--config", str(cfg), "test-deliver", "archive", cwd=tmp_path)
+    sent = run_cli("--config", str(cfg), "test-deliver", "archive", cwd=tmp_path)
     assert sent.returncode == 1 and b"channel archive: cannot write" in sent.stderr, sent.stderr  # and it does fail
 
 
 def test_check_on_a_damaged_database_prints_the_problem_never_ok(write_config, tmp_path):
     cfg = write_config(MINIMAL_CONFIG)
     (tmp_path / "watcher.db").write_bytes(b"this is not a database" * 100)
-    r = run_watcher("--config", str(cfg), "check", cwd=tmp_path)
+    r = run_cli("--config", str(cfg), "check", cwd=tmp_path)
     assert r.returncode != 0
     assert r.stdout == b"" and b"OK" not in r.stderr and r.stderr.count(b"\n") == 1, r.stderr

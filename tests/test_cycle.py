@@ -5,7 +5,8 @@ from __future__ import annotations
 import shutil
 import sqlite3
 
-from conftest import REPO, run_watcher
+from conftest import REPO
+from helpers import run_cli
 from watcher import formats
 
 
@@ -33,7 +34,7 @@ def ledger(db):
 
 def test_once_sample_delivers_a_text_digest_then_nothing_new(tmp_path):
     sample_setup(tmp_path)
-    r = run_watcher("once", "--sample", cwd=tmp_path)
+    r = run_cli("once", "--sample", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     listing = formats.read(r.stdout, "stdout")
     assert listing.title == "LLM-RL" and len(listing.papers) == SAMPLE_DIGEST
@@ -46,7 +47,7 @@ def test_once_sample_delivers_a_text_digest_then_nothing_new(tmp_path):
     assert len(delivered) == len(listing.papers)
     assert not (tmp_path / "watcher.db").exists()  # the sample never touches the real database
 
-    again = run_watcher("once", "--sample", cwd=tmp_path)
+    again = run_cli("once", "--sample", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert again.stdout == b""
     assert sorted(p.name for p in (tmp_path / "digests").iterdir()) == files
@@ -55,7 +56,7 @@ def test_once_sample_delivers_a_text_digest_then_nothing_new(tmp_path):
 
 def test_sample_papers_are_newest_first_and_merged_across_listings(tmp_path):
     sample_setup(tmp_path)
-    r = run_watcher("once", "--sample", "--dry-run", cwd=tmp_path)
+    r = run_cli("once", "--sample", "--dry-run", cwd=tmp_path)
     assert r.returncode == 0
     text = r.stdout.decode().split("\n<!DOCTYPE html>", 1)[0]  # text, then html (the digest's formats)
     papers = formats.read(text.encode(), "dry").papers
@@ -73,7 +74,7 @@ def test_sample_papers_are_newest_first_and_merged_across_listings(tmp_path):
 
 def test_dry_run_sends_and_records_nothing(tmp_path):
     sample_setup(tmp_path)
-    r = run_watcher("once", "--sample", "--dry-run", cwd=tmp_path)
+    r = run_cli("once", "--sample", "--dry-run", cwd=tmp_path)
     assert r.returncode == 0
     assert r.stdout.startswith(b"LLM-RL - 2025-04-12\n\n")
     assert r.stdout.count(b"LLM-RL - 2025-04-12\n\n") == 1 and r.stdout.count(b"<!DOCTYPE html>") == 1
@@ -87,30 +88,30 @@ def test_dry_run_sends_and_records_nothing(tmp_path):
 def test_a_failed_delivery_is_retried_next_run_and_then_never_repeated(tmp_path):
     sample_setup(tmp_path)
     (tmp_path / "digests").write_text("a file where the folder should be")
-    r = run_watcher("once", "--sample", cwd=tmp_path)
+    r = run_cli("once", "--sample", cwd=tmp_path)
     assert r.returncode == 1
     assert b"digest daily -> channel archive failed: channel archive: cannot write" in r.stderr
     assert ledger(tmp_path / "watcher-sample.db") == []
 
     (tmp_path / "digests").unlink()
-    r = run_watcher("once", "--sample", cwd=tmp_path)
+    r = run_cli("once", "--sample", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     first = ledger(tmp_path / "watcher-sample.db")
     assert len(first) == SAMPLE_DIGEST
-    r = run_watcher("once", "--sample", cwd=tmp_path)
+    r = run_cli("once", "--sample", cwd=tmp_path)
     assert r.returncode == 0 and r.stdout == b""
     assert ledger(tmp_path / "watcher-sample.db") == first
 
 
 def test_unknown_digest_name_is_a_usage_error(tmp_path):
     sample_setup(tmp_path)
-    r = run_watcher("once", "--sample", "--digest", "nope", cwd=tmp_path)
+    r = run_cli("once", "--sample", "--digest", "nope", cwd=tmp_path)
     assert r.returncode == 2
     assert b"no digest named 'nope'" in r.stderr
 
 
 def test_help_lists_every_command():
-    r = run_watcher("--help")
+    r = run_cli("--help")
     assert r.returncode == 0
     for command in ("once", "fetch", "digest", "convert", "check", "test-deliver", "status", "explain"):
         assert command in r.stdout.decode()

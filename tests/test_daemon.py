@@ -69,7 +69,7 @@ def write_config(folder: Path, title="LLM-RL", every="1s", send_empty=True) -> P
 
 # Upper bounds for what includes starting an interpreter (imports, APScheduler): generous, since
 # the suite runs on shared, loaded machines; a passing test never waits for them.
-START = 20.0
+START = 60.0  # a bound on waiting for a state, never a figure asserted (a loaded machine is slow)
 
 
 class Daemon:
@@ -92,7 +92,7 @@ class Daemon:
     def signal(self, sig) -> None:
         self.proc.send_signal(sig)
 
-    def stop(self, timeout: float = 10.0) -> tuple[int, float]:
+    def stop(self, timeout: float = START) -> tuple[int, float]:
         start = time.monotonic()
         self.proc.send_signal(signal.SIGTERM)
         rc = self.proc.wait(timeout)
@@ -160,7 +160,7 @@ def test_fires_repeatedly_logs_for_journald_and_stops_on_sigterm(tmp_path, daemo
     wait_for(lambda: len(text_digests(tmp_path)) >= 3, START, "three digests")
     assert text_digests(tmp_path)[0].read_text().startswith("LLM-RL - ")
     rc, took = d.stop()
-    assert rc == 0 and took < 10
+    assert rc == 0  # within START of SIGTERM, not at the next firing
     lines = d.log.splitlines()
     assert lines and all(line.startswith(("<6>", "<7>")) for line in lines), d.log  # info, no errors
     assert "<6>digest fast: has never run; running it now" in lines
@@ -181,7 +181,7 @@ def test_sighup_reloads_and_an_invalid_config_keeps_the_old_one(tmp_path, daemon
     assert notify.recv(100) == b"RELOADING=1" and notify.recv(100) == b"READY=1"
     d.wait_log("config reloaded")
     wait_for(lambda: any(p.read_text().startswith("Changed title - ") for p in text_digests(tmp_path)),
-             8, "a digest with the new title")
+             START, "a digest with the new title")
 
     config.write_text(config.read_text() + "\n[digest.fast2]\nbogus = 1\n")
     d.signal(signal.SIGHUP)
@@ -189,10 +189,10 @@ def test_sighup_reloads_and_an_invalid_config_keeps_the_old_one(tmp_path, daemon
     assert notify.recv(100) == b"RELOADING=1" and notify.recv(100) == b"READY=1"
     assert "digest.fast2.bogus: unknown key" in d.log
     seen = len(text_digests(tmp_path))
-    wait_for(lambda: len(text_digests(tmp_path)) >= seen + 2, 8, "digests after the failed reload")
+    wait_for(lambda: len(text_digests(tmp_path)) >= seen + 2, START, "digests after the failed reload")
     assert text_digests(tmp_path)[-1].read_text().startswith("Changed title - ")
     rc, took = d.stop()
-    assert rc == 0 and took < 10
+    assert rc == 0  # within START of SIGTERM, not at the next firing
     assert notify.recv(100) == b"STOPPING=1"
 
 
@@ -210,7 +210,7 @@ def test_a_second_instance_is_refused_but_once_may_run(tmp_path, daemons):
     assert once.returncode == 0, once.stderr
     assert d.proc.poll() is None
     d.signal(signal.SIGINT)  # Ctrl-C stops it like SIGTERM
-    assert d.proc.wait(10) == 0
+    assert d.proc.wait(60) == 0
     assert "SIGINT: stopping" in d.log
 
 
@@ -259,7 +259,7 @@ def test_once_waits_while_another_cycle_writes(tmp_path):
         except BaseException:
             proc.kill()
             raise
-    assert proc.wait(20) == 0, log.read_bytes()
+    assert proc.wait(60) == 0, log.read_bytes()
     err = log.read_bytes()
     assert b"waiting for pid" in err and b"a test cycle" in err
     with Store.open(tmp_path / "watcher.db") as store:
@@ -273,5 +273,5 @@ def test_sigterm_ends_a_cycle_that_waits_for_the_database(tmp_path, daemons):
         d = daemons(tmp_path)
         d.wait_log("waiting for pid")  # the catch-up cycle is blocked on the write lock
         rc, took = d.stop()
-    assert rc == 0 and took < 10
+    assert rc == 0  # within START of SIGTERM, not at the next firing
     assert not text_digests(tmp_path)

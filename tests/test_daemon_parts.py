@@ -171,14 +171,14 @@ def test_units_run_the_documented_commands():
 
 def test_once_due_runs_only_the_digests_due_by_their_last_run(tmp_path):
     """``once --due`` asks schedule.due_digests with each digest's last run (any run counts)."""
-    from conftest import run_watcher
+    from helpers import run_cli
 
     config = config_in(tmp_path)
     now = datetime.now(UTC)
     with Store.open(config.settings.database) as store:
         store.digest_ran("often", now - timedelta(hours=1), False, "it failed")  # 6h: not due again
         store.digest_ran("nightly", now - timedelta(days=2), True)  # 21:30 passed since
-    r = run_watcher("--config", str(tmp_path / "config.toml"), "once", "--due", "--dry-run", cwd=tmp_path)
+    r = run_cli("--config", str(tmp_path / "config.toml"), "once", "--due", "--dry-run", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     shown = sorted(set(re.findall(rb"digest (\w+)", r.stderr)))
     assert shown == [b"arxiv", b"nightly"], r.stderr  # arxiv never ran

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 
-from deliverkit import HookServer, MailServer, Reply, run_watcher
+from deliverkit import HookServer, MailServer, Reply
+from helpers import run_cli_text
 
 CONFIG = """
 [watcher]
@@ -54,7 +55,7 @@ def setup(tmp_path, smtp, hook):
 
 
 def once(path, env, *opts):
-    return run_watcher("--config", str(path), *opts, "once", "--sample", cwd=path.parent, env=env)
+    return run_cli_text("--config", str(path), *opts, "once", "--sample", cwd=path.parent, env=env)
 
 
 def mailed_ids(smtp) -> set[str]:
@@ -119,11 +120,11 @@ def test_test_deliver_every_channel_type(tmp_path):
     with MailServer() as smtp, HookServer() as hook:
         path, env = setup(tmp_path, smtp, hook)
         for name in ("me", "lab", "archive"):
-            r = run_watcher("--config", str(path), "test-deliver", name, cwd=tmp_path, env=env)
+            r = run_cli_text("--config", str(path), "test-deliver", name, cwd=tmp_path, env=env)
             assert r.returncode == 0, r.stderr
         assert "3 new papers" in str(smtp.received[0].message["Subject"])
         assert "2504.07615" in str(hook.payloads[0])
         assert (tmp_path / "digests").is_dir()
-        r = run_watcher("--config", str(path), "test-deliver", "lab", cwd=tmp_path,
-                        env={"TEST_E2E_SLACK": ""})
+        r = run_cli_text("--config", str(path), "test-deliver", "lab", cwd=tmp_path,
+                         env={"TEST_E2E_SLACK": ""})
         assert r.returncode == 1 and "TEST_E2E_SLACK" in r.stderr

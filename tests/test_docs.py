@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from conftest import REPO, run_watcher
+from conftest import REPO
+from helpers import run_cli
 from watcher import config as cfg
 from watcher.cli import cli
 
@@ -16,7 +17,7 @@ README = (REPO / "README.md").read_text(encoding="utf-8")
 @pytest.mark.parametrize("command", sorted(cli.commands))
 def test_every_command_is_in_the_readme_and_in_help(command):
     assert f"`watcher {command}" in README
-    r = run_watcher(command, "--help")
+    r = run_cli(command, "--help")
     assert r.returncode == 0 and r.stdout.startswith(b"Usage: watcher " + command.encode())
 
 
@@ -47,7 +48,8 @@ def test_the_readmes_reproduce_with_the_corpus_commands_work_as_written():
     import subprocess
     import sys
 
-    from conftest import REPO, run_watcher
+    from conftest import REPO
+    from helpers import run_cli
 
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     block = readme.split("Reproduce from the repository's root")[1].split("```sh\n")[1].split("```")[0]
@@ -55,7 +57,7 @@ def test_the_readmes_reproduce_with_the_corpus_commands_work_as_written():
     args, count = convert.split("|")[0], int(re.search(r"# (\d+) =", convert).group(1))
     words = shlex.split(args)
     assert words[0] == "watcher"
-    out = run_watcher(*words[1:], cwd=REPO, timeout=300)
+    out = run_cli(*words[1:], cwd=REPO)
     assert out.returncode == 0, out.stderr
     import json
 
@@ -77,13 +79,13 @@ def test_the_readmes_copy_paste_sources_pass_check_without_the_optional_ncbi_key
     snippet = README.split("A copy-paste start:")[1].split("```toml\n")[1].split("```")[0]
     assert "[source.pubmed]" in snippet and 'api_key_env = "NCBI_API_KEY"' in snippet
     (tmp_path / "config.toml").write_text(MINIMAL_CONFIG + "\n" + snippet, encoding="utf-8")
-    without = run_watcher("check", cwd=tmp_path, env={"NCBI_API_KEY": ""})
+    without = run_cli("check", cwd=tmp_path, env={"NCBI_API_KEY": ""})
     assert without.returncode == 0, without.stderr
     said = without.stdout.decode()
     assert "OK — 3 sources" in said, said
     assert ("source.pubmed.api_key_env: NCBI_API_KEY is not set: PubMed is read at 3 requests a "
             "second") in said, said
-    with_key = run_watcher("check", cwd=tmp_path, env={"NCBI_API_KEY": "a-key"})
+    with_key = run_cli("check", cwd=tmp_path, env={"NCBI_API_KEY": "a-key"})
     assert with_key.returncode == 0 and "NCBI_API_KEY" not in with_key.stdout.decode(), with_key.stdout
 
 
@@ -99,3 +101,15 @@ def test_the_folders_the_quick_start_writes_are_git_ignored():
         assert f"/{folder}/" in ignored, folder
     for name in ("watcher.db", "watcher-sample.db", "watcher-sample.db.write.lock"):
         assert any(fnmatch.fnmatch(name, pattern) for pattern in ignored), name
+
+
+def test_the_readmes_test_command_is_the_one_ci_runs():
+    """`.ci/run` ends in the README's test command (or the docs' it points to), word for word
+    but pip's -q: what a developer is told to run is what CI runs (every test, on every core)."""
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8").rstrip("\n").splitlines()[-1]
+    docs = [README] + [p.read_text(encoding="utf-8") for p in sorted((REPO / "docs").glob("**/*.md"))]
+    ours = sorted({line for text in docs for line in text.splitlines()
+                   if "-m pytest" in line and line.startswith("python3 -m venv")})
+    assert len(ours) == 1, ours
+    assert ci.replace("pip install -q ", "pip install ") == ours[0]
+    assert " -n auto" in ours[0] and "-m \"not slow\"" not in ours[0]  # the whole suite, on every core

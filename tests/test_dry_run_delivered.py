@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
-from conftest import MINIMAL_CONFIG, SEED_DIGEST, run_watcher
+from conftest import MINIMAL_CONFIG, SEED_DIGEST
+from helpers import run_cli
 from watcher import formats
 from watcher.store import Store
 
@@ -20,13 +21,13 @@ def test_dry_run_since_tells_delivered_from_unmatched(write_config, tmp_path):
         store.upsert(papers, datetime.now(timezone.utc))
     cfg = write_config(MINIMAL_CONFIG)
     since = ("digest", "daily", "--since", "2025-04-01")
-    sent = run_watcher("--config", str(cfg), *since, cwd=tmp_path)
+    sent = run_cli("--config", str(cfg), *since, cwd=tmp_path)
     assert sent.returncode == 0, sent.stderr
     [written] = (tmp_path / "digests").iterdir()
     delivered = len(formats.read(written.read_bytes(), "written").papers)
     assert delivered == 30  # the off-topic paper does not match
 
-    dry = run_watcher("--config", str(cfg), *since, "--dry-run", cwd=tmp_path)
+    dry = run_cli("--config", str(cfg), *since, "--dry-run", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout == b""
     assert dry.stderr.decode() == (f"digest daily: no new papers ({delivered} matching papers filed "
@@ -35,12 +36,12 @@ def test_dry_run_since_tells_delivered_from_unmatched(write_config, tmp_path):
     # a window whose papers match nothing (nothing delivered there either) still says so
     other = write_config(MINIMAL_CONFIG.replace('"reinforcement learning" OR RLHF OR GRPO', "chromodynamics"),
                          name="other.toml")
-    dry = run_watcher("--config", str(other), *since, "--dry-run", cwd=tmp_path)
+    dry = run_cli("--config", str(other), *since, "--dry-run", cwd=tmp_path)
     assert dry.returncode == 0, dry.stderr
     assert dry.stderr == b"digest daily: no new papers (nothing matched your profiles)\n"
 
     # a window after the papers' dates: nothing there at all, but the undelivered paper before it
-    dry = run_watcher("--config", str(cfg), "digest", "daily", "--since", "2025-05-01", "--dry-run",
-                      cwd=tmp_path)
+    dry = run_cli("--config", str(cfg), "digest", "daily", "--since", "2025-05-01", "--dry-run",
+                  cwd=tmp_path)
     assert re.fullmatch(rb"digest daily: no new papers \(nothing filed since 2025-05-01 \(--since\); "
                         rb"1 stored paper was filed before it\)\n", dry.stderr)

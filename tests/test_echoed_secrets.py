@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import pytest
 
-from conftest import run_watcher
+from helpers import run_cli
 from httpserver import Reply, server  # noqa: F401
 
 from watcher.deliver import httppost
@@ -88,23 +88,23 @@ def test_a_listing_url_from_url_env_never_shows_its_key(server, tmp_path):  # no
     url = server.url("/list") + "?apikey=" + key
     (tmp_path / "config.toml").write_text(LISTING_CONFIG)
     env = {"WATCHER_TEST_LISTING_URL": url, "WATCHER_HTTP_RETRIES": "0"}
-    r = run_watcher("--log-level", "debug", "once", cwd=tmp_path, env=env)
+    r = run_cli("--log-level", "debug", "once", cwd=tmp_path, env=env)
     assert r.returncode == 1 and b"source src" in r.stderr
     assert server.hits("/list") and server.hits("/list")[0].query["apikey"] == key
-    status = run_watcher("status", cwd=tmp_path, env=env)
+    status = run_cli("status", cwd=tmp_path, env=env)
     database = (tmp_path / "watcher.db").read_bytes()
     for output in (r.stdout, r.stderr, status.stdout, status.stderr, database):
         assert key.encode() not in output
     assert b"***" in r.stderr
-    unset = run_watcher("once", cwd=tmp_path, env={"WATCHER_TEST_LISTING_URL": ""})
+    unset = run_cli("once", cwd=tmp_path, env={"WATCHER_TEST_LISTING_URL": ""})
     assert unset.returncode == 1 and b"WATCHER_TEST_LISTING_URL is not set" in unset.stderr
-    check = run_watcher("check", cwd=tmp_path, env={"WATCHER_TEST_LISTING_URL": ""})
+    check = run_cli("check", cwd=tmp_path, env={"WATCHER_TEST_LISTING_URL": ""})
     assert b"source.src.url_env" in check.stdout + check.stderr
 
 
 def test_url_and_url_env_together_are_refused(tmp_path):
     (tmp_path / "config.toml").write_text(LISTING_CONFIG.replace('url_env =', 'url = "https://x.example/l"\nurl_env ='))
-    r = run_watcher("check", cwd=tmp_path)
+    r = run_cli("check", cwd=tmp_path)
     assert r.returncode == 2 and b"url or url_env, not both" in r.stderr
 
 
@@ -171,8 +171,8 @@ def test_an_smtp_server_quoting_auth_plain_shows_the_password_nowhere(tmp_path):
     with EchoingSmtp() as smtp:
         (tmp_path / "config.toml").write_text(MAIL_CONFIG.replace("PORT", str(smtp.port)))
         env = {"WATCHER_TEST_SMTP_PW": password}
-        r = run_watcher("--log-level", "debug", "once", cwd=tmp_path, env=env)
-        status = run_watcher("status", cwd=tmp_path, env=env)
+        r = run_cli("--log-level", "debug", "once", cwd=tmp_path, env=env)
+        status = run_cli("status", cwd=tmp_path, env=env)
     assert r.returncode == 1 and b"login as watcher-bot refused (535" in r.stderr, r.stderr
     database = (tmp_path / "watcher.db").read_bytes()
     for output in (r.stdout, r.stderr, status.stdout, status.stderr, database):

@@ -8,7 +8,8 @@ import json
 import re
 from datetime import datetime, timedelta, timezone
 
-from deliverkit import MailServer, ledger, run_watcher
+from deliverkit import MailServer, ledger
+from helpers import run_cli_text
 
 CONFIG = """
 [watcher]
@@ -79,7 +80,7 @@ def shown(received) -> list[str]:
 
 
 def once(config):
-    return run_watcher("--config", str(config), "once", cwd=config.parent)
+    return run_cli_text("--config", str(config), "once", cwd=config.parent)
 
 
 def test_small_budget_sends_every_recorded_paper(tmp_path):
@@ -126,7 +127,7 @@ def test_a_refused_later_part_records_only_the_parts_accepted(tmp_path):
 
 def test_max_bytes_above_100_kb_is_a_config_error(tmp_path):
     config = write_setup(tmp_path, 2525, max_papers=30, max_bytes=200_000, n=1)
-    r = run_watcher("--config", str(config), "check", cwd=tmp_path)
+    r = run_cli_text("--config", str(config), "check", cwd=tmp_path)
     assert r.returncode == 2
     assert "channel.mail.max_bytes: must be between 10000 and 100000, got 200000" in r.stderr
 
@@ -164,7 +165,7 @@ def sample_mail(folder, secret: str | None) -> bytes:
     mail_and_web = LINKS_CONFIG[LINKS_CONFIG.index("[channel.mail]"):]  # the links test's mail and [web]
     with MailServer() as server:
         (folder / "config.toml").write_text(config + "\n" + mail_and_web.replace("{port}", str(server.port)))
-        out = run_watcher("once", "--sample", cwd=folder, env={"WATCHER_TEST_SECRET": secret or ""})
+        out = run_cli_text("once", "--sample", cwd=folder, env={"WATCHER_TEST_SECRET": secret or ""})
         assert out.returncode == (0 if secret else 1), out.stderr  # 1: delivered without its links
     [mail] = server.received
     return mail.data

@@ -11,7 +11,8 @@ import sqlite3
 
 import pytest
 
-from conftest import MINIMAL_CONFIG, REPO, run_watcher
+from conftest import MINIMAL_CONFIG, REPO
+from helpers import run_cli
 from watcher.config import load_config
 from watcher.errors import ConfigError
 from watcher.pipeline import Cycle, Deliver, Fetch, run_once, sample_config, sample_now
@@ -33,7 +34,7 @@ def test_empty_formats_for_a_channel_that_writes_them_is_a_config_error(write_co
         load_config(path)
     assert str(e.value).startswith(f"{path}: digest.daily.formats: ")
     assert culprit in str(e.value) and "\n" not in str(e.value)
-    r = run_watcher("--config", str(path), "check", cwd=tmp_path)
+    r = run_cli("--config", str(path), "check", cwd=tmp_path)
     assert r.returncode == 2 and b"digest.daily.formats" in r.stderr and b"Traceback" not in r.stderr
 
 

@@ -8,7 +8,8 @@ import json
 import sqlite3
 from datetime import date, datetime, timezone
 
-from conftest import DATA, SEED_HF_PAGE, run_watcher
+from conftest import DATA, SEED_HF_PAGE
+from helpers import run_cli
 from helpers import data
 from httpserver import Reply, server  # noqa: F401
 from test_formats_arxiv import RSS2
@@ -34,7 +35,7 @@ def test_entry_date_is_the_submission_else_the_announcement_day():
 
 
 def test_hf_page_entry_without_metadata_carries_the_page_day(tmp_path):
-    r = run_watcher("convert", str(SEED_HF_PAGE), "--date", "2025-04-17", cwd=tmp_path)
+    r = run_cli("convert", str(SEED_HF_PAGE), "--date", "2025-04-17", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert b"\nDate:\n" not in r.stdout
     papers = {p.title: p for p in formats.read(r.stdout, "out").papers}
@@ -81,8 +82,8 @@ def test_papers_known_only_from_rss_or_hugging_face_are_dated_in_the_digest(serv
     server.route("/rss", Reply(body=data(RSS2)))
     server.route("/hf", lambda req: Reply(body=json.dumps(items).encode()))
     (tmp_path / "config.toml").write_text(CONFIG.format(rss=server.url("/rss"), hf=server.url("/hf")))
-    assert run_watcher("fetch", cwd=tmp_path).returncode == 0
-    r = run_watcher("digest", "all", "--since", "2000-01-01", "--dry-run", "--to", "text", cwd=tmp_path)
+    assert run_cli("fetch", cwd=tmp_path).returncode == 0
+    r = run_cli("digest", "all", "--since", "2000-01-01", "--dry-run", "--to", "text", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     out = r.stdout.rstrip(b"\n")
     assert b"\nDate:\n" not in out
@@ -114,9 +115,9 @@ def test_paper_of_an_undated_listing_carries_the_day_it_was_filed(tmp_path):
     lines = gzip.decompress((DATA / "corpus-2025-04-09.jsonl.gz").read_bytes()).splitlines()[:3]
     (tmp_path / "crawl.jsonl").write_bytes(b"\n".join(lines) + b"\n")
     (tmp_path / "config.toml").write_text(LISTING_CONFIG)
-    r = run_watcher("fetch", cwd=tmp_path)
+    r = run_cli("fetch", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    r = run_watcher("digest", "all", "--since", "2000-01-01", "--dry-run", "--to", "text", cwd=tmp_path)
+    r = run_cli("digest", "all", "--since", "2000-01-01", "--dry-run", "--to", "text", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     papers = formats.read(r.stdout.rstrip(b"\n"), "digest").papers
     with sqlite3.connect(tmp_path / "watcher.db") as conn:

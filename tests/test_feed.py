@@ -11,7 +11,7 @@ import pytest
 from deliverkit import HtmlCollector, sample_digest
 from test_injection import hostile_digest
 
-from conftest import run_watcher
+from helpers import run_cli
 from watcher.config import ChannelConfig, load_config
 from watcher.deliver import DeliveryContext, make_channel
 from watcher.deliver.feed import entry_id, read_feed
@@ -161,7 +161,7 @@ path = "out/{digest}.{ext}"
 def test_once_sample_writes_the_feed_and_a_broken_feed_fails_only_itself(tmp_path):
     (tmp_path / "config.toml").write_text(CONFIG)
     (tmp_path / "blocker").write_text("a file")
-    result = run_watcher("--config", str(tmp_path / "config.toml"), "once", "--sample")
+    result = run_cli("--config", str(tmp_path / "config.toml"), "once", "--sample")
     assert result.returncode == 1
     assert b"channel broken" in result.stderr and b"cannot write" in result.stderr
     parsed = read(tmp_path)
@@ -170,7 +170,7 @@ def test_once_sample_writes_the_feed_and_a_broken_feed_fails_only_itself(tmp_pat
     assert [e.summary for e in parsed.entries] == [p["tldr"] for p in papers]
     cfg = load_config(tmp_path / "config.toml")
     assert read_feed(cfg, "daily") == (tmp_path / "feeds" / "daily.atom").read_bytes()
-    again = run_watcher("--config", str(tmp_path / "config.toml"), "once", "--sample")
+    again = run_cli("--config", str(tmp_path / "config.toml"), "once", "--sample")
     assert b"channel broken" in again.stderr  # the broken one retries; the feed has no repeats
     assert [e.id for e in read(tmp_path).entries] == [e.id for e in parsed.entries]
 
@@ -178,7 +178,7 @@ def test_once_sample_writes_the_feed_and_a_broken_feed_fails_only_itself(tmp_pat
 def test_a_dry_run_shows_a_feed_channels_digest_in_markdown_and_writes_nothing(tmp_path):
     (tmp_path / "config.toml").write_text(CONFIG.replace('channels = ["feed", "broken", "archive"]',
                                                          'channels = ["feed"]'))
-    result = run_watcher("--config", str(tmp_path / "config.toml"), "once", "--sample", "--dry-run")
+    result = run_cli("--config", str(tmp_path / "config.toml"), "once", "--sample", "--dry-run")
     assert result.returncode == 0, result.stderr
     assert b"format markdown (dry run, not sent; channels: feed)" in result.stderr
     assert result.stdout.startswith(b"# LLM-RL") and result.stdout.count(b"**TL;DR:** ") == 5
@@ -224,7 +224,7 @@ def test_the_feeds_updated_is_the_cycles_clock(tmp_path):
     the feed says it was updated then, as the ledger does, not at the wall clock's time."""
     (tmp_path / "config.toml").write_text(CONFIG.replace('channels = ["feed", "broken", "archive"]',
                                                          'channels = ["feed"]'))
-    result = run_watcher("--config", str(tmp_path / "config.toml"), "once", "--sample")
+    result = run_cli("--config", str(tmp_path / "config.toml"), "once", "--sample")
     assert result.returncode == 0, result.stderr
     parsed = read(tmp_path)
     cfg = load_config(tmp_path / "config.toml")

@@ -7,14 +7,15 @@ from datetime import date
 
 import pytest
 
-from conftest import SEED_DIGEST, SEED_HF_PAGE, run_watcher
+from conftest import SEED_DIGEST, SEED_HF_PAGE
+from helpers import run_cli
 from watcher import formats
 from watcher.errors import InputError
 from watcher.formats import text
 
 
 def test_text_digest_round_trip_is_byte_exact_through_the_cli(tmp_path):
-    r = run_watcher("convert", str(SEED_DIGEST), "--to", "text", cwd=tmp_path)
+    r = run_cli("convert", str(SEED_DIGEST), "--to", "text", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout == SEED_DIGEST.read_bytes()
 
@@ -41,7 +42,7 @@ def test_text_digest_with_crlf_line_endings_reads_like_lf_and_writes_lf(tmp_path
     assert not any("\r" in p.abstract or "\r" in p.title for p in listing.papers)
     path = tmp_path / "crlf.txt"
     path.write_bytes(crlf)
-    r = run_watcher("convert", str(path), "--to", "text", cwd=tmp_path)
+    r = run_cli("convert", str(path), "--to", "text", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout == SEED_DIGEST.read_bytes()
 
@@ -66,7 +67,7 @@ def test_text_digest_saved_by_an_editor_reads_and_writes_back_the_seed_bytes(tmp
     if ending == b"\n\n\n":  # and as a user does it (one run per line ending keeps the suite fast)
         path = tmp_path / "saved.txt"
         path.write_bytes(saved)
-        r = run_watcher("convert", str(path), "--to", "text", cwd=tmp_path)
+        r = run_cli("convert", str(path), "--to", "text", cwd=tmp_path)
         assert r.returncode == 0, r.stderr
         assert r.stdout == seed
 
@@ -110,7 +111,7 @@ def test_text_writer_flattens_hard_wrapped_fields_and_keeps_format():
 
 
 def test_hf_page_to_json_gives_every_entry_with_metadata(tmp_path):
-    r = run_watcher("convert", str(SEED_HF_PAGE), "--to", "json", cwd=tmp_path)
+    r = run_cli("convert", str(SEED_HF_PAGE), "--to", "json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     papers = json.loads(r.stdout)
     assert len(papers) == 57
@@ -156,26 +157,26 @@ def test_bad_input_is_one_line_error_exit_2(tmp_path, data, words):
     path.write_bytes(data)
     with pytest.raises(InputError, match=words.replace("(", r"\(").replace("[", r"\[")):
         formats.read(data, str(path))
-    r = run_watcher("convert", str(path), cwd=tmp_path)
+    r = run_cli("convert", str(path), cwd=tmp_path)
     assert r.returncode == 2
     err = r.stderr.decode()
     assert err.startswith(f"watcher: {path}") and err.count("\n") == 1 and "Traceback" not in err
 
 
 def test_missing_file_and_stdin(tmp_path):
-    r = run_watcher("convert", str(tmp_path / "nope.txt"), cwd=tmp_path)
+    r = run_cli("convert", str(tmp_path / "nope.txt"), cwd=tmp_path)
     assert r.returncode == 2 and b"no such file" in r.stderr
-    r = run_watcher("convert", "-", "--to", "text", cwd=tmp_path, input=SEED_DIGEST.read_bytes())
+    r = run_cli("convert", "-", "--to", "text", cwd=tmp_path, input=SEED_DIGEST.read_bytes())
     assert r.returncode == 0 and r.stdout == SEED_DIGEST.read_bytes()
 
 
 def test_convert_merges_inputs_into_one_listing_without_duplicates(tmp_path):
-    r = run_watcher("convert", str(SEED_DIGEST), str(SEED_DIGEST), "--to", "json", cwd=tmp_path)
+    r = run_cli("convert", str(SEED_DIGEST), str(SEED_DIGEST), "--to", "json", cwd=tmp_path)
     papers = json.loads(r.stdout)
     assert len(papers) == 30
     assert all(20 <= len(p["tldr"]) <= 200 and p["tldr"] != p["abstract"] for p in papers)  # SPEC §7
-    r = run_watcher("convert", str(SEED_DIGEST), "--to", "markdown", "--title", "Mine", "--date",
-                    "2025-05-01", cwd=tmp_path)
+    r = run_cli("convert", str(SEED_DIGEST), "--to", "markdown", "--title", "Mine", "--date",
+                "2025-05-01", cwd=tmp_path)
     assert r.returncode == 0
     assert r.stdout.decode().startswith("# Mine — 2025-05-01")
 
@@ -185,7 +186,7 @@ def test_convert_merges_an_id_less_listing_with_the_arxiv_entry_of_the_same_pape
     corpus.write_text('{"id": "2504.07615", "categories": ["cs.CV"], "authors": ["Haozhan Shen"], '
                       '"title": "VLM-R1: A Stable and Generalizable R1-style Large\\n Vision-Language Model", '
                       '"summary": "Recently DeepSeek R1 ..."}\n')
-    r = run_watcher("convert", str(corpus), str(SEED_DIGEST), "--to", "json", cwd=tmp_path)
+    r = run_cli("convert", str(corpus), str(SEED_DIGEST), "--to", "json", cwd=tmp_path)
     papers = json.loads(r.stdout)
     assert len(papers) == 30
     vlm = papers[0]
@@ -201,5 +202,5 @@ def test_gzipped_listings_are_read_and_broken_gzip_is_a_one_line_error(tmp_path)
     assert len(formats.read(packed.read_bytes(), "seed.gz").papers) == 30
     broken = tmp_path / "broken.gz"
     broken.write_bytes(gzip.compress(b"LLM-RL - 2025-04-12")[:-6])
-    r = run_watcher("convert", str(broken), cwd=tmp_path)
+    r = run_cli("convert", str(broken), cwd=tmp_path)
     assert r.returncode == 2 and b"broken gzip data" in r.stderr

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from conftest import run_watcher
+from helpers import run_cli
 from helpers import data
 
 from watcher.errors import InputError
@@ -83,7 +83,7 @@ def test_every_truncation_point(reader, name, ids):
 # them: one space at byte 76 lands inside the OAI root's namespace URI; an "a" at byte 30 makes
 # the prolog's encoding "aUTF-8", which the XML parser does not know (a LookupError, not ParseError).
 @pytest.mark.parametrize("reader,name,raw", DOCUMENTS, ids=[n for _, n, _ in DOCUMENTS])
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(junk=st.binary(max_size=200), at=st.integers(0, 1 << 20))
 @example(junk=b" ", at=76)
 @example(junk=b"a", at=30)
@@ -157,7 +157,7 @@ def test_convert_refuses_an_oai_page_whose_namespace_is_damaged(tmp_path):
     raw = data("oai_ListRecords_arxiv-physics-hep-th.xml")
     page = tmp_path / "page.xml"
     page.write_bytes(raw[:76] + b" " + raw[76:])  # inside xmlns="http://www.openarchives.org/…"
-    r = run_watcher("convert", str(page))
+    r = run_cli("convert", str(page))
     lines = r.stderr.decode().splitlines()
     assert r.returncode == 2 and r.stdout == b"", (r.returncode, r.stdout)
     assert len(lines) == 1 and str(page) in lines[0] and "namespace" in lines[0], lines

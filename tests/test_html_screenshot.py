@@ -27,6 +27,8 @@ from watcher.models import Match
 
 from watcher.render import render
 
+pytestmark = pytest.mark.slow  # drives Chromium: the full suite (CI) runs it, not the inner loop
+
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")
                  if shutil.which(n)), None)
 

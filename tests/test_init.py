@@ -7,46 +7,47 @@ import gzip
 import sqlite3
 import tomllib
 
-from conftest import REPO, run_watcher
+from conftest import REPO
+from helpers import run_cli
 from watcher.init import scheduled_config, shipped_config_path, starter_config
 
 
 def test_init_writes_the_starter_config_that_check_accepts_and_the_sample_runs_on(tmp_path):
-    r = run_watcher("init", cwd=tmp_path)
+    r = run_cli("init", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     written = tmp_path / "config.toml"
     assert written.read_text() == (REPO / "config.toml").read_text()  # the shipped example, comments and all
     assert "wrote config.toml" in r.stdout.decode() and "watcher once --sample" in r.stdout.decode()
-    check = run_watcher("check", cwd=tmp_path)
+    check = run_cli("check", cwd=tmp_path)
     assert check.returncode == 0, check.stderr
     assert b"OK" in check.stdout
-    once = run_watcher("once", "--sample", cwd=tmp_path)
+    once = run_cli("once", "--sample", cwd=tmp_path)
     assert once.returncode == 0, once.stderr
     assert (tmp_path / "digests" / "daily-2025-04-12.txt").exists()
 
 
 def test_init_into_a_new_folder(tmp_path):
-    r = run_watcher("init", "my/papers", cwd=tmp_path)
+    r = run_cli("init", "my/papers", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "my" / "papers" / "config.toml").is_file()
     assert "cd my/papers && watcher once --sample" in r.stdout.decode()
-    assert run_watcher("--config", "my/papers/config.toml", "check", cwd=tmp_path).returncode == 0
+    assert run_cli("--config", "my/papers/config.toml", "check", cwd=tmp_path).returncode == 0
 
 
 def test_init_never_overwrites_without_force(tmp_path):
     (tmp_path / "config.toml").write_text("# mine\n")
-    r = run_watcher("init", cwd=tmp_path)
+    r = run_cli("init", cwd=tmp_path)
     assert r.returncode == 2
     assert r.stderr.decode() == "watcher: config.toml already exists; pass --force to overwrite\n"
     assert (tmp_path / "config.toml").read_text() == "# mine\n"
-    r = run_watcher("init", "--force", cwd=tmp_path)
+    r = run_cli("init", "--force", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "config.toml").read_text() == starter_config()
 
 
 def test_init_github_writes_nothing_when_any_file_exists(tmp_path):
     (tmp_path / "README.md").write_text("my repository\n")
-    r = run_watcher("init", "--github", cwd=tmp_path)
+    r = run_cli("init", "--github", cwd=tmp_path)
     assert r.returncode == 2
     assert b"README.md already exists; pass --force" in r.stderr and b"Traceback" not in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md"]  # not half a repository
@@ -54,7 +55,7 @@ def test_init_github_writes_nothing_when_any_file_exists(tmp_path):
 
 def test_init_into_a_file_is_a_one_line_error(tmp_path):
     (tmp_path / "f").write_text("x")
-    r = run_watcher("init", "f", cwd=tmp_path)
+    r = run_cli("init", "f", cwd=tmp_path)
     assert r.returncode == 2
     assert len(r.stderr.decode().strip().splitlines()) == 1 and b"Traceback" not in r.stderr
 
@@ -77,11 +78,11 @@ def test_the_github_config_delivers_by_mail_after_each_announcement(tmp_path):
 
 
 def test_init_github_config_passes_check_once_its_secret_is_set(tmp_path):
-    assert run_watcher("init", "--github", "repo", cwd=tmp_path).returncode == 0
+    assert run_cli("init", "--github", "repo", cwd=tmp_path).returncode == 0
     repo = tmp_path / "repo"
-    unset = run_watcher("check", cwd=repo, env={"WATCHER_SMTP_PASSWORD": ""})
+    unset = run_cli("check", cwd=repo, env={"WATCHER_SMTP_PASSWORD": ""})
     assert unset.returncode == 2 and b"WATCHER_SMTP_PASSWORD is not set" in unset.stderr
-    ok = run_watcher("check", cwd=repo, env={"WATCHER_SMTP_PASSWORD": "x"})
+    ok = run_cli("check", cwd=repo, env={"WATCHER_SMTP_PASSWORD": "x"})
     assert ok.returncode == 0, ok.stderr
     readme = (repo / "README.md").read_text()
     assert "WATCHER_SMTP_PASSWORD" in readme and "Run workflow" in readme and "@" not in readme.replace(
@@ -89,12 +90,12 @@ def test_init_github_config_passes_check_once_its_secret_is_set(tmp_path):
 
 
 def test_state_save_and_restore_round_trip(tmp_path):
-    assert run_watcher("init", cwd=tmp_path).returncode == 0
-    assert run_watcher("once", "--sample", cwd=tmp_path).returncode == 0
+    assert run_cli("init", cwd=tmp_path).returncode == 0
+    assert run_cli("once", "--sample", cwd=tmp_path).returncode == 0
     cfg = ["--config", "config.toml"]
     (tmp_path / "sample.toml").write_text(
         (tmp_path / "config.toml").read_text().replace('database = "watcher.db"', 'database = "watcher-sample.db"'))
-    saved = run_watcher("--config", "sample.toml", "state", "save", "state/db.gz", cwd=tmp_path)
+    saved = run_cli("--config", "sample.toml", "state", "save", "state/db.gz", cwd=tmp_path)
     assert saved.returncode == 0, saved.stderr
     with sqlite3.connect(tmp_path / "watcher-sample.db") as conn:
         ledger = conn.execute("SELECT digest, channel, paper FROM deliveries ORDER BY 3").fetchall()
@@ -104,17 +105,17 @@ def test_state_save_and_restore_round_trip(tmp_path):
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     (fresh / "config.toml").write_text((tmp_path / "config.toml").read_text())
-    r = run_watcher(*cfg, "state", "restore", "../state/db.gz", cwd=fresh)
+    r = run_cli(*cfg, "state", "restore", "../state/db.gz", cwd=fresh)
     assert r.returncode == 0, r.stderr
     with sqlite3.connect(fresh / "watcher.db") as conn:
         assert conn.execute("SELECT digest, channel, paper FROM deliveries ORDER BY 3").fetchall() == ledger
-    again = run_watcher(*cfg, "state", "restore", "../state/db.gz", cwd=fresh)
+    again = run_cli(*cfg, "state", "restore", "../state/db.gz", cwd=fresh)
     assert again.returncode == 2 and b"already exists; pass --force" in again.stderr
 
 
 def test_state_restore_without_a_file_says_it_starts_afresh(tmp_path):
-    assert run_watcher("init", cwd=tmp_path).returncode == 0
-    r = run_watcher("state", "restore", "nothing.gz", cwd=tmp_path)
+    assert run_cli("init", cwd=tmp_path).returncode == 0
+    r = run_cli("state", "restore", "nothing.gz", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout.decode() == ("no saved state (nothing.gz does not exist): starting afresh; each "
                                  "digest's first run reaches back its lookback (daily 3 days)\n")
@@ -122,9 +123,9 @@ def test_state_restore_without_a_file_says_it_starts_afresh(tmp_path):
 
 
 def test_state_restore_refuses_a_file_that_is_no_database(tmp_path):
-    assert run_watcher("init", cwd=tmp_path).returncode == 0
+    assert run_cli("init", cwd=tmp_path).returncode == 0
     (tmp_path / "bad.gz").write_bytes(gzip.compress(b"not a database at all" * 100))
-    r = run_watcher("state", "restore", "bad.gz", cwd=tmp_path)
+    r = run_cli("state", "restore", "bad.gz", cwd=tmp_path)
     assert r.returncode == 2 and b"not a saved watcher database" in r.stderr
     assert not (tmp_path / "watcher.db").exists()
     assert r.stderr.count(b"\n") == 1
@@ -135,12 +136,12 @@ def test_a_folder_that_cannot_be_written_is_one_line_and_exit_2(tmp_path):
     whom chmod never stops) is the user's to fix: one line naming it, exit 2, no 'bug'."""
     (tmp_path / "README.md").write_text("mine\n")
     for args in (("init", "README.md/sub"), ("init", "--github", "README.md/sub")):
-        r = run_watcher(*args, cwd=tmp_path)
+        r = run_cli(*args, cwd=tmp_path)
         assert r.returncode == 2, r.stderr
         assert r.stderr.decode() == "watcher: cannot write README.md/sub: not a directory\n"
-    assert run_watcher("init", "p", cwd=tmp_path).returncode == 0
-    assert run_watcher("once", "--sample", cwd=tmp_path / "p").returncode == 0
-    r = run_watcher("site", "../README.md/site", "--sample", cwd=tmp_path / "p")
+    assert run_cli("init", "p", cwd=tmp_path).returncode == 0
+    assert run_cli("once", "--sample", cwd=tmp_path / "p").returncode == 0
+    r = run_cli("site", "../README.md/site", "--sample", cwd=tmp_path / "p")
     assert r.returncode == 2 and r.stderr.decode().endswith(
         "watcher: cannot write ../README.md/site: not a directory\n"), r.stderr
     assert b"bug" not in r.stderr and (tmp_path / "README.md").read_text() == "mine\n"
@@ -151,8 +152,8 @@ def test_a_full_disk_or_output_is_one_line_and_exit_1(tmp_path):
     import subprocess
     import sys
 
-    assert run_watcher("init", cwd=tmp_path).returncode == 0
-    assert run_watcher("once", "--sample", cwd=tmp_path).returncode == 0
+    assert run_cli("init", cwd=tmp_path).returncode == 0
+    assert run_cli("once", "--sample", cwd=tmp_path).returncode == 0
     for args in (("status", "--sample"), ("init", "--help"), ("init", "--force")):
         with open("/dev/full", "wb") as full:
             r = subprocess.run([sys.executable, "-m", "watcher", *args], cwd=tmp_path, stdout=full,
@@ -165,11 +166,11 @@ def test_a_full_disk_or_output_is_one_line_and_exit_1(tmp_path):
 
 
 def test_github_and_gitlab_together_is_a_usage_error(tmp_path):
-    r = run_watcher("init", "--github", "--gitlab", "repo", cwd=tmp_path)
+    r = run_cli("init", "--github", "--gitlab", "repo", cwd=tmp_path)
     assert r.returncode == 2
     assert b"--github and --gitlab cannot be used together" in r.stderr
     assert not (tmp_path / "repo").exists()
-    assert run_watcher("init", "--gitlab", "repo", cwd=tmp_path).returncode == 0
+    assert run_cli("init", "--gitlab", "repo", cwd=tmp_path).returncode == 0
     assert (tmp_path / "repo" / ".gitlab-ci.yml").is_file()
 
 

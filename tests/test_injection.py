@@ -21,7 +21,7 @@ from datetime import date, datetime, timedelta, timezone
 import pytest
 from deliverkit import HtmlCollector, HookServer, MailServer, sample_digest
 
-from conftest import run_watcher
+from helpers import run_cli
 from watcher.config import ChannelConfig
 from watcher.deliver import DeliveryContext, make_channel
 from watcher.deliver.slack import MAX_BLOCKS, MAX_HEADER, MAX_SECTION, split_messages
@@ -230,7 +230,7 @@ def test_watcher_once_delivers_hostile_papers_inertly_everywhere(tmp_path):
     with MailServer() as smtp, HookServer() as hook:
         config = tmp_path / "config.toml"
         config.write_text(E2E_CONFIG.replace("{port}", str(smtp.port)).replace("{{", "{").replace("}}", "}"))
-        r = run_watcher("--config", str(config), "once", cwd=tmp_path, env={"TEST_INJECTION_SLACK": hook.url})
+        r = run_cli("--config", str(config), "once", cwd=tmp_path, env={"TEST_INJECTION_SLACK": hook.url})
         assert r.returncode == 0, r.stderr
         assert b"Traceback" not in r.stderr
         assert len(smtp.received) == 1 and smtp.received[0].rcpt_tos == ["me@example.org"]

@@ -8,7 +8,7 @@ import sqlite3
 from datetime import timedelta
 
 from arxivserver import PagedFeed
-from conftest import run_watcher
+from helpers import run_cli
 from helpers import data
 from httpserver import server  # noqa: F401
 from test_source_arxiv import ALL, PAGE, late_entry
@@ -50,14 +50,14 @@ def test_a_paper_announced_a_week_late_is_delivered_by_the_next_run(tmp_path, se
     server.route("/api/query", PagedFeed(raw).reply)
     config = tmp_path / "config.toml"
     config.write_text(CONFIG.format(url=server.url("/api/query")))
-    first = run_watcher("--config", str(config), "once", cwd=tmp_path)
+    first = run_cli("--config", str(config), "once", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     before = delivered(tmp_path)
     assert before and "2604.99999" not in before
 
     late = max(p.published for p in ALL) - timedelta(days=8)
     server.route("/api/query", PagedFeed(late_entry(raw, "2604.99999", late)).reply)
-    second = run_watcher("--config", str(config), "once", cwd=tmp_path)
+    second = run_cli("--config", str(config), "once", cwd=tmp_path)
     assert second.returncode == 0, second.stderr
     assert delivered(tmp_path) - before == {"2604.99999"}
     [newest] = [f.read_text() for f in (tmp_path / "out").iterdir() if f.stem.endswith("-2")]

@@ -15,7 +15,7 @@ import pytest
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
-from conftest import run_watcher
+from helpers import run_cli
 from webkit import app_for, sample_setup, text
 
 from watcher.compile import compile_profile, what_ratings_changed
@@ -84,12 +84,12 @@ def rate_all(config, db, now=None) -> list:
 def test_explain_lists_what_ratings_added_and_removed_with_the_deciding_rating(site):
     config, db = site
     cfg = ["--config", str(config.path)]
-    r = run_watcher(*cfg, "explain", "--profile", "llm-rl", "--sample")
+    r = run_cli(*cfg, "explain", "--profile", "llm-rl", "--sample")
     assert r.returncode == 0, r.stderr
     assert "profile llm-rl: 0 ratings" in r.stdout.decode() and "added 0 papers and removed 0" in r.stdout.decode()
-    assert run_watcher(*cfg, "rate", "up", *LIKES, "--profile", "llm-rl", "--sample").returncode == 0
-    assert run_watcher(*cfg, "rate", "down", *DISLIKES, "--profile", "llm-rl", "--sample").returncode == 0
-    r = run_watcher(*cfg, "explain", "--profile", "llm-rl", "--sample")
+    assert run_cli(*cfg, "rate", "up", *LIKES, "--profile", "llm-rl", "--sample").returncode == 0
+    assert run_cli(*cfg, "rate", "down", *DISLIKES, "--profile", "llm-rl", "--sample").returncode == 0
+    r = run_cli(*cfg, "explain", "--profile", "llm-rl", "--sample")
     assert r.returncode == 0, r.stderr
     out = r.stdout.decode().splitlines()
     with Store.open(db, readonly=True) as store:
@@ -103,9 +103,9 @@ def test_explain_lists_what_ratings_added_and_removed_with_the_deciding_rating(s
         assert line.endswith(f"({c.rating})")
         assert c.rating.endswith("(you liked)" if c.added else "(you disliked)")
     assert not any(ODF in line for line in out)  # the on-topic paper stays
-    r = run_watcher(*cfg, "explain", ODF, "--profile", "llm-rl", "--sample")
+    r = run_cli(*cfg, "explain", ODF, "--profile", "llm-rl", "--sample")
     assert "(selected)" in r.stdout.decode() and "without the ratings" not in r.stdout.decode()
-    r = run_watcher(*cfg, "explain", DISLIKES[0], "--profile", "llm-rl", "--sample")
+    r = run_cli(*cfg, "explain", DISLIKES[0], "--profile", "llm-rl", "--sample")
     out = r.stdout.decode()  # a paper rated down: out, by its own rating, and it says so
     assert "(not selected)" in out and f"unlike {DISLIKES[0]} (you disliked)" in out
     assert out.rstrip().endswith("(without the ratings: selected)")
@@ -158,9 +158,9 @@ def test_explain_names_a_changed_paper_without_an_arxiv_id_once(site):
     config, db = site
     config.path.write_text(config.path.read_text() + '\n[profile.reasoning]\nquery = \'reasoning OR "chain-of-thought" OR CoT\'\n')
     cfg = ["--config", str(config.path)]
-    assert run_watcher(*cfg, "rate", "up", "2504.07532", "2504.07615", "2504.07956", "--profile", "reasoning",
-                       "--sample").returncode == 0
-    r = run_watcher(*cfg, "explain", "--profile", "reasoning", "--sample")
+    assert run_cli(*cfg, "rate", "up", "2504.07532", "2504.07615", "2504.07956", "--profile", "reasoning",
+                   "--sample").returncode == 0
+    r = run_cli(*cfg, "explain", "--profile", "reasoning", "--sample")
     assert r.returncode == 0, r.stderr
     from watcher.config import load_config
 
@@ -188,7 +188,7 @@ def test_a_papers_page_says_when_the_ratings_decided_it_as_explain_does(site):
     cfg = ["--config", str(config.path)]
     with TestClient(app_for(config, db)) as c:
         for key, without, selected in cases:
-            r = run_watcher(*cfg, "explain", key, "--profile", "llm-rl", "--sample")
+            r = run_cli(*cfg, "explain", key, "--profile", "llm-rl", "--sample")
             said = f"(without the ratings: {without})" if without else "without the ratings"
             assert (said in r.stdout.decode()) is bool(without), (key, r.stdout.decode())
             from urllib.parse import quote
@@ -209,11 +209,11 @@ def test_explain_without_profile_explains_for_every_profile(site):
     config, db = site
     config.path.write_text(config.path.read_text() + '\n[profile.reasoning]\nquery = \'reasoning OR "chain-of-thought" OR CoT\'\n')
     cfg = ["--config", str(config.path)]
-    assert run_watcher(*cfg, "rate", "up", "2504.07532", "--profile", "reasoning", "--sample").returncode == 0
-    assert run_watcher(*cfg, "rate", "down", DISLIKES[0], "--profile", "llm-rl", "--sample").returncode == 0
+    assert run_cli(*cfg, "rate", "up", "2504.07532", "--profile", "reasoning", "--sample").returncode == 0
+    assert run_cli(*cfg, "rate", "down", DISLIKES[0], "--profile", "llm-rl", "--sample").returncode == 0
 
     def out(*args):
-        r = run_watcher(*cfg, "explain", *args, "--sample")
+        r = run_cli(*cfg, "explain", *args, "--sample")
         assert r.returncode == 0, r.stderr
         return r.stdout.decode()
 
@@ -224,7 +224,7 @@ def test_explain_without_profile_explains_for_every_profile(site):
     both = out()
     assert both.splitlines() == out("--profile", "llm-rl").splitlines() + out("--profile", "reasoning").splitlines()
     assert both.startswith("profile llm-rl: 1 rating;") and "\nprofile reasoning: 1 rating;" in both
-    r = run_watcher(*cfg, "explain", ODF, "--profile", "nope", "--sample")
+    r = run_cli(*cfg, "explain", ODF, "--profile", "nope", "--sample")
     assert r.returncode == 2
     assert r.stderr.decode().splitlines()[-1].endswith("no profile named 'nope' (defined: llm-rl, reasoning)")
 

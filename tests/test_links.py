@@ -10,7 +10,8 @@ from datetime import datetime, timezone
 import pytest
 from deliverkit import MailServer, sample_digest
 
-from conftest import DATA, run_watcher
+from conftest import DATA
+from helpers import run_cli
 from helpers import mailed_links_config
 from watcher.config import load_config
 from watcher.links import BadLink, Links, links_for, make_token, verify_token
@@ -114,8 +115,8 @@ def test_a_click_in_the_mail_teaches_the_next_digest(tmp_path):
     shutil.copy(DATA / "corpus-2025-04-09.jsonl.gz", tmp_path / "day.jsonl.gz")
     with MailServer() as server:
         (tmp_path / "config.toml").write_text(mailed_links_config(server.port))
-        assert run_watcher("fetch", cwd=tmp_path, env=env).returncode == 0
-        out = run_watcher("digest", "daily", "--since", "2025-04-01", cwd=tmp_path, env=env)
+        assert run_cli("fetch", cwd=tmp_path, env=env).returncode == 0
+        out = run_cli("digest", "daily", "--since", "2025-04-01", cwd=tmp_path, env=env)
         assert out.returncode == 0, out.stderr
     [mail] = server.received
     html = mail.message.get_payload()[1].get_content()
@@ -132,9 +133,9 @@ def test_a_click_in_the_mail_teaches_the_next_digest(tmp_path):
             (c.paper, "up", "link") for c in clicked)
     shutil.copy(DATA / "corpus-2025-04-10.jsonl.gz", tmp_path / "day.jsonl.gz")
     (tmp_path / "config.toml").write_text(mailed_links_config(1))
-    assert run_watcher("fetch", cwd=tmp_path, env=env).returncode == 0
-    out = run_watcher("digest", "daily", "--dry-run", "--to", "json", "--since", "2025-04-10",
-                      cwd=tmp_path, env=env)
+    assert run_cli("fetch", cwd=tmp_path, env=env).returncode == 0
+    out = run_cli("digest", "daily", "--dry-run", "--to", "json", "--since", "2025-04-10",
+                  cwd=tmp_path, env=env)
     papers = json.loads(out.stdout)
     names = {f"like {c.paper} (you liked)" for c in clicked}
     assert any(names & set(p["reasons"]) for p in papers), [p["reasons"] for p in papers]
@@ -170,14 +171,14 @@ def test_a_digest_without_its_links_is_delivered_but_never_silently(tmp_path):
     with MailServer() as server:
         (tmp_path / "config.toml").write_text(mailed_links_config(server.port)
                                               .replace('every = "1d"', 'every = "1d"\nlookback = "30d"'))
-        out = run_watcher("once", cwd=tmp_path, env={"WATCHER_TEST_SECRET": ""})
+        out = run_cli("once", cwd=tmp_path, env={"WATCHER_TEST_SECRET": ""})
     assert out.returncode == 1, out.stderr
     [mail] = server.received  # delivered all the same
     assert "/r/" not in mail.message.get_payload()[1].get_content()
     err = out.stderr.decode()
     assert re.search(r"ERROR.*digest daily: environment variable WATCHER_TEST_SECRET "
                      r"\(web.secret_env\) is not set: delivered without rating links", err), err
-    status = run_watcher("status", cwd=tmp_path)
+    status = run_cli("status", cwd=tmp_path)
     assert status.returncode == 0, status.stderr
     text = status.stdout.decode()
     assert "(degraded)" in text and "last run degraded: environment variable WATCHER_TEST_SECRET" in text, text
@@ -185,9 +186,9 @@ def test_a_digest_without_its_links_is_delivered_but_never_silently(tmp_path):
     shutil.copy(DATA / "corpus-2025-04-10.jsonl.gz", tmp_path / "day.jsonl.gz")
     with MailServer() as server:
         (tmp_path / "config.toml").write_text(mailed_links_config(server.port))
-        out = run_watcher("once", cwd=tmp_path, env={"WATCHER_TEST_SECRET": SECRET})
+        out = run_cli("once", cwd=tmp_path, env={"WATCHER_TEST_SECRET": SECRET})
     assert out.returncode == 0, out.stderr
-    assert "degraded" not in run_watcher("status", cwd=tmp_path).stdout.decode()
+    assert "degraded" not in run_cli("status", cwd=tmp_path).stdout.decode()
 
 
 def test_compact_tokens_are_short_and_name_a_paper_without_an_id_by_its_short_key(tmp_path):

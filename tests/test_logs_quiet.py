@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from conftest import DATA, MINIMAL_CONFIG, run_watcher
+from conftest import DATA, MINIMAL_CONFIG
+from helpers import run_cli
 from httpserver import Reply, server  # noqa: F401
 from test_daemon import daemons, wait_for  # noqa: F401
 
@@ -22,10 +23,10 @@ def config_with_listing(write_config, url: str, every: str | None = None):
 def test_fetch_at_info_logs_the_event_not_each_request(server, write_config, tmp_path):
     server.route("/digest.txt", Reply(body=DIGEST))
     cfg = config_with_listing(write_config, server.url("/digest.txt"))
-    r = run_watcher("--config", str(cfg), "--log-level", "info", "fetch", cwd=tmp_path)
+    r = run_cli("--config", str(cfg), "--log-level", "info", "fetch", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stderr.decode().splitlines() == ["watcher: INFO: source lab: 30 new, 0 updated, 0 unchanged"]
-    debug = run_watcher("--config", str(cfg), "--log-level", "debug", "fetch", cwd=tmp_path)
+    debug = run_cli("--config", str(cfg), "--log-level", "debug", "fetch", cwd=tmp_path)
     assert debug.returncode == 0, debug.stderr
     assert b"HTTP Request: GET " + server.url("/digest.txt").encode() in debug.stderr  # still there to debug
 
@@ -34,8 +35,8 @@ def test_the_daemon_log_has_one_line_per_fetch(server, write_config, tmp_path, d
     server.route("/digest.txt", Reply(body=DIGEST))
     config_with_listing(write_config, server.url("/digest.txt"), every="1h")
     d = daemons(tmp_path)
-    wait_for(lambda: "source lab: 30 new" in d.log, 10, "the fetch in the log")
-    wait_for(lambda: "cycle done" in d.log, 10, "the end of the cycle in the log")
+    wait_for(lambda: "source lab: 30 new" in d.log, 60, "the fetch in the log")
+    wait_for(lambda: "cycle done" in d.log, 60, "the end of the cycle in the log")
     rc, _ = d.stop()
     assert rc == 0, d.log
     assert "HTTP Request" not in d.log and "httpx" not in d.log, d.log

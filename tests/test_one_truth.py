@@ -19,7 +19,8 @@ import pytest
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
-from conftest import REPO, run_watcher
+from conftest import REPO
+from helpers import run_cli
 from test_web_reach import card_titles, mailed
 from webkit import app_for, text
 
@@ -43,20 +44,20 @@ def two_channels(tmp_path_factory):
     config = (REPO / "config.toml").read_text()
     config = config.replace("[watcher]\n", f'[web]\nbase_url = "{BASE}"\nsecret_env = "TRUTH_SECRET"\n\n[watcher]\n', 1)
     (folder / "config.toml").write_text(config)
-    r = run_watcher("once", "--sample", cwd=folder, env=ENV)
+    r = run_cli("once", "--sample", cwd=folder, env=ENV)
     assert r.returncode == 0, r.stderr
     (first,) = (folder / "digests").glob("*.html")
     db = folder / "watcher-sample.db"
     with Store.open(db) as store:
         sent = [m.paper.key for m in store.issue("daily", "2025-04-12")["messages"][0]["matches"]]
     for key in sent[:3]:
-        r = run_watcher("rate", "down", key, "--profile", "llm-rl", "--sample", cwd=folder)
+        r = run_cli("rate", "down", key, "--profile", "llm-rl", "--sample", cwd=folder)
         assert r.returncode == 0, r.stderr
-    r = run_watcher("rate", "up", sent[5], "--profile", "llm-rl", "--sample", cwd=folder)
+    r = run_cli("rate", "up", sent[5], "--profile", "llm-rl", "--sample", cwd=folder)
     assert r.returncode == 0, r.stderr
     config = config.replace('channels = ["archive"]', 'channels = ["archive", "second"]') + SECOND
     (folder / "config.toml").write_text(config)
-    r = run_watcher("once", "--sample", cwd=folder, env=ENV)
+    r = run_cli("once", "--sample", cwd=folder, env=ENV)
     assert r.returncode == 0, r.stderr
     (second,) = (folder / "second").glob("*.html")
     return load_config(folder / "config.toml"), db, {"archive": first, "second": second}

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import shutil
 
-from conftest import DATA, run_watcher
+from conftest import DATA
+from helpers import run_cli
 from helpers import mailed_links_config
 
 LINKS_CONFIG = mailed_links_config("{port}")
@@ -19,7 +20,7 @@ CONFIG = (LINKS_CONFIG.replace("""'"retrieval-augmented" OR RAG OR "retrieval au
 
 def papers(folder, order: str) -> list[dict]:
     (folder / "config.toml").write_text(CONFIG.replace("{order}", order))
-    out = run_watcher("digest", "daily", "--dry-run", "--to", "json", "--since", "2025-04-01", cwd=folder)
+    out = run_cli("digest", "daily", "--dry-run", "--to", "json", "--since", "2025-04-01", cwd=folder)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -27,7 +28,7 @@ def papers(folder, order: str) -> list[dict]:
 def test_order_by_score_or_by_date_with_the_best_first_within_a_day(tmp_path):
     shutil.copy(DATA / "corpus-2025-04-09.jsonl.gz", tmp_path / "day.jsonl.gz")
     (tmp_path / "config.toml").write_text(CONFIG.replace("{order}", ""))
-    assert run_watcher("fetch", cwd=tmp_path).returncode == 0
+    assert run_cli("fetch", cwd=tmp_path).returncode == 0
     by_date = papers(tmp_path, "")
     assert len(by_date) > 10
     keys = [(p["announced"] or p["published"] or "", -p["score"]) for p in by_date]
@@ -45,6 +46,6 @@ def test_order_by_score_or_by_date_with_the_best_first_within_a_day(tmp_path):
 
 def test_check_refuses_another_order(tmp_path):
     (tmp_path / "config.toml").write_text(CONFIG.replace("{order}", 'order = "best"'))
-    out = run_watcher("check", cwd=tmp_path)
+    out = run_cli("check", cwd=tmp_path)
     assert out.returncode == 2
     assert "digest.daily.order: 'best' is not one of date, score" in out.stderr.decode()

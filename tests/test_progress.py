@@ -19,7 +19,8 @@ from datetime import datetime, timedelta, timezone
 from functools import partial
 
 from arxivserver import PagedFeed
-from conftest import REPO, SEED_DIGEST, run_watcher
+from conftest import REPO, SEED_DIGEST
+from helpers import run_cli
 from helpers import context, data, fast_client
 from httpserver import Reply, server  # noqa: F401
 from test_formats_arxiv import with_token
@@ -104,7 +105,7 @@ def logged_progress(caplog):
 def test_arxiv_source_reports_papers_of_total_results(server, caplog):
     server.route("/api/query", PagedFeed(data(PAGE)).reply)
     cfg = SourceConfig(name="api", type="arxiv", url=server.url("/api/query"), query="all:testing",
-                       page_size=40, timeout=1.0, first_fetch=timedelta(days=365 * 30))
+                       page_size=40, timeout=10.0, first_fetch=timedelta(days=365 * 30))
     ctx = replace(context(fast_client()), progress=logged_progress(caplog))
     assert len(make_source(cfg, ctx).fetch({}).papers) == 100
     lines = progress_lines(caplog)
@@ -118,7 +119,7 @@ def test_oai_source_reports_records_of_complete_list_size(server, caplog):
     page1 = with_token(data("oai_ListRecords_arxiv-physics-hep-ex.xml"), "tok|1")
     page2 = data("oai_ListRecords_arxiv-physics-hep-th.xml")
     server.route("/oai", lambda req: Reply(body=page2 if "resumptionToken" in req.query else page1))
-    cfg = SourceConfig(name="oai", type="arxiv-oai", url=server.url("/oai"), timeout=1.0)
+    cfg = SourceConfig(name="oai", type="arxiv-oai", url=server.url("/oai"), timeout=10.0)
     since = datetime(2025, 1, 1, tzinfo=timezone.utc)
     ctx = replace(context(fast_client(), since=since), progress=logged_progress(caplog))
     assert len(make_source(cfg, ctx).fetch({}).papers) == 6
@@ -128,7 +129,7 @@ def test_oai_source_reports_records_of_complete_list_size(server, caplog):
 
 def test_hf_daily_source_reports_days(server, caplog):
     server.route("/hf", Reply(body=data("hf_daily_papers_2025-04-10.json")))
-    cfg = SourceConfig(name="hf", type="hf-daily", url=server.url("/hf"), timeout=1.0)
+    cfg = SourceConfig(name="hf", type="hf-daily", url=server.url("/hf"), timeout=10.0)
     since = datetime(2025, 4, 10, tzinfo=timezone.utc)
     now = datetime(2025, 4, 14, 12, tzinfo=timezone.utc)
     ctx = replace(context(fast_client(), now=now, since=since), progress=logged_progress(caplog))
@@ -215,7 +216,7 @@ def test_backfill_on_a_terminal_shows_a_bar_with_counts_and_time_left(server, tm
     counts = [int(n) for n in BAR_COUNT.findall(shown)]
     assert counts and counts == sorted(counts) and all(n % 10 == 0 for n in counts)  # pages of 10
     assert b"\r" in shown  # drawn in place, erased when done
-    piped = run_watcher("--log-level", "info", "fetch", "--since", "2000-01-01", cwd=tmp_path / "pipe")
+    piped = run_cli("--log-level", "info", "fetch", "--since", "2000-01-01", cwd=tmp_path / "pipe")
     assert out == piped.stdout == b"api: 100 new, 0 updated, 0 unchanged\n"
     assert b"\r" not in piped.stderr and b"%|" not in piped.stderr  # no bar off a terminal
 
@@ -230,7 +231,7 @@ def test_large_convert_on_a_terminal_shows_a_bar_and_stdout_stays_the_data(serve
     assert re.search(rb"convert:\s+\d+%\|[^|]*\| *[1-4]/4 \[\d\d:\d\d<\d\d:\d\d", shown), shown
     as_json, shown, _ = run_on_terminal("convert", *urls, "--to", "json", cwd=tmp_path, columns=0)
     assert re.search(rb"convert:\s+\d+%\|[^|]*\| *[1-4]/4 ", shown), shown  # a bar without a size too
-    assert as_json == run_watcher("convert", str(SEED_DIGEST), "--to", "json", cwd=tmp_path).stdout
+    assert as_json == run_cli("convert", str(SEED_DIGEST), "--to", "json", cwd=tmp_path).stdout
 
 
 # --- where the log lines go ----------------------------------------------------------------

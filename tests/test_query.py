@@ -6,7 +6,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from conftest import MINIMAL_CONFIG, run_watcher
+from conftest import MINIMAL_CONFIG
+from helpers import run_cli
 
 from watcher.errors import ConfigError, QuerySyntaxError
 from watcher.index import Batch
@@ -225,7 +226,7 @@ def test_every_accepted_depth_evaluates_everywhere(query, tmp_path):
 def test_check_refuses_a_too_deep_profile_query_with_the_caret(write_config, tmp_path):
     cfg = write_config(MINIMAL_CONFIG.replace(
         "query = '\"reinforcement learning\" OR RLHF OR GRPO'", "query = '" + "NOT " * 700 + "GRPO'"))
-    r = run_watcher("--config", str(cfg), "check", cwd=tmp_path)
+    r = run_cli("--config", str(cfg), "check", cwd=tmp_path)
     err = r.stderr.decode()
     assert r.returncode == 2, err
     assert "nested too deeply" in err and "profile.llm-rl.query" in err

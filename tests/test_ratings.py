@@ -10,7 +10,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from conftest import DATA, run_watcher
+from conftest import DATA
+from helpers import built_once, copy_folder, run_cli
 from watcher.models import Paper
 from watcher.ratings import RatingError, apply_rating, orphaned, ratings, saved
 from watcher.store import Store
@@ -127,16 +128,22 @@ BOTH = "2504.05324"  # hybrid retrieval for hallucination mitigation: both profi
 RAG_ONLY = "2504.05731"  # retrieval augmented generation with collaborative filtering
 
 
+def _fetch_the_day(folder):
+    shutil.copy(DATA / "corpus-2025-04-09.jsonl.gz", folder / "day.jsonl.gz")
+    (folder / "config.toml").write_text(CONFIG.replace("{vision}", "vision"))
+    r = run_cli("fetch", cwd=folder)
+    assert r.returncode == 0, r.stderr
+
+
 @pytest.fixture
 def folder(tmp_path):
-    shutil.copy(DATA / "corpus-2025-04-09.jsonl.gz", tmp_path / "day.jsonl.gz")
-    (tmp_path / "config.toml").write_text(CONFIG.replace("{vision}", "vision"))
-    assert run_watcher("fetch", cwd=tmp_path).returncode == 0
-    return tmp_path
+    """The config above and its database after `watcher fetch` of the corpus day (fetched once
+    per test process, copied for each test)."""
+    return copy_folder(built_once("ratings-day", _fetch_the_day), tmp_path)
 
 
 def watcher(folder, *args):
-    return run_watcher(*args, cwd=folder)
+    return run_cli(*args, cwd=folder)
 
 
 def listed(folder) -> list[dict]:

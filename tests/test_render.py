@@ -191,7 +191,7 @@ def test_json_format_is_the_paper_array():
 
 
 def test_check_renders_every_template(tmp_path):
-    from deliverkit import run_watcher
+    from helpers import run_cli_text
 
     (tmp_path / "tpl").mkdir()
     (tmp_path / "tpl" / "digest.slack.json").write_text('{"blocks": [ {{ digest.title }} ]}')
@@ -200,13 +200,13 @@ def test_check_renders_every_template(tmp_path):
         '[watcher]\ntemplates_dir = "tpl"\n[profile.p]\nquery = "rl"\n'
         '[digest.d]\nprofiles = ["p"]\nchannels = ["f"]\nevery = "1d"\n'
         '[channel.f]\ntype = "file"\npath = "out/{digest}.{ext}"\n')
-    r = run_watcher("--config", str(tmp_path / "config.toml"), "check", cwd=tmp_path)
+    r = run_cli_text("--config", str(tmp_path / "config.toml"), "check", cwd=tmp_path)
     assert r.returncode == 2
     assert "digest.slack.json: output is not valid slack JSON" in r.stderr
     assert "template digest.md:" in r.stderr and "nosuch" in r.stderr
     (tmp_path / "tpl" / "digest.slack.json").unlink()
     (tmp_path / "tpl" / "digest.md").unlink()
-    r = run_watcher("--config", str(tmp_path / "config.toml"), "check", cwd=tmp_path)
+    r = run_cli_text("--config", str(tmp_path / "config.toml"), "check", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
 
 

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from conftest import run_watcher
+from helpers import run_cli
 from watcher import formats
 from watcher.formats import text as text_format
 from watcher.identity import contradicts, merge_batch
@@ -48,11 +48,11 @@ def summary(p: Paper) -> tuple:
 def test_a_text_digest_of_two_same_title_papers_reads_back_as_two(tmp_path):
     source = tmp_path / "two.json"
     source.write_text(json.dumps([alice().to_json(), bob().to_json()]))
-    text = run_watcher("convert", str(source), "--to", "text", "--title", "T", "--date", "2025-04-12",
-                       cwd=tmp_path)
+    text = run_cli("convert", str(source), "--to", "text", "--title", "T", "--date", "2025-04-12",
+                   cwd=tmp_path)
     assert text.returncode == 0, text.stderr
     (tmp_path / "digest.txt").write_bytes(text.stdout.rstrip(b"\n"))
-    back = run_watcher("convert", str(tmp_path / "digest.txt"), "--to", "json", cwd=tmp_path)
+    back = run_cli("convert", str(tmp_path / "digest.txt"), "--to", "json", cwd=tmp_path)
     assert back.returncode == 0, back.stderr
     got = sorted((p["authors"], p["published"], p["abstract"]) for p in json.loads(back.stdout))
     assert got == [(["Alice Archer", "Carol Chen"], "2025-04-01T09:00:00Z", "Alice's survey of models."),

@@ -145,7 +145,7 @@ query = st.recursive(term, lambda inner: st.one_of(
 ), max_leaves=4)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(q=query)
 def test_any_query_of_the_corpus_words_searches_as_a_profile_selects(site, q):
     config, client, batch, stored = site

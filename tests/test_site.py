@@ -14,7 +14,8 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from conftest import REPO, run_watcher
+from conftest import REPO
+from helpers import run_cli
 from watcher.site import file_for, relative
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -46,12 +47,12 @@ def site(tmp_path_factory):
     text = (REPO / "config.toml").read_text()
     text = text.replace('channels = ["archive"]', 'channels = ["archive", "feed"]')
     (folder / "config.toml").write_text(text + '\n[channel.feed]\ntype = "feed"\npath = "feeds/{digest}.atom"\n')
-    assert run_watcher("once", "--sample", cwd=folder).returncode == 0
-    assert run_watcher("rate", "save", SAVED, cwd=folder).returncode == 0
-    assert run_watcher("rate", "up", SAVED, "--profile", "llm-rl", cwd=folder).returncode == 0
+    assert run_cli("once", "--sample", cwd=folder).returncode == 0
+    assert run_cli("rate", "save", SAVED, cwd=folder).returncode == 0
+    assert run_cli("rate", "up", SAVED, "--profile", "llm-rl", cwd=folder).returncode == 0
     # a delivered paper rated down: the ratings decide its fate (the server's page says so)
-    assert run_watcher("rate", "down", DISLIKED, "--profile", "llm-rl", cwd=folder).returncode == 0
-    r = run_watcher("site", "out", "--sample", cwd=folder)
+    assert run_cli("rate", "down", DISLIKED, "--profile", "llm-rl", cwd=folder).returncode == 0
+    r = run_cli("site", "out", "--sample", cwd=folder)
     assert r.returncode == 0, r.stderr
     assert re.fullmatch(rb"wrote \d+ pages, \d+ other files and a search index of \d+ papers to out; "
                         rb"open out/index\.html\n", r.stdout), r.stdout
@@ -145,13 +146,13 @@ def test_the_search_index_holds_every_paper_page(site):
 
 def test_a_second_build_overwrites_the_site_but_never_a_foreign_folder(site, tmp_path):
     folder = site.parent
-    again = run_watcher("site", "out", "--sample", cwd=folder)
+    again = run_cli("site", "out", "--sample", cwd=folder)
     assert again.returncode == 0, again.stderr
     (tmp_path / "project").mkdir()
     (tmp_path / "project" / "notes.txt").write_text("mine")
     shutil.copy(folder / "config.toml", tmp_path / "config.toml")
     shutil.copy(folder / "watcher-sample.db", tmp_path / "watcher-sample.db")
-    r = run_watcher("site", "project", "--sample", cwd=tmp_path)
+    r = run_cli("site", "project", "--sample", cwd=tmp_path)
     assert r.returncode == 2 and b"neither empty nor a site written by watcher site" in r.stderr
     assert sorted(p.name for p in (tmp_path / "project").iterdir()) == ["notes.txt"]
 
@@ -179,6 +180,7 @@ def browser():
         b.close()
 
 
+@pytest.mark.slow  # drives Chromium
 def test_the_site_opens_from_file_and_its_search_finds_a_paper(site, browser):
     page = browser.new_page()
     errors = []
@@ -217,6 +219,7 @@ QUERY_LANGUAGE = ["GRPO OR diffusion", "cat:cs", "(GRPO", "GRPO)", '"unterminate
                   "NOT GRPO", "GRPO AND diffusion", 'ti:"world model"', "reinforc*", "ti:GRPO"]
 
 
+@pytest.mark.slow  # drives Chromium
 @pytest.mark.parametrize("query", QUERY_LANGUAGE)
 def test_the_static_search_says_the_query_language_needs_serve(site, browser, query):
     """The browser searches plain words only; a query in the query language's syntax gets a
@@ -237,6 +240,7 @@ def test_the_static_search_says_the_query_language_needs_serve(site, browser, qu
     page.close()
 
 
+@pytest.mark.slow  # drives Chromium
 def test_the_static_search_needs_every_plain_word_in_any_case(site, browser):
     index = json.loads((site / "search-index.json").read_text())
 

@@ -23,7 +23,7 @@ ALL = arxiv_atom.parse(data(PAGE), "t").papers
 
 
 def source(server, client=None, *, page_size=30, since=None, first_fetch=timedelta(days=365 * 30),
-           timeout=1.0):
+           timeout=10.0):
     cfg = SourceConfig(name="arxiv-ml", type="arxiv", url=server.url("/api/query"), query="all:testing",
                        page_size=page_size, timeout=timeout, first_fetch=first_fetch)
     return make_source(cfg, context(client or fast_client(), NOW, since))
@@ -148,9 +148,9 @@ def test_persistent_truncation_is_a_source_error(server):
 
 
 def test_timeout_is_a_source_error(server):
-    server.route("/api/query", Reply(fault="stall", delay=0.3))
-    with pytest.raises(SourceError, match="timed out"):  # the source's timeout applies
-        source(server, fast_client(retries=1), timeout=0.05).fetch({})
+    server.route("/api/query", Reply(fault="stall", delay=5))  # answered within the client's 10 s
+    with pytest.raises(SourceError, match="timed out"):  # so only the source's timeout times it out
+        source(server, fast_client(retries=1), timeout=0.3).fetch({})
 
 
 def test_empty_page_short_of_total_fails_rather_than_skips(server):

@@ -29,13 +29,13 @@ PLATEAU = "doi:10.1101/2026.11.20.689412"
 
 
 def bio(stand_in, now=NOW, **kw):
-    cfg = SourceConfig(name="bio", type="biorxiv", url=stand_in.url("/api"), timeout=1.0,
+    cfg = SourceConfig(name="bio", type="biorxiv", url=stand_in.url("/api"), timeout=10.0,
                        server=kw.pop("server", "biorxiv"), **kw)
     return make_source(cfg, context(fast_client(), now))
 
 
 def pubmed(server, now=NOW, **kw):
-    cfg = SourceConfig(name="pm", type="pubmed", url=server.url("/eutils/"), timeout=1.0,
+    cfg = SourceConfig(name="pm", type="pubmed", url=server.url("/eutils/"), timeout=10.0,
                        term="(dendritic plateau[tiab]) OR H5N1[tiab] OR base editing[tiab]", **kw)
     return make_source(cfg, context(fast_client(), now))
 
@@ -49,7 +49,7 @@ def serve_pubmed(stand_in) -> PubmedApi:
 
 
 def feed(server, now=NOW, **kw):
-    cfg = SourceConfig(name="natneuro", type="feed", url=server.url("/neuro.rss"), timeout=1.0,
+    cfg = SourceConfig(name="natneuro", type="feed", url=server.url("/neuro.rss"), timeout=10.0,
                        **{"first_fetch": None, **kw})
     return make_source(cfg, context(fast_client(), now))
 
@@ -103,7 +103,7 @@ def test_biorxiv_honours_429_retry_after_and_fails_alone_on_malformed_json(serve
     api = BiorxivApi(data(DAY1), page_size=2)
     server.route("/api/details/*", Reply(status=429, headers={"Retry-After": "1"}), api.reply)
     client = fast_client()
-    cfg = SourceConfig(name="bio", type="biorxiv", url=server.url("/api"), server="biorxiv", timeout=1.0)
+    cfg = SourceConfig(name="bio", type="biorxiv", url=server.url("/api"), server="biorxiv", timeout=10.0)
     assert len(make_source(cfg, context(client, NOW)).fetch({}).papers) == 4
     assert client.sleep[0] >= 1.0  # the Retry-After was honoured
     page = api.reply(type("R", (), {"path": "/api/details/biorxiv/a/b/0", "query": {}})()).body
@@ -286,7 +286,7 @@ def test_an_empty_page_short_of_the_total_fails_instead_of_leaving_papers_out(se
 
 
 def test_the_ncbi_key_reaches_ncbi_but_never_the_log(tmp_path, server):
-    from conftest import run_watcher
+    from helpers import run_cli
 
     serve_pubmed(server)
     (tmp_path / "config.toml").write_text(f"""
@@ -298,8 +298,8 @@ term = "H5N1[tiab]"
 url = "{server.url('/eutils/')}"
 api_key_env = "TEST_NCBI_KEY"
 """)
-    r = run_watcher("--log-level", "debug", "--config", str(tmp_path / "config.toml"), "fetch",
-                    cwd=tmp_path, env={"TEST_NCBI_KEY": "ncbi-5ecret-key-0123"})
+    r = run_cli("--log-level", "debug", "--config", str(tmp_path / "config.toml"), "fetch",
+                cwd=tmp_path, env={"TEST_NCBI_KEY": "ncbi-5ecret-key-0123"})
     assert r.returncode == 0, r.stderr
     assert [q.query["api_key"] for q in server.requests] == ["ncbi-5ecret-key-0123"] * 2
     assert b"efetch.fcgi" in r.stderr and b"ncbi-5ecret-key-0123" not in r.stderr + r.stdout

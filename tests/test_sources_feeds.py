@@ -22,7 +22,7 @@ NOW = datetime(2025, 4, 14, 12, 0, tzinfo=timezone.utc)
 
 def make(server, type_, path="/", now=NOW, since=None, client=None, **kw):
     cfg = SourceConfig(name=f"my-{type_}", type=type_, url=server.url(path) if server else None,
-                       timeout=1.0, **kw)
+                       timeout=10.0, **kw)
     return make_source(cfg, context(client or fast_client(), now, since))
 
 

@@ -6,7 +6,8 @@ import json
 import re
 from datetime import datetime, timezone
 
-from conftest import MINIMAL_CONFIG, SEED_DIGEST, run_watcher
+from conftest import MINIMAL_CONFIG, SEED_DIGEST
+from helpers import run_cli
 from watcher import formats
 from watcher.store import Store
 
@@ -20,7 +21,7 @@ def stdout_config(write_config, tmp_path, fmts: str):
 
 def test_stdout_prints_each_format_of_the_digest_under_its_own_banner(write_config, tmp_path):
     cfg = stdout_config(write_config, tmp_path, '["text", "markdown", "json"]')
-    r = run_watcher("--config", str(cfg), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
+    r = run_cli("--config", str(cfg), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     parts = re.split(rb"^==> digest daily, format (\w+) <==\n", r.stdout, flags=re.M)
     assert parts[0] == b"" and parts[1::2] == [b"text", b"markdown", b"json"]
@@ -33,7 +34,7 @@ def test_stdout_prints_each_format_of_the_digest_under_its_own_banner(write_conf
 
 def test_stdout_with_one_format_prints_just_that_format(write_config, tmp_path):
     cfg = stdout_config(write_config, tmp_path, '["text"]')
-    r = run_watcher("--config", str(cfg), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
+    r = run_cli("--config", str(cfg), "digest", "daily", "--since", "2025-04-01", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert b"==>" not in r.stdout
     assert len(formats.read(r.stdout.rstrip(b"\n"), "stdout").papers) >= 20

@@ -11,7 +11,7 @@ import pytest
 from deliverkit import free_port, sample_digest
 from llmserver import LlmServer
 
-from conftest import run_watcher
+from helpers import run_cli
 from watcher.config import SummarizerConfig
 from watcher.store import Store
 from watcher.summarize import Summarizer
@@ -185,7 +185,7 @@ def test_once_sample_with_the_stand_in_then_with_it_killed(tmp_path):
     env = {"WATCHER_TEST_LLM_KEY": KEY}
     with LlmServer("ok") as server:
         (tmp_path / "config.toml").write_text(CONFIG.replace("BASE_URL", server.base_url))
-        first = run_watcher("--config", str(tmp_path / "config.toml"), "once", "--sample", env=env)
+        first = run_cli("--config", str(tmp_path / "config.toml"), "once", "--sample", env=env)
         assert first.returncode == 0, first.stderr
         papers = json.loads(next((tmp_path / "out").glob("*.json")).read_text())
         assert len(papers) == 5 == server.calls
@@ -196,7 +196,7 @@ def test_once_sample_with_the_stand_in_then_with_it_killed(tmp_path):
         f.unlink()
     for f in (tmp_path / "out").iterdir():
         f.unlink()
-    second = run_watcher("--config", str(tmp_path / "config.toml"), "once", "--sample", env=env)
+    second = run_cli("--config", str(tmp_path / "config.toml"), "once", "--sample", env=env)
     assert second.returncode == 0, second.stderr
     papers = json.loads(next((tmp_path / "out").glob("*.json")).read_text())
     assert len(papers) == 5 and not any(p["tldr"].startswith("Stand-in") for p in papers)

@@ -9,7 +9,8 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 
-from conftest import REPO, SEED_DIGEST, run_watcher
+from conftest import REPO, SEED_DIGEST
+from helpers import run_cli
 from watcher import formats
 
 
@@ -43,7 +44,7 @@ def on_terminal(*args: str, cwd, columns: int = 100) -> tuple[int, str]:
 
 
 def test_the_quick_start_on_a_terminal_shows_titles_and_tldrs_not_the_whole_digest(tmp_path):
-    assert run_watcher("init", cwd=tmp_path).returncode == 0
+    assert run_cli("init", cwd=tmp_path).returncode == 0
     code, out = on_terminal("once", "--sample", cwd=tmp_path)
     assert code == 0, out
     assert "LLM-RL - 2025-04-12: 30 papers" in out
@@ -62,7 +63,7 @@ def test_the_quick_start_on_a_terminal_shows_titles_and_tldrs_not_the_whole_dige
 def test_the_quick_start_is_wrapped_to_the_terminal_keeping_its_indent(tmp_path):
     """An 80-column pane: no line past 80 columns, no word broken, a title's and a TL;DR's
     next lines indented as their first."""
-    assert run_watcher("init", cwd=tmp_path).returncode == 0
+    assert run_cli("init", cwd=tmp_path).returncode == 0
     code, out = on_terminal("once", "--sample", cwd=tmp_path, columns=80)
     assert code == 0, out
     lines = out.splitlines()
@@ -113,22 +114,22 @@ def test_a_real_once_says_one_line_per_digest_on_a_terminal_and_nothing_under_cr
     cron = tmp_path / "cron"  # the same run with output to a pipe, as cron runs it: silent
     cron.mkdir()
     listing_setup(cron, 8)
-    r = run_watcher("once", cwd=cron)
+    r = run_cli("once", cwd=cron)
     assert r.returncode == 0 and r.stdout == b"" and r.stderr == b""
     assert any((cron / "digests").iterdir())
 
 
 def test_digest_sample_builds_from_the_sample_database(tmp_path):
-    assert run_watcher("init", cwd=tmp_path).returncode == 0
-    missing = run_watcher("digest", "daily", "--sample", "--dry-run", cwd=tmp_path)
+    assert run_cli("init", cwd=tmp_path).returncode == 0
+    missing = run_cli("digest", "daily", "--sample", "--dry-run", cwd=tmp_path)
     assert missing.returncode == 1 and b"watcher-sample.db: no database yet" in missing.stderr
-    assert run_watcher("once", "--sample", cwd=tmp_path).returncode == 0
-    r = run_watcher("digest", "daily", "--sample", "--since", "2025-04-10", "--dry-run", "--to", "text",
-                    cwd=tmp_path)
+    assert run_cli("once", "--sample", cwd=tmp_path).returncode == 0
+    r = run_cli("digest", "daily", "--sample", "--since", "2025-04-10", "--dry-run", "--to", "text",
+                cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     listing = formats.read(r.stdout, "stdout")
     assert listing.title == "LLM-RL" and str(listing.date) == "2025-04-12" and listing.papers
-    again = run_watcher("digest", "daily", "--sample", "--dry-run", cwd=tmp_path)
+    again = run_cli("digest", "daily", "--sample", "--dry-run", cwd=tmp_path)
     assert again.returncode == 0 and again.stdout == b""
     assert b"digest daily: no new papers" in again.stderr
     assert not (tmp_path / "watcher.db").exists()  # the sample never touches the real database

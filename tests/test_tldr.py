@@ -154,6 +154,7 @@ def test_tldrs_are_whole_sentences_that_stand_alone():
     assert "~" not in extractive_tldr("As shown in Fig.~2 we propose a method with et al.~[3] baselines.")
 
 
+@pytest.mark.slow  # a benchmark script
 def test_the_benchmark_prints_the_shares():
     import subprocess
     import sys

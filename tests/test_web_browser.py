@@ -20,6 +20,8 @@ from deliverkit import free_port
 from test_web_cli import read_url, sample_dir, started, wait_ok  # noqa: F401 (fixture)
 from webkit import hostile_setup, live_server
 
+pytestmark = pytest.mark.slow  # drives Chromium: the full suite (CI) runs it, not the inner loop
+
 CHROMIUM = os.environ.get("WATCHER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 playwright = pytest.importorskip("playwright.sync_api", reason="the test extra installs playwright")
 if not Path(CHROMIUM).exists():

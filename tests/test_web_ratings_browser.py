@@ -17,8 +17,13 @@ from deliverkit import MailServer, free_port
 from test_web_browser import browser, new_page, no_overflow  # noqa: F401 (fixture)
 from test_web_cli import read_url, started, wait_ok
 
-from conftest import DATA, run_watcher
+from conftest import DATA
+from helpers import run_cli
 from helpers import mailed_links_config
+
+import pytest
+
+pytestmark = pytest.mark.slow  # drives Chromium: the full suite (CI) runs it, not the inner loop
 
 SECRET = "a secret for the links of this test"
 LIKED = "2504.05731"  # Retrieval Augmented Generation with Collaborative Filtering for Personalized ...
@@ -46,8 +51,8 @@ def ratings_in(db) -> list[tuple]:
 
 
 def next_day(folder, env) -> list[dict]:
-    out = run_watcher("digest", "daily", "--dry-run", "--to", "json", "--since", "2025-04-10",
-                      cwd=folder, env=env)
+    out = run_cli("digest", "daily", "--dry-run", "--to", "json", "--since", "2025-04-10",
+                  cwd=folder, env=env)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -59,8 +64,8 @@ def test_up_in_a_received_mail_clicked_in_chromium_teaches_the_next_days_digest(
     shutil.copy(DATA / "corpus-2025-04-09.jsonl.gz", tmp_path / "day.jsonl.gz")
     with MailServer() as smtp:
         (tmp_path / "config.toml").write_text(mailed_links_config(smtp.port, base))
-        assert run_watcher("fetch", cwd=tmp_path, env=env).returncode == 0
-        out = run_watcher("digest", "daily", "--since", "2025-04-01", cwd=tmp_path, env=env)
+        assert run_cli("fetch", cwd=tmp_path, env=env).returncode == 0
+        out = run_cli("digest", "daily", "--since", "2025-04-01", cwd=tmp_path, env=env)
         assert out.returncode == 0, out.stderr
         [first] = smtp.received
         link = rate_link(html_of(first), LIKED)
@@ -68,7 +73,7 @@ def test_up_in_a_received_mail_clicked_in_chromium_teaches_the_next_days_digest(
 
         # the next corpus day arrives; what its digest would be without the click
         shutil.copy(DATA / "corpus-2025-04-10.jsonl.gz", tmp_path / "day.jsonl.gz")
-        assert run_watcher("fetch", cwd=tmp_path, env=env).returncode == 0
+        assert run_cli("fetch", cwd=tmp_path, env=env).returncode == 0
         before = next_day(tmp_path, env)
         assert not any("you liked" in r for p in before for r in p["reasons"])
 
@@ -97,7 +102,7 @@ def test_up_in_a_received_mail_clicked_in_chromium_teaches_the_next_days_digest(
         assert {p["arxiv_id"] for p in before} <= {p["arxiv_id"] for p in after}
 
         # and the next day's e-mail carries them, with the reason
-        out = run_watcher("digest", "daily", "--since", "2025-04-10", cwd=tmp_path, env=env)
+        out = run_cli("digest", "daily", "--since", "2025-04-10", cwd=tmp_path, env=env)
         assert out.returncode == 0, out.stderr
         second = html_of(smtp.received[1])
         for p in came_in:

@@ -23,7 +23,8 @@ import pytest
 with warnings.catch_warnings():  # newer Starlette suggests httpx2 for its test client; httpx works
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
-from deliverkit import HookServer, MailServer, run_watcher
+from deliverkit import HookServer, MailServer
+from helpers import run_cli_text
 from test_injection import hostile_digest
 from webkit import app_for, markup_problems
 
@@ -115,8 +116,8 @@ def delivered(tmp_path_factory):
         path = folder / "config.toml"
         path.write_text(CONFIG.replace("{port}", str(smtp.port)).replace("{base}", BASE)
                         .replace("{{", "{").replace("}}", "}"))
-        r = run_watcher("--config", str(path), "once", "--sample", cwd=folder,
-                        env=dict(ENV, TEST_REACH_SLACK=hook.url))
+        r = run_cli_text("--config", str(path), "once", "--sample", cwd=folder,
+                         env=dict(ENV, TEST_REACH_SLACK=hook.url))
         assert r.returncode == 0, r.stderr
         assert len(smtp.received) == 1
         html = smtp.received[0].message.get_payload()[1].get_content()

@@ -17,9 +17,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import SEED_DIGEST, run_watcher
+from conftest import SEED_DIGEST
+from helpers import run_cli
 from deliverkit import MailServer
 from watcher import formats
+
+pytestmark = pytest.mark.slow  # runs the generated workflow's steps in git clones: the full suite (CI) runs it, not the inner loop
 
 ACTIONLINT = shutil.which("actionlint") or shutil.which("actionlint", path=str(Path(sys.executable).parent))
 SECRETS = {"WATCHER_SMTP_PASSWORD": "s3cret"}
@@ -29,7 +32,7 @@ GIT_ID = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
 
 def init_ci(folder: Path, kind: str = "github") -> Path:
     """``watcher init --KIND FOLDER``; the CI file it wrote."""
-    r = run_watcher("init", f"--{kind}", str(folder))
+    r = run_cli("init", f"--{kind}", str(folder))
     assert r.returncode == 0, r.stderr
     return folder / (".github/workflows/watcher.yml" if kind == "github" else ".gitlab-ci.yml")
 
@@ -233,18 +236,18 @@ def local_repository(tmp_path: Path) -> tuple[Path, Path]:
     git("init", "-q", "--bare", "-b", "main", str(remote), cwd=tmp_path)
     work = tmp_path / "work"
     git("clone", "-q", str(remote), str(work), cwd=tmp_path)
-    assert run_watcher("init", cwd=work).returncode == 0
-    assert run_watcher("once", "--sample", cwd=work).returncode == 0
+    assert run_cli("init", cwd=work).returncode == 0
+    assert run_cli("once", "--sample", cwd=work).returncode == 0
     (work / "watcher-sample.db").rename(work / "watcher.db")
     return remote, work
 
 
 def test_an_unchanged_database_is_not_committed_again(tmp_path):
     remote, work = local_repository(tmp_path)
-    first = run_watcher("state", "save", "s/db.gz", "--git-branch", "watcher-state", cwd=work)
+    first = run_cli("state", "save", "s/db.gz", "--git-branch", "watcher-state", cwd=work)
     assert first.returncode == 0, first.stderr
     assert b"committed it to branch watcher-state" in first.stdout
-    again = run_watcher("state", "save", "s/db.gz", "--git-branch", "watcher-state", cwd=work)
+    again = run_cli("state", "save", "s/db.gz", "--git-branch", "watcher-state", cwd=work)
     assert again.returncode == 0, again.stderr
     assert b"the database did not change: branch watcher-state kept as it was" in again.stdout
     assert len(git("log", "--format=%H", "watcher-state", cwd=remote).splitlines()) == 1
@@ -256,8 +259,8 @@ def test_an_unreachable_remote_stops_the_restore_and_never_shows_its_token(tmp_p
     _, work = local_repository(tmp_path)
     (work / "watcher.db").unlink()
     url = "http://someone:tok3n-secret@127.0.0.1:9/state.git"  # the discard port: nothing listens
-    r = run_watcher("state", "restore", "s/db.gz", "--git-branch", "watcher-state", "--git-remote", url,
-                    cwd=work)
+    r = run_cli("state", "restore", "s/db.gz", "--git-branch", "watcher-state", "--git-remote", url,
+                cwd=work)
     assert r.returncode == 1
     err = r.stderr.decode()
     assert err.startswith("watcher: git ls-remote failed") and err.count("\n") == 1
@@ -267,9 +270,9 @@ def test_an_unreachable_remote_stops_the_restore_and_never_shows_its_token(tmp_p
 
 def test_no_branch_yet_never_restores_a_stale_file(tmp_path):
     _, work = local_repository(tmp_path)
-    assert run_watcher("state", "save", "s/db.gz", cwd=work).returncode == 0  # a file, no branch
+    assert run_cli("state", "save", "s/db.gz", cwd=work).returncode == 0  # a file, no branch
     (work / "watcher.db").unlink()
-    r = run_watcher("state", "restore", "s/db.gz", "--git-branch", "watcher-state", cwd=work)
+    r = run_cli("state", "restore", "s/db.gz", "--git-branch", "watcher-state", cwd=work)
     assert r.returncode == 0, r.stderr
     assert b"no saved state (no branch watcher-state on the remote yet): starting afresh" in r.stdout
     assert not (work / "watcher.db").exists()
@@ -314,7 +317,7 @@ def test_the_gitlab_pipeline_is_serial_and_saves_after_a_failure_too(tmp_path):
     assert "${WATCHER_STATE_TOKEN}" in doc["variables"]["STATE_REMOTE"]  # a masked variable, never the file
     assert doc["pages"]["rules"] == [{"if": '$WATCHER_PAGES == "true"'}] and doc["pages"]["needs"] == ["watcher"]
     assert doc["pages"]["artifacts"] == {"paths": ["public"]}
-    ok = run_watcher("check", cwd=tmp_path / "repo", env=SECRETS)
+    ok = run_cli("check", cwd=tmp_path / "repo", env=SECRETS)
     assert ok.returncode == 0, ok.stderr
     readme = (tmp_path / "repo" / "README.md").read_text()
     assert "WATCHER_STATE_TOKEN" in readme and "write_repository" in readme and "@" not in readme.replace(

@@ -13,7 +13,7 @@ import warnings
 
 
 from bioserver import BiorxivApi, PubmedApi
-from conftest import run_watcher
+from helpers import run_cli
 from deliverkit import ledger
 from helpers import data
 from httpserver import Reply, server  # noqa: F401
@@ -102,7 +102,7 @@ def serve(server, *, bio: str, feed: bytes, pmids: set[str] | None):
 
 
 def once(tmp_path):
-    r = run_watcher("--config", str(tmp_path / "config.toml"), "once", cwd=tmp_path, env=FAST)
+    r = run_cli("--config", str(tmp_path / "config.toml"), "once", cwd=tmp_path, env=FAST)
     return r
 
 
@@ -181,9 +181,9 @@ def test_five_sources_one_digest_and_one_paper_per_work(tmp_path, server):
         assert "Dendritic plateau potentials" in found.text and "foundation model" not in found.text
 
     # BibTeX of the reading list: the journal version is an @article with its journal and DOI
-    assert run_watcher("--config", str(tmp_path / "config.toml"), "rate", "save",
-                       "10.1038/S41593-026-02114-7", cwd=tmp_path).returncode == 0
-    bib = run_watcher("--config", str(tmp_path / "config.toml"), "saved", "--to", "bibtex", cwd=tmp_path)
+    assert run_cli("--config", str(tmp_path / "config.toml"), "rate", "save",
+                   "10.1038/S41593-026-02114-7", cwd=tmp_path).returncode == 0
+    bib = run_cli("--config", str(tmp_path / "config.toml"), "saved", "--to", "bibtex", cwd=tmp_path)
     assert bib.returncode == 0, bib.stderr
     out = bib.stdout.decode()
     assert out.lower().startswith("@article{okafor2026dendritic"), out
@@ -217,5 +217,5 @@ def test_each_source_fails_alone_and_nothing_of_it_is_stored(tmp_path, server):
         failing = {r[0] for r in conn.execute("SELECT name FROM sources WHERE last_error IS NOT NULL")}
     assert sources == {"ax", "med"}  # not one record of the failed sources, not even page 1's
     assert failing == {"bio", "pm", "natneuro"}
-    status = run_watcher("--config", str(tmp_path / "config.toml"), "status", cwd=tmp_path)
+    status = run_cli("--config", str(tmp_path / "config.toml"), "status", cwd=tmp_path)
     assert b"FAILING" in status.stdout

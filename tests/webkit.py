@@ -17,20 +17,25 @@ from pathlib import Path
 
 import httpx
 
-from conftest import REPO, run_watcher
+from conftest import REPO
+from helpers import built_once, copy_folder, run_cli
 from watcher.config import load_config
 from watcher.store import Store
 from watcher.web import create_app
 from watcher.web.serve import Plan, bind, server
 
 
+def _run_the_sample(folder: Path) -> None:
+    shutil.copy(REPO / "config.toml", folder / "config.toml")
+    r = run_cli("once", "--sample", cwd=folder)
+    assert r.returncode == 0, r.stderr
+
+
 def sample_setup(folder: Path):
     """The shipped config.toml in ``folder`` and its sample database after
-    `watcher once --sample`, as a user runs it. Returns (config, database)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    shutil.copy(REPO / "config.toml", folder / "config.toml")
-    r = run_watcher("once", "--sample", cwd=folder)
-    assert r.returncode == 0, r.stderr
+    `watcher once --sample`, as a user runs it (a copy of the one run of this test process:
+    the sample's day is fixed, so every run gives the same database). Returns (config, database)."""
+    copy_folder(built_once("sample", _run_the_sample), folder)
     config = load_config(folder / "config.toml")
     return config, folder / "watcher-sample.db"
 
@@ -118,7 +123,7 @@ def live_server(config, db, password: str | None = None):
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60  # a bound on a loaded machine, not a figure
     while not srv.started and time.monotonic() < deadline:
         time.sleep(0.05)
     try:
@@ -130,4 +135,4 @@ def live_server(config, db, password: str | None = None):
 
 
 def get(base: str, path: str) -> httpx.Response:
-    return httpx.get(base + path, timeout=10)
+    return httpx.get(base + path, timeout=30)

@@ -1,6 +1,6 @@
 """What the fault tests share: an SMTP server whose faults the test switches at will, a scripted
 Slack stand-in that remembers which posts it accepted, a database pre-filled with the seed
-papers, ``watcher once`` / ``status`` as subprocesses, and the checks every fault test ends with
+papers, ``watcher once`` / ``status`` (in process), and the checks every fault test ends with
 (no secret anywhere, every paper delivered exactly once per channel).
 
 Servers listen on 127.0.0.1 only and stop with their ``with`` block; every loop here is bounded.
@@ -17,7 +17,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from deliverkit import HookServer, MailServer, Received, Reply, free_port, run_watcher, seed_papers
+from deliverkit import HookServer, MailServer, Received, Reply, free_port, seed_papers
+from helpers import run_cli_text
 
 from watcher.store import Store
 
@@ -258,10 +259,11 @@ class Setup:
     def db(self) -> Path:
         return self.folder / "watcher.db"
 
-    def watcher(self, *args: str, timeout: float = 60):
-        """``watcher --config … --log-level debug ARGS``; the result is kept for the secret check."""
-        r = run_watcher("--config", str(self.config), "--log-level", "debug", *args,
-                        cwd=self.folder, env=self.env, timeout=timeout)
+    def watcher(self, *args: str):
+        """``watcher --config … --log-level debug ARGS`` (in process: what is tested is what it
+        says, stores and sends, not the process); the result is kept for the secret check."""
+        r = run_cli_text("--config", str(self.config), "--log-level", "debug", *args,
+                         cwd=self.folder, env=self.env)
         self.outputs.append(r)
         return r
 

@@ -14,7 +14,8 @@ from deliverkit import Reply
 from faultkit import (SMTP_PASSWORD, SMTP_USER, WRONG_PASSWORD, FaultySmtp, SlackStandIn,
                       assert_exactly_once, assert_no_secret, assert_no_traceback, setup)
 
-pytestmark = pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+pytestmark = [pytest.mark.slow,  # real watcher processes against faulty servers: the full suite (CI) runs it, not the inner loop
+              pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")]
 
 RECIPIENTS = ("me@example.org", "lab@example.org", "boss@example.org")
 
@@ -68,7 +69,7 @@ SLACK_FAULTS = {
     "429": (Reply(429, "rate_limited", {"Retry-After": "0"}), r"failed 4 times, last HTTP 429: rate_limited"),
     "500": (Reply(500, "internal_error", {"Retry-After": "0"}), r"failed 4 times, last HTTP 500: internal_error"),
     "400 invalid_blocks": (Reply(400, "invalid_blocks"), r"refused with HTTP 400: invalid_blocks"),
-    "hang": (Reply(503, "late", hang=2.5), r"timed out waiting for an answer"),
+    "hang": (Reply(503, "late", hang=8), r"timed out waiting for an answer"),
     "429 far Retry-After": (Reply(429, "rate_limited", {"Retry-After": "3600"}),
                             r"HTTP 429: rate_limited; the server asks to wait 3600s"),
 }

@@ -6,6 +6,7 @@ not, and the next run after the fault clears delivers every paper exactly once."
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -16,26 +17,39 @@ import pytest
 
 from faultkit import assert_exactly_once, assert_no_secret, assert_no_traceback, setup
 
+pytestmark = pytest.mark.slow  # real watcher processes against faulty servers: the full suite (CI) runs it, not the inner loop
+
 HOLD = """
-import sqlite3, sys, time
+import sqlite3, sys
 conn = sqlite3.connect(sys.argv[1], isolation_level=None)
 conn.execute("BEGIN EXCLUSIVE")
 print("locked", flush=True)
-time.sleep(float(sys.argv[2]))
-conn.execute("ROLLBACK")
+sys.stdin.read()  # held until the test kills it: watcher can only end by giving up
 """
+LOCKED = re.compile(r"the database is locked by another program \(waited (\d+)s\); try again once it has finished")
 
 
-def hold_lock(db, seconds: float) -> subprocess.Popen:
-    """Another process holding BEGIN EXCLUSIVE on ``db`` for ``seconds`` (then it exits)."""
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(db), str(seconds)], stdout=subprocess.PIPE, text=True)
+def hold_lock(db) -> subprocess.Popen:
+    """Another process holding BEGIN EXCLUSIVE on ``db`` until it is killed."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(db)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "locked"
     return proc
 
 
+def assert_gave_up_after_the_busy_timeout(r, waited: float) -> None:
+    """Exit 1 with the lock's message, after waiting at least the busy timeout (2 s), and the
+    wait it names is the one it measured (at least the timeout, at most what the test saw: a
+    loaded machine may wait longer, so no upper figure is asserted)."""
+    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+    said = LOCKED.search(r.stderr)
+    assert said, r.stderr
+    assert waited >= 2 and 2 <= int(said.group(1)) <= waited + 0.5, (said.group(0), waited)
+
+
 def test_database_locked_by_another_writer(tmp_path):
     s = setup(tmp_path, channels=("archive",))
-    holder = hold_lock(s.db, 8)
+    holder = hold_lock(s.db)
     try:
         started = time.monotonic()
         r = s.watcher("once")
@@ -43,9 +57,8 @@ def test_database_locked_by_another_writer(tmp_path):
     finally:
         holder.kill()
         holder.wait()
-    assert r.returncode == 1 and waited < 7, (r.returncode, waited)
     assert_no_traceback(r)
-    assert "the database is locked by another program (waited 2s); try again once it has finished" in r.stderr
+    assert_gave_up_after_the_busy_timeout(r, waited)
     assert not (tmp_path / "digests").exists()  # nothing went out that could not be recorded
     ok = s.watcher("once")
     assert ok.returncode == 0, ok.stderr
@@ -65,7 +78,7 @@ def test_status_and_fetch_with_a_locked_database(tmp_path):
     s = setup(tmp_path, channels=("archive",), sources=LAB_SOURCE)
     (tmp_path / "lab.txt").write_text("Lab - 2025-04-12\n\nA lab paper\n\nAuthors:A. Author\n"
                                       "Date:2025-04-12 10:00:00\n\nIts abstract.")
-    holder = hold_lock(s.db, 8)
+    holder = hold_lock(s.db)
     try:
         assert "30 papers stored" in s.status()  # readers are not blocked (WAL)
         started = time.monotonic()
@@ -75,8 +88,7 @@ def test_status_and_fetch_with_a_locked_database(tmp_path):
         holder.kill()
         holder.wait()
     assert_no_traceback(r)
-    assert r.returncode == 1 and waited < 7, (r.returncode, waited, r.stdout, r.stderr)
-    assert "the database is locked by another program (waited 2s); try again once it has finished" in r.stderr
+    assert_gave_up_after_the_busy_timeout(r, waited)
     assert "30 papers stored" in s.status()  # the lab paper was not half-stored
     ok = s.watcher("fetch")
     assert ok.returncode == 0 and ok.stdout == "lab: 1 new, 0 updated, 0 unchanged\n", ok.stdout + ok.stderr

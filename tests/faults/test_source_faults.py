@@ -1,5 +1,6 @@
-"""Source faults end to end: real ``watcher once`` subprocesses fetch the arXiv API and Hugging
-Face Daily Papers from a local server that misbehaves, beside a healthy listing source.
+"""Source faults end to end: ``watcher once`` (the command line, in process) fetches the arXiv
+API and Hugging Face Daily Papers from a real local server that misbehaves, beside a healthy
+listing source.
 
 After each fault: exit status 1, the source's error in words on stderr and in ``watcher
 status``, no traceback, the healthy source's papers delivered (isolation), nothing from the
@@ -19,12 +20,14 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from deliverkit import run_watcher
+from helpers import run_cli_text
 
 from httpserver import Reply, server  # noqa: F401  (the fixture)
 from faultkit import assert_exactly_once, assert_no_traceback
 from watcher.models import Paper
 from watcher.formats import text as text_format
+
+pytestmark = pytest.mark.slow  # real watcher processes against faulty servers: the full suite (CI) runs it, not the inner loop
 
 NOW = datetime.now(timezone.utc)
 FAST = {"WATCHER_HTTP_RETRIES": "1", "WATCHER_HTTP_BACKOFF": "0.01", "WATCHER_HTTP_MAX_BACKOFF": "0.05",
@@ -139,14 +142,14 @@ class Env:
         self.server.route("/api/daily_papers", hf_reply)
 
     def once(self, *args: str):
-        r = run_watcher("--config", str(self.folder / "config.toml"), "--log-level", "debug", *args, "once",
-                        cwd=self.folder, env=FAST, timeout=120)
+        r = run_cli_text("--config", str(self.folder / "config.toml"), "--log-level", "debug", *args, "once",
+                         cwd=self.folder, env=FAST)
         self.outputs.append(r)
         assert_no_traceback(r)
         return r
 
     def status(self) -> str:
-        r = run_watcher("--config", str(self.folder / "config.toml"), "status", cwd=self.folder, env=FAST)
+        r = run_cli_text("--config", str(self.folder / "config.toml"), "status", cwd=self.folder, env=FAST)
         assert r.returncode == 0, r.stderr
         return r.stdout
 
@@ -228,7 +231,7 @@ ARXIV_FAULTS = {
     "500": ([Reply(status=500, body=b"oops")], r"HTTP 500 Internal Server Error \(2 tries\); the server may be down"),
     "503 far Retry-After": ([Reply(status=503, headers={"Retry-After": "3600"})],
                             r"HTTP 503, the server asks to wait 3600 s; it will be tried again on the next run"),
-    "read timeout": ([Reply(body=GOOD_ATOM, fault="stall", delay=1.6)], r"timed out \(2 tries\)"),
+    "read timeout": ([Reply(body=GOOD_ATOM, fault="stall", delay=8)], r"timed out \(2 tries\)"),
     "accepts, never answers": ([Reply(body=GOOD_ATOM, fault="stall", delay=30)], r"timed out \(2 tries\)"),
     "connection reset": ([Reply(fault="reset")], r"connection broken|network error|cannot connect"),
     "truncated body": ([Reply(body=GOOD_ATOM, fault="truncate")], r"connection broken before the response was complete"),
@@ -339,6 +342,6 @@ def test_credentials_in_a_source_url_never_show(tmp_path, server):
     server.route("/api/query", Reply(status=500, body=b"S3CRET-src-pw echoed back"))
     failed = env.once()
     assert failed.returncode == 1 and "HTTP 500" in failed.stderr
-    env.outputs.append(run_watcher("--config", str(tmp_path / "config.toml"), "status", cwd=tmp_path, env=FAST))
-    env.outputs.append(run_watcher("--config", str(tmp_path / "config.toml"), "check", cwd=tmp_path, env=FAST))
+    env.outputs.append(run_cli_text("--config", str(tmp_path / "config.toml"), "status", cwd=tmp_path, env=FAST))
+    env.outputs.append(run_cli_text("--config", str(tmp_path / "config.toml"), "check", cwd=tmp_path, env=FAST))
     assert "S3CRET-src-pw" not in env.everything_said()
