@@ -55,7 +55,8 @@ _GLUED_AFTER_SCRIPT = re.compile(r"^(?:[a-z]{3,}\b|\()")
 _ACCENTS = {".": "\u0307", "\u02d9": "\u0307", "^": "\u0302", "~": "\u0303", "\u00af": "\u0304",
             "\u2192": "\u20d7"}
 # - a title PubMed only has in the original language ("[Not Available]." and a
-#   ``VernacularTitle``) is that title; a translated title is written in brackets ("[…].").
+#   ``VernacularTitle``) is that title (with none, the placeholder stays); a translated title is
+#   written in brackets ("[…].").
 _NO_TITLE = "[Not Available]"
 
 
@@ -133,7 +134,8 @@ def _flat(elem: ET.Element | None) -> str:
             elif name in _EMPHASIS:
                 inner = "".join(kid.itertext())
                 out.append((" " if before(inner) else "") + inner)
-                if (tail[:1].isalpha() and _letters(inner) >= 2 and inner[-1:].isalnum()) or (
+                ends_word = inner[-1:].isalnum() or inner[-1:] in _STOPS  # "<i>Approach.</i>Fabricated"
+                if (tail[:1].isalpha() and _letters(inner) >= 2 and ends_word) or (
                         _letters(inner) < 2 and _GLUED_AFTER_SCRIPT.match(tail)):
                     out.append(" ")
             else:
@@ -152,8 +154,9 @@ def _letters(text: str) -> int:
 
 def _title(article: ET.Element) -> str:
     title = _flat(article.find("ArticleTitle"))
-    if title.rstrip(".") == _NO_TITLE:
-        title = _flat(article.find("VernacularTitle"))
+    if not title or title.rstrip(".") == _NO_TITLE:
+        # a record with no title in any language keeps PubMed's placeholder: it is still a record
+        return _flat(article.find("VernacularTitle")) or title
     if title.startswith("[") and title.rstrip(".").endswith("]"):
         title = title.rstrip(".")[1:-1]
     return title
