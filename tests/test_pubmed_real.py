@@ -40,3 +40,16 @@ def test_a_real_efetch_answer_reads_to_its_papers(path):
         for part in w["abstract_contains"]:
             assert part in paper.abstract, (part, paper.pmid)
         assert "  " not in paper.abstract and "<" not in paper.title
+
+
+def test_brackets_of_a_translated_title_go_but_not_a_title_s_own_and_a_title_in_no_language_stays():
+    """Hand-written cases beside the real ones: "[18F]FDG … [11C]…" keeps its brackets; a record
+    whose only title is PubMed's placeholder (a real Japanese record of metapub's has this, with
+    no VernacularTitle) is still read, under the placeholder, not skipped."""
+    def record(pmid, title):
+        return (f"<PubmedArticle><MedlineCitation><PMID>{pmid}</PMID><Article><Journal><Title>J</Title>"
+                f"</Journal><ArticleTitle>{title}</ArticleTitle></Article></MedlineCitation></PubmedArticle>")
+    doc = ("<PubmedArticleSet>" + record(1, "[18F]FDG uptake in tumours with [11C]methionine.")
+           + record(2, "[Not Available].") + "</PubmedArticleSet>").encode()
+    papers = formats.read(doc, "efetch").papers
+    assert [p.title for p in papers] == ["[18F]FDG uptake in tumours with [11C]methionine", "[Not Available]"]

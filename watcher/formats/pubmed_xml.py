@@ -58,6 +58,7 @@ _ACCENTS = {".": "\u0307", "\u02d9": "\u0307", "^": "\u0302", "~": "\u0303", "\u
 #   ``VernacularTitle``) is that title (with none, the placeholder stays); a translated title is
 #   written in brackets ("[…].").
 _NO_TITLE = "[Not Available]"
+_BRACKETS = re.compile(r"[\[\]]")
 
 
 def sniff(head: str) -> bool:
@@ -157,8 +158,9 @@ def _title(article: ET.Element) -> str:
     if not title or title.rstrip(".") == _NO_TITLE:
         # a record with no title in any language keeps PubMed's placeholder: it is still a record
         return _flat(article.find("VernacularTitle")) or title
-    if title.startswith("[") and title.rstrip(".").endswith("]"):
-        title = title.rstrip(".")[1:-1]
+    inner = title.rstrip(".")[1:-1]
+    if title.startswith("[") and title.rstrip(".").endswith("]") and not _BRACKETS.search(inner):
+        return inner  # not "[18F]FDG uptake … [11C]"
     return title
 
 
