@@ -47,9 +47,13 @@ def init(folder: Path, github, gitlab, force) -> None:
     where = "" if folder == Path(".") else f"cd {folder} && "
     if kind:
         click.echo(f"next: read {folder / 'README.md'}, edit config.toml, then {where}watcher check")
-    else:
-        click.echo(f"next: {where}watcher once --sample, then edit the [profile.*] tables and "
-                   "run watcher check")
+        return
+    click.echo("next:\n"
+               f"  1. {where}watcher once --sample    # a digest from the shipped sample, no network\n"
+               "  2. edit config.toml: your [profile.*] query (preview it: watcher serve, then the "
+               "profile's page); uncomment [channel.mail] and [web], add \"mail\" to the digest's channels\n"
+               "  3. export WATCHER_SMTP_PASSWORD=... WATCHER_SECRET=...; watcher check && "
+               "watcher test-deliver mail && watcher once")
 
 
 @cli.group()

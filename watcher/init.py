@@ -25,21 +25,10 @@ SOURCE_URL = "https://github.com/watcher-papers/watcher"  # pyproject.toml's [pr
 CI_FILES = {"github": (".github/workflows/watcher.yml", "github-workflow.yml"),  # kind -> (file, template)
             "gitlab": (".gitlab-ci.yml", "gitlab-ci.yml")}
 
-# The e-mail channel a scheduled run delivers through: every value but the password is the
-# user's to edit in config.toml; the password comes from the CI's secrets.
-MAIL_CHANNEL = '''
-# The digest's e-mail: edit host, username, from and to; the password is the secret
-# WATCHER_SMTP_PASSWORD of the repository (Settings -> Secrets and variables -> Actions).
-[channel.mail]
-type = "email"
-host = "smtp.example.org"
-port = 587
-security = "starttls"
-username = "me@example.org"
-password_env = "WATCHER_SMTP_PASSWORD"
-from = "watcher <me@example.org>"
-to = ["me@example.org"]
-'''
+# The e-mail channel a scheduled run delivers through: the example's commented [channel.mail],
+# uncommented, under this note (the password comes from the CI's secrets).
+MAIL_NOTE = ("# The digest's e-mail: edit host, username, from and to; the password is the secret\n"
+             "# WATCHER_SMTP_PASSWORD of the repository (its README says where to set it).\n")
 
 # (what the example says, what a scheduled run needs): each must be found exactly once.
 SCHEDULED_EDITS = (
@@ -64,13 +53,28 @@ def starter_config() -> str:
 
 def scheduled_config(text: str) -> str:
     """The starter config as a scheduled CI run uses it: the digest due after each arXiv
-    announcement and delivered by e-mail (:data:`MAIL_CHANNEL`)."""
+    announcement and delivered by e-mail (the example's ``[channel.mail]``, uncommented)."""
     for old, new in SCHEDULED_EDITS:
         if text.count(old) != 1:
             raise ConfigError(f"the example config no longer holds {old!r} once; "
                               "update watcher.init.SCHEDULED_EDITS")
         text = text.replace(old, new)
-    return text.rstrip("\n") + "\n" + MAIL_CHANNEL
+    return _uncomment_mail(text)
+
+
+def _uncomment_mail(text: str) -> str:
+    """``text`` with the commented ``[channel.mail]`` table of the example made a table, from
+    its header to the first bare ``#`` line, under :data:`MAIL_NOTE` instead of the
+    paragraph that tells how to uncomment it."""
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.rstrip() == "# [channel.mail]"]
+    intro = [i for i, line in enumerate(lines) if line.startswith("# Your digest by e-mail:")]
+    if len(starts) != 1 or len(intro) != 1 or intro[0] > starts[0]:
+        raise ConfigError("the example config no longer holds its commented [channel.mail] once; "
+                          "update watcher.init.scheduled_config")
+    end = next(i for i in range(starts[0], len(lines)) if lines[i].rstrip() == "#")
+    table = [line[2:] for line in lines[starts[0]:end]]
+    return "".join(lines[:intro[0]] + [MAIL_NOTE] + table + lines[end:])
 
 
 def _template(name: str) -> str:

@@ -1,0 +1,99 @@
+"""From the sample to one's own digest, as a newcomer goes: ``watcher init``, its next steps,
+the starter's e-mail channel and ``[web]`` uncommented as it says, ``watcher check``'s notes,
+and a real e-mail (aiosmtpd) in which every paper has a link and rating links. In-process
+(click's runner) but for the mail server."""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from contextlib import contextmanager
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from deliverkit import MailServer
+from watcher.cli import cli
+from watcher.config import _CHANNEL_COMMON, _CHANNEL_KEYS
+from watcher.init import starter_config
+
+SECRET = "a-long-random-secret-for-the-links-0123456789"
+LOGIN = ("me@example.org", "s3cret-password")
+
+
+@contextmanager
+def inside(folder: Path):
+    old = os.getcwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(old)
+
+
+def watcher(folder: Path, *args: str, env: dict | None = None):
+    """``watcher ARGS`` in ``folder``, in this process; (exit code, stdout, stderr)."""
+    with inside(folder):
+        r = CliRunner().invoke(cli, list(args), prog_name="watcher", env=env, catch_exceptions=False)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def uncomment(text: str, header: str) -> str:
+    """The starter with the commented table ``header`` made a table, as its comment says."""
+    lines = text.splitlines(keepends=True)
+    start = lines.index(f"# {header}\n")
+    end = next(i for i in range(start, len(lines)) if lines[i].rstrip() == "#")
+    return "".join(lines[:start] + [line[2:] for line in lines[start:end]] + lines[end:])
+
+
+def test_init_prints_three_next_steps_and_the_starter_has_every_email_key(tmp_path):
+    code, out, _ = watcher(tmp_path, "init")
+    assert code == 0
+    steps = re.findall(r"^  (\d)\. (.+)$", out, re.M)
+    assert [n for n, _ in steps] == ["1", "2", "3"], out
+    assert "watcher once --sample" in steps[0][1]
+    assert "[channel.mail]" in steps[1][1] and "[web]" in steps[1][1]
+    assert "watcher check" in steps[2][1] and "watcher test-deliver mail" in steps[2][1]
+    text = (tmp_path / "config.toml").read_text()
+    mail = tomllib.loads(uncomment(text, "[channel.mail]"))["channel"]["mail"]
+    assert set(mail) == set(_CHANNEL_COMMON) | set(_CHANNEL_KEYS["email"])  # every key, each explained
+    web = tomllib.loads(uncomment(text, "[web]"))["web"]
+    assert set(web) == {"base_url", "secret_env"}
+
+
+def test_check_says_per_channel_which_keys_give_the_digest_its_links(tmp_path):
+    (tmp_path / "config.toml").write_text(starter_config())
+    code, out, _ = watcher(tmp_path, "check")
+    assert code == 0
+    notes = [line for line in out.splitlines() if "rating links" in line]
+    assert notes == ["config.toml: channel.archive (file): its digests carry no rating links, and no "
+                     "link for a paper without a page of its own: set web.base_url and web.secret_env"]
+    # a file channel writing only text (which carries no links) has nothing to be told
+    (tmp_path / "config.toml").write_text(starter_config().replace('formats = ["text", "html"]', 'formats = ["text"]'))
+    assert "rating links" not in watcher(tmp_path, "check")[1]
+
+
+def test_the_starter_uncommented_as_it_says_mails_every_paper_with_a_link_and_rating_links(tmp_path):
+    """The newcomer's path: uncomment [channel.mail] and [web], add "mail" to the digest, set
+    the two variables: check is quiet about links, and the e-mail of the sample carries, for
+    every paper, a link on its title and up / down / save links."""
+    watcher(tmp_path, "init")
+    text = uncomment(uncomment((tmp_path / "config.toml").read_text(), "[channel.mail]"), "[web]")
+    with MailServer(login=LOGIN) as smtp:
+        text = (text.replace('channels = ["archive"]', 'channels = ["archive", "mail"]')
+                .replace('host = "smtp.example.org"', 'host = "127.0.0.1"')
+                .replace("port = 587", f"port = {smtp.port}").replace('security = "starttls"', 'security = "none"'))
+        (tmp_path / "config.toml").write_text(text)
+        env = {"WATCHER_SMTP_PASSWORD": LOGIN[1], "WATCHER_SECRET": SECRET}
+        code, out, err = watcher(tmp_path, "check", env=env)
+        assert code == 0, err
+        assert "rating links" not in out
+        code, out, err = watcher(tmp_path, "once", "--sample", env=env)
+        assert code == 0, err
+        assert len(smtp.received) == 1
+        html = smtp.received[0].message.get_body(("html",)).get_content()
+    papers = re.findall(r'<div style="font-size:17px;line-height:23px;font-weight:bold;color:#111827;">(.*?)</div>', html, re.S)
+    assert len(papers) == 30
+    assert all(p.startswith('<a href="http') for p in papers), [p for p in papers if "<a " not in p][:3]
+    assert html.count('href="http://127.0.0.1:8080/r/') >= 30  # a rating link per paper
