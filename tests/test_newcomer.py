@@ -97,3 +97,63 @@ def test_the_starter_uncommented_as_it_says_mails_every_paper_with_a_link_and_ra
     assert len(papers) == 30
     assert all(p.startswith('<a href="http') for p in papers), [p for p in papers if "<a " not in p][:3]
     assert html.count('href="http://127.0.0.1:8080/r/') >= 30  # a rating link per paper
+
+
+# --- a profile that brings nothing says so, everywhere ---------------------------------------
+
+PROTEIN = '''
+[profile.protein]
+title = "Diffusion models for protein design"
+query = '"protein design" AND diffusion'
+'''
+
+
+def two_profiles(folder: Path, smtp_port: int) -> str:
+    """The starter with a second profile that matches none of the sample's 351 papers, both in
+    the digest, delivered to the archive and by e-mail to the local server."""
+    watcher(folder, "init")
+    text = uncomment((folder / "config.toml").read_text(), "[channel.mail]") + PROTEIN
+    text = (text.replace('profiles = ["llm-rl"]', 'profiles = ["llm-rl", "protein"]')
+            .replace('channels = ["archive"]', 'channels = ["archive", "mail"]')
+            .replace('host = "smtp.example.org"', 'host = "127.0.0.1"')
+            .replace("port = 587", f"port = {smtp_port}").replace('security = "starttls"', 'security = "none"'))
+    (folder / "config.toml").write_text(text)
+    return text
+
+
+def test_a_profile_with_no_papers_is_named_with_its_count_and_left_out_of_the_title(tmp_path, monkeypatch):
+    from starlette.testclient import TestClient
+
+    from watcher.config import load_config
+    from watcher.pipeline import Cycle, Deliver, Fetch, run_once, sample_config, sample_now
+    from watcher.summary import digest_lines, skim
+    from webkit import app_for
+
+    hint = "Diffusion models for protein design none, preview its query: watcher serve, then /profiles/protein"
+    with MailServer(login=LOGIN) as smtp:
+        two_profiles(tmp_path, smtp.port)
+        config = sample_config(load_config(tmp_path / "config.toml"))
+        monkeypatch.setenv("WATCHER_SMTP_PASSWORD", LOGIN[1])
+        with inside(tmp_path):
+            report = run_once(config, Cycle(now=sample_now(config)), Fetch(), Deliver())
+        assert report.ok
+        message = smtp.received[0].message
+    # the terminal: the line per digest and the sample's skim
+    assert digest_lines(report, ["daily"]) == [
+        f"digest daily: delivered 30 papers to archive, mail; per profile: LLM-RL 30; {hint}"]
+    issue = next(c.issue for c in report.channels if c.issue)
+    assert skim(issue, []).splitlines()[0] == f"LLM-RL - 2025-04-12: 30 papers — LLM-RL 30; {hint}"
+    # the subject and the digest's header: the title names only the profile that brought papers
+    assert message["Subject"] == "LLM-RL — 2025-04-12: 30 new papers (LLM-RL 30, Diffusion models for protein design none)"
+    html = message.get_body(("html",)).get_content()
+    assert re.search(r'font-weight:bold;color:#111827;">LLM-RL</div>', html)
+    assert "LLM-RL: 30 · Diffusion models for protein design: none" in html
+    text = message.get_body(("plain",)).get_content()
+    assert "Per profile: LLM-RL 30, Diffusion models for protein design none" in text
+    # status and the inbox read what the issue recorded
+    code, out, _ = watcher(tmp_path, "status", "--sample")
+    assert code == 0 and f"last issue 2025-04-12, per profile: LLM-RL 30; {hint}" in out
+    with TestClient(app_for(config, config.settings.database)) as client:
+        page = client.get("/").text
+    assert "LLM-RL</a>: 30 papers" in page
+    assert re.search(r'Diffusion models for protein design</a>: none in its window \(<a href="[^"]*/profiles/protein#preview">preview its query</a>\)', page)

@@ -194,6 +194,10 @@ class Links:
         out["web"] = f"{self.base_url}/papers/{quote(match.paper.arxiv_id or short_key(key), safe='')}"
         return out
 
+    def profile(self, name: str) -> str:
+        """The profile's page in the web inbox (its chart and query preview)."""
+        return f"{self.base_url}/profiles/{quote(name, safe='')}#preview"
+
     def digest(self, name: str, day: date) -> str:
         """The digest as delivered, in the web inbox ("view in browser"): the message's own page
         (:func:`issue_path`), or the issue's when no message is named (a dry run)."""

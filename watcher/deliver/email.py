@@ -40,9 +40,13 @@ MAX_BYTES = 100_000  # SPEC §6: an e-mail stays under 100 KB, whatever max_byte
 
 
 def subject(digest: Digest) -> str:
-    """``LLM-RL — 2025-04-12: 12 new papers`` on one line (no header injection possible)."""
+    """``LLM-RL — 2025-04-12: 12 new papers`` on one line (no header injection possible);
+    with several profiles, what each brought: ``(LLM-RL 10, Robotics 2, Protein design none)``."""
+    from ..assemble import counts_line
+
     what = plural(len(digest.matches), "new paper") if digest.matches else "no new papers"
-    return " ".join(f"{digest.title} — {digest.date.isoformat()}: {what}".split())
+    per = f" ({counts_line(digest.per_profile)})" if digest.per_profile else ""
+    return " ".join(f"{digest.title} — {digest.date.isoformat()}: {what}{per}".split())
 
 
 class PartialDelivery(DeliveryError):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.routing import Route
 
+from ..assemble import profile_counts
 from .feeds import feed_link
 from .auth import csrf_token, logged_in
 from .digests import papers_of, sections, shown_tldrs
@@ -31,9 +32,12 @@ def inbox(request: Request):
             return kept
         issues = [store.issue(name, row["day"]) for name, row in latest.items()]
         shown, marked = shown_tldrs(store, issues), marks(request, store, papers_of(issues))
+        counts = [profile_counts(config.digests[i["digest"]], config.profiles,
+                                 store.issue_profile_counts(i["digest"], i["day"]))
+                  if i["digest"] in config.digests else [] for i in issues]
     never = [name for name in config.digests if name not in latest]
     return memo.keep(key, page(request, "inbox.html", issues=issues, never=never, tldrs=shown,
-                                sections=[sections(i) for i in issues],
+                                sections=[sections(i) for i in issues], counts=counts,
                                 feeds=feeds, marks=marked, view=view_mode(request),
                                 paper_page=1))  # the first page of each; the rest on the issue's page
 
