@@ -157,3 +157,63 @@ def test_a_profile_with_no_papers_is_named_with_its_count_and_left_out_of_the_ti
         page = client.get("/").text
     assert "LLM-RL</a>: 30 papers" in page
     assert re.search(r'Diffusion models for protein design</a>: none in its window \(<a href="[^"]*/profiles/protein#preview">preview its query</a>\)', page)
+
+
+# --- messages that misled ------------------------------------------------------------------
+
+def test_serve_warns_about_a_reverse_proxy_only_when_base_url_reaches_other_machines(tmp_path, monkeypatch, caplog):
+    """The starter's [web] (base_url on this machine, no password) is no exposed inbox."""
+    from watcher.config import load_config
+    from watcher.web.serve import plan
+
+    monkeypatch.setenv("WATCHER_SECRET", SECRET)
+    for base_url, warned in (("http://127.0.0.1:8080", False), ("http://localhost:8080/papers", False),
+                             ("http://[::1]:8080", False), ("https://papers.example.org", True)):
+        (tmp_path / "config.toml").write_text(starter_config() + f'\n[web]\nbase_url = "{base_url}"\n'
+                                                                  'secret_env = "WATCHER_SECRET"\n')
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="watcher"):
+            plan(load_config(tmp_path / "config.toml"))
+        assert any("reverse proxy" in r.getMessage() for r in caplog.records) is warned, base_url
+
+
+def test_an_empty_or_blank_query_fails_check_in_one_clear_line(tmp_path):
+    text = starter_config()
+    start = text.index("query = '''")
+    end = text.index("'''\n", start + 12) + 4
+    for query in ('""', '"   "', "'''\n\n'''"):
+        (tmp_path / "config.toml").write_text(text[:start] + f"query = {query}\n" + text[end:])
+        code, out, err = watcher(tmp_path, "check")
+        assert code == 2 and "OK" not in out, (query, out)
+        assert err == ("watcher: config.toml: profile.llm-rl.query: is empty: write a query such as "
+                       "'\"protein design\" AND diffusion', or leave the key out (a profile without one "
+                       "selects by its authors, examples and ratings)\n"), (query, err)
+
+
+def test_state_restore_outside_a_clone_or_without_the_remote_says_what_is_missing(tmp_path):
+    import subprocess
+
+    (tmp_path / "config.toml").write_text(starter_config())
+    code, _, err = watcher(tmp_path, "state", "restore", "s.gz", "--git-branch", "watcher-state")
+    assert code == 1 and err.startswith("watcher: not a git repository"), err
+    assert "repository exists." not in err and err.count("\n") == 1
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    code, _, err = watcher(tmp_path, "state", "restore", "s.gz", "--git-branch", "watcher-state")
+    assert code == 1 and err.startswith("watcher: no git remote named 'origin' here"), err
+    assert "git remote add origin URL" in err and err.count("\n") == 1
+    code, _, err = watcher(tmp_path, "state", "restore", "s.gz", "--git-branch", "watcher-state",
+                           "--git-remote", str(tmp_path / "nowhere.git"))
+    assert code == 1 and "does not appear to be a git repository" in err, err
+    assert "repository exists." not in err
+
+
+def test_the_sample_logs_at_the_chosen_level(tmp_path):
+    """`--sample` is no reason for INFO lines: piped, stderr stays empty (stdout is the
+    digest); `--log-level info` still shows them."""
+    (tmp_path / "config.toml").write_text(starter_config())
+    code, out, err = watcher(tmp_path, "once", "--sample")
+    assert code == 0 and out.startswith("LLM-RL - 2025-04-12\n")
+    assert err == "", err
+    (tmp_path / "watcher-sample.db").unlink()
+    code, out, err = watcher(tmp_path, "--log-level", "info", "once", "--sample")
+    assert code == 0 and "INFO: digest daily -> archive: delivered 30 papers" in err

@@ -232,9 +232,7 @@ def once(ctx: Context, digests, due, dry_run, sample) -> None:
 
     config = ctx.config
     _check_digests(config, digests)
-    if sample:
-        if log.getEffectiveLevel() > logging.INFO:
-            log.setLevel(logging.INFO)
+    if sample:  # at the chosen log level (a terminal gets the skim and a line per digest)
         config = ctx.used = sample_config(config)
     now = sample_now(config) if sample else now_utc()
     selected = list(digests) or list(config.digests)
