@@ -217,3 +217,33 @@ def test_the_sample_logs_at_the_chosen_level(tmp_path):
     (tmp_path / "watcher-sample.db").unlink()
     code, out, err = watcher(tmp_path, "--log-level", "info", "once", "--sample")
     assert code == 0 and "INFO: digest daily -> archive: delivered 30 papers" in err
+
+
+def test_once_due_fetches_nothing_when_no_digest_is_due(tmp_path):
+    """A timer running `watcher once --due` every 15 minutes fetches only when a digest is due."""
+    from conftest import SEED_DIGEST
+    from watcher import formats
+    from watcher.store import Store
+
+    seed = formats.read(SEED_DIGEST.read_bytes(), "seed")
+
+    def listing(n: int) -> None:
+        entries = [f"{p.title}\n\nAuthors:{', '.join(p.authors)}\nDate:{p.published:%Y-%m-%d %H:%M:%S}\n\n{p.abstract}"
+                   for p in seed.papers[:n]]
+        (tmp_path / "listing.txt").write_text("\n\n".join([f"{seed.title} - 2025-04-12"] + entries))
+
+    text = starter_config()
+    start, end = text.index("[source.arxiv-ml]"), text.index("# Reinforcement learning for")
+    text = text[:start] + '[source.local]\ntype = "listing"\npath = "listing.txt"\n\n' + text[end:]
+    (tmp_path / "config.toml").write_text(text.replace('schedule = "30 21 * * sun-thu"', 'every = "1d"'))
+
+    def stored() -> int:
+        with Store.open(tmp_path / "watcher.db") as store:
+            return store.count_papers()
+
+    listing(3)
+    assert watcher(tmp_path, "once")[0] == 0 and stored() == 3
+    listing(6)
+    code, out, err = watcher(tmp_path, "once", "--due")  # delivered a moment ago: due in a day
+    assert code == 0 and stored() == 3, err
+    assert watcher(tmp_path, "fetch")[0] == 0 and stored() == 6  # the listing did have more
