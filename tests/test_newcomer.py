@@ -247,3 +247,34 @@ def test_once_due_fetches_nothing_when_no_digest_is_due(tmp_path):
     code, out, err = watcher(tmp_path, "once", "--due")  # delivered a moment ago: due in a day
     assert code == 0 and stored() == 3, err
     assert watcher(tmp_path, "fetch")[0] == 0 and stored() == 6  # the listing did have more
+
+
+# --- the page that walks a newcomer through it, and the no-server README ----------------------
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "getting-started-email.md"
+
+
+def test_the_getting_started_page_shows_what_init_and_check_say_and_its_toml_works(tmp_path, monkeypatch):
+    doc = DOC.read_text()
+    code, out, _ = watcher(tmp_path, "init", "my-papers")
+    assert code == 0 and out in doc  # the init output, verbatim
+    folder = tmp_path / "my-papers"
+    code, out, _ = watcher(folder, "check")
+    note = next(line for line in out.splitlines() if "rating links" in line).replace("archive (file)", "mail (email)")
+    assert note in doc
+    snippet = doc.split("## 4. E-mail, with links")[1].split("```toml\n")[1].split("```")[0]
+    tables = snippet.split("\n[channel.mail]")
+    text = (folder / "config.toml").read_text().replace('channels = ["archive"]', 'channels = ["archive", "mail"]')
+    (folder / "config.toml").write_text(text + "\n[channel.mail]" + tables[1])
+    monkeypatch.setenv("WATCHER_SMTP_PASSWORD", "x")
+    monkeypatch.setenv("WATCHER_SECRET", SECRET)
+    code, out, err = watcher(folder, "check")
+    assert code == 0 and "rating links" not in out, err
+
+
+def test_the_no_server_readme_says_why_its_mail_has_no_rating_links(tmp_path):
+    for kind in ("github", "gitlab"):
+        assert watcher(tmp_path, "init", f"--{kind}", kind)[0] == 0
+        said = " ".join((tmp_path / kind / "README.md").read_text().split())
+        assert "The e-mail has no up / down / save links" in said
+        assert "a scheduled CI run has no server" in said and "watcher rate up" in said
