@@ -194,6 +194,14 @@ def test_two_runs_of_the_workflow_keep_the_ledger_on_the_state_branch(tmp_path):
         assert first[0][0] == "Install watcher"  # from the wheel in the repository, no index
         assert "Successfully installed watcher-papers-" in first[0][1].stdout
         assert (tmp_path / "run1-site" / "bin" / "watcher").is_file()
+        # the installed watcher writes the same wheel again: a repository it makes runs it too
+        again = subprocess.run([str(tmp_path / "run1-site" / "bin" / "watcher"), "init", "--github", "again"],
+                               cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path / "run1-site")},
+                               capture_output=True, timeout=120)
+        assert again.returncode == 0, again.stderr
+        wheels = [(d / "wheels").iterdir() for d in (tmp_path / "again", tmp_path / "run1")]
+        (mine,), (theirs,) = map(list, wheels)
+        assert mine.read_bytes() == theirs.read_bytes()
         assert "no saved state" in out and "starting afresh" in out
         assert len(smtp.received) == 1, out
         sent_first = mailed_titles(smtp.received[0].message)

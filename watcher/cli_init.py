@@ -28,9 +28,14 @@ from .text import plural
 def init(folder: Path, github, gitlab, force) -> None:
     """Write a commented starter config.toml into DIR (default: here).
 
+    The starter holds a commented e-mail channel and [web] (the links in e-mails); init
+    prints the next three steps.
+
     With --github, a repository that runs watcher daily on GitHub Actions with no server of
-    your own: the config (delivering by e-mail), .github/workflows/watcher.yml and a README
-    saying which secrets to set. With --gitlab, the same for GitLab CI (.gitlab-ci.yml).
+    your own: the config (delivering by e-mail), .github/workflows/watcher.yml, a README
+    saying which secrets to set, and the wheel of this watcher (wheels/), which the workflow
+    installs (no package index needs to carry watcher). With --gitlab, the same for GitLab CI
+    (.gitlab-ci.yml).
     Refuses to overwrite an existing file unless --force. --github and --gitlab exclude
     each other.
     """

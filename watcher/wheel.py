@@ -70,10 +70,11 @@ def _record_line(name: str, data: bytes) -> str:
 
 
 def build_wheel() -> bytes:
-    """The bytes of a wheel of the running watcher (same watcher, same bytes)."""
+    """The bytes of a wheel of the running watcher (same watcher, same bytes: a watcher
+    installed from this wheel writes it again byte for byte)."""
     metadata, entry_points = _metadata()
     info = f"{wheel_name()[:-len('-py3-none-any.whl')]}.dist-info"
-    entries = [(name, path.read_bytes()) for name, path in _package_files().items()]
+    entries = [(name, path.read_bytes()) for name, path in sorted(_package_files().items())]
     entries += [(f"{info}/METADATA", metadata.encode()), (f"{info}/WHEEL", WHEEL_FILE.encode()),
                 (f"{info}/entry_points.txt", entry_points.encode())]
     record = "".join(_record_line(n, d) + "\n" for n, d in entries) + f"{info}/RECORD,,\n"
