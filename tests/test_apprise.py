@@ -163,8 +163,8 @@ def test_check_says_when_apprise_is_not_installed(tmp_path):
     result = run_watcher("--config", str(tmp_path / "config.toml"), "check",  # a process: the shim hides apprise
                          env={ENV: "json://127.0.0.1:9/x", "PYTHONPATH": f"{shim.parent}:{REPO}"})
     assert result.returncode == 2
-    assert b"channel.phone.type: apprise is not installed; install it with: pip install " \
-           b"'watcher-papers[apprise]'" in result.stderr
+    assert b"channel.phone.type: apprise is not installed; install it beside watcher with: " \
+           b"pip install 'apprise>=1.9'" in result.stderr
 
 
 def test_once_sample_delivers_through_apprise_once(tmp_path):

@@ -256,3 +256,17 @@ def test_a_lab_list_can_filter_and_unsubscribe_by_the_list_headers():
     msg = server.received[0].message
     assert msg["List-Id"] == "watcher digest daily <daily.me.watcher.example.org>"
     assert msg["List-Unsubscribe"] == "<mailto:bot@example.org?subject=unsubscribe%20daily>"
+
+
+def test_a_server_without_login_is_said_once_with_what_to_change(monkeypatch):
+    """A username against a server that offers no SMTP AUTH: smtplib's own words ("SMTP AUTH
+    extension not supported by server.") are not wrapped in a second "does not support"."""
+    monkeypatch.setenv("WATCHER_TEST_SMTP_PW", "s3cret-pw")
+    with MailServer() as server:
+        with pytest.raises(DeliveryError) as failed:
+            send(channel(server.port, username="bot", password_env="WATCHER_TEST_SMTP_PW"), sample_digest(1))
+    said = str(failed.value)
+    assert said.endswith("the server offers no login (SMTP AUTH): leave out username and password_env, "
+                         'or use security = "starttls" or "tls" (many servers offer login only over TLS)'), said
+    assert "not supported by server" not in said and said.count("SMTP AUTH") == 1
+    assert server.received == []

@@ -4,6 +4,7 @@ as a user who installed watcher with pip or pipx (no clone, no config.toml) star
 from __future__ import annotations
 
 import gzip
+import re
 import sqlite3
 import tomllib
 
@@ -186,3 +187,70 @@ def test_a_read_only_file_system_is_the_users_to_fix(capsys):
         write_failed(OSError(errno.EROFS, "Read-only file system", "/tmp/ro/config.toml"))
     assert stop.value.code == 2
     assert capsys.readouterr().err == "watcher: cannot write /tmp/ro/config.toml: read-only file system\n"
+
+
+# --- installing without a package index (issue: the docs said `pip install watcher-papers`) ---
+
+def invoke(*args, cwd):
+    """``watcher ARGS`` in this process (click's runner), in folder ``cwd``."""
+    import os
+
+    from click.testing import CliRunner
+
+    from watcher.cli import cli
+
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(cli, list(args), prog_name="watcher", catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def test_no_install_line_points_at_a_package_index_that_lacks_watcher(tmp_path):
+    """README, the starter config's header and what `init --github/--gitlab` write say how to
+    install watcher from a clone, a wheel or a git URL, never `pip install watcher-papers`."""
+    urls = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["urls"]
+    from watcher.init import SOURCE_URL
+
+    assert urls["Source"] == SOURCE_URL
+    header = "".join(line for line in starter_config().splitlines(True) if line.startswith("#"))
+    assert f"git+{SOURCE_URL}" in header and "pip wheel --no-deps" in header and "pypi.org" not in header
+    texts = {"README.md": (REPO / "README.md").read_text(), "config.toml": starter_config()}
+    for kind in ("github", "gitlab"):
+        assert invoke("init", f"--{kind}", kind, cwd=tmp_path).exit_code == 0
+        texts.update({f"{kind}/{p.relative_to(tmp_path / kind)}": p.read_text()
+                      for p in (tmp_path / kind).rglob("*") if p.is_file() and p.suffix != ".whl"})
+    for name, text in texts.items():
+        flat = " ".join(text.split())
+        assert not re.search(r"pip[x]? install '?watcher-papers", flat), name
+        assert "pypi.org/project/watcher-papers" not in flat, name
+
+
+def test_the_wheel_init_writes_is_the_running_watcher_and_always_the_same_bytes(tmp_path):
+    import zipfile
+
+    from watcher import __version__
+    from watcher.wheel import build_wheel, wheel_name
+
+    assert invoke("init", "--github", "repo", cwd=tmp_path).exit_code == 0
+    wheel = tmp_path / "repo" / "wheels" / wheel_name()
+    assert wheel.read_bytes() == build_wheel()  # no time stamps: a second init changes nothing
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        info = f"watcher_papers-{__version__}.dist-info"
+        assert {f"{info}/METADATA", f"{info}/RECORD", f"{info}/WHEEL", "watcher/cli.py",
+                "watcher/templates/digest.html", "watcher/data/config.toml"} <= names
+        assert zf.read("watcher/data/config.toml").decode() == starter_config()
+        assert "watcher = watcher.cli:main" in zf.read(f"{info}/entry_points.txt").decode()
+        record = zf.read(f"{info}/RECORD").decode().splitlines()
+        assert len(record) == len(names) and not any("__pycache__" in n for n in names)
+
+
+def test_init_names_every_file_that_exists_with_the_verb_agreeing(tmp_path):
+    (tmp_path / "README.md").write_text("mine\n")
+    one = invoke("init", "--github", cwd=tmp_path)
+    assert one.exit_code == 2 and "watcher: README.md already exists; pass --force" in one.output
+    (tmp_path / "config.toml").write_text("# mine\n")
+    two = invoke("init", "--github", cwd=tmp_path)
+    assert two.exit_code == 2 and "config.toml, README.md already exist; pass --force" in two.output

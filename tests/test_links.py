@@ -149,10 +149,14 @@ def test_verify_link_uses_the_configs_secret_and_check_says_when_links_are_off(w
     body = """
         [profile.p]
         query = "x"
+        [channel.hook]
+        type = "webhook"
+        url = "https://example.org/hook"
         """
     monkeypatch.setenv("WATCHER_TEST_SECRET", SECRET)
     off = load_config(write_config(body + table))
-    assert link_notes(off) == [f"{off.path}: web.base_url is not set: digests carry no rating links"]
+    assert link_notes(off) == [f"{off.path}: channel.hook (webhook): its digests carry no rating links, "
+                               "and no link for a paper without a page of its own: set web.base_url"]
     token = make_token(SECRET, "up", "p", "2504.07615")
     with pytest.raises(BadLink, match="links are off"):
         verify_link(off, token)

@@ -59,8 +59,10 @@ def test_the_digest_archive_and_the_permalink_show_the_digest_as_delivered(clien
     # the same papers in the same order as the inbox (the digest's order when it was sent)
     assert links(issue, r"^/papers/") == links(inbox, r"^/papers/")
     assert client.get("/digests?digest=daily").status_code == 200
-    # times in the config's zone (Europe/Berlin), as /status shows them: sent 21:59 UTC
-    assert "delivered 2025-04-12T23:59:00+02:00" in text(issue)
+    # times in the config's zone (Europe/Berlin), as a reader says them (the ISO time in
+    # <time datetime>): sent 21:59 UTC
+    assert "delivered Sat 12 Apr 2025, 23:59" in text(issue)
+    assert '<time datetime="2025-04-12T23:59:00+02:00">' in issue.text
     paper = text(client.get("/papers/2504.07615"))
     assert "2025-04-12T23:59:00+02:00" in paper and "T21:59:00 " not in paper
 

@@ -180,3 +180,51 @@ def test_the_compact_inbox_shows_five_papers_per_phone_screen(browser, sample_di
         text = page.evaluate("document.body.innerText")
         assert not re.search("[\U0001F300-\U0001FAFF\u2600-\u27BF]", text), "emoji on the page"
         context.close()
+
+
+@pytest.mark.parametrize("width,height", [(390, 844), (1280, 900)])
+def test_the_phone_inbox_first_screen_titles_targets_dates_and_menu(browser, sample_dir, width, height):  # noqa: F811
+    """Geometry, measured in Chromium: the first paper whole within the first screen; every
+    title whole (no clamp cuts it); the menu on one line; every touch target (menu links, a
+    card's title, its More / Less / Save buttons and Abstract) at least 44 x 44 px; dates as a
+    reader says them, never a raw ISO time; no channel name as a heading."""
+    port = free_port()
+    with started(["serve", "--listen", f"127.0.0.1:{port}"], sample_dir) as proc:
+        url, _ = read_url(proc)
+        wait_ok(url + "healthz")
+        context = browser.new_context(viewport={"width": width, "height": height})
+        page = context.new_page()
+        page.goto(url)
+        no_overflow(page, f"inbox-first-screen-{width}")
+        first = page.locator("article.paper").first.bounding_box()
+        assert first["y"] + first["height"] <= height, f"the first paper ends at {first['y'] + first['height']} px"
+        # it starts in the top 30 % of the screen (the menu on two lines, a heading per
+        # channel and a raw time on two lines had put it at 414 px of 844)
+        assert first["y"] <= 0.3 * height, f"the first paper starts at {first['y']} px"
+        titles = page.evaluate("""[...document.querySelectorAll('article.paper h3')].map(h =>
+            [h.innerText, h.scrollHeight - h.clientHeight, getComputedStyle(h).webkitLineClamp])""")
+        import json
+        from urllib.request import urlopen
+
+        with urlopen(url + "index.json", timeout=30) as r:
+            recorded = [p["title"] for p in json.load(r)["issues"][0]["messages"][0]["papers"]]
+        assert [t for t, _, _ in titles] == [" ".join(t.split()) for t in recorded]
+        assert all(cut <= 1 and clamp in ("none", "") for _, cut, clamp in titles), titles[:3]
+        menu = page.evaluate("""[...document.querySelectorAll('header.top nav > a, header.top nav > details')]
+            .map(e => e.getBoundingClientRect()).filter(b => b.width).map(b => [b.top, b.width, b.height])""")
+        assert len({round(top) for top, _, _ in menu}) == 1, f"the menu wraps: {menu}"
+        assert page.locator("header.top").bounding_box()["height"] <= 45
+        targets = page.evaluate("""[...document.querySelectorAll('header.top nav > a, article.paper h3 a, ' +
+            'article.paper form.rate button, article.paper details.abstract summary')]
+            .map(e => [e.innerText.trim().slice(0, 30), e.getBoundingClientRect()])
+            .map(([t, b]) => [t, Math.round(b.width), Math.round(b.height)])""")
+        assert len(targets) > 30 * 4
+        small = [t for t in targets if t[1] < 44 or t[2] < 44]
+        assert not small, f"touch targets under 44 px: {small[:5]}"
+        main = page.locator("main").inner_text()
+        assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", main), "a raw ISO time on the page"
+        assert "Sat 12 Apr 2025" in main and "delivered Sat 12 Apr 2025, 23:59" in main
+        headings = page.evaluate("[...document.querySelectorAll('h1,h2,h3,h4,h5,h6')].map(h => h.innerText.trim())")
+        assert "archive" not in headings
+        print(f"inbox at {width} x {height}: first paper {first['y']:.0f}-{first['y'] + first['height']:.0f} px")
+        context.close()

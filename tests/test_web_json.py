@@ -96,7 +96,8 @@ def test_the_twins_need_the_login_the_pages_need(sample):
     config, db = sample
     with TestClient(app_for(config, db, password="a long enough password"), follow_redirects=False) as c:
         for path in ["/search.json?q=GRPO", "/digests.json", "/digests/daily/2025-04-12.json",
-                     f"/papers/{PAPER}.json", "/profiles/llm-rl.json"]:
+                     f"/papers/{PAPER}.json", "/profiles/llm-rl.json", "/index.json", "/saved.json",
+                     "/status.json"]:
             r = c.get(path)
             assert r.status_code in (302, 303, 401), path
             assert PAPER not in r.text, path
@@ -151,3 +152,42 @@ def test_every_id_the_twins_give_opens_the_papers_page(sample, tmp_path):
             assert page.status_code == 200 and "Not Found" not in page.text, ident
         assert c.get("/papers/10.1038/no-such-paper").status_code == 404
         assert c.get("/papers/pmid:1.json").status_code == 404
+
+
+def test_the_inbox_saved_list_and_status_have_twins(client, sample, tmp_path):
+    """`/index.json`, `/saved.json`, `/status.json`: the same facts as their pages."""
+    inbox = client.get("/index.json").json()
+    (issue,) = inbox["issues"]
+    assert issue["digest"] == "daily" and issue["title"] == "LLM-RL"
+    assert [p["key"] for p in issue["messages"][0]["papers"]] == card_keys(client.get("/").text)
+    ids_and_titles(issue["messages"][0]["papers"])
+    assert issue["profiles"] == [{"name": "llm-rl", "title": "LLM-RL", "papers": 30,
+                                  "url": "/profiles/llm-rl"}] and inbox["never"] == []
+    status = client.get("/status.json").json()
+    assert status["lines"][0].startswith("database ") and status["config"].endswith("config.toml")
+    assert any("last issue 2025-04-12, per profile: LLM-RL 30" in line for line in status["lines"])
+    config, db = sample
+    copy = database_copy(db, tmp_path)
+    with Store.open(copy) as store:
+        store.db.execute("INSERT INTO saved VALUES (?, '2025-04-13T08:00:00', 'web')", [PAPER])
+    with TestClient(app_for(config, copy)) as c:
+        saved = c.get("/saved.json").json()["papers"]
+        assert [(p["id"], p["saved_at"]) for p in saved] == [(PAPER, "2025-04-13T08:00:00")]
+        assert card_keys(c.get("/saved").text) == [PAPER]
+        ids_and_titles(saved)
+
+
+def test_search_says_how_many_papers_it_found(client):
+    """The count: exact when every match was seen (or, with no query, counted by SQLite);
+    "more than" when only a lower bound is known."""
+    few = client.get("/search.json", params={"q": "GRPO"}).json()
+    assert few["more"] is False and few["count"] == len(few["papers"]) == 4
+    assert "4 papers · papers 1–4 · page 1" in client.get("/search", params={"q": "GRPO"}).text
+    many = client.get("/search.json", params={"q": "reasoning"}).json()  # checked page by page
+    assert many["more"] is True and many["count"] is None and many["count_at_least"] == 25
+    assert "More than 25 papers · papers 1–25 · page 1" in client.get("/search", params={"q": "reasoning"}).text
+    every = client.get("/search.json", params={"q": ""}).json()
+    assert every["more"] is True and every["count"] == 351  # the sample's papers, counted
+    assert "351 papers · papers 1–25 · page 1" in client.get("/search", params={"q": ""}).text
+    second = client.get("/search.json", params={"q": "", "page": 2}).json()
+    assert second["count"] == 351

@@ -103,15 +103,24 @@ def run_job(remote: Path, workdir: Path, extra_path: str,
             variables: dict | None = None) -> list[tuple[str, subprocess.CompletedProcess]]:
     """Check out ``remote`` afresh (as actions/checkout does) and run the job's ``run`` steps in
     order, as the runner does: a failed step skips the later ones but for ``always()`` ones,
-    a step for ``vars.WATCHER_PAGES`` runs only when ``variables`` set it; the install step is
-    this checkout's own watcher already on PATH."""
+    a step for ``vars.WATCHER_PAGES`` runs only when ``variables`` set it. The install step
+    runs as written, with pip told to put watcher into a folder of the run's own (and not to
+    fetch the dependencies, which ``extra_path``'s Python has): every later step runs the
+    watcher the workflow installed, from the wheel in the repository."""
     git("clone", "-q", str(remote), str(workdir), cwd=remote.parent)
     doc = load(workdir / ".github" / "workflows" / "watcher.yml")
-    env = {**os.environ, **doc["env"], "PATH": extra_path + os.pathsep + os.environ["PATH"]}
+    installed = workdir.parent / (workdir.name + "-site")
+    env = {**os.environ, **doc["env"], "PATH": os.pathsep.join([str(installed / "bin"), extra_path, os.environ["PATH"]]),
+           "PYTHONPATH": str(installed)}
     env.pop("WATCHER_CONFIG", None)
+    if variables and "WATCHER_INSTALL" in variables:  # ${{ vars.WATCHER_INSTALL || ... }}
+        env["WATCHER_INSTALL"] = variables["WATCHER_INSTALL"]
+    else:
+        env["WATCHER_INSTALL"] = re.fullmatch(r"\$\{\{ vars\.WATCHER_INSTALL \|\| '(.+)' \}\}", doc["env"]["WATCHER_INSTALL"]).group(1)
+    pip = {"PIP_TARGET": str(installed), "PIP_NO_DEPS": "1", "PIP_NO_INDEX": "1", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     done, failed = [], False
     for step in doc["jobs"]["digest"]["steps"]:
-        if "uses" in step or step.get("id") == "install":
+        if "uses" in step:
             continue
         condition = step.get("if", "")
         if failed and not condition.startswith("always()"):
@@ -120,6 +129,8 @@ def run_job(remote: Path, workdir: Path, extra_path: str,
             continue
         step_env = {k: SECRETS[m.group(1)] if (m := re.fullmatch(r"\$\{\{ secrets\.(\w+) \}\}", v)) else v
                     for k, v in step.get("env", {}).items()}
+        if step.get("id") == "install":
+            step_env.update(pip)
         r = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=workdir, env={**env, **step_env},
                            capture_output=True, text=True, timeout=120)
         done.append((step.get("name", step["run"]), r))
@@ -183,6 +194,17 @@ def test_two_runs_of_the_workflow_keep_the_ledger_on_the_state_branch(tmp_path):
         first = run_job(remote, tmp_path / "run1", BIN)
         out = "".join(r.stdout + r.stderr for _, r in first)
         assert all(r.returncode == 0 for _, r in first), out
+        assert first[0][0] == "Install watcher"  # from the wheel in the repository, no index
+        assert "Successfully installed watcher-papers-" in first[0][1].stdout
+        assert (tmp_path / "run1-site" / "bin" / "watcher").is_file()
+        # the installed watcher writes the same wheel again: a repository it makes runs it too
+        again = subprocess.run([str(tmp_path / "run1-site" / "bin" / "watcher"), "init", "--github", "again"],
+                               cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path / "run1-site")},
+                               capture_output=True, timeout=120)
+        assert again.returncode == 0, again.stderr
+        wheels = [(d / "wheels").iterdir() for d in (tmp_path / "again", tmp_path / "run1")]
+        (mine,), (theirs,) = map(list, wheels)
+        assert mine.read_bytes() == theirs.read_bytes()
         assert "no saved state" in out and "starting afresh" in out
         assert len(smtp.received) == 1, out
         sent_first = mailed_titles(smtp.received[0].message)
@@ -366,16 +388,18 @@ def pip_calls(script: str, env: dict, cwd: Path) -> list[list[str]]:
 
 
 @pytest.mark.parametrize("kind", ["github", "gitlab"])
-def test_the_install_source_is_one_variable_defaulting_to_the_release(tmp_path, kind):
-    """WATCHER_INSTALL (a repository / CI variable) says where watcher comes from: the PyPI
-    release by default, a git URL or a wheel when set; every install line uses it, and the
-    release's name is written once."""
-    from watcher import __version__
+def test_the_install_source_is_one_variable_defaulting_to_the_wheel_in_the_repository(tmp_path, kind):
+    """WATCHER_INSTALL (a repository / CI variable) says where watcher comes from: the wheel
+    `init` wrote into the repository by default (no package index carries watcher), a git URL
+    or a wheel when set; every install line uses it, and the wheel's name is written once."""
+    from watcher.wheel import wheel_name
 
     path = init_ci(tmp_path / "repo", kind)
     text = path.read_text()
-    release = f"watcher-papers=={__version__}"
-    assert text.count(release) == 1
+    release = f"./wheels/{wheel_name()}"
+    assert text.count(release) == 1 and "watcher-papers==" not in text
+    root = path.parents[2] if kind == "github" else path.parent
+    assert (root / release).is_file()
     git_url = "git+https://git.example.org/me/watcher@main"
     if kind == "github":
         doc = load(path)
@@ -395,7 +419,8 @@ def test_the_install_source_is_one_variable_defaulting_to_the_release(tmp_path, 
         assert pip_calls(line, {"WATCHER_INSTALL": git_url}, tmp_path)[-1] == git_url
     readme = (path.parents[2] if kind == "github" else path.parent) / "README.md"
     said = " ".join(readme.read_text().split())
-    assert "WATCHER_INSTALL" in said and "must be installable" in said
+    assert "WATCHER_INSTALL" in said and f"pip install {release}" in said
+    assert "pypi.org" not in said and "watcher-papers==" not in said
     if kind == "github":
         r = actionlint(path)
         assert r.returncode == 0, r.stdout + r.stderr

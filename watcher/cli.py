@@ -217,7 +217,8 @@ def _check_digests(config: Config, names: tuple[str, ...]) -> None:
 
 @cli.command()
 @click.option("--digest", "digests", multiple=True, metavar="NAME", help="Only this digest (repeatable).")
-@click.option("--due", is_flag=True, help="Only digests whose schedule fired since their last run.")
+@click.option("--due", is_flag=True, help="Only digests whose schedule fired since their last run; "
+                                          "when none is due, nothing is fetched either.")
 @click.option("--dry-run", is_flag=True,
               help="Print each digest once, in each format its channels send, on stdout (a "
                    "'==>' banner per format and 'no new papers' notes go to stderr); send and "
@@ -233,9 +234,7 @@ def once(ctx: Context, digests, due, dry_run, sample) -> None:
 
     config = ctx.config
     _check_digests(config, digests)
-    if sample:
-        if log.getEffectiveLevel() > logging.INFO:
-            log.setLevel(logging.INFO)
+    if sample:  # at the chosen log level (a terminal gets the skim and a line per digest)
         config = ctx.used = sample_config(config)
     now = sample_now(config) if sample else now_utc()
     selected = list(digests) or list(config.digests)
@@ -246,7 +245,9 @@ def once(ctx: Context, digests, due, dry_run, sample) -> None:
             last = store.digest_times(config.digests, "last_run")
         selected = [d.name for d in due_digests(config, last, now, only=selected)]
     cycle = Cycle(now=now, clock=None if sample else now_utc)
-    report = run_once(config, cycle, Fetch(), Deliver(digests=selected, dry_run=DryRun() if dry_run else None))
+    # --due under a timer every 15 minutes: no digest due, no source fetched
+    fetch = None if due and not selected else Fetch()
+    report = run_once(config, cycle, fetch, Deliver(digests=selected, dry_run=DryRun() if dry_run else None))
     sys.exit(_report_cycle(report, sample and not dry_run, None if dry_run else selected))
 
 

@@ -35,9 +35,14 @@ from .text import plural
 def init(folder: Path, github, gitlab, force, cites, orcid, mailto, openalex_url) -> None:
     """Write a commented starter config.toml into DIR (default: here).
 
+    The starter holds a commented e-mail channel and [web] (the links in e-mails); init
+    prints the next three steps.
+
     With --github, a repository that runs watcher daily on GitHub Actions with no server of
-    your own: the config (delivering by e-mail), .github/workflows/watcher.yml and a README
-    saying which secrets to set. With --gitlab, the same for GitLab CI (.gitlab-ci.yml).
+    your own: the config (delivering by e-mail), .github/workflows/watcher.yml, a README
+    saying which secrets to set, and the wheel of this watcher (wheels/), which the workflow
+    installs (no package index needs to carry watcher). With --gitlab, the same for GitLab CI
+    (.gitlab-ci.yml).
     Refuses to overwrite an existing file unless --force. --github and --gitlab exclude
     each other.
 
@@ -67,9 +72,13 @@ def init(folder: Path, github, gitlab, force, cites, orcid, mailto, openalex_url
     where = "" if folder == Path(".") else f"cd {folder} && "
     if kind:
         click.echo(f"next: read {folder / 'README.md'}, edit config.toml, then {where}watcher check")
-    else:
-        click.echo(f"next: {where}watcher once --sample, then edit the [profile.*] tables and "
-                   "run watcher check")
+        return
+    click.echo("next:\n"
+               f"  1. {where}watcher once --sample    # a digest from the shipped sample, no network\n"
+               "  2. edit config.toml: your [profile.*] query (preview it: watcher serve, then the "
+               "profile's page); uncomment [channel.mail] and [web], add \"mail\" to the digest's channels\n"
+               "  3. export WATCHER_SMTP_PASSWORD=... WATCHER_SECRET=...; watcher check && "
+               "watcher test-deliver mail && watcher once")
 
 
 @cli.group()

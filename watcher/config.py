@@ -687,7 +687,11 @@ def _profile(r: _Reader, name: str, t: dict, base: Path) -> Profile:
     # no query, authors or examples: the profile selects what its ratings teach (watcher.learn)
     if v["max_papers"] < 1:
         raise r.fail(f"{where}.max_papers", "must be at least 1")
-    for key in ("query", "exclude"):
+    for key, leave_out in (("query", "a profile without one selects by its authors, examples and ratings"),
+                           ("exclude", "without it nothing is excluded")):
+        if v[key] is not None and not v[key].strip():  # never a caret under nothing
+            raise r.fail(f"{where}.{key}", f"is empty: write a query such as '\"protein design\" AND "
+                                           f"diffusion', or leave the key out ({leave_out})")
         if v[key]:
             _check_query(r, f"{where}.{key}", v[key])
     for category in v["categories"]:

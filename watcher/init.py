@@ -2,10 +2,12 @@
 that runs watcher on a schedule with no server of one's own (SPEC §9).
 
 The starter config is the example config shipped with watcher (``config.toml`` of a checkout,
-``watcher/data/config.toml`` in a wheel), so ``pip install watcher-papers`` or pipx without a
-clone can start with ``watcher init`` then ``watcher once --sample``. The repository files are
-templates in ``watcher/data/init/``; the scheduled variant's config is that same example with
-the few edits a scheduled run needs (:func:`scheduled_config`), never a second copy of it.
+``watcher/data/config.toml`` in a wheel), so an install without a clone (``pip install`` of a
+wheel or a git URL, pipx) can start with ``watcher init`` then ``watcher once --sample``. The
+repository files are templates in ``watcher/data/init/``, plus the wheel of the running
+watcher (:mod:`watcher.wheel`), which the CI installs: a first run needs no package index that
+carries watcher. The scheduled variant's config is that same example with the few edits a
+scheduled run needs (:func:`scheduled_config`), never a second copy of it.
 """
 
 from __future__ import annotations
@@ -19,24 +21,14 @@ from .errors import ConfigError, InputError
 HERE = Path(__file__).resolve().parent
 INIT_TEMPLATES = HERE / "data" / "init"
 STATE_BRANCH = "watcher-state"
+SOURCE_URL = "https://github.com/watcher-papers/watcher"  # pyproject.toml's [project.urls] Source
 CI_FILES = {"github": (".github/workflows/watcher.yml", "github-workflow.yml"),  # kind -> (file, template)
             "gitlab": (".gitlab-ci.yml", "gitlab-ci.yml")}
 
-# The e-mail channel a scheduled run delivers through: every value but the password is the
-# user's to edit in config.toml; the password comes from the CI's secrets.
-MAIL_CHANNEL = '''
-# The digest's e-mail: edit host, username, from and to; the password is the secret
-# WATCHER_SMTP_PASSWORD of the repository (Settings -> Secrets and variables -> Actions).
-[channel.mail]
-type = "email"
-host = "smtp.example.org"
-port = 587
-security = "starttls"
-username = "me@example.org"
-password_env = "WATCHER_SMTP_PASSWORD"
-from = "watcher <me@example.org>"
-to = ["me@example.org"]
-'''
+# The e-mail channel a scheduled run delivers through: the example's commented [channel.mail],
+# uncommented, under this note (the password comes from the CI's secrets).
+MAIL_NOTE = ("# The digest's e-mail: edit host, username, from and to; the password is the secret\n"
+             "# WATCHER_SMTP_PASSWORD of the repository (its README says where to set it).\n")
 
 # (what the example says, what a scheduled run needs): each must be found exactly once.
 SCHEDULED_EDITS = (
@@ -61,34 +53,59 @@ def starter_config() -> str:
 
 def scheduled_config(text: str) -> str:
     """The starter config as a scheduled CI run uses it: the digest due after each arXiv
-    announcement and delivered by e-mail (:data:`MAIL_CHANNEL`)."""
+    announcement and delivered by e-mail (the example's ``[channel.mail]``, uncommented)."""
     for old, new in SCHEDULED_EDITS:
         if text.count(old) != 1:
             raise ConfigError(f"the example config no longer holds {old!r} once; "
                               "update watcher.init.SCHEDULED_EDITS")
         text = text.replace(old, new)
-    return text.rstrip("\n") + "\n" + MAIL_CHANNEL
+    return _uncomment_mail(text)
+
+
+def _uncomment_mail(text: str) -> str:
+    """``text`` with the commented ``[channel.mail]`` table of the example made a table, from
+    its header to the first bare ``#`` line, under :data:`MAIL_NOTE` instead of the
+    paragraph that tells how to uncomment it."""
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.rstrip() == "# [channel.mail]"]
+    intro = [i for i, line in enumerate(lines) if line.startswith("# Your digest by e-mail:")]
+    if len(starts) != 1 or len(intro) != 1 or intro[0] > starts[0]:
+        raise ConfigError("the example config no longer holds its commented [channel.mail] once; "
+                          "update watcher.init.scheduled_config")
+    end = next(i for i in range(starts[0], len(lines)) if lines[i].rstrip() == "#")
+    table = [line[2:] for line in lines[starts[0]:end]]
+    return "".join(lines[:intro[0]] + [MAIL_NOTE] + table + lines[end:])
 
 
 def _template(name: str) -> str:
     text = (INIT_TEMPLATES / name).read_text(encoding="utf-8")
-    if "@STATE_README@" in text:  # the part every CI's README shares
-        text = text.replace("@STATE_README@", (INIT_TEMPLATES / "README-state.md").read_text(encoding="utf-8"))
-    return text.replace("@VERSION@", __version__).replace("@STATE_BRANCH@", STATE_BRANCH)
+    for part in ("STATE", "LINKS"):  # the parts every CI's README shares
+        text = text.replace(f"@{part}_README@", (INIT_TEMPLATES / f"README-{part.lower()}.md").read_text(encoding="utf-8"))
+    return (text.replace("@VERSION@", __version__).replace("@STATE_BRANCH@", STATE_BRANCH)
+            .replace("@WHEEL@", wheel_path()).replace("@SOURCE_URL@", SOURCE_URL))
 
 
-def files_for(kind: str | None) -> dict[str, str]:
-    """The files ``watcher init`` writes (relative path -> text) for ``kind``: None (the
-    starter config only), ``"github"`` (a repository run by GitHub Actions) or ``"gitlab"``
-    (by GitLab CI)."""
+def wheel_path() -> str:
+    """Where in the repository ``init --github`` / ``--gitlab`` puts the wheel the CI installs."""
+    from .wheel import wheel_name
+
+    return f"wheels/{wheel_name()}"
+
+
+def files_for(kind: str | None) -> dict[str, str | bytes]:
+    """The files ``watcher init`` writes (relative path -> text, or bytes for the wheel) for
+    ``kind``: None (the starter config only), ``"github"`` (a repository run by GitHub
+    Actions) or ``"gitlab"`` (by GitLab CI)."""
     if kind is None:
         return {"config.toml": starter_config()}
+    from .wheel import build_wheel
+
     ci_file, template = CI_FILES[kind]
     return {"config.toml": scheduled_config(starter_config()), ci_file: _template(template),
-            "README.md": _template(f"{kind}-README.md")}
+            "README.md": _template(f"{kind}-README.md"), wheel_path(): build_wheel()}
 
 
-def write_files(folder: Path, files: dict[str, str], force: bool = False) -> list[Path]:
+def write_files(folder: Path, files: dict[str, str | bytes], force: bool = False) -> list[Path]:
     """Write ``files`` under ``folder`` (created when missing). Without ``force`` nothing is
     written when any of them exists (InputError naming them): never half a repository."""
     if folder.exists() and not folder.is_dir():
@@ -96,10 +113,14 @@ def write_files(folder: Path, files: dict[str, str], force: bool = False) -> lis
     targets = [folder / rel for rel in files]
     existing = [str(t) for t in targets if t.exists()]
     if existing and not force:
-        raise InputError(f"{', '.join(existing)} already exists; pass --force to overwrite")
+        verb = "exists" if len(existing) == 1 else "exist"
+        raise InputError(f"{', '.join(existing)} already {verb}; pass --force to overwrite")
     for target, text in zip(targets, files.values()):
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(target.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
+        if isinstance(text, bytes):
+            tmp.write_bytes(text)
+        else:
+            tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, target)
     return targets

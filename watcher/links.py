@@ -194,6 +194,10 @@ class Links:
         out["web"] = f"{self.base_url}/papers/{quote(match.paper.arxiv_id or short_key(key), safe='')}"
         return out
 
+    def profile(self, name: str) -> str:
+        """The profile's page in the web inbox (its chart and query preview)."""
+        return f"{self.base_url}/profiles/{quote(name, safe='')}#preview"
+
     def digest(self, name: str, day: date) -> str:
         """The digest as delivered, in the web inbox ("view in browser"): the message's own page
         (:func:`issue_path`), or the issue's when no message is named (a dry run)."""
@@ -224,13 +228,28 @@ def verify_link(config, token: str) -> LinkRating:
     return verify_token(links._secret, token)
 
 
+RICH_FORMATS = ("html", "markdown", "slack", "json")  # the digest formats that carry links
+
+
 def link_notes(config) -> list[str]:
-    """For ``watcher check``: why digests carry no rating links, when a secret is named but
-    base_url is not set (a missing secret is reported with the other unset variables)."""
+    """For ``watcher check``: one line per channel whose digests would go out without rating
+    links, and without any link for a paper that has no page of its own (a listing that gave
+    none), because ``[web] base_url`` (and ``secret_env``) is not set — naming the keys to set.
+    A channel that only writes the text format (which carries no links) is left out; an unset
+    secret variable is a problem of its own (:func:`watcher.check.check_config`)."""
     web = config.web
-    if web.secret_env and not web.base_url:
-        return [f"{config.path}: web.base_url is not set: digests carry no rating links"]
-    return []
+    if web.base_url:
+        return []
+    keys = "web.base_url" if web.secret_env else "web.base_url and web.secret_env"
+    notes = []
+    for ch in config.channels.values():
+        if ch.type in ("file", "stdout"):  # they write the digests' own formats
+            formats = {f for d in config.digests.values() if ch.name in d.channels for f in d.formats}
+            if not formats & set(RICH_FORMATS):
+                continue
+        notes.append(f"{config.path}: channel.{ch.name} ({ch.type}): its digests carry no rating "
+                     f"links, and no link for a paper without a page of its own: set {keys}")
+    return notes
 
 
 def links_missing(config) -> str | None:

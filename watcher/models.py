@@ -380,6 +380,16 @@ class Match:
     tldr: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ProfileCount:
+    """How many of a digest's new papers one of its profiles brought (a paper counts for the
+    profile that selected it, :attr:`Match.profile`)."""
+
+    name: str
+    title: str
+    papers: int
+
+
 @dataclass(slots=True)
 class Digest:
     """What a renderer needs: the header, the papers in order, and why it may be empty.
@@ -396,6 +406,13 @@ class Digest:
     updated: list[Match] = field(default_factory=list)
     empty_reason: str | None = None
     links: object | None = None  # watcher.links.Links: rating links, when [web] has them
+    profiles: list[ProfileCount] = field(default_factory=list)  # per profile, in config order
+
+    @property
+    def per_profile(self) -> list[ProfileCount]:
+        """The papers per profile when the digest has several profiles (with one, its count
+        is the digest's): what headers and subjects show beside the total."""
+        return self.profiles if len(self.profiles) > 1 else []
 
     @property
     def papers(self) -> list[Paper]:

@@ -45,7 +45,8 @@ from datetime import date, datetime, time, timezone
 from pathlib import Path
 from typing import Callable, TextIO
 
-from .assemble import assemble, delivered_reason, digest_title, window_start
+from .assemble import (NOTHING_ANNOUNCED, assemble, brought_by, delivered_reason, digest_title, nothing_since,
+                       profile_counts, window_start)
 from .config import FORMAT_CHANNELS, Config, DigestConfig, SourceConfig
 from .deliver import channel_for, redact
 from .errors import DatabaseUnavailable, DeliveryError, StoreError, WatcherError
@@ -53,7 +54,7 @@ from .links import links_for, links_missing
 from .lock import write_lock
 from .compile import compile_profiles
 from .match import ProfileMatcher
-from .models import Digest
+from .models import Digest, utc
 from .render import render
 from .schedule import quiet_day_reason
 from .sources import SourceContext, make_source
@@ -90,6 +91,7 @@ class ChannelReport:
     issue: Digest | None = None
     files: list[Path] = field(default_factory=list)
     empty: str | None = None
+    profiles: list = field(default_factory=list)  # ProfileCount: the papers each profile brought
 
 
 @dataclass
@@ -252,31 +254,40 @@ class DigestPlan:
     run alike)."""
 
     dcfg: DigestConfig
-    title: str
+    title: str  # before matching: every profile's; each digest names the profiles that brought papers
+    profiles: dict  # name -> ProfileConfig: the titles of its profiles
     day: date
     now: datetime
     matchers: list[ProfileMatcher]
     summarizer: Summarizer  # one for all the digest's channels: a paper is summarised once
     links: object = None  # the rating links digests carry (watcher.links), or None
     sources_failed: bool = False  # the last fetch of every source failed
+    tz: object = timezone.utc  # [watcher].timezone: the times its reasons show
 
     @classmethod
     def make(cls, config: Config, store: Store, dcfg: DigestConfig, now: datetime) -> "DigestPlan":
         """Compile the digest's profiles (examples looked up in ``store``)."""
-        return cls(dcfg, digest_title(dcfg, config.profiles), now.astimezone(config.settings.timezone).date(),
+        return cls(dcfg, digest_title(dcfg, config.profiles), config.profiles,
+                   now.astimezone(config.settings.timezone).date(),
                    now, compile_profiles(config, dcfg.profiles, store),
                    # rating links expire counting from the wall clock, not from ``now``: a
                    # --sample run's "today" is the sample's day, months ago
                    Summarizer(config.summarizer, store, now), links_for(config),
-                   store.all_sources_failed(list(config.sources)))
+                   store.all_sources_failed(list(config.sources)), config.settings.timezone)
 
-    def build(self, candidates: list, revised: list, older: tuple | None = None) -> Digest:
+    def build(self, candidates: list, revised: list, older: tuple | None = None,
+              last: datetime | None = None) -> Digest:
         """The digest of these papers; an empty one says why (failed sources, then an arXiv
-        holiday, then papers filed before the window (``older``, see :func:`left_out`))."""
+        holiday, then papers filed before the window (``older``, see :func:`left_out`), then
+        nothing stored since the channel's ``last`` delivery)."""
         digest = assemble(self.dcfg.name, self.title, self.day, candidates, self.matchers, self.now, revised,
                           sources_failed=self.sources_failed, older=older, order=self.dcfg.order)
         if not digest.matches and not candidates and not self.sources_failed:
             digest.empty_reason = quiet_day_reason(self.dcfg, self.now) or digest.empty_reason
+            if last is not None and digest.empty_reason == NOTHING_ANNOUNCED:
+                digest.empty_reason = nothing_since(last, self.tz)
+        digest.profiles = profile_counts(self.dcfg, self.profiles, brought_by(digest.matches))
+        digest.title = digest_title(self.dcfg, self.profiles, digest.profiles)
         self.summarizer.fill(digest)  # the TL;DRs, before rendering; never fails a delivery
         digest.links = self.links
         return digest
@@ -336,10 +347,12 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             candidates, revised, first_window = channel_papers(config, store, dcfg, name, cycle.now,
                                                                deliver.since_day)
             older = None if candidates else left_out(store, dcfg, name, first_window, deliver.since_day)
-            digest = plan.build(candidates, revised, older)
+            last = None if candidates or first_window or deliver.since_day else \
+                parse_time(store.channel_state(dcfg.name, name).get("last_success"))
+            digest = plan.build(candidates, revised, older, utc(last) if last else None)
             if digest.links is not None:  # "view in browser" opens exactly this message
                 digest.links = digest.links.message(name, store.next_message(dcfg.name, digest.date, name))
-            report.papers = len(digest.matches)
+            report.papers, report.profiles = len(digest.matches), digest.profiles
             if not digest.matches and not dcfg.send_empty:
                 report.empty = digest.empty_reason
                 log.info("digest %s -> %s: %s; nothing sent", dcfg.name, name, digest.empty_reason)
@@ -412,6 +425,8 @@ def dry_run_digest(config: Config, store: Store, plan: DigestPlan, deliver: Deli
     for m in digest.matches:
         for report in owners[m.paper.key]:
             report.papers += 1
+    for report in reports:
+        report.profiles = digest.profiles
     if not digest.matches and deliver.since_day:  # say so when the window's matches were all delivered
         delivered = {p.key: p for name in dcfg.channels
                      for p in store.delivered_since(dcfg.name, name, deliver.since_day)}
@@ -468,7 +483,7 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
     finally:
         detail = {"sources": [s.__dict__ for s in report.sources],
                   "channels": [{k: v for k, v in c.__dict__.items() if k not in ("rendered", "issue", "files")}
-                               for c in report.channels]}
+                               | {"profiles": {p.name: p.papers for p in c.profiles}} for c in report.channels]}
         if report.digests:
             detail["digests"] = report.digests
         if report.degraded:

@@ -109,6 +109,14 @@ class Results:
     more: bool = False
     capped: bool = False
     scanned: int = 0
+    total: int | None = None  # how many papers the search selects in all; None: more than this page shows
+
+    @property
+    def at_least(self) -> int:
+        """How many papers the search is known to select: ``total``, else up to this page's end and one more."""
+        return self.total if self.total is not None else self.first + len(self.papers)
+
+    first: int = 0  # how many papers come before this page
 
 
 def run_search(store: Store, query: Query | None, filters: Filters, *, offset: int = 0,
@@ -137,6 +145,7 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
         args += [filters.category] * 3
     if where:
         sql += " WHERE " + " AND ".join(where)
+    counting = (sql.replace("SELECT p.*", "SELECT count(*)", 1), list(args))  # the filters' count, no query
     # newest: the order papers were stored in, which the index walks without sorting
     if expr and order == "relevance":
         # best match first among the newest RANKED candidates: ranking every match of a common
@@ -179,6 +188,11 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
     cursor.close()
     out.papers = kept[offset:offset + limit]
     out.more = len(kept) > offset + limit
+    out.first = offset
+    if not out.more and not out.capped:  # every match was seen
+        out.total = len(kept) if kept[offset:] or not offset else None
+    elif exact:  # no query: SQLite counts what the filters select
+        out.total = store.db.execute(*counting).fetchone()[0]
     return out
 
 

@@ -37,15 +37,42 @@ def _git(*args: str, cwd: Path, ok=(0,), data: bytes | None = None) -> subproces
     except subprocess.TimeoutExpired:
         raise StateError(f"git {what} took more than 300 s") from None
     if r.returncode not in ok:
-        last = (r.stderr.decode(errors="replace").strip().splitlines() or [""])[-1]
-        raise StateError(_hide(f"git {what} failed (exit status {r.returncode}): {last}"))
+        raise StateError(_hide(f"git {what} failed (exit status {r.returncode}): {_cause(r.stderr)}"))
     return r
+
+
+def _cause(stderr: bytes) -> str:
+    """The line of git's stderr that says what went wrong: its first ``fatal:`` or ``error:``
+    line (the advice that follows, "Please make sure you have the correct access rights and
+    the repository exists.", says nothing by its last line alone), else its last line."""
+    lines = [line.strip() for line in stderr.decode(errors="replace").splitlines() if line.strip()]
+    for line in lines:
+        for prefix in ("fatal:", "error:"):
+            if line.startswith(prefix):
+                return line[len(prefix):].strip()
+    return lines[-1] if lines else "no message"
+
+
+def _check_remote(remote: str, cwd: Path) -> None:
+    """A remote given by name must be one of the repository's: say so in one line, with the
+    way to add it, rather than git's advice about access rights."""
+    if re.search(r"[/:]", remote):  # a URL or a path: git says what is wrong with it
+        return
+    r = _git("remote", "get-url", remote, cwd=cwd, ok=(0, 2, 128))
+    if r.returncode == 128:  # not in a git repository at all
+        raise StateError(f"{_cause(r.stderr)}: run this in a clone of the repository that holds "
+                         "the state branch, or pass --git-remote URL")
+    if r.returncode != 0:
+        raise StateError(f"no git remote named {remote!r} here ({cwd}): run this in a clone whose "
+                         f"remote {remote} holds the state branch, add it (git remote add {remote} URL) "
+                         "or pass --git-remote URL")
 
 
 def fetch(remote: str, branch: str, out: Path, cwd: Path) -> bool:
     """Download the database saved on ``branch`` of ``remote`` into ``out``; False when there
     is no such branch yet (the first run). Any other failure (no network, no access) is a
     StateError: starting afresh then would deliver everything again."""
+    _check_remote(remote, cwd)
     listed = _git("ls-remote", "--exit-code", "--heads", remote, branch, cwd=cwd, ok=(0, 2))
     if listed.returncode == 2:
         return False
@@ -59,6 +86,7 @@ def fetch(remote: str, branch: str, out: Path, cwd: Path) -> bool:
 def push(remote: str, branch: str, packed: Path, message: str, cwd: Path) -> str | None:
     """Commit ``packed`` as the one file of ``branch`` (on top of the state fetched before, if
     any) and push it to ``remote``; the commit id, or None when it had not changed."""
+    _check_remote(remote, cwd)
     blob = _git("hash-object", "-w", str(packed.resolve()), cwd=cwd).stdout.decode().strip()
     parent = _git("rev-parse", "-q", "--verify", f"{LOCAL_REF}^{{commit}}", cwd=cwd, ok=(0, 1))
     parent_id = parent.stdout.decode().strip() if parent.returncode == 0 else None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from .assemble import counts_line, profile_counts
 from .config import Config
 from .schedule import due_digests, next_fire as _next_fire
 from .store import Store, parse_time, require_database
@@ -101,6 +102,10 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
             if missed is not None:
                 lines.append(f"    missed its run at {local(missed, tz)} "
                              f"(last success {_ago(st.get('last_success'), tz)})")
+            days = store.issue_days(name)
+            if days:
+                counts = profile_counts(d, config.profiles, store.issue_profile_counts(name, days[0]))
+                lines.append(f"    last issue {days[0]}, per profile: {counts_line(counts, hint=True)}")
             for ch in d.channels:
                 c = store.channel_state(name, ch)
                 line = f"    -> {ch}: last delivery {_ago(c.get('last_success'), tz)}"

@@ -1005,6 +1005,14 @@ class Store:
             by_issue[(row["digest"], row["day"])]["messages"].append(row)
         return issues
 
+    def issue_profile_counts(self, digest: str, day: str) -> dict[str, int]:
+        """How many papers each profile brought to the issue of ``digest`` on ``day``, as its
+        messages recorded them (a paper counted once, whatever the channels)."""
+        return dict(self.db.execute("""
+            SELECT mp.profile, count(DISTINCT mp.paper) FROM message_papers mp
+            JOIN messages m ON m.id = mp.message
+            WHERE m.digest = ? AND m.day = ? AND mp.kind = 'new' GROUP BY mp.profile""", [digest, day]))
+
     def issue_days(self, digest: str) -> list[str]:
         """The dates ``digest`` was delivered on, newest first."""
         return [r[0] for r in self.db.execute("SELECT day FROM issues WHERE digest = ? ORDER BY day DESC",

@@ -7,6 +7,7 @@ Pure: from the cycle's report to text; the command decides when to print it.
 
 from __future__ import annotations
 
+from .assemble import NOTHING_MATCHED, counts_line
 from .models import Digest
 from .text import plural
 from .tldr import tldr_of
@@ -39,6 +40,10 @@ def digest_lines(report, digests: list[str]) -> list[str]:
             parts.append(f"no new papers ({'; '.join(reasons)})" if reasons else "nothing to do")
         if name in report.degraded:
             parts.append(f"without {report.degraded[name]}")
+        counts = next((c.profiles for c in channels if c.profiles), [])
+        matched_none = any(c.empty == NOTHING_MATCHED for c in channels)  # papers came; no profile took one
+        if (len(counts) > 1 and any(c.papers for c in counts)) or matched_none:
+            parts.append(f"per profile: {counts_line(counts, hint=True)}")
         lines.append(f"digest {name}: {'; '.join(parts)}")
     return lines
 
@@ -53,7 +58,8 @@ def skim(digest: Digest, files: list, width: int = 80) -> str:
         return fill(text, max(width, 40), initial_indent=first, subsequent_indent="    ",
                     break_long_words=False, break_on_hyphens=False)
 
-    out = [f"{digest.title} - {digest.date}: {plural(len(digest.matches), 'paper')}", ""]
+    per = f" — {counts_line(digest.per_profile, hint=True)}" if digest.per_profile else ""
+    out = [f"{digest.title} - {digest.date}: {plural(len(digest.matches), 'paper')}{per}", ""]
     for i, m in enumerate(digest.matches, 1):
         out.append(wrapped(m.paper.title, f"{i:>2}. "))
         tldr = tldr_of(m)

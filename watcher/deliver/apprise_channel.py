@@ -3,7 +3,7 @@ Gotify, Mattermost, e-mail and the 100+ other services it knows (SPEC §7).
 
 The apprise URLs come from the environment variable ``urls_env`` names (they hold tokens), one
 or more separated by spaces, commas or new lines. apprise is an optional extra:
-``pip install 'watcher-papers[apprise]'``; without it ``watcher check`` and the channel say so.
+``pip install apprise`` (the extra ``[apprise]`` of a clone's install); without it ``watcher check`` and the channel say so.
 
 **Markup.** Each service gets the markup it takes (apprise's ``notify_format`` for it, or the
 URL's own ``?format=``): plain text, Markdown or HTML, built here from the digest with every
@@ -44,7 +44,7 @@ from ..text import shorten
 from ..tldr import tldr_of
 from .base import Channel, remember_secret, secret_env
 
-INSTALL_HINT = "apprise is not installed; install it with: pip install 'watcher-papers[apprise]'"
+INSTALL_HINT = "apprise is not installed; install it beside watcher with: pip install 'apprise>=1.9'"
 DEFAULT_MAXLEN = 32768
 _MENTION = re.compile(r"@(?=(?:everyone|here|channel)\b)|<(?=[@!#]|https?:|mailto:)", re.I)
 

@@ -40,9 +40,24 @@ MAX_BYTES = 100_000  # SPEC §6: an e-mail stays under 100 KB, whatever max_byte
 
 
 def subject(digest: Digest) -> str:
-    """``LLM-RL — 2025-04-12: 12 new papers`` on one line (no header injection possible)."""
+    """``LLM-RL — 2025-04-12: 12 new papers`` on one line (no header injection possible);
+    with several profiles, what each brought: ``(LLM-RL 10, Robotics 2, Protein design none)``."""
+    from ..assemble import counts_line
+
     what = plural(len(digest.matches), "new paper") if digest.matches else "no new papers"
-    return " ".join(f"{digest.title} — {digest.date.isoformat()}: {what}".split())
+    per = f" ({counts_line(digest.per_profile)})" if digest.per_profile else ""
+    return " ".join(f"{digest.title} — {digest.date.isoformat()}: {what}{per}".split())
+
+
+def _not_offered(text: str) -> str:
+    """smtplib's "SMTP AUTH extension not supported by server." said once, with what to change."""
+    what = re.sub(r"\s*extension not supported by server\.?$", "", text).strip() or text
+    if what == "SMTP AUTH":
+        return ("the server offers no login (SMTP AUTH): leave out username and password_env, or "
+                'use security = "starttls" or "tls" (many servers offer login only over TLS)')
+    if what == "STARTTLS":
+        return 'the server offers no STARTTLS: use security = "tls" (port 465) or "none"'
+    return f"the server does not support {what} (check security)"
 
 
 class PartialDelivery(DeliveryError):
@@ -182,7 +197,7 @@ class EmailChannel(Channel):
             return DeliveryError(f"{where}: login as {cfg.username} refused ({e.smtp_code} "
                                  f"{_text(e.smtp_error)})")
         if isinstance(e, smtplib.SMTPNotSupportedError):
-            return DeliveryError(f"{where}: server does not support {e} (check security)")
+            return DeliveryError(f"{where}: {_not_offered(str(e))}")
         if isinstance(e, smtplib.SMTPResponseException):
             return DeliveryError(f"{where}: {e.smtp_code} {_text(e.smtp_error)}{_later(e.smtp_code)}")
         if isinstance(e, smtplib.SMTPServerDisconnected):

@@ -8,6 +8,7 @@ import logging
 import sqlite3
 import threading
 import time
+from datetime import date
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -55,6 +56,8 @@ def environment() -> jinja2.Environment:
     env.filters["paper_tldr"] = lambda p: stored_tldrs([p], {})[p.key]
     env.filters["after_tldr"] = lambda abstract, tldr: stored_excerpt(abstract, tldr, ABSTRACT_CHARS)
     env.filters["local"] = local_time
+    env.filters["when"] = human_time
+    env.filters["day"] = human_day
     env.globals["issue_path"] = issue_path
     env.filters["by_profile"] = by_profile
     env.globals["ISSUE_PAGE"] = ISSUE_PAGE
@@ -92,6 +95,23 @@ def local_time(text: str | None, tz) -> str:
     from ..status import local_text
 
     return local_text(text, tz)
+
+
+def human_time(text: str | None, tz) -> str:
+    """A stored time as a reader says it, in the config's time zone: ``Sat 12 Apr 2025, 23:59``
+    (the ISO form stays in ``<time datetime>``); "" when there is none."""
+    from ..status import parse_time, utc
+
+    when = parse_time(text) if text else None
+    return f"{utc(when).astimezone(tz):%a %d %b %Y, %H:%M}" if when else ""
+
+
+def human_day(text: str | date | None) -> str:
+    """A day (``2025-04-12``) as a reader says it: ``Sat 12 Apr 2025``."""
+    if not text:
+        return ""
+    day = text if isinstance(text, date) else date.fromisoformat(str(text))
+    return f"{day:%a %d %b %Y}"
 
 
 def url(request: Request, path: str, **params) -> str:

@@ -31,7 +31,7 @@ from starlette.routing import Route
 from ..links import LINK_ACTIONS, RATE, BadLink, ExpiredLink, verify_link
 from ..ratings import PROFILE_ACTIONS, RatingError, apply_rating, current, export_saved, owners_of, saved
 from .auth import checked_form, safe_next
-from .pages import in_thread, page, reading, state, threaded, tldrs, url, writing
+from .pages import in_thread, json_page, page, paper_ref, reading, state, threaded, tldrs, url, wants_json, writing
 
 log = logging.getLogger("watcher")
 
@@ -186,6 +186,9 @@ def saved_page(request: Request):
         items = saved(store)
         papers = [p for p, _ in items]
         shown, summaries = marks(request, store, papers, owned=True), tldrs(store, papers)
+    if wants_json(request):  # /saved.json: the reading list, oldest first
+        return json_page({"papers": [dict(paper_ref(request, p, summaries.get(p.key)), saved_at=at)
+                                     for p, at in items]})
     return page(request, "saved.html", items=items, marks=shown, tldrs=summaries)
 
 
@@ -201,5 +204,6 @@ routes = [
     Route("/r/{token}", link, methods=["GET", "POST"]),
     Route("/rate", rate, methods=["POST"]),
     Route("/saved", saved_page),
+    Route("/saved.json", saved_page),
     Route("/saved.bib", saved_bib),
 ]

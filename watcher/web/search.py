@@ -72,7 +72,11 @@ def _search(request: Request):
         return json_page({"q": q, "page": number, "order": order, "error": error, "problems": problems,
                           "papers": [paper_ref(request, p, shown.get(p.key)) for p in results.papers]
                           if results else [],
-                          "more": bool(results and results.more), "capped": bool(results and results.capped)},
+                          "more": bool(results and results.more), "capped": bool(results and results.capped),
+                          # how many papers the search selects: exact, or None when only a lower
+                          # bound is known (count_at_least)
+                          "count": results.total if results else None,
+                          "count_at_least": results.at_least if results else 0},
                          status)
     return page(request, "search.html", status_code=status, form=form, results=results,
                 error=error, caret=caret, problems=problems, number=number, order=order, tldrs=shown,

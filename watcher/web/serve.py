@@ -32,6 +32,16 @@ class Plan:
     config: Config | None = None  # the config served (the sample's with --sample), if not the file's
 
 
+def _loopback_url(url: str) -> bool:
+    """Whether ``url`` names this machine only (``http://127.0.0.1:8080``): links that reach
+    nobody else, so no reverse proxy to warn about."""
+    from urllib.parse import urlsplit
+
+    from ..config import is_loopback
+
+    return is_loopback((urlsplit(url).hostname or "").strip("[]"))
+
+
 def plan(config: Config, listen: str | None = None, sample: bool = False, daemon: bool = False) -> Plan:
     """Resolve ``--listen``, the database and the secrets; ConfigError (exit 2) when a
     non-loopback address has no password or a named variable is unset. ``daemon``: the web
@@ -61,7 +71,7 @@ def plan(config: Config, listen: str | None = None, sample: bool = False, daemon
         if secret is None:
             raise ConfigError(f"environment variable {web.secret_env} is not set (it signs sessions "
                               "and links)", path=str(config.path), key="web.secret_env")
-    if web.base_url and password is None:
+    if web.base_url and password is None and not _loopback_url(web.base_url):
         log.warning("web.base_url is set but web.password_env is not: behind a reverse proxy every "
                     "request comes from loopback, so anyone who reaches %s can read the inbox",
                     web.base_url)

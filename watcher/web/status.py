@@ -11,7 +11,7 @@ from starlette.routing import Route
 
 from ..status import status_text
 from ..store import now_utc
-from .pages import threaded, page, reading, state
+from .pages import json_page, threaded, page, reading, state, wants_json
 
 PUBLIC = ("/healthz",)
 
@@ -22,8 +22,11 @@ def status(request: Request):
     config = replace(st.config, settings=replace(st.config.settings, database=st.database))
     with reading(request) as store:  # 503 when the database cannot be read
         text = status_text(config, now_utc(), store)
-    return page(request, "status.html", text=text, database=st.database.resolve(),
-                config_path=st.config.path.resolve() if st.config.path else None)
+    database, config_path = st.database.resolve(), st.config.path.resolve() if st.config.path else None
+    if wants_json(request):  # /status.json: what `watcher status` says, line by line
+        return json_page({"database": str(database), "config": str(config_path) if config_path else None,
+                          "lines": text.splitlines()})
+    return page(request, "status.html", text=text, database=database, config_path=config_path)
 
 
 # /healthz has worker threads of its own: with every page thread busy (eight slow searches, an
@@ -41,4 +44,4 @@ async def healthz(request: Request):
     return await anyio.to_thread.run_sync(_healthy, request, limiter=HEALTH_THREADS)
 
 
-routes = [Route("/status", status), Route("/healthz", healthz)]
+routes = [Route("/status", status), Route("/status.json", status), Route("/healthz", healthz)]
