@@ -56,6 +56,13 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
                     for name, key in plan]
     for applied in done:
         click.echo(str(applied))
+    if action == "save":  # Save also adds the paper to Zotero (SPEC §10); queued when it cannot
+        from .zotsync import after_save
+
+        with open_store(config) as store:
+            note = after_save(config, store, now)
+        if note:
+            click.echo(note)
 
 
 def _profile_of(config, paper, owners: list[str]) -> str:

@@ -69,17 +69,25 @@ def feedback(store, profile: str):
     return Feedback(*store.rated_papers(profile))
 
 
-def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP) -> ProfileMatcher:
+def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP,
+                    ratings: bool = True) -> ProfileMatcher:
     """The matcher of profile ``name``. Examples are looked up with ``lookup`` (default: the
-    store's papers); with a ``store``, the profile learns from its ratings. ``query`` replaces
-    the profile's query (the web's preview of a draft; None or "" for none)."""
+    store's papers); with a ``store``, the items of its Zotero library are examples too
+    (:func:`watcher.zotsync.examples`) and, unless ``ratings`` is False, the profile learns
+    from its ratings. ``query`` replaces the profile's query (the web's preview of a draft;
+    None or "" for none)."""
     profile = config.profiles[name]
     if query is not KEEP:
         profile = replace(profile, query=(query or "").strip() or None)
     if lookup is None:
         lookup = store.get if store is not None else (lambda key: None)
-    return ProfileMatcher(profile, example_papers(profile, lookup),
-                          feedback=feedback(store, name) if store is not None else None)
+    examples = example_papers(profile, lookup)
+    if store is not None and profile.zotero is not None:
+        from .zotsync import examples as zotero_examples
+
+        examples += zotero_examples(store, profile)
+    return ProfileMatcher(profile, examples,
+                          feedback=feedback(store, name) if store is not None and ratings else None)
 
 
 def compile_profiles(config, names, store=None, *, lookup=None) -> list[ProfileMatcher]:
@@ -90,7 +98,7 @@ def compile_profiles(config, names, store=None, *, lookup=None) -> list[ProfileM
 def compile_plain(config, name: str, store) -> ProfileMatcher:
     """The matcher of profile ``name`` without its ratings (examples looked up in ``store``):
     what the ratings changed is measured against it."""
-    return compile_profile(config, name, lookup=store.get)
+    return compile_profile(config, name, store, ratings=False)
 
 
 def explain_paper(config, name: str, store, paper, matchers=None):
