@@ -113,7 +113,7 @@ class ZoteroServer:
                 "meta": {"numChildren": 0}, "data": d}
 
     def script(self, method: str, *answers) -> None:
-        """The next answers to ``method`` requests: (status, headers) pairs, before the real ones."""
+        """The next answers to ``method`` requests: (status, headers[, body]), before the real ones."""
         self.scripted.setdefault(method, []).extend(answers)
 
 
@@ -132,6 +132,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_PATCH(self):
         self._handle("PATCH")
+
+    def _reset(self) -> None:
+        """Reset the connection without an answer (RST), as a dead server or network does."""
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.shutdown(socket.SHUT_RDWR)
+        self.connection.close()
+        self.close_connection = True
 
     def _send(self, status: int, body=None, headers: dict | None = None) -> None:
         raw = b"" if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
@@ -155,12 +162,10 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): v for k, v in self.headers.items()}
         lib.requests.append((method, self.path, headers))
         if lib.down:
-            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            self.connection.close()
-            return
+            return self._reset()
         if lib.scripted.get(method):
-            status, extra = lib.scripted[method].pop(0)
-            return self._send(status, b"Rate limit exceeded" if status == 429 else b"", extra)
+            status, extra, *body = lib.scripted[method].pop(0)
+            return self._send(status, body[0] if body else b"Rate limit exceeded" if status == 429 else b"", extra)
         if headers.get("zotero-api-version") != "3":
             return self._send(400, b"Zotero-API-Version 3 expected")
         parts = urlsplit(self.path)
@@ -187,9 +192,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if lib.lose_answer:
                     lib.lose_answer -= 1
                     self._post(raw, headers, send=False)
-                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                    self.connection.close()
-                    return None
+                    return self._reset()
                 return self._post(raw, headers)
             if method == "PATCH" and (m := re.fullmatch(r"/items/(\w{8})", path)):
                 return self._patch(m.group(1), raw, headers)
