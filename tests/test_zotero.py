@@ -325,3 +325,21 @@ def test_a_key_of_another_user_or_without_group_access_is_named():
     assert access_problem({"userID": 7, "access": {"groups": {"all": {"library": True}}}}, group, False) is None
     assert "write access to groups/99" in access_problem(
         {"userID": 7, "access": {"groups": {"99": {"library": True}}}}, group, True)
+
+
+def test_watcher_rate_save_adds_at_once_or_says_it_is_queued(tmp_path, zotero, store, monkeypatch):
+    from click.testing import CliRunner
+
+    from watcher.cli import cli
+
+    monkeypatch.setenv("ZOTERO_TEST_KEY", "write-key-4567")
+    config = make_config(tmp_path, zotero)
+    zotero.down = True
+    run = CliRunner().invoke(cli, ["--config", str(config.path), "rate", "save", "2306.07400"])
+    assert run.exit_code == 0, run.output
+    assert run.output.splitlines()[0] == "2306.07400: saved"
+    assert "queued for the next cycle" in run.output.splitlines()[1] and "write-key" not in run.output
+    zotero.down = False
+    run = CliRunner().invoke(cli, ["--config", str(config.path), "rate", "save", "2504.04921"])
+    assert run.output.splitlines() == ["2504.04921: saved", "zotero: 2 added"]  # the queued one too
+    assert len(zotero.in_collection(SAVES)) == 2
