@@ -343,3 +343,15 @@ def test_watcher_rate_save_adds_at_once_or_says_it_is_queued(tmp_path, zotero, s
     run = CliRunner().invoke(cli, ["--config", str(config.path), "rate", "save", "2504.04921"])
     assert run.output.splitlines() == ["2504.04921: saved", "zotero: 2 added"]  # the queued one too
     assert len(zotero.in_collection(SAVES)) == 2
+
+
+def test_an_answer_past_the_size_cap_is_an_error_not_memory(tmp_path, zotero, store, papers, monkeypatch):
+    import watcher.zotero
+
+    monkeypatch.setenv("ZOTERO_TEST_KEY", "read-key-0123")
+    monkeypatch.setattr(watcher.zotero, "MAX_BYTES", 2000)
+    for ident in ("1306.4664", "1009.3186", "2008.01944"):
+        zotero.add(translator_item(papers[ident]), [READS])
+    config = make_config(tmp_path, zotero, extra="")
+    [error] = zotsync.sync(config, store, NOW).values()
+    assert "more than 2,000" in error and zotsync.examples(store, config.profiles["mine"]) == []

@@ -13,7 +13,8 @@ here and nowhere else, so that they all score a paper as the digests do:
 :class:`Compiled` keeps the web's matchers between requests, keyed on everything a matcher is
 made of: the config object, the database's change counters (:func:`changes`, kept by
 triggers: every write to ``papers`` or ``ratings`` adds one, so two states never share a key,
-unlike a summary such as a count and the latest time) and the example files' sizes and times.
+unlike a summary such as a count and the latest time), the example files' sizes and times and
+the Zotero library version last read.
 """
 
 from __future__ import annotations
@@ -172,7 +173,10 @@ class Compiled:
     def matcher(self, config, name: str, store, ratings: bool = True) -> ProfileMatcher:
         """The matcher :func:`compile_profile` gives now for ``name`` (``ratings`` False:
         :func:`compile_plain`'s, without its ratings)."""
-        key = (id(config), changes(store), _files(config.profiles[name]))
+        from .zotsync import read_state
+
+        profile = config.profiles[name]
+        key = (id(config), changes(store), _files(profile), read_state(store, profile))
         with self._lock:
             kept = self._kept.get((name, ratings))
         if kept is not None and kept[0] == key and kept[2] is config:

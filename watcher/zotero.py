@@ -273,16 +273,12 @@ class Client:
 
 
 def _read_capped(response, shown: str) -> bytes:
-    declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BYTES:
-        raise ZoteroError(f"Zotero {shown}: an answer of {int(declared):,} bytes, more than {MAX_BYTES:,}")
-    chunks, size = [], 0
-    for chunk in response.iter_bytes():
-        size += len(chunk)
-        if size > MAX_BYTES:
-            raise ZoteroError(f"Zotero {shown}: an answer of more than {MAX_BYTES:,} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
+    from .http import TooLarge, read_capped
+
+    try:
+        return read_capped(response, MAX_BYTES)
+    except TooLarge as e:
+        raise ZoteroError(f"Zotero {shown}: {e}") from None
 
 
 def _seconds(value: str | None) -> float | None:

@@ -378,3 +378,13 @@ def after_save(config, store, now) -> str | None:
     if errors:
         return f"zotero: {added} added, {len(errors)} queued for the next cycle ({errors[0]})"
     return f"zotero: {added} added" if added else None
+
+
+def read_state(store, profile) -> tuple | None:
+    """What the stored Zotero items of ``profile`` are now (the library version and count
+    read last), for the web's kept matchers (:class:`watcher.compile.Compiled`); None without."""
+    lib = getattr(profile, "zotero", None)
+    if lib is None or "zotero_places" not in store.db.table_names():
+        return None
+    return store.db.execute("SELECT version, items FROM zotero_places WHERE place = ?",
+                            [lib.sync_key]).fetchone()
