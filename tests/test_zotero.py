@@ -355,3 +355,15 @@ def test_an_answer_past_the_size_cap_is_an_error_not_memory(tmp_path, zotero, st
     config = make_config(tmp_path, zotero, extra="")
     [error] = zotsync.sync(config, store, NOW).values()
     assert "more than 2,000" in error and zotsync.examples(store, config.profiles["mine"]) == []
+
+
+def test_an_answer_that_echoes_the_key_is_masked_wherever_its_error_goes(tmp_path, zotero, store, monkeypatch):
+    from watcher.status import status_text
+
+    monkeypatch.setenv("ZOTERO_TEST_KEY", "read-key-0123")
+    zotero.script("GET", (400, {}, b"Invalid key read-key-0123 for this request"))
+    config = make_config(tmp_path, zotero, extra="")
+    [error] = zotsync.sync(config, store, NOW).values()
+    assert "Invalid key ***" in error and "read-key" not in error
+    assert "read-key" not in status_text(config, NOW, store)
+    assert "read-key" not in str(store.db.execute("SELECT * FROM zotero_places").fetchall())

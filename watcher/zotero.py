@@ -46,7 +46,9 @@ class ZoteroError(SourceError):
     """A Zotero request that failed; ``status`` is the HTTP status (0: no answer)."""
 
     def __init__(self, message: str, status: int = 0):
-        super().__init__(message)
+        from .masking import redact  # an answer that echoed the key shows *** (SPEC §6)
+
+        super().__init__(redact(message))
         self.status = status
 
 
@@ -96,8 +98,13 @@ class Library:
         return f"{self.url.rstrip('/')}{self.items_path}" + (f"?tag={self.tag}" if self.tag else "")
 
     def api_key(self) -> str | None:
-        """The key, from the environment (never stored, never printed)."""
-        return os.environ.get(self.api_key_env) or None if self.api_key_env else None
+        """The key, from the environment (never stored, never printed: masked in every error)."""
+        from .masking import remember
+
+        key = os.environ.get(self.api_key_env) or None if self.api_key_env else None
+        if key:
+            remember(key)
+        return key
 
 
 LIBRARY_KEYS = {"library_id": (str, None), "library_type": (str, "user"), "api_key_env": (str, None),
