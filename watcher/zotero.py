@@ -364,8 +364,10 @@ def paper_item(paper: Paper, collection: str) -> dict:
     """``paper`` as a new Zotero item in ``collection``: a ``journalArticle`` when a journal
     published it, else a ``preprint``; creators, date, DOI, URL, abstract, and the arXiv id as
     Zotero's own arXiv import writes it (``archiveID`` ``arXiv:ID`` and ``extra``
-    ``arXiv:ID [category]``; a journal article has no archiveID, so ``extra`` only)."""
-    from .bibtex import _name_parts
+    ``arXiv:ID [category]``; a journal article has no archiveID, so ``extra`` only). The title
+    and abstract are plain text, their LaTeX decoded (``\\emph{x}`` -> x, ``$\\alpha$`` -> α),
+    as the BibTeX export writes them."""
+    from .bibtex import _name_parts, plain_text
 
     creators = []
     for author in paper.authors:
@@ -376,8 +378,8 @@ def paper_item(paper: Paper, collection: str) -> dict:
                         else {"creatorType": "author", "name": last or author})
     when = paper.published.date() if paper.published else paper.announced
     journal = paper.journal or (paper.venue if paper.venue not in (None, "arXiv") else None)
-    item = {"itemType": "journalArticle" if paper.journal else "preprint", "title": paper.title,
-            "creators": creators, "abstractNote": paper.abstract or "",
+    item = {"itemType": "journalArticle" if paper.journal else "preprint", "title": plain_text(paper.title),
+            "creators": creators, "abstractNote": plain_text(paper.abstract) if paper.abstract else "",
             "date": when.isoformat() if when else "", "DOI": paper.doi or "",
             "url": paper.abs_url or paper.url or "", "collections": [collection], "tags": [],
             "relations": {}}
