@@ -18,6 +18,7 @@ from test_source_arxiv import ALL, PAGE
 from test_zotero import READS, SAVES, translator_item
 from zoteroserver import zotero  # noqa: F401
 
+from watcher.bibtex import plain_text
 from watcher.config import load_config
 
 with warnings.catch_warnings():
@@ -105,8 +106,9 @@ def test_a_zotero_only_profile_gets_a_digest_and_its_save_link_adds_one_complete
     [item] = zotero.in_collection(SAVES)
     paper = papers["2004.03322"]
     assert item["itemType"] == "preprint" and item["title"] == paper.title
+    assert "$50$" in paper.abstract and "only 50 tests" in item["abstractNote"]  # LaTeX decoded
     assert [f"{c['firstName']} {c['lastName']}" for c in item["creators"]] == paper.authors
-    assert item["date"] == paper.published.date().isoformat() and item["abstractNote"] == paper.abstract
+    assert item["date"] == paper.published.date().isoformat() and item["abstractNote"] == plain_text(paper.abstract)
     assert item["archiveID"] == "arXiv:2004.03322" and item["extra"].startswith("arXiv:2004.03322 [")
     assert item["url"] == "https://arxiv.org/abs/2004.03322" and "DOI" in item
     assert len([m for m, _, _ in zotero.requests if m == "POST"]) == 1
