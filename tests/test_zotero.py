@@ -367,3 +367,28 @@ def test_an_answer_that_echoes_the_key_is_masked_wherever_its_error_goes(tmp_pat
     assert "Invalid key ***" in error and "read-key" not in error
     assert "read-key" not in status_text(config, NOW, store)
     assert "read-key" not in str(store.db.execute("SELECT * FROM zotero_places").fetchall())
+
+
+def test_a_next_page_on_another_server_is_not_followed_and_gets_no_key(tmp_path, zotero, store, papers, monkeypatch):
+    monkeypatch.setenv("ZOTERO_TEST_KEY", "read-key-0123")
+    other = ZoteroServer(keys={"read-key-0123": {"library": True}})
+    try:
+        zotero.add(translator_item(papers["1306.4664"]), [READS])
+        zotero.script("GET", (200, {}, b'{"AAAA2345": 1}'),
+                      (200, {"Link": f'<{other.url}/users/1234567/items/top?start=25>; rel="next"'}, b"[]"))
+        config = make_config(tmp_path, zotero, extra="")
+        [error] = zotsync.sync(config, store, NOW).values()
+        assert "next page is on another server" in error and other.requests == []
+    finally:
+        other.close()
+
+
+def test_a_zotero_that_keeps_throttling_fails_the_request_for_the_next_cycle(tmp_path, zotero, store, monkeypatch):
+    monkeypatch.setenv("ZOTERO_TEST_KEY", "read-key-0123")
+    zotero.script("GET", *[(503, {"Retry-After": "1"})] * 5)
+    config = make_config(tmp_path, zotero, extra="")
+    waited = []
+    with Client(config.profiles["mine"].zotero, sleep=waited.append) as client:
+        with pytest.raises(Exception) as e:
+            client.request("GET", "/keys/current")
+    assert "HTTP 503 4 times in a row" in str(e.value) and len(waited) == 3

@@ -28,7 +28,7 @@ import os
 import re
 import time
 from dataclasses import dataclass
-from urllib.parse import urlencode, urljoin
+from urllib.parse import urlencode, urljoin, urlsplit
 
 from .errors import SourceError
 from .models import Paper, normalize_doi, parse_arxiv_id, title_fingerprint
@@ -38,6 +38,7 @@ LOCAL_API = "http://127.0.0.1:23119/api"  # Zotero 7's local API (Settings > Adv
 MAX_BYTES = 32 * 1024 * 1024  # one answer: a page of 100 items is ~300 kB
 MAX_ITEMS = 20_000  # items read from one collection, tag or search
 MAX_WAIT = 120.0  # the longest Backoff / Retry-After waited out within a request
+MAX_THROTTLED = 3  # 429 / 503 answers to one request before it fails (the next cycle retries)
 _KEY = re.compile(r"[23456789ABCDEFGHIJKLMNPQRSTUVWXYZ]{8}")  # Zotero's object keys
 _NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
 
@@ -221,6 +222,7 @@ class Client:
             url += ("&" if "?" in url else "?") + urlencode(params)
         shown = url.split("?")[0]
         end = self._clock() + self.deadline
+        throttled = 0
         while True:
             self._wait(self._paused_until - self._clock(), end, shown)
             left = end - self._clock()
@@ -237,6 +239,10 @@ class Client:
             if backoff:
                 self._paused_until = max(self._paused_until, self._clock() + backoff)
             if r.status_code in (429, 503):
+                throttled += 1
+                if throttled > MAX_THROTTLED:
+                    raise ZoteroError(f"Zotero {shown}: HTTP {r.status_code} {throttled} times in a row; "
+                                      "the next cycle tries again", r.status_code)
                 wait = _seconds(answer.headers.get("retry-after"))
                 wait = max(wait if wait is not None else 1.0, self._paused_until - self._clock())
                 self._wait(wait, end, shown, r.status_code)
@@ -272,7 +278,11 @@ class Client:
             found = _NEXT.search(answer.headers.get("link", ""))
             if answer.status == 304 or not found or seen >= MAX_ITEMS:
                 return
-            answer = self.request("GET", urljoin(self.library.url + "/", found.group(1)), headers=headers)
+            following = urljoin(self.library.url + "/", found.group(1))
+            if urlsplit(following)[:2] != urlsplit(self.library.url)[:2]:  # the key goes nowhere else
+                raise ZoteroError(f"Zotero {self.library.url}: the next page is on another server "
+                                  f"({urlsplit(following).netloc}); not followed")
+            answer = self.request("GET", following, headers=headers)
 
     def key_access(self) -> dict:
         """``GET /keys/current``: what the key may do (``access``), or ZoteroError."""
