@@ -392,3 +392,46 @@ def test_a_zotero_that_keeps_throttling_fails_the_request_for_the_next_cycle(tmp
         with pytest.raises(Exception) as e:
             client.request("GET", "/keys/current")
     assert "HTTP 503 4 times in a row" in str(e.value) and len(waited) == 3
+
+
+def test_items_are_matched_to_stored_papers_by_doi_pmid_and_title(tmp_path, zotero, store, papers, monkeypatch):
+    monkeypatch.setenv("ZOTERO_TEST_KEY", "read-key-0123")
+    store.upsert([Paper(title="A PubMed paper on pooled testing", pmid="31234567", abstract="Pools.")], NOW)
+    published = next(p for p in papers.values() if p.doi)
+    zotero.add({"itemType": "journalArticle", "title": "Its journal version, retitled",
+                "DOI": published.doi.upper(), "creators": []}, [READS])
+    zotero.add({"itemType": "journalArticle", "title": "Pooled testing", "extra": "PMID: 31234567"}, [READS])
+    zotero.add({"itemType": "preprint", "title": papers["2306.07400"].title.upper()}, [READS])
+    config = make_config(tmp_path, zotero, extra="")
+    zotsync.sync(config, store, NOW)
+    keys = sorted(p.key for p in zotsync.examples(store, config.profiles["mine"]))
+    pubmed = store.find("pmid:31234567").key
+    assert keys == sorted([published.key, pubmed, "2306.07400"])
+
+
+def test_the_desktop_local_api_is_read_without_a_key(tmp_path, papers, store):
+    desktop = ZoteroServer(user=0, public=True)
+    try:
+        desktop.add(translator_item(papers["1306.4664"]), [READS])
+        path = tmp_path / "config.toml"
+        path.write_text(f'[profile.mine]\nzotero = {{ local = true, collection = "{READS}", url = "{desktop.url}" }}\n')
+        config = load_config(path)
+        assert list(zotsync.sync(config, store, NOW).values()) == [None]
+        assert [p.arxiv_id for p in zotsync.examples(store, config.profiles["mine"])] == ["1306.4664"]
+        assert all("zotero-api-key" not in h for _, _, h in desktop.requests)
+        assert all(p.startswith("/users/0/") for _, p, _ in desktop.requests)
+    finally:
+        desktop.close()
+
+
+def test_the_webs_kept_matchers_compile_again_after_a_sync(tmp_path, zotero, store, papers, monkeypatch):
+    from watcher.compile import Compiled
+
+    monkeypatch.setenv("ZOTERO_TEST_KEY", "read-key-0123")
+    config = make_config(tmp_path, zotero, extra="")
+    kept = Compiled()
+    before = kept.matcher(config, "mine", store)
+    assert kept.matcher(config, "mine", store) is before and not before.examples
+    zotero.add(translator_item(papers["1306.4664"]), [READS])
+    zotsync.sync(config, store, NOW)
+    assert kept.matcher(config, "mine", store).examples
