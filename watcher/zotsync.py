@@ -295,18 +295,21 @@ def _find(client: Client, paper: Paper, collection: str | None = None) -> dict |
 
 def status_lines(config, store) -> list[str]:
     """For ``watcher status``: one line per place read and one for the saves, when configured."""
+    from .status import local_text
+
     lines = []
     if "zotero_places" not in store.db.table_names():
         return lines
+    tz = config.settings.timezone
     rows = {r["place"]: r for r in store.db.query("SELECT * FROM zotero_places")}
     for key, lib in places(config).items():
         r = rows.get(key, {})
-        line = f"  {lib.where}: last sync {r.get('last_success') or 'never'}"
+        line = f"  {lib.where}: last sync {local_text(r.get('last_success'), tz) or 'never'}"
         if r.get("items") is not None:
             line += f" ({r['items']} items)"
         if r.get("failures"):
-            line += (f"; UNREACHABLE since {r['last_error_at']} ({r['failures']} in a row): "
-                     f"{r['last_error']}; examples of the last sync kept")
+            line += (f"; UNREACHABLE ({r['failures']} failed in a row, the last at "
+                     f"{local_text(r['last_error_at'], tz)}): {r['last_error']}; examples of the last sync kept")
         lines.append(line)
     if targets(config):
         queued = store.db.execute("SELECT count(*), max(last_error) FROM zotero_saves WHERE state != 'done'").fetchone()
