@@ -45,6 +45,7 @@ log = logging.getLogger("watcher")
 
 PAPER_FIELDS = ("title", "arxiv_id", "authors", "abstract", "doi", "pmid", "url", "journal")
 MAX_TRIES = 3  # a version conflict (412) is read again and retried this many times
+AFTER_SAVE_DEADLINE = 10.0  # seconds per request when a Save pushes at once (a page waits on it)
 
 
 def places(config) -> dict[str, Library]:
@@ -180,9 +181,10 @@ def pending(config, store) -> list[tuple[Target, Paper]]:
     return out
 
 
-def push(config, store, now, *, http=None, client_for=None) -> tuple[int, list[str]]:
+def push(config, store, now, *, http=None, client_for=None, deadline: float | None = None) -> tuple[int, list[str]]:
     """Add the :func:`pending` saves to Zotero; ``(added, errors)``. A failure leaves its
-    save queued (recorded with the error) for the next push; never raises for Zotero's."""
+    save queued (recorded with the error) for the next push; never raises for Zotero's.
+    ``deadline``: seconds per request in all (default: the library's, 4 x its timeout)."""
     from .store import iso
 
     work = pending(config, store)
@@ -194,7 +196,7 @@ def push(config, store, now, *, http=None, client_for=None) -> tuple[int, list[s
             client = clients.get(lib.url + lib.prefix)
             if client is None:
                 client = clients[lib.url + lib.prefix] = (client_for or Client)(
-                    lib, user_agent=config.settings.user_agent, http=http)
+                    lib, user_agent=config.settings.user_agent, http=http, deadline=deadline)
             token = _token(store, target, paper, iso(now))
             try:
                 item = _save_one(client, target, paper, token)
@@ -374,7 +376,7 @@ def after_save(config, store, now) -> str | None:
     if not targets(config):
         return None
     try:
-        added, errors = push(config, store, now)
+        added, errors = push(config, store, now, deadline=AFTER_SAVE_DEADLINE)
     except Exception as e:  # the save is recorded; the cycle pushes it later
         log.warning("zotero: push after a save failed: %s", e)
         return f"zotero: queued for the next cycle ({e})"
