@@ -435,3 +435,15 @@ def test_the_webs_kept_matchers_compile_again_after_a_sync(tmp_path, zotero, sto
     zotero.add(translator_item(papers["1306.4664"]), [READS])
     zotsync.sync(config, store, NOW)
     assert kept.matcher(config, "mine", store).examples
+
+
+def test_a_page_that_is_not_zoteros_answer_never_empties_the_examples(tmp_path, zotero, store, papers, monkeypatch):
+    monkeypatch.setenv("ZOTERO_TEST_KEY", "read-key-0123")
+    zotero.add(translator_item(papers["1306.4664"]), [READS])
+    config = make_config(tmp_path, zotero, extra="")
+    zotsync.sync(config, store, NOW)
+    zotero.add(translator_item(papers["2008.01944"]), [READS])  # a change, so no 304
+    zotero.script("GET", (200, {"Content-Type": "text/html"}, b"<html><body>Hotel Wi-Fi: log in</body></html>"))
+    [error] = zotsync.sync(config, store, NOW).values()
+    assert "expected a JSON object, got str; nothing changed" in error
+    assert [p.arxiv_id for p in zotsync.examples(store, config.profiles["mine"])] == ["1306.4664"]

@@ -220,12 +220,17 @@ class Client:
         url = path if path.startswith("http") else self.library.url + path
         if params:
             url += ("&" if "?" in url else "?") + urlencode(params)
-        shown = url.split("?")[0]
+        from .http import safe_url
+
+        shown = safe_url(url.split("?")[0])
         end = self._clock() + self.deadline
         throttled = 0
         while True:
             self._wait(self._paused_until - self._clock(), end, shown)
             left = end - self._clock()
+            if left <= 0:
+                raise ZoteroError(f"Zotero {shown}: no answer within {self.deadline:g} s; the next cycle "
+                                  "tries again")
             try:
                 content = json.dumps(body).encode() if body is not None else None
                 with self._http.stream(method, url, content=content, timeout=min(self.library.timeout, left),

@@ -90,11 +90,11 @@ def _sync_one(store, client: Client, key: str, when: str) -> int:
         changed, current = [], None
         new_version = version
     else:
-        current = answer.body if isinstance(answer.body, dict) else {}
+        current = _expect(answer, dict, lib)
         new_version = answer.version
         changed = []
         for page in client.pages(lib.items_path, {"since": version or 0, "format": "json", **tag}):
-            changed += [i for i in page.body or [] if isinstance(i, dict) and i.get("key") in current]
+            changed += [i for i in _expect(page, list, lib) if isinstance(i, dict) and i.get("key") in current]
     with store.writing():
         db = store.db
         if current is not None:
@@ -114,6 +114,16 @@ def _sync_one(store, client: Client, key: str, when: str) -> int:
                    "last_success = excluded.last_success, failures = 0, last_error = NULL",
                    [key, new_version, n, when])
     return n
+
+
+def _expect(answer, kind: type, lib: Library):
+    """The answer's JSON body when it is a ``kind`` (an object of versions, a list of items),
+    else ZoteroError: a proxy's or captive portal's page must not read as an empty library."""
+    if not isinstance(answer.body, kind):
+        got = type(answer.body).__name__ if answer.body is not None else "nothing"
+        raise ZoteroError(f"Zotero {lib.url}{lib.items_path}: expected a JSON "
+                          f"{'object' if kind is dict else 'list'}, got {got}; nothing changed")
+    return answer.body
 
 
 def _fields(paper: Paper) -> dict:
@@ -287,7 +297,9 @@ def _find(client: Client, paper: Paper, collection: str | None = None) -> dict |
     path = f"{lib.prefix}/collections/{collection}/items/top" if collection else f"{lib.prefix}/items/top"
     answer = client.request("GET", path, params={"q": paper.title[:200], "qmode": "titleCreatorYear",
                                                  "limit": 25, "format": "json"})
-    for item in answer.body if isinstance(answer.body, list) else []:
+    if not isinstance(answer.body, list):  # not Zotero's answer: finding nothing could copy the item
+        raise ZoteroError(f"Zotero {lib.url}{path}: expected a JSON list of items; nothing changed")
+    for item in answer.body:
         if isinstance(item, dict) and same_work(paper, item):
             return item
     return None
