@@ -101,8 +101,10 @@ def test_a_zotero_only_profile_gets_a_digest_and_its_save_link_adds_one_complete
     with TestClient(app_for(cfg, tmp_path / "watcher.db"), follow_redirects=False) as c:
         path = link.removeprefix("http://testserver")
         assert c.get(path).status_code == 200 and zotero.in_collection(SAVES) == []  # GET saves nothing
-        for _ in range(2):  # clicked twice
-            assert c.post(path, data={"action": "save"}).status_code == 200
+        first = c.post(path, data={"action": "save"})
+        assert first.status_code == 200 and "Zotero: 1 added" in first.text
+        again = c.post(path, data={"action": "save"})  # clicked twice
+        assert again.status_code == 200 and "Zotero" not in again.text
     [item] = zotero.in_collection(SAVES)
     paper = papers["2004.03322"]
     assert item["itemType"] == "preprint" and item["title"] == paper.title
