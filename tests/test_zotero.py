@@ -447,3 +447,21 @@ def test_a_page_that_is_not_zoteros_answer_never_empties_the_examples(tmp_path, 
     [error] = zotsync.sync(config, store, NOW).values()
     assert "expected a JSON object, got str; nothing changed" in error
     assert [p.arxiv_id for p in zotsync.examples(store, config.profiles["mine"])] == ["1306.4664"]
+
+
+def test_a_real_versions_answer_sets_what_is_in_the_collection(tmp_path, zotero, store, monkeypatch):
+    """pyzotero's recorded ``format=versions`` answer: two keys; the items fetched for them are
+    kept, any other stored item of the place dropped, the library version stored for next time."""
+    from zoteroserver import DATA
+
+    monkeypatch.setenv("ZOTERO_TEST_KEY", "read-key-0123")
+    zotero.add({"itemType": "preprint", "title": "Gone since", "archiveID": "arXiv:2306.07400"}, [READS])
+    config = make_config(tmp_path, zotero, extra="")
+    zotsync.sync(config, store, NOW)
+    versions = (DATA / "pyzotero_collection_versions.json").read_bytes()
+    zotero.script("GET", (200, {"Last-Modified-Version": "4087"}, versions))
+    for key, title in (("EAWCSKSF", "Kept one"), ("RRK27C5F", "Kept two")):
+        zotero.add({"itemType": "journalArticle", "title": title}, [READS], key=key)
+    zotsync.sync(config, store, NOW)
+    assert sorted(p.title for p in zotsync.examples(store, config.profiles["mine"])) == ["Kept one", "Kept two"]
+    assert store.db.execute("SELECT version FROM zotero_places").fetchone()[0] == 4087
