@@ -24,7 +24,7 @@ from watcher.config import load_config
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
-from webkit import app_for
+from webkit import app_for, csrf_of
 
 SECRET = "a secret only the server knows"
 CONFIG = """
@@ -105,7 +105,11 @@ def test_a_zotero_only_profile_gets_a_digest_and_its_save_link_adds_one_complete
         assert first.status_code == 200 and "Zotero: 1 added" in first.text
         again = c.post(path, data={"action": "save"})  # clicked twice
         assert again.status_code == 200 and "Zotero" not in again.text
-    [item] = zotero.in_collection(SAVES)
+        button = c.post("/rate", data={"csrf": csrf_of(c.get("/")), "action": "save", "paper": "2008.01944",
+                                       "next": "/"})  # the web inbox's Save button: the same
+        assert button.status_code == 303
+    [item] = [i for i in zotero.in_collection(SAVES) if i["archiveID"] == "arXiv:2004.03322"]
+    assert sorted(i["archiveID"] for i in zotero.in_collection(SAVES)) == ["arXiv:2004.03322", "arXiv:2008.01944"]
     paper = papers["2004.03322"]
     assert item["itemType"] == "preprint" and item["title"] == paper.title
     assert "$50$" in paper.abstract and "only 50 tests" in item["abstractNote"]  # LaTeX decoded
@@ -113,10 +117,12 @@ def test_a_zotero_only_profile_gets_a_digest_and_its_save_link_adds_one_complete
     assert item["date"] == paper.published.date().isoformat() and item["abstractNote"] == plain_text(paper.abstract)
     assert item["archiveID"] == "arXiv:2004.03322" and item["extra"].startswith("arXiv:2004.03322 [")
     assert item["url"] == "https://arxiv.org/abs/2004.03322" and "DOI" in item
-    assert len([m for m, _, _ in zotero.requests if m == "POST"]) == 1
+    # one new item; 2008.01944, already in the library (the collection read), joined the collection
+    assert [m for m, _, _ in zotero.requests if m != "GET"] == ["POST", "PATCH"]
+    assert len(zotero.items) == 4
 
     r = run_watcher("--config", str(config), "once", cwd=tmp_path, env=env)  # the next cycle adds nothing
-    assert r.returncode == 0 and len(zotero.in_collection(SAVES)) == 1
+    assert r.returncode == 0 and len(zotero.in_collection(SAVES)) == 2
     status = run_watcher("--config", str(config), "status", cwd=tmp_path, env=env).stdout.decode()
     assert f"collection {READS} of users/{zotero.user}: last sync" in status
-    assert "saves: 1 added to Zotero, 0 queued" in status
+    assert "saves: 2 added to Zotero, 0 queued" in status
