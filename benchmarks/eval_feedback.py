@@ -80,8 +80,8 @@ class Tally:
                 "precision": p, "recall": r, "f1": f}
 
 
-def config_for(query: str | None, tmp: Path):
-    profile = {"title": "Topic", "max_papers": 200}
+def config_for(query: str | None, tmp: Path, extra: dict | None = None):
+    profile = {"title": "Topic", "max_papers": 200, **(extra or {})}  # extra: eval_zotero.py's examples
     if query:
         profile["query"] = query
     data = {
@@ -106,13 +106,16 @@ def day_papers() -> list[tuple[date, list]]:
 
 
 def simulate(days, judged: dict[str, int], query: str | None, rate: bool, liked: list[str],
-             tmp: Path) -> Tally:
-    """One reader over all days; returns the daily tally."""
-    config = config_for(query, tmp)
+             tmp: Path, *, profile: dict | None = None, prepare=None) -> Tally:
+    """One reader over all days; returns the daily tally. ``profile``: more keys of the profile;
+    ``prepare(config, store)``: called once the database is open, before day 1."""
+    config = config_for(query, tmp, profile)
     dcfg = config.digests["daily"]
     tally = Tally()
     (tmp / "eval.db").unlink(missing_ok=True)
     with Store.open(tmp / "eval.db") as store:
+        if prepare:
+            prepare(config, store)
         if liked:  # the reader's liked papers: history before day 1, rated up
             first = datetime.combine(days[0][0] - timedelta(days=1), datetime.min.time(), timezone.utc)
             wanted = set(liked)

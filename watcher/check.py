@@ -37,6 +37,9 @@ def check_config(config: Config) -> tuple[list[str], str]:
             problems += check_apprise(where, ch)
         if ch.type in ("file", "feed"):
             problems += check_paths(config, where, ch)
+    from .zotsync import access_problems  # SPEC §10: what each Zotero key may do
+
+    problems += access_problems(config)
     problem = database_problem(config.settings.database)
     if problem:
         problems.append(f"{where}: watcher.database: {problem}")

@@ -25,7 +25,7 @@ from .ratings import ACTIONS, PROFILE_ACTIONS, RatingError
 @handle_errors
 def rate(ctx: Context, action, papers, profile, sample) -> None:
     """Rate stored papers (arXiv ids or titles): up, down, clear (per profile), save, unsave
-    (the reading list). Up-rated papers teach their profile "more like this", down-rated ones
+    (the reading list; save also adds the paper to a profile's save_to_zotero collection). Up-rated papers teach their profile "more like this", down-rated ones
     "not this". Nothing is recorded unless every paper and the profile are known; clear also
     takes a profile no longer in the config that still has ratings."""
     from .pipeline import open_store
@@ -56,6 +56,13 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
                     for name, key in plan]
     for applied in done:
         click.echo(str(applied))
+    if action == "save":  # Save also adds the paper to Zotero (SPEC §10); queued when it cannot
+        from .zotsync import after_save
+
+        with open_store(config) as store:
+            note = after_save(config, store, now)
+        if note:
+            click.echo(note)
 
 
 def _profile_of(config, paper, owners: list[str]) -> str:

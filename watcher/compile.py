@@ -13,7 +13,8 @@ here and nowhere else, so that they all score a paper as the digests do:
 :class:`Compiled` keeps the web's matchers between requests, keyed on everything a matcher is
 made of: the config object, the database's change counters (:func:`changes`, kept by
 triggers: every write to ``papers`` or ``ratings`` adds one, so two states never share a key,
-unlike a summary such as a count and the latest time) and the example files' sizes and times.
+unlike a summary such as a count and the latest time), the example files' sizes and times and
+the Zotero library version last read.
 """
 
 from __future__ import annotations
@@ -69,17 +70,25 @@ def feedback(store, profile: str):
     return Feedback(*store.rated_papers(profile))
 
 
-def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP) -> ProfileMatcher:
+def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP,
+                    ratings: bool = True) -> ProfileMatcher:
     """The matcher of profile ``name``. Examples are looked up with ``lookup`` (default: the
-    store's papers); with a ``store``, the profile learns from its ratings. ``query`` replaces
-    the profile's query (the web's preview of a draft; None or "" for none)."""
+    store's papers); with a ``store``, the items of its Zotero library are examples too
+    (:func:`watcher.zotsync.examples`) and, unless ``ratings`` is False, the profile learns
+    from its ratings. ``query`` replaces the profile's query (the web's preview of a draft;
+    None or "" for none)."""
     profile = config.profiles[name]
     if query is not KEEP:
         profile = replace(profile, query=(query or "").strip() or None)
     if lookup is None:
         lookup = store.get if store is not None else (lambda key: None)
-    return ProfileMatcher(profile, example_papers(profile, lookup),
-                          feedback=feedback(store, name) if store is not None else None)
+    examples = example_papers(profile, lookup)
+    if store is not None and profile.zotero is not None:
+        from .zotsync import examples as zotero_examples
+
+        examples += zotero_examples(store, profile)
+    return ProfileMatcher(profile, examples,
+                          feedback=feedback(store, name) if store is not None and ratings else None)
 
 
 def compile_profiles(config, names, store=None, *, lookup=None) -> list[ProfileMatcher]:
@@ -90,7 +99,7 @@ def compile_profiles(config, names, store=None, *, lookup=None) -> list[ProfileM
 def compile_plain(config, name: str, store) -> ProfileMatcher:
     """The matcher of profile ``name`` without its ratings (examples looked up in ``store``):
     what the ratings changed is measured against it."""
-    return compile_profile(config, name, lookup=store.get)
+    return compile_profile(config, name, store, ratings=False)
 
 
 def explain_paper(config, name: str, store, paper, matchers=None):
@@ -164,7 +173,10 @@ class Compiled:
     def matcher(self, config, name: str, store, ratings: bool = True) -> ProfileMatcher:
         """The matcher :func:`compile_profile` gives now for ``name`` (``ratings`` False:
         :func:`compile_plain`'s, without its ratings)."""
-        key = (id(config), changes(store), _files(config.profiles[name]))
+        from .zotsync import read_state
+
+        profile = config.profiles[name]
+        key = (id(config), changes(store), _files(profile), read_state(store, profile))
         with self._lock:
             kept = self._kept.get((name, ratings))
         if kept is not None and kept[0] == key and kept[2] is config:

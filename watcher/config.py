@@ -107,6 +107,8 @@ class Profile:
     min_score: float = 0.0
     max_papers: int = 30
     base_dir: Path = Path(".")
+    zotero: object = None  # watcher.zotero.Library: examples read from a Zotero library (SPEC §10)
+    save_to_zotero: str | None = None  # a collection of that library that Save also adds to
 
 
 @dataclass(frozen=True)
@@ -226,6 +228,9 @@ class Config:
                 out[f"web.{key}"] = getattr(self.web, key)
         if self.summarizer.api_key_env:
             out["summarizer.api_key_env"] = self.summarizer.api_key_env
+        for p in self.profiles.values():
+            if p.zotero is not None and p.zotero.api_key_env:
+                out[f"profile.{p.name}.zotero.api_key_env"] = p.zotero.api_key_env
         return out
 
 
@@ -260,6 +265,8 @@ _PROFILE_KEYS = {
     "examples": (list, []),
     "min_score": (float, 0.0),
     "max_papers": (int, 30),
+    "zotero": (dict, None),
+    "save_to_zotero": (str, None),
 }
 _DIGEST_KEYS = {
     "profiles": (list, REQUIRED),
@@ -698,10 +705,15 @@ def _profile(r: _Reader, name: str, t: dict, base: Path) -> Profile:
         r.category(f"{where}.categories", category, archive_wildcard=True)
     for example in v["examples"]:
         _check_example(r, f"{where}.examples", example, base)
+    from .zotero import check_save_to, library_from
+
+    library = library_from(r, f"{where}.zotero", v["zotero"], _env_name) if v["zotero"] is not None else None
+    check_save_to(r, where, v["save_to_zotero"], library)
     return Profile(
         name=name, title=v["title"] or name, query=v["query"], authors=v["authors"],
         categories=v["categories"], exclude=v["exclude"], examples=v["examples"],
         min_score=v["min_score"], max_papers=v["max_papers"], base_dir=base,
+        zotero=library, save_to_zotero=v["save_to_zotero"],
     )
 
 

@@ -297,16 +297,22 @@ def post_capped(client: httpx.Client, url: str, *, limit: int = ANSWER_BYTES, **
     ``(response, body)``; TooLarge past it, whatever the server declares or streams. httpx's
     own exceptions pass through."""
     with client.stream("POST", url, **kw) as response:
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit and "content-encoding" not in response.headers:
-            raise TooLarge(f"an answer of {int(declared):,} bytes, more than {limit:,}")
-        chunks, size = [], 0
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            if size > limit:
-                raise TooLarge(f"an answer of more than {limit:,} bytes")
-            chunks.append(chunk)
-        return response, b"".join(chunks)
+        return response, read_capped(response, limit)
+
+
+def read_capped(response: httpx.Response, limit: int) -> bytes:
+    """At most ``limit`` bytes of a streamed ``response``'s body (after decoding); TooLarge
+    past it, whatever the server declares or streams."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit and "content-encoding" not in response.headers:
+        raise TooLarge(f"an answer of {int(declared):,} bytes, more than {limit:,}")
+    chunks, size = [], 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge(f"an answer of more than {limit:,} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _reason(status: int) -> str:

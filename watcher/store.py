@@ -225,6 +225,8 @@ def rekey_references(conn, old: str, new: str) -> None:
     if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'message_papers'").fetchone():  # m008 on
         conn.execute("UPDATE message_papers SET paper = ? WHERE paper = ?", (new, old))
     conn.execute("UPDATE OR REPLACE paper_ids SET paper = ? WHERE paper = ?", (new, old))
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'zotero_saves'").fetchone():  # m014 on
+        conn.execute("UPDATE OR IGNORE zotero_saves SET paper = ? WHERE paper = ?", (new, old))
 
 
 @migrations()
@@ -339,6 +341,22 @@ def m013_field_origins(db: sqlite_utils.Database) -> None:
     from structured metadata until another listing of them says more. (m012 is left to
     another change made at the same time.)"""
     db.execute("ALTER TABLE papers ADD COLUMN origins TEXT")
+
+
+@migrations()
+def m014_zotero(db: sqlite_utils.Database) -> None:
+    """Zotero (SPEC §10, :mod:`watcher.zotsync`): ``zotero_places``, per place examples are read
+    from (a collection, tag or saved search of a library), the library version last read and
+    how the last sync went; ``zotero_items``, the items read there (the paper each is, as JSON:
+    examples even when watcher never stored the paper); ``zotero_saves``, the ledger of saved
+    papers added to a Zotero collection (the write token sent, the item made)."""
+    db.execute("CREATE TABLE zotero_places (place TEXT PRIMARY KEY, version INTEGER, items INTEGER, "
+               "last_success TEXT, last_error TEXT, last_error_at TEXT, failures INTEGER NOT NULL DEFAULT 0)")
+    db.execute("CREATE TABLE zotero_items (place TEXT NOT NULL, item TEXT NOT NULL, version INTEGER, "
+               "paper TEXT NOT NULL, PRIMARY KEY (place, item))")
+    db.execute("CREATE TABLE zotero_saves (target TEXT NOT NULL, paper TEXT NOT NULL, token TEXT, "
+               "item TEXT, state TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, queued_at TEXT, "
+               "done_at TEXT, last_error TEXT, PRIMARY KEY (target, paper))")
 
 
 @migrations()

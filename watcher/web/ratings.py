@@ -151,7 +151,25 @@ def _link(request: Request, asked):
             context["gone"] = f"{e}; nothing was recorded"
             return page(request, "rate_link.html", status_code=410, **context)
         _logged(context["done"], "link")
+        context["zotero"] = _to_zotero(request, context["done"])
     return page(request, "rate_link.html", **context)
+
+
+def _to_zotero(request: Request, done) -> str | None:
+    """A Save also adds the paper to Zotero (SPEC §10, :func:`watcher.zotsync.after_save`),
+    in this worker thread, after the rating is committed; what fails stays queued. The line
+    the confirmation page shows, or None."""
+    if done.action != "save":
+        return None
+    from ..store import now_utc
+    from ..zotsync import after_save, targets
+
+    config = state(request).config
+    if not targets(config):
+        return None
+    with writing(request) as store:
+        note = after_save(config, store, now_utc())
+    return note.replace("zotero: ", "Zotero: ", 1) if note else None
 
 
 # --- the buttons ----------------------------------------------------------------------------
@@ -167,7 +185,9 @@ async def rate(request: Request):
 
     def record():
         with writing(request) as store:
-            return apply_rating(store, action, profile, paper, "web", profiles=config.profiles)
+            done = apply_rating(store, action, profile, paper, "web", profiles=config.profiles)
+        _to_zotero(request, done)
+        return done
 
     try:
         done = await in_thread(record)

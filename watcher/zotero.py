@@ -1,0 +1,431 @@
+"""Zotero (SPEC §10): the profile's ``zotero = {...}`` table, the Web API client, and the
+conversion between Zotero items and papers (pure).
+
+The client speaks the Zotero Web API v3 (https://www.zotero.org/support/dev/web_api/v3/basics)
+over httpx, the HTTP library watcher already has, rather than through pyzotero: pyzotero pins
+``bibtexparser<2`` (watcher reads and writes BibTeX with bibtexparser 2) and, since 1.15,
+brings ``httpx2``, and it sends a fresh ``Zotero-Write-Token`` on every call, so a retried save
+could not be recognised as the same write. What it needs of the API is small:
+
+* ``Zotero-API-Version: 3`` and the key as ``Zotero-API-Key`` (never in a URL, so no log or
+  error message can show it); a desktop Zotero's local API (``local = true``,
+  ``http://127.0.0.1:23119/api``, library ``users/0``) takes no key;
+* paging by ``start``/``limit``, following the ``Link: <…>; rel="next"`` header;
+* ``Last-Modified-Version`` on every answer, ``If-Modified-Since-Version`` -> 304 when nothing
+  changed, ``since=`` for what changed;
+* ``Zotero-Write-Token`` on a new item (the same token on a retry), ``If-Unmodified-Since-Version``
+  on a change to an existing one, 412 when either is stale;
+* ``Backoff`` (on any answer) and ``Retry-After`` (on 429 and 503): waited out within the
+  request's total deadline, else the request fails and the next cycle tries again.
+
+Every request has a total deadline and every answer a size cap.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import dataclass
+from urllib.parse import urlencode, urljoin, urlsplit
+
+from .errors import SourceError
+from .models import Paper, normalize_doi, parse_arxiv_id, title_fingerprint
+
+WEB_API = "https://api.zotero.org"
+LOCAL_API = "http://127.0.0.1:23119/api"  # Zotero 7's local API (Settings > Advanced)
+MAX_BYTES = 32 * 1024 * 1024  # one answer: a page of 100 items is ~300 kB
+MAX_ITEMS = 20_000  # items read from one collection, tag or search
+MAX_WAIT = 120.0  # the longest Backoff / Retry-After waited out within a request
+MAX_THROTTLED = 3  # 429 / 503 answers to one request before it fails (the next cycle retries)
+_KEY = re.compile(r"[23456789ABCDEFGHIJKLMNPQRSTUVWXYZ]{8}")  # Zotero's object keys
+_NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
+
+
+class ZoteroError(SourceError):
+    """A Zotero request that failed; ``status`` is the HTTP status (0: no answer)."""
+
+    def __init__(self, message: str, status: int = 0):
+        from .masking import redact  # an answer that echoed the key shows *** (SPEC §6)
+
+        super().__init__(redact(message))
+        self.status = status
+
+
+# --- the config table -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Library:
+    """A profile's ``zotero = {...}``: the library, where its examples are read from
+    (``collection``, ``tag`` or ``saved_search``; none: the whole library; ``read = false``:
+    none at all), and how to reach it."""
+
+    library_id: str
+    library_type: str = "user"  # or "group"
+    api_key_env: str | None = None
+    collection: str | None = None
+    tag: str | None = None
+    saved_search: str | None = None
+    url: str = WEB_API
+    local: bool = False
+    read: bool = True
+    timeout: float = 30.0
+
+    @property
+    def prefix(self) -> str:
+        """``/users/ID`` or ``/groups/ID``."""
+        return f"/{self.library_type}s/{self.library_id}"
+
+    @property
+    def items_path(self) -> str:
+        """The top-level items the examples are read from."""
+        if self.collection:
+            return f"{self.prefix}/collections/{self.collection}/items/top"
+        if self.saved_search:
+            return f"{self.prefix}/searches/{self.saved_search}/items"
+        return f"{self.prefix}/items/top"
+
+    @property
+    def where(self) -> str:
+        """What the examples come from, in messages: ``collection ABCD2345 of users/1234567``."""
+        what = (f"collection {self.collection}" if self.collection else f"tag {self.tag!r}" if self.tag
+                else f"saved search {self.saved_search}" if self.saved_search else "the library")
+        return f"{what} of {self.prefix[1:]}" + (" (local API)" if self.local else "")
+
+    @property
+    def sync_key(self) -> str:
+        """What the stored items of these examples are kept under (one per place read)."""
+        return f"{self.url.rstrip('/')}{self.items_path}" + (f"?tag={self.tag}" if self.tag else "")
+
+    def api_key(self) -> str | None:
+        """The key, from the environment (never stored, never printed: masked in every error)."""
+        from .masking import remember
+
+        key = os.environ.get(self.api_key_env) or None if self.api_key_env else None
+        if key:
+            remember(key)
+        return key
+
+
+LIBRARY_KEYS = {"library_id": (str, None), "library_type": (str, "user"), "api_key_env": (str, None),
+                "collection": (str, None), "tag": (str, None), "saved_search": (str, None),
+                "url": (str, None), "local": (bool, False), "read": (bool, True),
+                "timeout": (float, 30.0)}
+
+
+def library_from(r, where: str, table: object, env_name) -> Library:
+    """The ``zotero`` table of a profile, checked by ``r`` (the config reader: unknown keys and
+    wrong types are errors naming ``where``); ``env_name`` checks a ``*_env`` key."""
+    if isinstance(table, dict) and isinstance(table.get("library_id"), int):
+        table = dict(table, library_id=str(table["library_id"]))  # 1234567 or "1234567"
+    v = r.table(where, table, LIBRARY_KEYS)
+    if v["library_type"] not in ("user", "group"):
+        raise r.fail(f"{where}.library_type", f"{v['library_type']!r} is not user or group")
+    library_id = v["library_id"] or ("0" if v["local"] else None)
+    if library_id is None:
+        raise r.fail(f"{where}.library_id", "required (the number in your library's URL; "
+                     "or local = true for a running desktop Zotero)")
+    if not library_id.isdigit():
+        raise r.fail(f"{where}.library_id", f"{library_id!r} is not a library number")
+    for key in ("collection", "saved_search"):
+        if v[key] is not None and not _KEY.fullmatch(v[key]):
+            raise r.fail(f"{where}.{key}", f"{v[key]!r} is not a Zotero key (8 letters and digits, "
+                         "as in the collection's URL)")
+    if sum(v[k] is not None for k in ("collection", "tag", "saved_search")) > 1:
+        raise r.fail(where, "give one of collection, tag or saved_search")
+    url = v["url"] or (LOCAL_API if v["local"] else WEB_API)
+    if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", url):
+        raise r.fail(f"{where}.url", f"{url!r} is not an http(s) URL")
+    if v["timeout"] <= 0:
+        raise r.fail(f"{where}.timeout", "must be a positive number of seconds")
+    return Library(library_id=library_id, library_type=v["library_type"],
+                   api_key_env=env_name(r, f"{where}.api_key_env", v["api_key_env"]),
+                   collection=v["collection"], tag=v["tag"], saved_search=v["saved_search"],
+                   url=url.rstrip("/"), local=v["local"], read=v["read"], timeout=v["timeout"])
+
+
+def check_save_to(r, where: str, collection: str | None, library: Library | None) -> None:
+    """``save_to_zotero``: a collection key, of a library named by the profile's ``zotero``,
+    through the Web API with a key (the local API cannot write)."""
+    if collection is None:
+        return
+    if not _KEY.fullmatch(collection):
+        raise r.fail(f"{where}.save_to_zotero", f"{collection!r} is not a Zotero collection key "
+                     "(8 letters and digits, as in the collection's URL)")
+    if library is None:
+        raise r.fail(f"{where}.save_to_zotero", "needs the profile's zotero = {library_id, ...}")
+    if library.local:
+        raise r.fail(f"{where}.save_to_zotero", "Zotero's local API is read-only: save through the "
+                     "Web API (zotero = {library_id, api_key_env, ...})")
+    if not library.api_key_env:
+        raise r.fail(f"{where}.zotero.api_key_env", "required with save_to_zotero (a key with write access)")
+
+
+# --- the client -----------------------------------------------------------------------------
+
+@dataclass
+class Answer:
+    """One answer: status, headers (lower-case names), JSON body (None when empty)."""
+
+    status: int
+    headers: dict
+    body: object = None
+
+    @property
+    def version(self) -> int | None:
+        v = self.headers.get("last-modified-version", "")
+        return int(v) if v.isdigit() else None
+
+
+class Client:
+    """Requests to one library, each within ``deadline`` seconds in all (waits included)."""
+
+    def __init__(self, library: Library, *, user_agent: str = "watcher", http=None,
+                 deadline: float | None = None, sleep=time.sleep, clock=time.monotonic):
+        import httpx
+
+        self.library = library
+        self._key = library.api_key()
+        self._http = http or httpx.Client(timeout=library.timeout, follow_redirects=False,
+                                          headers={"User-Agent": user_agent})
+        self._own = http is None
+        self.deadline = deadline if deadline is not None else library.timeout * 4
+        self._sleep, self._clock = sleep, clock
+        self._paused_until = 0.0  # a Backoff header asks for a pause before the next request
+
+    def close(self) -> None:
+        if self._own:
+            self._http.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def headers(self, extra: dict | None = None) -> dict:
+        out = {"Zotero-API-Version": "3"}
+        if self._key:
+            out["Zotero-API-Key"] = self._key
+        return {**out, **(extra or {})}
+
+    def request(self, method: str, path: str, *, params: dict | None = None, body=None,
+                headers: dict | None = None, ok=(200,)) -> Answer:
+        """``method path`` (a path under the API, or a full URL of a ``Link`` header); the
+        answer when its status is in ``ok`` (or 304), else ZoteroError. 429 and 503 are
+        retried after their ``Retry-After`` while the deadline allows."""
+        import httpx
+
+        url = path if path.startswith("http") else self.library.url + path
+        if params:
+            url += ("&" if "?" in url else "?") + urlencode(params)
+        from .http import safe_url
+
+        shown = safe_url(url.split("?")[0])
+        end = self._clock() + self.deadline
+        throttled = 0
+        while True:
+            self._wait(self._paused_until - self._clock(), end, shown)
+            left = end - self._clock()
+            if left <= 0:
+                raise ZoteroError(f"Zotero {shown}: no answer within {self.deadline:g} s; the next cycle "
+                                  "tries again")
+            try:
+                content = json.dumps(body).encode() if body is not None else None
+                with self._http.stream(method, url, content=content, timeout=min(self.library.timeout, left),
+                                       headers=self.headers({**({"Content-Type": "application/json"}
+                                                               if content else {}), **(headers or {})})) as r:
+                    raw = _read_capped(r, shown)
+            except httpx.HTTPError as e:
+                raise ZoteroError(f"Zotero {shown}: {_describe(e)}") from None
+            answer = Answer(r.status_code, {k.lower(): v for k, v in r.headers.items()})
+            backoff = _seconds(answer.headers.get("backoff"))
+            if backoff:
+                self._paused_until = max(self._paused_until, self._clock() + backoff)
+            if r.status_code in (429, 503):
+                throttled += 1
+                if throttled > MAX_THROTTLED:
+                    raise ZoteroError(f"Zotero {shown}: HTTP {r.status_code} {throttled} times in a row; "
+                                      "the next cycle tries again", r.status_code)
+                wait = _seconds(answer.headers.get("retry-after"))
+                wait = max(wait if wait is not None else 1.0, self._paused_until - self._clock())
+                self._wait(wait, end, shown, r.status_code)
+                continue
+            if raw:
+                try:
+                    answer.body = json.loads(raw)
+                except ValueError:
+                    answer.body = raw.decode("utf-8", "replace")
+            if r.status_code == 304 or r.status_code in ok:
+                return answer
+            text = answer.body if isinstance(answer.body, str) else ""
+            raise ZoteroError(f"Zotero {shown}: HTTP {r.status_code}" + (f": {text.strip()[:200]}" if text.strip() else ""),
+                              r.status_code)
+
+    def _wait(self, seconds: float, end: float, shown: str, status: int | None = None) -> None:
+        if seconds <= 0:
+            return
+        if seconds > MAX_WAIT or self._clock() + seconds > end:
+            why = f"HTTP {status}, " if status else ""
+            raise ZoteroError(f"Zotero {shown}: {why}asked to wait {seconds:.0f} s, past this "
+                              "request's deadline; the next cycle tries again", status or 429)
+        self._sleep(seconds)
+
+    def pages(self, path: str, params: dict | None = None, headers: dict | None = None):
+        """Every answer of a paged request, following ``Link: rel="next"``; the first may be
+        a 304. At most :data:`MAX_ITEMS` items in all."""
+        answer = self.request("GET", path, params={"limit": 100, **(params or {})}, headers=headers)
+        seen = 0
+        while True:
+            yield answer
+            seen += len(answer.body) if isinstance(answer.body, list) else 0
+            found = _NEXT.search(answer.headers.get("link", ""))
+            if answer.status == 304 or not found or seen >= MAX_ITEMS:
+                return
+            following = urljoin(self.library.url + "/", found.group(1))
+            if urlsplit(following)[:2] != urlsplit(self.library.url)[:2]:  # the key goes nowhere else
+                raise ZoteroError(f"Zotero {self.library.url}: the next page is on another server "
+                                  f"({urlsplit(following).netloc}); not followed")
+            answer = self.request("GET", following, headers=headers)
+
+    def key_access(self) -> dict:
+        """``GET /keys/current``: what the key may do (``access``), or ZoteroError."""
+        return self.request("GET", "/keys/current").body or {}
+
+
+def _read_capped(response, shown: str) -> bytes:
+    from .http import TooLarge, read_capped
+
+    try:
+        return read_capped(response, MAX_BYTES)
+    except TooLarge as e:
+        raise ZoteroError(f"Zotero {shown}: {e}") from None
+
+
+def _seconds(value: str | None) -> float | None:
+    from .http import parse_retry_after
+
+    return parse_retry_after(value)
+
+
+def _describe(e) -> str:
+    from .http import _describe as describe
+
+    return describe(e)
+
+
+def access_problem(access: dict, library: Library, write: bool) -> str | None:
+    """What the key of ``GET /keys/current`` (``access``) lacks for reading ``library`` (and
+    writing to it with ``write``), in one line; None when nothing. A group is reached through
+    the key's ``groups.all`` or ``groups.{id}``; a user library only by its own user's key."""
+    rights = access.get("access") or {}
+    if library.library_type == "user":
+        if str(access.get("userID", "")) != library.library_id:
+            return (f"the key belongs to user {access.get('userID', '?')}, not to library "
+                    f"users/{library.library_id}")
+        mine = rights.get("user") or {}
+    else:
+        groups = rights.get("groups") or {}
+        mine = groups.get(library.library_id) or groups.get("all") or {}
+    missing = [what for what, need in (("read access", "library"), ("write access", "write"))
+               if (need == "library" or write) and not mine.get(need)]
+    if not missing:
+        return None
+    return f"the key lacks {' and '.join(missing)} to {library.prefix[1:]}"
+
+
+# --- items and papers (pure) ----------------------------------------------------------------
+
+SKIPPED_TYPES = ("note", "attachment", "annotation")
+_ARXIV_TEXT = re.compile(r"arxiv[:\s./]*(?:abs/)?(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?", re.I)
+_PMID_TEXT = re.compile(r"^\s*PMID:\s*(\d+)\s*$", re.I | re.M)
+
+
+def item_paper(item: dict) -> Paper | None:
+    """A Zotero item (an API answer's ``{"key", "version", "data": {...}}``, or its ``data``)
+    as a paper: title, abstract, authors, date, DOI, PMID and the arXiv id wherever Zotero
+    keeps it (``archiveID`` ``arXiv:…``, ``extra``, an arXiv URL or DOI). None for notes,
+    attachments and items without a title."""
+    data = item.get("data", item) if isinstance(item, dict) else {}
+    if not isinstance(data, dict) or data.get("itemType") in SKIPPED_TYPES:
+        return None
+    title = " ".join(str(data.get("title") or "").split())
+    if not title:
+        return None
+    arxiv_id = None
+    doi = normalize_doi(str(data.get("DOI") or "")) if data.get("DOI") else None
+    for text in (data.get("archiveID"), data.get("extra"), data.get("url"), doi, data.get("number")):
+        m = _ARXIV_TEXT.search(str(text or ""))
+        if m and (found := parse_arxiv_id(m.group(1))):
+            arxiv_id = found[0]
+            break
+    if doi and doi.startswith("10.48550/arxiv."):  # arXiv's own DOI names the preprint, not a journal
+        doi = None
+    pmid = _PMID_TEXT.search(str(data.get("extra") or ""))
+    authors = []
+    creators = [c for c in data.get("creators") or [] if isinstance(c, dict)]
+    for c in [c for c in creators if c.get("creatorType") == "author"] or creators:
+        name = c.get("name") or " ".join(filter(None, (c.get("firstName"), c.get("lastName"))))
+        if name.strip():
+            authors.append(" ".join(name.split()))
+    return Paper(title=title, arxiv_id=arxiv_id, authors=authors,
+                 abstract=" ".join(str(data.get("abstractNote") or "").split()), doi=doi,
+                 pmid=pmid.group(1) if pmid else None, url=data.get("url") or None,
+                 journal=data.get("publicationTitle") or None, source="zotero")
+
+
+def paper_item(paper: Paper, collection: str) -> dict:
+    """``paper`` as a new Zotero item in ``collection``: a ``journalArticle`` when a journal
+    published it, else a ``preprint``; creators, date, DOI, URL, abstract, and the arXiv id as
+    Zotero's own arXiv import writes it (``archiveID`` ``arXiv:ID`` and ``extra``
+    ``arXiv:ID [category]``; a journal article has no archiveID, so ``extra`` only). The title
+    and abstract are plain text, their LaTeX decoded (``\\emph{x}`` -> x, ``$\\alpha$`` -> α),
+    as the BibTeX export writes them."""
+    from .bibtex import _name_parts, plain_text
+
+    creators = []
+    for author in paper.authors:
+        parts = _name_parts(author)
+        last = " ".join([*parts.von, *parts.last]) + ("".join(", " + j for j in parts.jr) if parts.jr else "")
+        first = " ".join(parts.first)
+        creators.append({"creatorType": "author", "firstName": first, "lastName": last} if first
+                        else {"creatorType": "author", "name": last or author})
+    when = paper.published.date() if paper.published else paper.announced
+    journal = paper.journal or (paper.venue if paper.venue not in (None, "arXiv") else None)
+    item = {"itemType": "journalArticle" if paper.journal else "preprint", "title": plain_text(paper.title),
+            "creators": creators, "abstractNote": plain_text(paper.abstract) if paper.abstract else "",
+            "date": when.isoformat() if when else "", "DOI": paper.doi or "",
+            "url": paper.abs_url or paper.url or "", "collections": [collection], "tags": [],
+            "relations": {}}
+    extra = []
+    if paper.arxiv_id:
+        category = paper.primary_category or (paper.categories[0] if paper.categories else None)
+        extra.append(f"arXiv:{paper.arxiv_id}" + (f" [{category}]" if category else ""))
+    if paper.pmid:
+        extra.append(f"PMID: {paper.pmid}")
+    if paper.journal:
+        item["publicationTitle"] = journal
+    else:
+        if paper.arxiv_id:
+            item.update(archiveID=f"arXiv:{paper.arxiv_id}", repository="arXiv", libraryCatalog="arXiv.org")
+        elif journal:  # bioRxiv, medRxiv
+            item["repository"] = journal
+    item["extra"] = "\n".join(extra)
+    return item
+
+
+def same_work(paper: Paper, item: dict) -> bool:
+    """Whether a Zotero item is ``paper`` (same arXiv id, DOI or title)."""
+    other = item_paper(item)
+    if other is None:
+        return False
+    if paper.arxiv_id and other.arxiv_id:
+        return paper.arxiv_id == other.arxiv_id
+    if paper.doi and other.doi:
+        return paper.doi == other.doi
+    return title_fingerprint(paper.title) == title_fingerprint(other.title)
+
+
+__all__ = ["Library", "Client", "ZoteroError", "Answer", "library_from", "check_save_to",
+           "access_problem", "item_paper", "paper_item", "same_work", "WEB_API", "LOCAL_API"]
