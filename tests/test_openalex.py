@@ -349,6 +349,29 @@ def test_check_takes_an_openalex_source_and_says_when_its_optional_key_is_unset(
     assert bad.exit_code == 2 and "source.citations.cites: 'my favourite paper' is not a DOI" in bad.output
 
 
+def test_check_says_when_a_profile_names_a_work_or_author_no_source_follows(tmp_path, monkeypatch):
+    config = CONFIG.format(base="http://127.0.0.1:9")
+    (tmp_path / "config.toml").write_text(config)
+    assert "follows" not in run(tmp_path, monkeypatch, "check").output  # cites:* and by:* are followed
+    (tmp_path / "config.toml").write_text(config.replace(
+        'query = "cites:*"', 'query = "cites:W2029057325 OR cites:https://doi.org/10.1038/S41586-021-03819-2 '
+                             'OR cites:10.5555/* OR cites:10.1038/*"\nexclude = "by:0000-0002-1825-0097"'))
+    checked = run(tmp_path, monkeypatch, "check")
+    assert checked.exit_code == 0, checked.output
+    lines = [line for line in checked.output.splitlines() if "no openalex source follows" in line]
+    assert [line.removeprefix(str(tmp_path) + "/") for line in lines] == [
+        "config.toml: profile.cited.query: cites:10.1038/s41586-021-03819-2 names a work no openalex source "
+        "follows, so it matches nothing (add it to a source's cites)",
+        "config.toml: profile.cited.query: cites:10.1038/* names a work no openalex source follows, so it "
+        "matches nothing (add it to a source's cites)",
+        "config.toml: profile.cited.exclude: by:0000-0002-1825-0097 names an author no openalex source "
+        "follows, so it matches nothing (add it to a source's authors)"]
+    (tmp_path / "config.toml").write_text(config.split("[source.citations]")[0] + "[profile.cited]"
+                                          + config.split("[profile.cited]")[1])  # no openalex source
+    lines = [line for line in run(tmp_path, monkeypatch, "check").output.splitlines() if "follows" in line]
+    assert [line.split(": ")[1] for line in lines] == ["profile.cited.query", "profile.people.query"]
+
+
 def test_the_api_key_is_masked_where_a_failure_is_stored(tmp_path, server, monkeypatch):
     api = stand_in(server)
     server.route("/api/query", Reply(body=data("arxivpy2026_id_2104.12255v1_s0_m100_6ae69987ffe1.xml")))
