@@ -328,11 +328,15 @@ def test_init_seeds_cites_from_dois_and_an_orcid(tmp_path, server):
     cited = config.sources["citations"]
     assert cited.type == "openalex" and cited.cites == ("10.5555/followed-one", "10.7717/peerj.4375")
     assert cited.mailto == "me@example.org"
+    assert cited.url == server.url("/oa")  # the API the works were listed from is asked every run
     assert config.profiles["cited"].query == "cites:*"
     assert config.digests["citations"].channels == config.digests["daily"].channels
     assert "# The state of OA: a large-scale analysis" in (tmp_path / "config.toml").read_text()
     bad = CliRunner().invoke(cli, ["init", str(tmp_path / "x"), "--cite", "my best paper"])
     assert bad.exit_code == 2 and "--cite 'my best paper': not a DOI" in bad.output
+    assert not (tmp_path / "x" / "config.toml").exists()
+    alone = CliRunner().invoke(cli, ["init", str(tmp_path / "x"), "--openalex-url", server.url("/oa")])
+    assert alone.exit_code == 2 and "--mailto and --openalex-url go with --cite or --orcid" in alone.output
     assert not (tmp_path / "x" / "config.toml").exists()
 
 

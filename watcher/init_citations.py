@@ -22,9 +22,11 @@ def _toml(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)  # a TOML basic string
 
 
-def citations_config(text: str, cites: list[tuple[str, str | None]], *, mailto: str | None = None) -> str:
+def citations_config(text: str, cites: list[tuple[str, str | None]], *, mailto: str | None = None,
+                     url: str | None = None) -> str:
     """``text`` (a starter config) with the citation alert of ``cites`` ((key, title or None)
-    of each followed work) appended."""
+    of each followed work) appended; ``url`` (``--openalex-url``), when given, is the source's
+    ``url``: the API the works were listed from is the one asked every run."""
     digests = tomllib.loads(text).get("digest") or {}
     channels = next(iter(digests.values()), {}).get("channels") or []
     lines = ["", "# New works citing yours, from OpenAlex (written by watcher init --cite/--orcid).",
@@ -34,6 +36,7 @@ def citations_config(text: str, cites: list[tuple[str, str | None]], *, mailto: 
     for key, title in cites:
         lines.append(f"  {_toml(key)}," + (f"  # {' '.join(title.split())[:100]}" if title else ""))
     lines += ["]", f"mailto = {_toml(mailto)}" if mailto else '# mailto = "you@example.org"   # OpenAlex\'s polite pool',
+              *([f"url = {_toml(url)}"] if url else []),
               "", "[profile.cited]", 'title = "New citations"', 'query = "cites:*"', "",
               "[digest.citations]", 'profiles = ["cited"]', 'every = "1d"',
               f"channels = [{', '.join(_toml(c) for c in channels)}]", ""]
