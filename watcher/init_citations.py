@@ -4,7 +4,8 @@
 The starter config gains an ``openalex`` source following the given works (DOIs, arXiv ids,
 OpenAlex ids) and, with ``--orcid``, every work OpenAlex lists for that person, asked once now
 (:func:`watcher.sources.openalex.works_of`); a profile ``cited`` whose query is ``cites:*``; and a
-digest ``citations`` of it, delivered through the channels of the config's first digest.
+digest ``citations`` of it, in the formats and through the channels of the config's first digest
+(the rich formats carry each card's reason).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ def citations_config(text: str, cites: list[tuple[str, str | None]], *, mailto: 
     of each followed work) appended; ``url`` (``--openalex-url``), when given, is the source's
     ``url``: the API the works were listed from is the one asked every run."""
     digests = tomllib.loads(text).get("digest") or {}
-    channels = next(iter(digests.values()), {}).get("channels") or []
+    first = next(iter(digests.values()), {})
+    channels, formats = first.get("channels") or [], first.get("formats") or []
     lines = ["", "# New works citing yours, from OpenAlex (written by watcher init --cite/--orcid).",
              "# Every card says which of yours it cites; add authors = [\"<ORCID>\"] for new works",
              "# by people you follow, and query by:* in a profile.",
@@ -39,6 +41,7 @@ def citations_config(text: str, cites: list[tuple[str, str | None]], *, mailto: 
               *([f"url = {_toml(url)}"] if url else []),
               "", "[profile.cited]", 'title = "New citations"', 'query = "cites:*"', "",
               "[digest.citations]", 'profiles = ["cited"]', 'every = "1d"',
+              *([f"formats = [{', '.join(_toml(f) for f in formats)}]"] if formats else []),
               f"channels = [{', '.join(_toml(c) for c in channels)}]", ""]
     return text.rstrip("\n") + "\n" + "\n".join(lines)
 
