@@ -69,6 +69,8 @@ def test_identifiers_of_followed_works_and_authors_have_one_spelling():
     assert openalex.work_ref("https://openalex.org/W2741809807") == openalex.work_ref("w2741809807") == "W2741809807"
     assert openalex.work_ref("pmid:29456894") == "pmid:29456894"
     assert openalex.work_ref("the state of OA") is None
+    for words in ("10.5555/not a doi", "my paper 10.1038/abc", "see doi:10.1038/abc"):  # not cut to a DOI
+        assert openalex.work_ref(words) is None, words
     assert openalex.author_ref("https://orcid.org/0000-0002-1825-009x") == "0000-0002-1825-009X"
     assert openalex.author_ref("A5023888391") == "A5023888391" and openalex.author_ref("Jason Priem") is None
     assert openalex.api_path("arxiv:2106.09685") == "doi:10.48550/arXiv.2106.09685"
@@ -83,6 +85,7 @@ def test_a_real_work_becomes_one_paper_with_its_abstract_ids_and_what_it_cites()
     assert paper.title.startswith("The state of OA: a large-scale analysis")
     assert paper.doi == "10.7717/peerj.4375" and paper.pmid == "29456894" and paper.arxiv_id is None
     assert paper.key == "doi:10.7717/peerj.4375" and paper.journal == "PeerJ"
+    assert paper.url == "https://doi.org/10.7717/peerj.4375"  # no landing page in the answer: the DOI's
     assert paper.abstract.startswith("Despite growing interest in Open Access (OA) to scholarly literature,")
     assert paper.abstract.endswith("as a way to inform OA policy and practice.")
     assert len(paper.abstract.split()) == 258  # every position of the inverted index, once
