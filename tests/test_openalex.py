@@ -71,7 +71,10 @@ def test_identifiers_of_followed_works_and_authors_have_one_spelling():
     assert openalex.work_ref("the state of OA") is None
     for words in ("10.5555/not a doi", "my paper 10.1038/abc", "see doi:10.1038/abc"):  # not cut to a DOI
         assert openalex.work_ref(words) is None, words
-    assert openalex.author_ref("https://orcid.org/0000-0002-1825-009x") == "0000-0002-1825-009X"
+    assert openalex.author_ref("https://orcid.org/0000-0002-1694-233x") == "0000-0002-1694-233X"
+    assert openalex.author_ref("0000-0002-1825-0097") == "0000-0002-1825-0097"
+    for typo in ("0000-0002-1825-0079", "0000-0002-1825-009X", "0000-0003-1613-5918"):  # check digit wrong
+        assert openalex.author_ref(typo) is None, typo
     assert openalex.author_ref("A5023888391") == "A5023888391" and openalex.author_ref("Jason Priem") is None
     assert openalex.api_path("arxiv:2106.09685") == "doi:10.48550/arXiv.2106.09685"
     assert openalex.api_path("10.7717/peerj.4375") == "doi:10.7717/peerj.4375"
@@ -338,7 +341,9 @@ def test_init_seeds_cites_from_dois_and_an_orcid(tmp_path, server):
     assert "# The state of OA: a large-scale analysis" in (tmp_path / "config.toml").read_text()
     bad = CliRunner().invoke(cli, ["init", str(tmp_path / "x"), "--cite", "my best paper"])
     assert bad.exit_code == 2 and "--cite 'my best paper': not a DOI" in bad.output
-    assert not (tmp_path / "x" / "config.toml").exists()
+    typo = CliRunner().invoke(cli, ["init", str(tmp_path / "x"), "--orcid", "0000-0003-1613-5918"])
+    assert typo.exit_code == 2 and "not an ORCID such as 0000-0002-1825-0097 (whose last character checks" in typo.output
+    assert not (tmp_path / "x" / "config.toml").exists() and not api.requests[1:]  # nothing asked
     alone = CliRunner().invoke(cli, ["init", str(tmp_path / "x"), "--openalex-url", server.url("/oa")])
     assert alone.exit_code == 2 and "--mailto and --openalex-url go with --cite or --orcid" in alone.output
     assert not (tmp_path / "x" / "config.toml").exists()

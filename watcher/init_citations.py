@@ -62,7 +62,8 @@ def seed(cites: tuple[str, ...], orcid: str | None, *, mailto: str | None, url: 
     if orcid is not None:
         author = author_ref(orcid)
         if author is None:
-            raise InputError(f"--orcid {orcid!r}: not an ORCID such as 0000-0002-1825-0097")
+            raise InputError(f"--orcid {orcid!r}: not an ORCID such as 0000-0002-1825-0097 "
+                             "(whose last character checks the others: a typo?)")
         from .config import SourceConfig
         from .sources import SourceContext, make_source
         from .sources.openalex import works_of

@@ -81,10 +81,25 @@ def author_ref(text: str) -> str | None:
     id (``A1969205032``); None when ``text`` is neither."""
     text = clean_text(str(text)).strip()
     if m := _ORCID.match(text):
-        return m.group(1).upper()
+        orcid = m.group(1).upper()
+        return orcid if orcid[-1] == orcid_check_digit(orcid) else None  # a typo names someone else
     if m := _AUTHOR_ID.match(text):
         return m.group(1).upper()
     return None
+
+
+def orcid_check_digit(orcid: str) -> str:
+    """The last character an ORCID's first 15 digits call for (ISO 7064 MOD 11-2, as
+    orcid.org documents it).
+
+    >>> orcid_check_digit("0000-0002-1825-0097"), orcid_check_digit("0000-0002-1694-233X")
+    ('7', 'X')
+    """
+    total = 0
+    for digit in orcid.replace("-", "")[:15]:
+        total = (total + int(digit)) * 2
+    result = (12 - total % 11) % 11
+    return "X" if result == 10 else str(result)
 
 
 def api_path(ref: str) -> str:
