@@ -65,6 +65,25 @@ def test_convert_reads_every_real_table_of_contents_and_names_the_format_when_as
     assert "PubMed" in wrong.output or "pubmed" in wrong.output.lower()
 
 
+def test_an_item_without_a_title_is_left_out_with_a_warning_naming_it_and_the_rest_is_read(tmp_path):
+    """A real Wiley table of contents whose first item lost its title (every element that
+    could give one): the other item is read, the broken one is named by its place and link."""
+    import re
+
+    real = (DATA / "wiley_taxon_2021-11-24_trimmed.xml").read_text("utf-8")
+    start, end = real.index("<item"), real.index("</item>")
+    item = re.sub(r"<((?:dc:|prism:)?title)\b[^>]*>.*?</\1>", "", real[start:end], flags=re.S)
+    (tmp_path / "toc.xml").write_text(real[:start] + item + real[end:], "utf-8")
+    link = re.search(r"<link>(.*?)</link>", item).group(1).strip()
+    for args in ([], ["--from", "journal-feed"]):
+        result = CliRunner().invoke(cli, ["convert", *args, str(tmp_path / "toc.xml"), "--to", "json"])
+        assert result.exit_code == 0, result.output
+        assert [p["title"] for p in json.loads(result.stdout)] == [w["title"] for w in expected(
+            DATA / "wiley_taxon_2021-11-24_trimmed.xml")][1:]
+        assert result.stderr.strip() == (f"watcher: WARNING: {tmp_path / 'toc.xml'}: skipped an entry that is not a paper: "
+                                         f"item 1 ({link}) has no title"), result.stderr
+
+
 def test_markup_in_titles_joins_letters_and_a_title_repeated_as_abstract_is_none():
     """Hand-written items (the real documents above have <em> only): sub- and superscripts
     are no word breaks, a BOM is no letter, and Nature's research items, whose description

@@ -195,11 +195,15 @@ def channel_journal(feed) -> tuple[str | None, str | None, str]:
     return title or None, "channel", ""
 
 
-def entry_to_paper(entry, channel: tuple[str | None, str | None, str], subject: str | None = None) -> Paper:
-    """One feedparser entry as a Paper (InputError when it has no title)."""
+def entry_to_paper(entry, channel: tuple[str | None, str | None, str], subject: str | None = None,
+                   position: int | None = None) -> Paper:
+    """One feedparser entry (the ``position``-th of its feed) as a Paper (InputError when it
+    has no title)."""
     title = text(entry.get("title") or "")
     if not title:
-        raise InputError(f"item {entry.get('id') or entry.get('link') or '?'} has no title")
+        named = entry.get("link") or entry.get("id")
+        raise InputError(" ".join(filter(None, ("item", position and str(position), named and f"({named})",
+                                                "has no title"))))
     abstract, said = _abstract(entry, title)
     names = [a.get("name", "") for a in entry.get("authors") or [] if isinstance(a, dict)]
     if not any(n and n.strip() for n in names) and entry.get("author"):
@@ -260,4 +264,5 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
             subject = " ".join((m["subject"] or m["query"] or "").replace("_", " ").split()).lower() or None
             break
     listing = Listing(title=feed.get("title"), date=local_date(feed.get("updated") or feed.get("published")))
-    return read_entries(listing, origin, parsed.entries, lambda entry: entry_to_paper(entry, channel, subject))
+    return read_entries(listing, origin, enumerate(parsed.entries, 1),
+                        lambda item: entry_to_paper(item[1], channel, subject, item[0]))
