@@ -329,6 +329,8 @@ def test_init_seeds_cites_from_dois_and_an_orcid(tmp_path, server):
                                       "--openalex-url", server.url("/oa")])
     assert result.exit_code == 0, result.output
     assert "following 2 works for new citations" in result.output
+    assert "next: cd " in result.output and "watcher once (the citations digest)" in result.output
+    assert "--sample" not in result.output  # the sample has no citations
     assert api.requests[0]["filter"] == f"author.orcid:https://orcid.org/{PIWOWAR}"  # listed once
     config = load_config(tmp_path / "config.toml")
     cited = config.sources["citations"]

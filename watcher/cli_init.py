@@ -72,6 +72,9 @@ def init(folder: Path, github, gitlab, force, cites, orcid, mailto, openalex_url
     where = "" if folder == Path(".") else f"cd {folder} && "
     if kind:
         click.echo(f"next: read {folder / 'README.md'}, edit config.toml, then {where}watcher check")
+    elif cites or orcid:  # the sample has no citations: the first real run is the next step
+        click.echo(f"next: {where}watcher check, then watcher once (the citations digest); "
+                   "see docs/openalex.md")
     else:
         click.echo(f"next: {where}watcher once --sample, then edit the [profile.*] tables and "
                    "run watcher check")
