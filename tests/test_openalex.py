@@ -192,6 +192,14 @@ def test_refusals_and_broken_answers_fail_the_run_with_a_clear_error(server):
     server.route("/oa/works", Reply(body=b'{"meta": {"count": 3}, "resu'))
     with pytest.raises(SourceError, match=r"invalid JSON.*source 'citations'"):
         source(server, cites=("W2029057325",)).fetch({})
+    api = stand_in(server)
+    api.throttle(10)  # 429 past every retry: a rate limit, said so, not "the server may be down"
+    with pytest.raises(SourceError) as refused:
+        source(server, authors=(PIWOWAR,)).fetch({})
+    assert str(refused.value).endswith("HTTP 429 Too Many Requests (4 tries); OpenAlex's rate limit, or the "
+                                       "day's budget, is spent; the next run asks again (mailto joins its "
+                                       "polite pool; a key, api_key_env, has a budget of its own)")
+    assert "\n" not in str(refused.value) and "overloaded" not in str(refused.value)
 
 
 # --- the query language and the reasons ----------------------------------------------------------
