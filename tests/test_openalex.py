@@ -8,6 +8,7 @@ delivering nothing again."""
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 from datetime import datetime, timedelta, timezone
 
@@ -330,7 +331,7 @@ def test_a_digest_of_new_citations_and_new_works_one_paper_per_work_nothing_twic
 
 # --- watcher init: "alert me when my papers are cited" in one command ---------------------------
 
-def test_init_seeds_cites_from_dois_and_an_orcid(tmp_path, server):
+def test_init_seeds_cites_from_dois_and_an_orcid(tmp_path, server, monkeypatch):
     api = stand_in(server)
     result = CliRunner().invoke(cli, ["init", str(tmp_path), "--cite", "https://doi.org/10.5555/FOLLOWED-ONE",
                                       "--orcid", f"https://orcid.org/{PIWOWAR}", "--mailto", "me@example.org",
@@ -351,6 +352,16 @@ def test_init_seeds_cites_from_dois_and_an_orcid(tmp_path, server):
     assert "# The state of OA: a large-scale analysis" in (tmp_path / "config.toml").read_text()
     bad = CliRunner().invoke(cli, ["init", str(tmp_path / "x"), "--cite", "my best paper"])
     assert bad.exit_code == 2 and "--cite 'my best paper': not a DOI" in bad.output
+    for k, v in FAST.items():
+        monkeypatch.setenv(k, v)
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # a port nobody listens on
+    down = CliRunner().invoke(cli, ["init", str(tmp_path / "x"), "--orcid", PIWOWAR, "--openalex-url",
+                                    f"http://127.0.0.1:{closed.getsockname()[1]}"])
+    closed.close()
+    assert down.exit_code == 2 and down.output.count("\n") == 1, down.output
+    assert "listing the works failed: GET http://127.0.0.1:" in down.output
+    assert down.output.rstrip().endswith("check the network connection and --openalex-url"), down.output
     typo = CliRunner().invoke(cli, ["init", str(tmp_path / "x"), "--orcid", "0000-0003-1613-5918"])
     assert typo.exit_code == 2 and "not an ORCID such as 0000-0002-1825-0097 (whose last character checks" in typo.output
     assert not (tmp_path / "x" / "config.toml").exists() and not api.requests[1:]  # nothing asked

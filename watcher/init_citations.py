@@ -74,7 +74,9 @@ def seed(cites: tuple[str, ...], orcid: str | None, *, mailto: str | None, url: 
         try:
             works = works_of(source, author)
         except SourceError as e:
-            raise InputError(f"--orcid {orcid}: listing the works failed: {e}") from None
+            said = str(e).replace("the source's url", "--openalex-url" if url else "--openalex-url (default "
+                                  "https://api.openalex.org)")  # init has no source yet: its option
+            raise InputError(f"--orcid {orcid}: listing the works failed: {said}") from None
         if not works:
             raise InputError(f"--orcid {orcid}: OpenAlex lists no work of this ORCID; check it, "
                              "or name your works with --cite")
