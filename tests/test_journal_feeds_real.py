@@ -60,6 +60,11 @@ def test_convert_reads_every_real_table_of_contents_and_names_the_format_when_as
     named = CliRunner().invoke(cli, ["convert", "--from", "journal-feed", docs[0], "--to", "json"])
     assert named.exit_code == 0, named.output
     assert [p["title"] for p in json.loads(named.stdout)] == [w["title"] for w in expected(Path(docs[0]))]
+    for other, what in (("openalex/work_W2741809807_state_of_oa.json", "JSON"), ("llm-rl-2025-04-12.txt", "text")):
+        named = CliRunner().invoke(cli, ["convert", "--from", "journal-feed", str(DATA.parent / other)])
+        assert named.exit_code == 2 and named.output.count("\n") == 1, named.output
+        assert named.output.endswith(f"{other}: {what}, not XML, where an RSS or Atom table of contents "
+                                     "was expected\n"), named.output  # not "no XML element found"
     wrong = CliRunner().invoke(cli, ["convert", "--from", "pubmed-xml", docs[0]])
     assert wrong.exit_code != 0 and "Traceback" not in wrong.output
     assert "PubMed" in wrong.output or "pubmed" in wrong.output.lower()
