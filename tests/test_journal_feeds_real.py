@@ -89,6 +89,19 @@ def test_an_item_without_a_title_is_left_out_with_a_warning_naming_it_and_the_re
                                          f"item 1 ({link}) has no title"), result.stderr
 
 
+def test_a_sciencedirect_citation_line_gives_the_date_an_article_in_press_its_day():
+    """ScienceDirect's items have no date element, only "Publication date: February 2022" (the
+    real document above: the month's first day, as PubMed's month-only dates) or, for an
+    article in press, "Available online 16 December 2021" in the citation line."""
+    from watcher.formats import journal_feed
+
+    real = (DATA / "sciencedirect_molecular-phylogenetics-and-evolution_2021-12-21_trimmed.xml").read_text("utf-8")
+    in_press = real.replace("Publication date: February 2022", "Publication date: Available online 16 December 2021", 1)
+    papers = journal_feed.parse(in_press.encode(), "sd.xml").papers
+    assert [p.published.date().isoformat() for p in papers] == ["2021-12-16"] + ["2022-02-01"] * 3
+    assert papers[0].authors == ["David R. Bickel"] and papers[0].abstract == ""
+
+
 def test_markup_in_titles_joins_letters_and_a_title_repeated_as_abstract_is_none():
     """Hand-written items (the real documents above have <em> only): sub- and superscripts
     are no word breaks, a BOM is no letter, and Nature's research items, whose description

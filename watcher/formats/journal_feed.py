@@ -117,6 +117,22 @@ def _when(entry) -> datetime | None:
     return None
 
 
+_WRITTEN_DAY = re.compile(r"^(?:(?P<day>\d{1,2})\s+)?(?P<month>[A-Za-z]{3})[a-z]*\s+(?P<year>\d{4})$")
+
+
+def _written_day(text: str | None) -> datetime | None:
+    """"16 December 2021", or "February 2022" (its first day, as PubMed's month-only dates),
+    as a date; None when ``text`` is no such date."""
+    from .hf_page import MONTHS
+
+    m = _WRITTEN_DAY.match((text or "").strip())
+    month = MONTHS.get(m["month"].title()) if m else None
+    try:
+        return datetime(int(m["year"]), month, int(m["day"] or 1), tzinfo=timezone.utc) if month else None
+    except ValueError:  # 31 February
+        return None
+
+
 def split_authors(names: list[str]) -> tuple[list[str], str]:
     """The authors an item names and how they were written: ``list`` (one name per element),
     ``split`` (one string of several names) or ``truncated`` ("et al."). "Last, First" names
@@ -219,7 +235,7 @@ def entry_to_paper(entry, channel: tuple[str | None, str | None, str], subject: 
         journal, journal_kind = item_named, "named"
     elif channel[0]:
         journal, journal_kind = channel[0], channel[1]
-    when = _when(entry)
+    when = _when(entry) or _written_day(said.get("published"))
     doi = _doi(entry, said.get("doi"))
     preprint = doi is not None and is_preprint_doi(doi)  # ChemRxiv's, OSF's, bioRxiv's feed
     link = entry.get("link") or None
