@@ -60,9 +60,46 @@ def test_convert_reads_every_real_table_of_contents_and_names_the_format_when_as
     named = CliRunner().invoke(cli, ["convert", "--from", "journal-feed", docs[0], "--to", "json"])
     assert named.exit_code == 0, named.output
     assert [p["title"] for p in json.loads(named.stdout)] == [w["title"] for w in expected(Path(docs[0]))]
+    for other, what in (("openalex/work_W2741809807_state_of_oa.json", "JSON"), ("llm-rl-2025-04-12.txt", "text")):
+        named = CliRunner().invoke(cli, ["convert", "--from", "journal-feed", str(DATA.parent / other)])
+        assert named.exit_code == 2 and named.output.count("\n") == 1, named.output
+        assert named.output.endswith(f"{other}: {what}, not XML, where an RSS or Atom table of contents "
+                                     "was expected\n"), named.output  # not "no XML element found"
     wrong = CliRunner().invoke(cli, ["convert", "--from", "pubmed-xml", docs[0]])
     assert wrong.exit_code != 0 and "Traceback" not in wrong.output
     assert "PubMed" in wrong.output or "pubmed" in wrong.output.lower()
+
+
+def test_an_item_without_a_title_is_left_out_with_a_warning_naming_it_and_the_rest_is_read(tmp_path):
+    """A real Wiley table of contents whose first item lost its title (every element that
+    could give one): the other item is read, the broken one is named by its place and link."""
+    import re
+
+    real = (DATA / "wiley_taxon_2021-11-24_trimmed.xml").read_text("utf-8")
+    start, end = real.index("<item"), real.index("</item>")
+    item = re.sub(r"<((?:dc:|prism:)?title)\b[^>]*>.*?</\1>", "", real[start:end], flags=re.S)
+    (tmp_path / "toc.xml").write_text(real[:start] + item + real[end:], "utf-8")
+    link = re.search(r"<link>(.*?)</link>", item).group(1).strip()
+    for args in ([], ["--from", "journal-feed"]):
+        result = CliRunner().invoke(cli, ["convert", *args, str(tmp_path / "toc.xml"), "--to", "json"])
+        assert result.exit_code == 0, result.output
+        assert [p["title"] for p in json.loads(result.stdout)] == [w["title"] for w in expected(
+            DATA / "wiley_taxon_2021-11-24_trimmed.xml")][1:]
+        assert result.stderr.strip() == (f"watcher: WARNING: {tmp_path / 'toc.xml'}: skipped an entry that is not a paper: "
+                                         f"item 1 ({link}) has no title"), result.stderr
+
+
+def test_a_sciencedirect_citation_line_gives_the_date_an_article_in_press_its_day():
+    """ScienceDirect's items have no date element, only "Publication date: February 2022" (the
+    real document above: the month's first day, as PubMed's month-only dates) or, for an
+    article in press, "Available online 16 December 2021" in the citation line."""
+    from watcher.formats import journal_feed
+
+    real = (DATA / "sciencedirect_molecular-phylogenetics-and-evolution_2021-12-21_trimmed.xml").read_text("utf-8")
+    in_press = real.replace("Publication date: February 2022", "Publication date: Available online 16 December 2021", 1)
+    papers = journal_feed.parse(in_press.encode(), "sd.xml").papers
+    assert [p.published.date().isoformat() for p in papers] == ["2021-12-16"] + ["2022-02-01"] * 3
+    assert papers[0].authors == ["David R. Bickel"] and papers[0].abstract == ""
 
 
 def test_markup_in_titles_joins_letters_and_a_title_repeated_as_abstract_is_none():

@@ -8,6 +8,7 @@ delivering nothing again."""
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 from datetime import datetime, timedelta, timezone
 
@@ -69,7 +70,12 @@ def test_identifiers_of_followed_works_and_authors_have_one_spelling():
     assert openalex.work_ref("https://openalex.org/W2741809807") == openalex.work_ref("w2741809807") == "W2741809807"
     assert openalex.work_ref("pmid:29456894") == "pmid:29456894"
     assert openalex.work_ref("the state of OA") is None
-    assert openalex.author_ref("https://orcid.org/0000-0002-1825-009x") == "0000-0002-1825-009X"
+    for words in ("10.5555/not a doi", "my paper 10.1038/abc", "see doi:10.1038/abc"):  # not cut to a DOI
+        assert openalex.work_ref(words) is None, words
+    assert openalex.author_ref("https://orcid.org/0000-0002-1694-233x") == "0000-0002-1694-233X"
+    assert openalex.author_ref("0000-0002-1825-0097") == "0000-0002-1825-0097"
+    for typo in ("0000-0002-1825-0079", "0000-0002-1825-009X", "0000-0003-1613-5918"):  # check digit wrong
+        assert openalex.author_ref(typo) is None, typo
     assert openalex.author_ref("A5023888391") == "A5023888391" and openalex.author_ref("Jason Priem") is None
     assert openalex.api_path("arxiv:2106.09685") == "doi:10.48550/arXiv.2106.09685"
     assert openalex.api_path("10.7717/peerj.4375") == "doi:10.7717/peerj.4375"
@@ -83,6 +89,7 @@ def test_a_real_work_becomes_one_paper_with_its_abstract_ids_and_what_it_cites()
     assert paper.title.startswith("The state of OA: a large-scale analysis")
     assert paper.doi == "10.7717/peerj.4375" and paper.pmid == "29456894" and paper.arxiv_id is None
     assert paper.key == "doi:10.7717/peerj.4375" and paper.journal == "PeerJ"
+    assert paper.url == "https://doi.org/10.7717/peerj.4375"  # no landing page in the answer: the DOI's
     assert paper.abstract.startswith("Despite growing interest in Open Access (OA) to scholarly literature,")
     assert paper.abstract.endswith("as a way to inform OA policy and practice.")
     assert len(paper.abstract.split()) == 258  # every position of the inverted index, once
@@ -186,6 +193,14 @@ def test_refusals_and_broken_answers_fail_the_run_with_a_clear_error(server):
     server.route("/oa/works", Reply(body=b'{"meta": {"count": 3}, "resu'))
     with pytest.raises(SourceError, match=r"invalid JSON.*source 'citations'"):
         source(server, cites=("W2029057325",)).fetch({})
+    api = stand_in(server)
+    api.throttle(10)  # 429 past every retry: a rate limit, said so, not "the server may be down"
+    with pytest.raises(SourceError) as refused:
+        source(server, authors=(PIWOWAR,)).fetch({})
+    assert str(refused.value).endswith("HTTP 429 Too Many Requests (4 tries); OpenAlex's rate limit, or the "
+                                       "day's budget, is spent; the next run asks again (mailto joins its "
+                                       "polite pool; a key, api_key_env, has a budget of its own)")
+    assert "\n" not in str(refused.value) and "overloaded" not in str(refused.value)
 
 
 # --- the query language and the reasons ----------------------------------------------------------
@@ -316,23 +331,42 @@ def test_a_digest_of_new_citations_and_new_works_one_paper_per_work_nothing_twic
 
 # --- watcher init: "alert me when my papers are cited" in one command ---------------------------
 
-def test_init_seeds_cites_from_dois_and_an_orcid(tmp_path, server):
+def test_init_seeds_cites_from_dois_and_an_orcid(tmp_path, server, monkeypatch):
     api = stand_in(server)
     result = CliRunner().invoke(cli, ["init", str(tmp_path), "--cite", "https://doi.org/10.5555/FOLLOWED-ONE",
                                       "--orcid", f"https://orcid.org/{PIWOWAR}", "--mailto", "me@example.org",
                                       "--openalex-url", server.url("/oa")])
     assert result.exit_code == 0, result.output
     assert "following 2 works for new citations" in result.output
+    assert "next: cd " in result.output and "watcher once (the citations digest)" in result.output
+    assert "--sample" not in result.output  # the sample has no citations
     assert api.requests[0]["filter"] == f"author.orcid:https://orcid.org/{PIWOWAR}"  # listed once
     config = load_config(tmp_path / "config.toml")
     cited = config.sources["citations"]
     assert cited.type == "openalex" and cited.cites == ("10.5555/followed-one", "10.7717/peerj.4375")
     assert cited.mailto == "me@example.org"
+    assert cited.url == server.url("/oa")  # the API the works were listed from is asked every run
     assert config.profiles["cited"].query == "cites:*"
     assert config.digests["citations"].channels == config.digests["daily"].channels
+    assert config.digests["citations"].formats == config.digests["daily"].formats == ("text", "html")
     assert "# The state of OA: a large-scale analysis" in (tmp_path / "config.toml").read_text()
     bad = CliRunner().invoke(cli, ["init", str(tmp_path / "x"), "--cite", "my best paper"])
     assert bad.exit_code == 2 and "--cite 'my best paper': not a DOI" in bad.output
+    for k, v in FAST.items():
+        monkeypatch.setenv(k, v)
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))  # a port nobody listens on
+    down = CliRunner().invoke(cli, ["init", str(tmp_path / "x"), "--orcid", PIWOWAR, "--openalex-url",
+                                    f"http://127.0.0.1:{closed.getsockname()[1]}"])
+    closed.close()
+    assert down.exit_code == 2 and down.output.count("\n") == 1, down.output
+    assert "listing the works failed: GET http://127.0.0.1:" in down.output
+    assert down.output.rstrip().endswith("check the network connection and --openalex-url"), down.output
+    typo = CliRunner().invoke(cli, ["init", str(tmp_path / "x"), "--orcid", "0000-0003-1613-5918"])
+    assert typo.exit_code == 2 and "not an ORCID such as 0000-0002-1825-0097 (whose last character checks" in typo.output
+    assert not (tmp_path / "x" / "config.toml").exists() and not api.requests[1:]  # nothing asked
+    alone = CliRunner().invoke(cli, ["init", str(tmp_path / "x"), "--openalex-url", server.url("/oa")])
+    assert alone.exit_code == 2 and "--mailto and --openalex-url go with --cite or --orcid" in alone.output
     assert not (tmp_path / "x" / "config.toml").exists()
 
 
@@ -347,6 +381,29 @@ def test_check_takes_an_openalex_source_and_says_when_its_optional_key_is_unset(
         '"W2029057325"]', '"my favourite paper"]'))
     bad = run(tmp_path, monkeypatch, "check")
     assert bad.exit_code == 2 and "source.citations.cites: 'my favourite paper' is not a DOI" in bad.output
+
+
+def test_check_says_when_a_profile_names_a_work_or_author_no_source_follows(tmp_path, monkeypatch):
+    config = CONFIG.format(base="http://127.0.0.1:9")
+    (tmp_path / "config.toml").write_text(config)
+    assert "follows" not in run(tmp_path, monkeypatch, "check").output  # cites:* and by:* are followed
+    (tmp_path / "config.toml").write_text(config.replace(
+        'query = "cites:*"', 'query = "cites:W2029057325 OR cites:https://doi.org/10.1038/S41586-021-03819-2 '
+                             'OR cites:10.5555/* OR cites:10.1038/*"\nexclude = "by:0000-0002-1825-0097"'))
+    checked = run(tmp_path, monkeypatch, "check")
+    assert checked.exit_code == 0, checked.output
+    lines = [line for line in checked.output.splitlines() if "no openalex source follows" in line]
+    assert [line.removeprefix(str(tmp_path) + "/") for line in lines] == [
+        "config.toml: profile.cited.query: cites:10.1038/s41586-021-03819-2 names a work no openalex source "
+        "follows, so it matches nothing (add it to a source's cites)",
+        "config.toml: profile.cited.query: cites:10.1038/* names a work no openalex source follows, so it "
+        "matches nothing (add it to a source's cites)",
+        "config.toml: profile.cited.exclude: by:0000-0002-1825-0097 names an author no openalex source "
+        "follows, so it matches nothing (add it to a source's authors)"]
+    (tmp_path / "config.toml").write_text(config.split("[source.citations]")[0] + "[profile.cited]"
+                                          + config.split("[profile.cited]")[1])  # no openalex source
+    lines = [line for line in run(tmp_path, monkeypatch, "check").output.splitlines() if "follows" in line]
+    assert [line.split(": ")[1] for line in lines] == ["profile.cited.query", "profile.people.query"]
 
 
 def test_the_api_key_is_masked_where_a_failure_is_stored(tmp_path, server, monkeypatch):

@@ -66,6 +66,29 @@ def optional_secret_notes(config: Config) -> dict[str, str]:
         if s.type in without and s.api_key_env and not os.environ.get(s.api_key_env)}
 
 
+def followed_notes(config: Config) -> list[str]:
+    """For ``watcher check``: one line per ``cites:``/``by:`` term of a profile's query or
+    exclude that names a work (an author) no ``openalex`` source follows: such a term matches
+    nothing, since a paper records only the followed works it cites (SPEC §10)."""
+    from .formats.openalex import matches_ref
+    from .query import parse_query, terms
+
+    follows = {"cites": [k for s in config.sources.values() if s.type == "openalex" for k in s.cites],
+               "by": [k for s in config.sources.values() if s.type == "openalex" for k in s.authors]}
+    what = {"cites": ("a work", "cites"), "by": ("an author", "authors")}
+    out = []
+    for p in config.profiles.values():
+        for key in ("query", "exclude"):
+            text = getattr(p, key)
+            for term in terms(parse_query(text)) if text else ():
+                if term.field in follows and not any(matches_ref(k, term.words[0]) for k in follows[term.field]):
+                    thing, where = what[term.field]
+                    out.append(f"{config.path}: profile.{p.name}.{key}: {term.field}:{term.words[0]} names "
+                               f"{thing} no openalex source follows, so it matches nothing (add it to a "
+                               f"source's {where})")
+    return out
+
+
 def web_password_problems(config: Config) -> list[str]:
     """A web password shorter than ``watcher serve`` takes."""
     var = config.web.password_env

@@ -30,7 +30,8 @@ from .text import plural
 @click.option("--orcid", metavar="ORCID",
               help="Alert on new works citing any work OpenAlex lists for this ORCID (listed once, now).")
 @click.option("--mailto", metavar="EMAIL", help="Your address for OpenAlex's polite pool (with --cite/--orcid).")
-@click.option("--openalex-url", metavar="URL", help="The OpenAlex API (default https://api.openalex.org).")
+@click.option("--openalex-url", metavar="URL", help="The OpenAlex API to list the works from and to ask every run: the citation "
+                   "source's url (default https://api.openalex.org).")
 @handle_errors
 def init(folder: Path, github, gitlab, force, cites, orcid, mailto, openalex_url) -> None:
     """Write a commented starter config.toml into DIR (default: here).
@@ -57,6 +58,9 @@ def init(folder: Path, github, gitlab, force, cites, orcid, mailto, openalex_url
                                "that runs the repository")
     kind = "github" if github else "gitlab" if gitlab else None
 
+    if (mailto or openalex_url) and not (cites or orcid):
+        raise click.UsageError("--mailto and --openalex-url go with --cite or --orcid (the citation "
+                               "alert they configure)")
     files = files_for(kind)
     if cites or orcid:  # "alert me when my papers are cited" (SPEC §10)
         from .init_citations import citations_config, seed
@@ -64,7 +68,8 @@ def init(folder: Path, github, gitlab, force, cites, orcid, mailto, openalex_url
 
         followed = seed(cites, orcid, mailto=mailto, url=openalex_url, now=now_utc(),
                         user_agent=f"watcher (mailto:{mailto})" if mailto else "watcher")
-        files["config.toml"] = citations_config(files["config.toml"], followed, mailto=mailto)
+        files["config.toml"] = citations_config(files["config.toml"], followed, mailto=mailto,
+                                                   url=openalex_url)
         click.echo(f"following {plural(len(followed), 'work')} for new citations")
     written = write_files(folder, files, force)
     for path in written:
@@ -72,13 +77,16 @@ def init(folder: Path, github, gitlab, force, cites, orcid, mailto, openalex_url
     where = "" if folder == Path(".") else f"cd {folder} && "
     if kind:
         click.echo(f"next: read {folder / 'README.md'}, edit config.toml, then {where}watcher check")
-        return
-    click.echo("next:\n"
-               f"  1. {where}watcher once --sample    # a digest from the shipped sample, no network\n"
-               "  2. edit config.toml: your [profile.*] query (preview it: watcher serve, then the "
-               "profile's page); uncomment [channel.mail] and [web], add \"mail\" to the digest's channels\n"
-               "  3. export WATCHER_SMTP_PASSWORD=... WATCHER_SECRET=...; watcher check && "
-               "watcher test-deliver mail && watcher once")
+    elif cites or orcid:  # the sample has no citations: the first real run is the next step
+        click.echo(f"next: {where}watcher check, then watcher once (the citations digest); "
+                   "see docs/openalex.md")
+    else:
+        click.echo("next:\n"
+                   f"  1. {where}watcher once --sample    # a digest from the shipped sample, no network\n"
+                   "  2. edit config.toml: your [profile.*] query (preview it: watcher serve, then the "
+                   "profile's page); uncomment [channel.mail] and [web], add \"mail\" to the digest's channels\n"
+                   "  3. export WATCHER_SMTP_PASSWORD=... WATCHER_SECRET=...; watcher check && "
+                   "watcher test-deliver mail && watcher once")
 
 
 @cli.group()

@@ -653,6 +653,7 @@ def _openalex(r: _Reader, where: str, v: dict) -> dict:
     for key, values, ref, out, example in (
             ("cites", v["cites"], work_ref, cites, "a DOI, arxiv:2106.09685 or W2741809807"),
             ("authors", v["authors"], author_ref, authors, "an ORCID such as 0000-0002-1825-0097 "
+                                                           "(whose last character checks the others) "
                                                            "or an OpenAlex id such as A5023888391")):
         for value in values:
             found = ref(value)

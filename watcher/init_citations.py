@@ -4,7 +4,8 @@
 The starter config gains an ``openalex`` source following the given works (DOIs, arXiv ids,
 OpenAlex ids) and, with ``--orcid``, every work OpenAlex lists for that person, asked once now
 (:func:`watcher.sources.openalex.works_of`); a profile ``cited`` whose query is ``cites:*``; and a
-digest ``citations`` of it, delivered through the channels of the config's first digest.
+digest ``citations`` of it, in the formats and through the channels of the config's first digest
+(the rich formats carry each card's reason).
 """
 
 from __future__ import annotations
@@ -22,11 +23,14 @@ def _toml(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)  # a TOML basic string
 
 
-def citations_config(text: str, cites: list[tuple[str, str | None]], *, mailto: str | None = None) -> str:
+def citations_config(text: str, cites: list[tuple[str, str | None]], *, mailto: str | None = None,
+                     url: str | None = None) -> str:
     """``text`` (a starter config) with the citation alert of ``cites`` ((key, title or None)
-    of each followed work) appended."""
+    of each followed work) appended; ``url`` (``--openalex-url``), when given, is the source's
+    ``url``: the API the works were listed from is the one asked every run."""
     digests = tomllib.loads(text).get("digest") or {}
-    channels = next(iter(digests.values()), {}).get("channels") or []
+    first = next(iter(digests.values()), {})
+    channels, formats = first.get("channels") or [], first.get("formats") or []
     lines = ["", "# New works citing yours, from OpenAlex (written by watcher init --cite/--orcid).",
              "# Every card says which of yours it cites; add authors = [\"<ORCID>\"] for new works",
              "# by people you follow, and query by:* in a profile.",
@@ -34,8 +38,10 @@ def citations_config(text: str, cites: list[tuple[str, str | None]], *, mailto: 
     for key, title in cites:
         lines.append(f"  {_toml(key)}," + (f"  # {' '.join(title.split())[:100]}" if title else ""))
     lines += ["]", f"mailto = {_toml(mailto)}" if mailto else '# mailto = "you@example.org"   # OpenAlex\'s polite pool',
+              *([f"url = {_toml(url)}"] if url else []),
               "", "[profile.cited]", 'title = "New citations"', 'query = "cites:*"', "",
               "[digest.citations]", 'profiles = ["cited"]', 'every = "1d"',
+              *([f"formats = [{', '.join(_toml(f) for f in formats)}]"] if formats else []),
               f"channels = [{', '.join(_toml(c) for c in channels)}]", ""]
     return text.rstrip("\n") + "\n" + "\n".join(lines)
 
@@ -56,7 +62,8 @@ def seed(cites: tuple[str, ...], orcid: str | None, *, mailto: str | None, url: 
     if orcid is not None:
         author = author_ref(orcid)
         if author is None:
-            raise InputError(f"--orcid {orcid!r}: not an ORCID such as 0000-0002-1825-0097")
+            raise InputError(f"--orcid {orcid!r}: not an ORCID such as 0000-0002-1825-0097 "
+                             "(whose last character checks the others: a typo?)")
         from .config import SourceConfig
         from .sources import SourceContext, make_source
         from .sources.openalex import works_of
@@ -67,7 +74,9 @@ def seed(cites: tuple[str, ...], orcid: str | None, *, mailto: str | None, url: 
         try:
             works = works_of(source, author)
         except SourceError as e:
-            raise InputError(f"--orcid {orcid}: listing the works failed: {e}") from None
+            said = str(e).replace("the source's url", "--openalex-url" if url else "--openalex-url (default "
+                                  "https://api.openalex.org)")  # init has no source yet: its option
+            raise InputError(f"--orcid {orcid}: listing the works failed: {said}") from None
         if not works:
             raise InputError(f"--orcid {orcid}: OpenAlex lists no work of this ORCID; check it, "
                              "or name your works with --cite")

@@ -118,6 +118,21 @@ class Query:
         return out
 
 
+def terms(query: Query) -> list[Term]:
+    """Every term of ``query``, those under a NOT too, in query order."""
+    out: list[Term] = []
+
+    def walk(node) -> None:
+        if isinstance(node, Term):
+            out.append(node)
+        else:
+            for item in (node.item,) if isinstance(node, Not) else node.items:
+                walk(item)
+
+    walk(query.root)
+    return out
+
+
 def parse_query(text: str) -> Query:
     """Parse ``text`` into a :class:`Query`; raise QuerySyntaxError (with position) if it is
     not a valid query."""

@@ -117,6 +117,22 @@ def _when(entry) -> datetime | None:
     return None
 
 
+_WRITTEN_DAY = re.compile(r"^(?:(?P<day>\d{1,2})\s+)?(?P<month>[A-Za-z]{3})[a-z]*\s+(?P<year>\d{4})$")
+
+
+def _written_day(text: str | None) -> datetime | None:
+    """"16 December 2021", or "February 2022" (its first day, as PubMed's month-only dates),
+    as a date; None when ``text`` is no such date."""
+    from .hf_page import MONTHS
+
+    m = _WRITTEN_DAY.match((text or "").strip())
+    month = MONTHS.get(m["month"].title()) if m else None
+    try:
+        return datetime(int(m["year"]), month, int(m["day"] or 1), tzinfo=timezone.utc) if month else None
+    except ValueError:  # 31 February
+        return None
+
+
 def split_authors(names: list[str]) -> tuple[list[str], str]:
     """The authors an item names and how they were written: ``list`` (one name per element),
     ``split`` (one string of several names) or ``truncated`` ("et al."). "Last, First" names
@@ -195,11 +211,15 @@ def channel_journal(feed) -> tuple[str | None, str | None, str]:
     return title or None, "channel", ""
 
 
-def entry_to_paper(entry, channel: tuple[str | None, str | None, str], subject: str | None = None) -> Paper:
-    """One feedparser entry as a Paper (InputError when it has no title)."""
+def entry_to_paper(entry, channel: tuple[str | None, str | None, str], subject: str | None = None,
+                   position: int | None = None) -> Paper:
+    """One feedparser entry (the ``position``-th of its feed) as a Paper (InputError when it
+    has no title)."""
     title = text(entry.get("title") or "")
     if not title:
-        raise InputError(f"item {entry.get('id') or entry.get('link') or '?'} has no title")
+        named = entry.get("link") or entry.get("id")
+        raise InputError(" ".join(filter(None, ("item", position and str(position), named and f"({named})",
+                                                "has no title"))))
     abstract, said = _abstract(entry, title)
     names = [a.get("name", "") for a in entry.get("authors") or [] if isinstance(a, dict)]
     if not any(n and n.strip() for n in names) and entry.get("author"):
@@ -215,7 +235,7 @@ def entry_to_paper(entry, channel: tuple[str | None, str | None, str], subject: 
         journal, journal_kind = item_named, "named"
     elif channel[0]:
         journal, journal_kind = channel[0], channel[1]
-    when = _when(entry)
+    when = _when(entry) or _written_day(said.get("published"))
     doi = _doi(entry, said.get("doi"))
     preprint = doi is not None and is_preprint_doi(doi)  # ChemRxiv's, OSF's, bioRxiv's feed
     link = entry.get("link") or None
@@ -260,4 +280,5 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
             subject = " ".join((m["subject"] or m["query"] or "").replace("_", " ").split()).lower() or None
             break
     listing = Listing(title=feed.get("title"), date=local_date(feed.get("updated") or feed.get("published")))
-    return read_entries(listing, origin, parsed.entries, lambda entry: entry_to_paper(entry, channel, subject))
+    return read_entries(listing, origin, enumerate(parsed.entries, 1),
+                        lambda item: entry_to_paper(item[1], channel, subject, item[0]))

@@ -12,8 +12,8 @@ the rules apply to every feed; none needs to know which publisher served it.
 - :data:`SEARCH_CHANNELS`: feeds whose channel title is a search query, not a journal (PubMed's
   search RSS): their items' own ``dc:source`` names the journal, the channel title never does.
 - :data:`BOILERPLATE`: citation lines publishers put in an item's description, around or
-  instead of the abstract. A pattern's ``authors`` / ``doi`` groups are read (ScienceDirect and
-  Pensoft give the authors and DOI only there), its ``abstract`` group is the abstract (absent:
+  instead of the abstract. A pattern's ``authors`` / ``doi`` / ``published`` groups are read
+  (ScienceDirect and Pensoft give the authors, DOI and date only there), its ``abstract`` group is the abstract (absent:
   the description holds no abstract at all).
 - :data:`ABSTRACT_PREFIXES`: a heading before the abstract ("Abstract", "ABSTRACT", "Summary").
 - :data:`AUTHOR_LIST`: how one string of several authors is split ("A, B and C",
@@ -44,9 +44,11 @@ SEARCH_CHANNELS: list[tuple[str, re.Pattern]] = [
 
 BOILERPLATE: list[tuple[str, re.Pattern]] = [
     # "Publication date: February 2022 Source: Molecular Phylogenetics and Evolution, Volume 167
-    # Author(s): David R. Bickel" (the whole description; no abstract)
+    # Author(s): David R. Bickel" (the whole description; no abstract; "Available online 16
+    # December 2021" for an article in press)
     ("Elsevier ScienceDirect", re.compile(
-        r"^Publication date:.*?Source:.*?(?:Author\(s\):\s*(?P<authors>.+?))?\s*$", _I)),
+        r"^Publication date:\s*(?:Available online\s*)?(?P<published>(?:\d{1,2}\s+)?[A-Z][a-z]+\s+\d{4})?"
+        r".*?Source:.*?(?:Author\(s\):\s*(?P<authors>.+?))?\s*$", _I)),
     # "Volume 67, Issue 4, December 2021, Page 283-289. ." (Taylor & Francis; no abstract)
     ("Taylor & Francis", re.compile(
         r"^Volume \d+,\s*Issue [\w-]+,\s*[\w ]*\d{4},\s*Pages? [\w-]+\s*[. ]*\s*(?P<abstract>.*)$", _I)),

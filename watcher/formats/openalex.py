@@ -46,6 +46,7 @@ ARXIV_DOI = "10.48550/arxiv."
 _WORK_ID = re.compile(r"^(?:https?://(?:api\.)?openalex\.org/(?:works/)?|openalex:)?(W\d+)$", re.I)
 _AUTHOR_ID = re.compile(r"^(?:https?://(?:api\.)?openalex\.org/(?:authors/)?|openalex:)?(A\d+)$", re.I)
 _ORCID = re.compile(r"^(?:https?://orcid\.org/|orcid:)?(\d{4}-\d{4}-\d{4}-\d{3}[\dX])$", re.I)
+_WHOLE_DOI = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)?10\.\d{4,9}/\S+$", re.I)
 _PMID = re.compile(r"^(?:pmid:|https?://pubmed\.ncbi\.nlm\.nih\.gov/)(\d+)/?$", re.I)
 
 
@@ -62,7 +63,7 @@ def work_ref(text: str) -> str | None:
         return m.group(1).upper()
     if m := _PMID.match(text):
         return "pmid:" + m.group(1)
-    doi = normalize_doi(text)
+    doi = normalize_doi(text) if _WHOLE_DOI.match(text) else None  # not "10.1/a b": a DOI in words
     if doi:
         if doi.startswith(ARXIV_DOI):
             found = parse_arxiv_id(doi[len(ARXIV_DOI):])
@@ -80,10 +81,25 @@ def author_ref(text: str) -> str | None:
     id (``A1969205032``); None when ``text`` is neither."""
     text = clean_text(str(text)).strip()
     if m := _ORCID.match(text):
-        return m.group(1).upper()
+        orcid = m.group(1).upper()
+        return orcid if orcid[-1] == orcid_check_digit(orcid) else None  # a typo names someone else
     if m := _AUTHOR_ID.match(text):
         return m.group(1).upper()
     return None
+
+
+def orcid_check_digit(orcid: str) -> str:
+    """The last character an ORCID's first 15 digits call for (ISO 7064 MOD 11-2, as
+    orcid.org documents it).
+
+    >>> orcid_check_digit("0000-0002-1825-0097"), orcid_check_digit("0000-0002-1694-233X")
+    ('7', 'X')
+    """
+    total = 0
+    for digit in orcid.replace("-", "")[:15]:
+        total = (total + int(digit)) * 2
+    result = (12 - total % 11) % 11
+    return "X" if result == 10 else str(result)
 
 
 def api_path(ref: str) -> str:
@@ -252,7 +268,7 @@ def work_to_paper(work: object, where: str, follow: Follow | None = None) -> Pap
         pmid=pmid.group(1) if pmid else None,
         journal=journal,
         venues=[journal] if journal else [],
-        url=primary.get("landing_page_url") or f"https://openalex.org/{wid}",
+        url=primary.get("landing_page_url") or (f"https://doi.org/{dois[0]}" if dois else f"https://openalex.org/{wid}"),
         announced=created,
         source="openalex",
         cites=list(dict.fromkeys(cites)),

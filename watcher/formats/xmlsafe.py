@@ -93,6 +93,9 @@ def check_root(data: bytes, origin: str, expected: str, roots: tuple[str, ...]) 
     listing of zero papers. DTDs, HTML pages and empty input are refused first."""
     if looks_like_html(data) or not data.strip():
         raise not_xml_error(data, origin, expected)
+    if not data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):  # a format named wrongly (--from)
+        what = "JSON" if data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[") else "text"
+        raise InputError(f"{origin}: {what}, not XML, where {expected} was expected")
     written = check_prolog(data, origin)
     parser = ET.XMLPullParser(events=("start",))
     try:

@@ -57,6 +57,8 @@ MAX_VALUES = 50  # values OR-ed in one filter (OpenAlex takes up to 100)
 # "new" is the day OpenAlex created a work; where the API refuses that filter (it has been kept
 # for the API keys of some plans), the publication date stands in, and a work OpenAlex indexes
 # long after its publication is then missed
+RATE_LIMITED = ("OpenAlex's rate limit, or the day's budget, is spent; the next run asks again "
+                "(mailto joins its polite pool; a key, api_key_env, has a budget of its own)")
 DATE_FILTERS = ("from_created_date", "from_publication_date")
 SELECT = ("id,doi,title,display_name,publication_date,created_date,ids,authorships,"
           "primary_location,locations,abstract_inverted_index,referenced_works,type")
@@ -77,8 +79,14 @@ class OpenalexSource(Source):
             params = {**params, "mailto": self.cfg.mailto}
         if self.api_key:
             params = {**params, "api_key": self.api_key}
-        return http_client(self).get(f"{base}/{path}", params=params, timeout=self.cfg.timeout,
-                                     max_bytes=MAX_PAGE_BYTES)
+        try:
+            return http_client(self).get(f"{base}/{path}", params=params, timeout=self.cfg.timeout,
+                                         max_bytes=MAX_PAGE_BYTES)
+        except HttpStatusError as e:
+            if e.status != 429:
+                raise
+            # past the retries: OpenAlex's rate limit or the day's budget, not a server down
+            raise HttpStatusError(f"{str(e).rsplit('; ', 1)[0]}; {RATE_LIMITED}", e.status, e.body) from None
 
     def resolve(self, known: dict) -> dict:
         """Each followed work's OpenAlex id and title, ``key -> [id, title]``: those in
