@@ -1,4 +1,4 @@
-"""The README and --help stay true: every command and every config key is documented."""
+"""The README, docs/ and --help stay true: every command and every config key is documented."""
 
 from __future__ import annotations
 
@@ -12,11 +12,13 @@ from watcher import config as cfg
 from watcher.cli import cli
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
+# the documentation: the README, then its pages in docs/ (the references live there)
+DOCS = "\n".join([README] + [p.read_text(encoding="utf-8") for p in sorted((REPO / "docs").glob("*.md"))])
 
 
 @pytest.mark.parametrize("command", sorted(cli.commands))
 def test_every_command_is_in_the_readme_and_in_help(command):
-    assert f"`watcher {command}" in README
+    assert f"`watcher {command}" in DOCS
     r = run_cli(command, "--help")
     assert r.returncode == 0 and r.stdout.startswith(b"Usage: watcher " + command.encode())
 
@@ -31,13 +33,13 @@ def _all_keys():
 
 @pytest.mark.parametrize("section, key", _all_keys())
 def test_every_config_key_is_documented_in_its_section(section, key):
-    part = README.split(f"**`[{section}", 1)[1].split("\n**`[", 1)[0]
-    assert re.search(rf"`{re.escape(key)}`", part), f"[{section}] {key} is not in the README"
+    part = DOCS.split(f"**`[{section}", 1)[1].split("\n**`[", 1)[0]
+    assert re.search(rf"`{re.escape(key)}`", part), f"[{section}] {key} is not in the docs"
 
 
 @pytest.mark.parametrize("kind", cfg.SOURCE_TYPES + cfg.CHANNEL_TYPES)
 def test_every_source_and_channel_type_is_documented(kind):
-    assert f"| `{kind}` |" in README
+    assert f"| `{kind}` |" in DOCS
 
 
 def test_the_readmes_reproduce_with_the_corpus_commands_work_as_written():
@@ -51,7 +53,7 @@ def test_the_readmes_reproduce_with_the_corpus_commands_work_as_written():
     from conftest import REPO
     from helpers import run_cli
 
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = DOCS
     block = readme.split("Reproduce from the repository's root")[1].split("```sh\n")[1].split("```")[0]
     convert, evaluate = block.replace("\\\n", " ").strip().splitlines()
     args, count = convert.split("|")[0], int(re.search(r"# (\d+) =", convert).group(1))
@@ -76,7 +78,7 @@ def test_the_readmes_copy_paste_sources_pass_check_without_the_optional_ncbi_key
     the key set it says nothing of it."""
     from conftest import MINIMAL_CONFIG
 
-    snippet = README.split("A copy-paste start:")[1].split("```toml\n")[1].split("```")[0]
+    snippet = DOCS.split("A copy-paste start:")[1].split("```toml\n")[1].split("```")[0]
     assert "[source.pubmed]" in snippet and 'api_key_env = "NCBI_API_KEY"' in snippet
     (tmp_path / "config.toml").write_text(MINIMAL_CONFIG + "\n" + snippet, encoding="utf-8")
     without = run_cli("check", cwd=tmp_path, env={"NCBI_API_KEY": ""})

@@ -1,4 +1,4 @@
-"""Secrets that the other side echoes back (README "Security"): a webhook's error page quoting
+"""Secrets that the other side echoes back (docs/web.md, "Security"): a webhook's error page quoting
 its URL, an SMTP server quoting the base64 of AUTH PLAIN, a listing URL carrying an API key;
 and answers too large to read (a webhook's)."""
 

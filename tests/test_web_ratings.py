@@ -519,7 +519,7 @@ def test_a_rating_while_the_database_is_locked_is_a_503_and_records_nothing(site
 
 
 def test_a_link_past_its_expiry_or_from_before_expiries_shows_an_expired_page(site):
-    """Rating links work for LINK_DAYS days after their digest (README "Links in digests");
+    """Rating links work for LINK_DAYS days after their digest (docs/ratings.md, "Links in digests");
     after that, and for tokens signed before links carried an expiry, a clear "expired" page
     (410) for GET and POST, nothing recorded."""
     from datetime import date, timedelta

@@ -1,4 +1,4 @@
-"""The attacks on `watcher serve` of a security review, each refused (README "Security"):
+"""The attacks on `watcher serve` of a security review, each refused (docs/web.md, "Security"):
 another site's name (DNS rebinding), forms posted from another site, oversized uploads,
 login guessing, sessions replayed after logout, and slow searches."""
 

@@ -46,7 +46,7 @@ disliked)``; a paper rated down is itself always disliked. No ratings, no change
 The constants were chosen with ``benchmarks/eval_feedback.py`` (a reader rating every digest
 over 30 days of the real corpus) on three judged topics together, leave-one-topic-out
 (``benchmarks/choose_learner.py``: each candidate setting picked on two topics and reported on
-the third; README, "Ratings: teaching the digest").
+the third; docs/ratings.md).
 
 Costs: likes join the centroid (one pass over the batch's postings); the fit is a few Newton
 steps over the rated papers when the profile is compiled; the dislike check runs only on the
