@@ -17,7 +17,7 @@ from .identity import merge_batch as dedupe
 def read_input(spec: str, stdin: BinaryIO | None, today: date | None) -> formats.Listing:
     """One input: ``-`` (stdin), an http(s)/file URL, or a path."""
     if spec == "-":
-        data, origin = (stdin.read() if stdin else b""), "<stdin>"
+        data, origin = (stdin.read(formats.MAX_UNPACKED + 1) if stdin else b""), "<stdin>"
     elif spec.startswith(("http://", "https://", "file://")):
         from .http import fetch_url
 
@@ -25,7 +25,7 @@ def read_input(spec: str, stdin: BinaryIO | None, today: date | None) -> formats
     else:
         try:
             with open(spec, "rb") as f:
-                data = f.read()
+                data = f.read(formats.MAX_UNPACKED + 1)
         except FileNotFoundError:
             raise InputError(f"{spec}: no such file") from None
         except IsADirectoryError:
@@ -33,6 +33,8 @@ def read_input(spec: str, stdin: BinaryIO | None, today: date | None) -> formats
         except OSError as e:
             raise InputError(f"{spec}: cannot read: {e.strerror}") from None
         origin = spec
+    if len(data) > formats.MAX_UNPACKED:
+        raise InputError(f"{origin}: larger than the limit of {formats.MAX_UNPACKED:,} bytes")
     return formats.read(data, origin, today=today)
 
 

@@ -2,7 +2,9 @@
 
 :class:`HttpClient` wraps one ``httpx.Client`` and adds what the sources need, in one place:
 
-* a timeout on every request and the configured User-Agent;
+* a total deadline on every request (connect, headers and every read of the body together:
+  a server dripping one byte at a time costs ``timeout`` per try, not ``timeout`` per byte)
+  and the configured User-Agent;
 * at most one request every ``min_interval`` seconds (3 s) to arXiv (all its hosts together);
 * retries with exponential backoff and jitter on connection errors, timeouts, broken bodies and
   HTTP 429/500/502/503/504, honouring ``Retry-After`` (seconds or an HTTP date) up to a cap;
@@ -10,7 +12,9 @@
   out-of-memory), gzip decoding by httpx, and ``file://`` URLs read from disk;
 * conditional GET: give the saved ETag / Last-Modified, get back ``not_modified`` on 304;
 * redirects followed here, not by httpx, at most ``max_redirects`` hops, each hop waiting its
-  turn like any request (httpx's own following would skip the 3 s gap between hops).
+  turn like any request (httpx's own following would skip the 3 s gap between hops); never
+  from a public address to a private one, nor from either to a loopback address (a remote
+  server must not make watcher read a service of the machine it runs on).
 
 Every failure is raised as :class:`watcher.errors.SourceError` (or :class:`HttpStatusError`, a
 SourceError that keeps the status and body) with a message that says what to check.
@@ -19,6 +23,7 @@ SourceError that keeps the status and body) with a message that says what to che
 from __future__ import annotations
 
 import email.utils
+import ipaddress
 import random
 import socket
 import threading
@@ -190,7 +195,8 @@ class HttpClient:
             self._wait_turn(host)
             try:
                 try:
-                    status, resp_headers, body = self._send(request, limit, shown)
+                    status, resp_headers, body = self._send(request, limit, shown,
+                                                            timeout or self.timeout)
                 finally:
                     self._done(host)
             except httpx.UnsupportedProtocol as e:
@@ -247,29 +253,49 @@ class HttpClient:
         if url.scheme not in ("http", "https"):
             raise SourceError(f"GET {shown}: redirected to {safe_url(str(url))}, which is not an "
                               "http(s) URL; check the source's url")
+        if _reach(url.host) > _reach(request.url.host):
+            raise SourceError(f"GET {shown}: redirected to {safe_url(str(url))}, an address "
+                              f"{_REACH_NAMES[_reach(url.host)]} than the source's own; not followed "
+                              "(check the source's url)")
         headers = {k: v for k, v in request.headers.items()
                    if k.lower() in ("if-none-match", "if-modified-since")}
         return self._client.build_request("GET", url, headers=headers, timeout=timeout)
 
-    def _send(self, request: httpx.Request, limit: int, shown: str):
-        """Send once, streaming the body and stopping as soon as it exceeds ``limit``."""
-        response = self._client.send(request, stream=True)
+    def _send(self, request: httpx.Request, limit: int, shown: str, deadline: float):
+        """Send once, streaming the body and stopping as soon as it exceeds ``limit`` or the
+        whole exchange takes longer than ``deadline`` seconds. httpx's timeout bounds each
+        read; the deadline bounds them all: when it passes, the connection's socket is shut
+        down, so a read blocked on a dripping server ends at once."""
+        watch = _Deadline(deadline)
+        request.extensions["trace"] = watch.trace
         try:
-            declared = response.headers.get("content-length")
-            if declared and declared.isdigit() and int(declared) > limit \
-                    and "content-encoding" not in response.headers:
-                raise SourceError(f"GET {shown}: response of {int(declared):,} bytes is larger "
-                                  f"than the limit of {limit:,} bytes")
-            chunks, size = [], 0
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > limit:
-                    raise SourceError(f"GET {shown}: response is larger than the limit of "
-                                      f"{limit:,} bytes")
-                chunks.append(chunk)
-            return response.status_code, response.headers, b"".join(chunks)
+            response = self._client.send(request, stream=True)
+            try:
+                watch.stream = response.extensions.get("network_stream") or watch.stream
+                declared = response.headers.get("content-length")
+                if declared and declared.isdigit() and int(declared) > limit \
+                        and "content-encoding" not in response.headers:
+                    raise SourceError(f"GET {shown}: response of {int(declared):,} bytes is larger "
+                                      f"than the limit of {limit:,} bytes")
+                chunks, size = [], 0
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > limit:
+                        raise SourceError(f"GET {shown}: response is larger than the limit of "
+                                          f"{limit:,} bytes")
+                    chunks.append(chunk)
+                    if watch.passed():
+                        raise httpx.ReadTimeout("total deadline passed", request=request)
+                return response.status_code, response.headers, b"".join(chunks)
+            finally:
+                response.close()
+        except httpx.TransportError:
+            if watch.fired:
+                raise httpx.ReadTimeout(f"total deadline of {deadline:g} s passed",
+                                        request=request) from None
+            raise
         finally:
-            response.close()
+            watch.cancel()
 
     def _file(self, url: str, limit: int) -> Response:
         from urllib.request import url2pathname
@@ -283,6 +309,67 @@ class HttpClient:
         if len(data) > limit:
             raise SourceError(f"{url}: file is larger than the limit of {limit:,} bytes")
         return Response(url, 200, data)
+
+
+class _Deadline:
+    """The total deadline of one exchange: a timer that, when ``seconds`` pass, shuts down the
+    socket of the connection the exchange uses (learnt from httpcore's trace of the connect,
+    or from the response), so whatever read is blocked on it returns."""
+
+    def __init__(self, seconds: float):
+        self.stream = None
+        self.fired = False
+        self.end = time.monotonic() + seconds
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def trace(self, event: str, info: dict) -> None:
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            self.stream = info.get("return_value") or self.stream
+
+    def passed(self) -> bool:
+        return self.fired or time.monotonic() >= self.end
+
+    def _fire(self) -> None:
+        self.fired = True
+        sock = self.stream.get_extra_info("socket") if self.stream is not None else None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+# How far inside an address is: a redirect may never go further in than where it started.
+_REACH_NAMES = {1: "more private", 2: "of the machine itself (loopback), more private"}
+
+
+def _reach(host: str) -> int:
+    """0 for a public address, 1 for a private or link-local one, 2 for loopback: of ``host``
+    itself when it is an IP address, else of every address it resolves to (the innermost)."""
+    host = host.strip("[]")
+    try:
+        addresses = [ipaddress.ip_address(host)]
+    except ValueError:
+        if host.lower() == "localhost" or host.lower().endswith(".localhost"):
+            return 2
+        try:
+            addresses = [ipaddress.ip_address(a[4][0].split("%")[0])
+                         for a in socket.getaddrinfo(host, None)]
+        except (OSError, UnicodeError, ValueError):
+            return 0  # unresolvable: the request itself will fail and say so
+    reach = 0
+    for a in addresses:
+        a = getattr(a, "ipv4_mapped", None) or a
+        if a.is_loopback or a.is_unspecified:
+            reach = max(reach, 2)
+        elif a.is_private or a.is_link_local or a.is_reserved:
+            reach = max(reach, 1)
+    return reach
 
 
 ANSWER_BYTES = 1024 * 1024  # the answers of the summarizer and of webhooks: a sentence, a word

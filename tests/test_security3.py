@@ -1,0 +1,196 @@
+"""Security, third round: bounded decompression, a total deadline per source request, no
+redirect inwards (to a private or loopback address). Real local servers throughout."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import zlib
+
+import pytest
+
+from conftest import REPO
+from helpers import fast_client
+from httpserver import Reply, server  # noqa: F401
+
+from watcher import formats
+from watcher.errors import InputError, SourceError
+
+
+# --- 1. bounded decompression ------------------------------------------------------------
+
+def gzip_bomb(unpacked_mb: int = 1024) -> bytes:
+    """About 1 MB of gzip that unpacks to ``unpacked_mb`` MB of zeros (16 MB members, joined:
+    a valid multi-member gzip file, made in a fraction of a second)."""
+    member = gzip.compress(b"\0" * (16 << 20), compresslevel=9, mtime=0)
+    return member * (unpacked_mb // 16)
+
+
+def test_gunzip_stops_at_its_limit_and_reads_ordinary_gzip():
+    assert formats.gunzip(gzip.compress(b"hello") + gzip.compress(b" world"), "x") == b"hello world"
+    with pytest.raises(InputError, match="unpacks to more than 1,000 bytes"):
+        formats.gunzip(gzip.compress(b"a" * 1001), "x", limit=1000)
+    with pytest.raises(InputError, match="broken gzip"):
+        formats.gunzip(gzip.compress(b"a" * 5000)[:-20], "x")
+
+
+PEAK = """
+import resource, sys
+from watcher.cli import cli
+try:
+    cli(sys.argv[1:], prog_name="watcher")
+except SystemExit as e:
+    code = e.code
+print("PEAK", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, code, file=sys.stderr)
+"""
+
+
+def peak_run(args, cwd, env=None):
+    """Run watcher in a subprocess; its exit code, stderr and peak memory (MB)."""
+    full = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    full.pop("WATCHER_CONFIG", None)
+    r = subprocess.run([sys.executable, "-c", PEAK, *args], cwd=cwd, env=full, capture_output=True,
+                       timeout=120)
+    line = [x for x in r.stderr.decode().splitlines() if x.startswith("PEAK ")][-1].split()
+    return line[2], r.stderr.decode(), int(line[1]) / 1024
+
+
+def test_a_gzip_bomb_fails_convert_and_a_source_in_one_line_under_200_mb(server, tmp_path):  # noqa: F811
+    bomb = gzip_bomb()
+    server.route("/bomb.txt.gz", Reply(body=bomb))
+    # the same bomb sent as Content-Encoding: httpx unpacks it, the wire limit counts what it gives
+    server.route("/encoded", Reply(body=gzip.compress(b"\0" * (128 << 20), mtime=0),
+                                   headers={"Content-Encoding": "gzip"}))
+    (tmp_path / "bomb.gz").write_bytes(bomb)
+    for args in (["convert", server.url("/bomb.txt.gz")], ["convert", str(tmp_path / "bomb.gz")],
+                 ["convert", server.url("/encoded")]):
+        code, err, peak = peak_run(args, tmp_path, {"WATCHER_HTTP_RETRIES": "0"})
+        assert code == "2" and ("unpacks to more than" in err or "larger than the limit" in err), err
+        assert "Traceback" not in err and peak < 200, (args, peak)
+    (tmp_path / "config.toml").write_text(f"""
+[watcher]
+database = "watcher.db"
+[source.big]
+type = "listing"
+url = "{server.url('/bomb.txt.gz')}"
+[source.wide]
+type = "listing"
+url = "{server.url('/encoded')}"
+""")
+    code, err, peak = peak_run(["fetch"], tmp_path, {"WATCHER_HTTP_RETRIES": "0"})
+    assert code == "1" and peak < 200, (err, peak)
+    failed = [x for x in err.splitlines() if "failed:" in x]
+    assert any("source big" in x and "unpacks to more than 67,108,864 bytes" in x for x in failed), err
+    assert any("source wide" in x and "larger than the limit" in x for x in failed), err
+    assert "Traceback" not in err
+
+
+# --- 6. a total deadline per source request ------------------------------------------------
+
+class DripServer:
+    """A raw socket server that answers each request one byte every ``every`` seconds, the
+    headers too (``where="headers"``) or only the body (``where="body"``), for ``total``
+    bytes; ``sent`` counts what it got out before the client hung up."""
+
+    def __init__(self, where: str, every: float = 0.3, total: int = 60, host: str = "127.0.0.1"):
+        self.where, self.every, self.total = where, every, total
+        self.sent = 0
+        self.sock = socket.socket()
+        self.sock.bind((host, 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.answer, args=(conn,), daemon=True).start()
+
+    def answer(self, conn):
+        with conn:
+            conn.recv(65536)
+            body = b"x" * self.total
+            head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            if self.where == "body":
+                conn.sendall(head)
+            data = (head if self.where == "headers" else b"") + body
+            try:
+                for i in range(len(data)):
+                    conn.sendall(data[i:i + 1])
+                    self.sent += 1
+                    time.sleep(self.every)
+            except OSError:
+                return
+
+    def close(self):
+        self.sock.close()
+
+
+@pytest.mark.parametrize("where", ["headers", "body"])
+def test_a_dripping_server_costs_about_timeout_per_try_not_per_byte(where):
+    drip = DripServer(where)  # 60+ bytes, one every 0.3 s: 18 s or more to the end
+    try:
+        client = fast_client(timeout=1.0, retries=1)
+        started = time.monotonic()
+        with pytest.raises(SourceError, match="timed out .*2 tries"):
+            client.get(f"http://127.0.0.1:{drip.port}/feed")
+        took = time.monotonic() - started
+    finally:
+        drip.close()
+    assert took < 9, took  # two tries of about 1 s each, well before the 18 s drip
+    assert drip.sent < 40  # the server was cut off, not read to its end
+
+
+# --- 9. no redirect inwards --------------------------------------------------------------
+
+def outside_address() -> str | None:
+    """An address of this machine that is not loopback (the test's stand-in for a remote
+    source), else None."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect(("192.0.2.1", 9))  # no packet is sent: this only picks a route
+        address = probe.getsockname()[0]
+    except OSError:
+        return None
+    finally:
+        probe.close()
+    return None if address.startswith("127.") else address
+
+
+def test_a_redirect_to_a_loopback_address_is_not_followed(server):  # noqa: F811
+    from watcher.http import _reach
+
+    assert _reach("127.0.0.1") == _reach("localhost") == _reach("::1") == 2
+    assert _reach("10.0.0.8") == _reach("192.168.1.1") == _reach("169.254.169.254") == 1
+    assert _reach("93.184.216.34") == 0
+    outside = outside_address()
+    if outside is None:
+        pytest.skip("this machine has no address but loopback")
+    secret = server.url("/admin")
+    server.route("/admin", Reply(body=b"internal"))
+    server.route("/feed", Reply(status=302, headers={"Location": secret}))
+    server.route("/moved", Reply(status=302, headers={"Location": "/admin"}))
+    server.httpd.server_close()  # listen on every address instead, same port
+    port = server.httpd.server_address[1]
+    from http.server import ThreadingHTTPServer
+
+    wide = ThreadingHTTPServer(("0.0.0.0", port), server.httpd.RequestHandlerClass)
+    threading.Thread(target=wide.serve_forever, args=(0.02,), daemon=True).start()
+    try:
+        client = fast_client()
+        with pytest.raises(SourceError, match="redirected to http://127.0.0.1:.*loopback.*not followed"):
+            client.get(f"http://{outside}:{port}/feed")
+        # a redirect within the same host is still followed
+        assert client.get(f"http://{outside}:{port}/moved").content == b"internal"
+        assert [r.path for r in server.requests].count("/admin") == 1
+    finally:
+        wide.shutdown()
+        wide.server_close()
