@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import email.utils
 import ipaddress
+import math
 import random
 import socket
 import threading
@@ -35,6 +36,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from .errors import InputError, SourceError
+from .masking import remember_url
 from .text import plural
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -82,8 +84,12 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
-        return float(value)
+    try:
+        seconds = float(value)
+    except ValueError:
+        pass
+    else:
+        return max(0.0, seconds) if math.isfinite(seconds) else None
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
@@ -187,6 +193,7 @@ class HttpClient:
                                                  timeout=timeout or self.timeout)
         except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError) as e:
             raise SourceError(f"{safe_url(url)}: not a usable URL ({e}); check the source's url") from None
+        remember_url(str(request.url))  # an api_key=… in it is masked wherever an error shows
         shown = origin = safe_url(str(request.url))
         host = request.url.host
         limit = max_bytes or self.max_bytes
@@ -219,6 +226,7 @@ class HttpClient:
                                       f"({hops} hops, the last to {shown})")
                 request = self._redirected(request, resp_headers["location"], shown,
                                            timeout or self.timeout)
+                remember_url(str(request.url))  # the token a redirect adds (a signed URL)
                 shown, host, hops = safe_url(str(request.url)), request.url.host, hops + 1
                 continue
             if status == 304:

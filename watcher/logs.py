@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-from .masking import expand, mask
+from .masking import expand, mask, redact, remember
 
 _PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3,
              logging.CRITICAL: 2}
@@ -87,7 +87,7 @@ class SecretFilter(logging.Filter):
 
     def mask(self, text: str) -> str:
         """``text`` with every secret value, and any password in a URL, replaced by ``***``."""
-        text = mask(text, self.secrets)
+        text = redact(mask(text, self.secrets))  # and every secret met while running
         if "@" in text:  # a password in a URL (a source's url, logged by httpx at debug level)
             text = _USERINFO.sub(r"\1***@", text)
         return text
@@ -109,6 +109,8 @@ def configure(level: str, daemon: bool = False, stream=None, config=None) -> Non
     stream = stream or sys.stderr
     handler = logging.StreamHandler(stream)
     secrets = SecretFilter(secret_values(config) if config is not None else ())
+    for value in secret_values(config) if config is not None else ():
+        remember(value)  # masked where an error is stored too (watcher.masking.redact)
     if under_journald(stream):
         handler.setFormatter(_JournalFormatter("%(message)s", mask=secrets))
     elif daemon:
