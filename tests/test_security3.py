@@ -194,3 +194,34 @@ def test_a_redirect_to_a_loopback_address_is_not_followed(server):  # noqa: F811
     finally:
         wide.shutdown()
         wide.server_close()
+
+
+# --- 7. the site writes only inside its folder; identifiers validated where read -------------
+
+def test_a_doi_or_pmid_with_a_path_out_is_no_identifier():
+    from watcher.models import Paper, normalize_doi
+
+    assert normalize_doi("10.1234/../../../etc/x") is None
+    assert normalize_doi("https://doi.org/10.1234/./x") is None
+    assert normalize_doi("10.1234/a..b/c") == "10.1234/a..b/c"  # dots inside a segment are fine
+    paper = Paper(title="t", doi="10.1234/../../x", pmid="../../1", dois=["10.5555/.."])
+    assert paper.doi is None and paper.pmid is None and paper.dois == []
+    assert Paper(title="t", pmid=" 12345 ").pmid == "12345"
+
+
+def test_the_site_writes_only_inside_its_folder_whatever_the_keys(tmp_path):
+    from pathlib import PurePosixPath
+
+    from watcher.site import _write, file_for
+
+    for target in ("/papers/doi:10.1234/../../../../escaped", "/papers/pmid:..%2F..%2F..%2Fx",
+                   "/papers/doi:10.1/..\\..\\..\\x", "/../../status", "/feeds/../../daily.atom"):
+        name = file_for(target, True)
+        assert ".." not in PurePosixPath(name).parts and not name.startswith("/"), (target, name)
+        out = tmp_path / "out"
+        _write(out / name, b"x", out)
+        assert (out / name).resolve().is_relative_to(out.resolve())
+    with pytest.raises(InputError, match="outside the site's folder"):
+        _write(tmp_path / "out" / ".." / "status.html", b"x", tmp_path / "out")
+    assert not (tmp_path / "status.html").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
