@@ -19,7 +19,7 @@ from helpers import fast_client
 from httpserver import Reply, server  # noqa: F401
 
 from watcher import formats
-from watcher.errors import InputError, SourceError
+from watcher.errors import DeliveryError, InputError, SourceError
 
 
 # --- 1. bounded decompression ------------------------------------------------------------
@@ -225,3 +225,34 @@ def test_the_site_writes_only_inside_its_folder_whatever_the_keys(tmp_path):
         _write(tmp_path / "out" / ".." / "status.html", b"x", tmp_path / "out")
     assert not (tmp_path / "status.html").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+# --- 8. every channel's answer is capped ------------------------------------------------------
+
+def test_an_apprise_service_answering_without_end_fails_at_1_mb(server, monkeypatch):  # noqa: F811
+    pytest.importorskip("apprise")
+    from deliverkit import sample_digest
+
+    from watcher.config import ChannelConfig
+    from watcher.deliver import DeliveryContext, make_channel
+
+    sent = []
+
+    def endless():
+        for _ in range(300):  # 19 MB, no Content-Length
+            sent.append(1)
+            yield b"x" * 65536
+
+    server.route("/hook", Reply(stream=endless))
+    server.route("/small", Reply(body=b"{}"))
+    monkeypatch.setenv("T_APPRISE", f"json://127.0.0.1:{server.httpd.server_address[1]}/hook")
+    channel = make_channel(ChannelConfig(name="phone", type="apprise", urls_env="T_APPRISE"), DeliveryContext())
+    with pytest.raises(DeliveryError, match=r"URL 1 of 1 \(json://…\): an answer of more than 1,048,576 bytes"):
+        channel.send(sample_digest(2), {})
+    assert len(sent) < 200  # cut off, not read to its end
+    # an ordinary answer is read as before, and outside the channel nothing is capped
+    monkeypatch.setenv("T_APPRISE", f"json://127.0.0.1:{server.httpd.server_address[1]}/small")
+    channel.send(sample_digest(2), {})
+    import requests
+
+    assert len(requests.get(server.url("/hook"), timeout=10).content) == 300 * 65536
