@@ -256,3 +256,67 @@ def test_an_apprise_service_answering_without_end_fails_at_1_mb(server, monkeypa
     import requests
 
     assert len(requests.get(server.url("/hook"), timeout=10).content) == 300 * 65536
+
+
+# --- 4. every web request bounded, SQL and Python alike; deep pages a clear 400 -----------------
+
+def many_papers(db, n: int):
+    """A store of ``n`` papers (none matching ``zzzzqqq``)."""
+    from datetime import datetime, timezone
+
+    from watcher.models import Paper
+    from watcher.store import Store
+
+    now = datetime(2025, 4, 12, tzinfo=timezone.utc)
+    with Store.open(db) as store:
+        store.upsert([Paper(title=f"Paper number {i} on reinforcement learning", abstract="words " * 20,
+                            arxiv_id=f"2504.{i:05d}", version=1) for i in range(n)], now)
+
+
+def test_the_check_after_sqlite_stops_when_the_caller_says_so(tmp_path):
+    from watcher.search import MAX_CHUNK, Filters, parse_search, run_search
+    from watcher.store import Store
+
+    many_papers(tmp_path / "w.db", 3 * MAX_CHUNK)
+    calls = []
+
+    class Late(Exception):
+        pass
+
+    def check():
+        calls.append(1)
+        if len(calls) == 2:
+            raise Late
+
+    with Store.open(tmp_path / "w.db") as store:
+        query = parse_search("NOT zzzzqqq")
+        with pytest.raises(Late):  # page 100 needs 2,500 candidates checked: stopped at the 2nd look
+            run_search(store, query, Filters(), offset=99 * 25, limit=25, check=check)
+        # the page's papers are those a whole run finds, kept without every one before it
+        full = run_search(store, query, Filters(), offset=0, limit=2000)
+        deep = run_search(store, query, Filters(), offset=1000, limit=25)
+        assert [p.key for p in deep.papers] == [p.key for p in full.papers[1000:1025]] and deep.more
+
+
+def test_a_page_deeper_than_the_bound_is_a_clear_400(tmp_path):
+    from starlette.testclient import TestClient
+    from webkit import app_for
+
+    from watcher.config import load_config
+
+    many_papers(tmp_path / "w.db", 30)
+    (tmp_path / "config.toml").write_text('[watcher]\ndatabase = "w.db"\n')
+    app = app_for(load_config(tmp_path / "config.toml"), tmp_path / "w.db")
+    with TestClient(app) as web:
+        ok = web.get("/search.json", params={"q": "NOT zzzzqqq", "page": "40"})
+        assert ok.status_code == 200 and ok.json()["papers"] == []
+        for path in ("/search.json", "/search"):
+            deep = web.get(path, params={"q": "NOT zzzzqqq", "page": "800"})
+            assert deep.status_code == 400, deep.text
+            assert "page 800 is deeper than page 40" in deep.text
+        assert web.get("/search", params={"page": "99999999999999999999"}).status_code == 400
+        # past its deadline, a search is stopped in its Python checks too (its statements here
+        # are too short for SQLite's progress handler ever to look)
+        app.state.web.query_timeout = 0.0
+        late = web.get("/search.json", params={"q": "NOT zzzzqqq"})
+        assert late.status_code == 503 and "this page was stopped" in late.text, late.text
