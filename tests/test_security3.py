@@ -320,3 +320,71 @@ def test_a_page_deeper_than_the_bound_is_a_clear_400(tmp_path):
         app.state.web.query_timeout = 0.0
         late = web.get("/search.json", params={"q": "NOT zzzzqqq"})
         assert late.status_code == 503 and "this page was stopped" in late.text, late.text
+
+
+# --- 5. slowloris: a request must arrive whole within the read timeout ------------------------
+
+def test_connections_that_never_finish_their_request_are_closed(tmp_path):
+    import httpx
+
+    from watcher.config import load_config
+    from watcher.web.serve import Plan, bind, server as web_server
+
+    many_papers(tmp_path / "w.db", 3)
+    (tmp_path / "config.toml").write_text('[watcher]\ndatabase = "w.db"\n')
+    config = load_config(tmp_path / "config.toml")
+    from dataclasses import replace
+    from pathlib import Path
+
+    web = replace(config.web, host="127.0.0.1", port=0)
+    sock = bind(web)
+    srv = web_server(config, Plan(web, Path(tmp_path / "w.db"), None, None), sock, read_timeout=0.5)
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    port = sock.getsockname()[1]
+    for _ in range(400):
+        if srv.started:
+            break
+        time.sleep(0.05)
+    slow = []
+    try:
+        starts = [b"", b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: ",  # headers never ended
+                  b"POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n"
+                  b"Content-Type: application/x-www-form-urlencoded\r\n\r\npassword=x"]  # body never ended
+        for i in range(30):
+            c = socket.create_connection(("127.0.0.1", port))
+            c.sendall(starts[i % 3])
+            c.settimeout(30)
+            slow.append(c)
+        # the server still answers everyone else meanwhile
+        assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=10).status_code == 200
+        for c in slow:  # each one is closed by the server (an empty read), not left open
+            data = b""
+            while True:
+                chunk = c.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            assert not data.startswith(b"HTTP/1.1 200"), data
+        # a keep-alive connection whose next request stalls halfway is closed too
+        c = socket.create_connection(("127.0.0.1", port))
+        c.settimeout(30)
+        c.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        first = c.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200")
+        c.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127")
+        assert c.recv(65536) == b""
+        c.close()
+    finally:
+        for c in slow:
+            c.close()
+        srv.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+def test_every_unit_raises_its_file_handle_limit():
+    for unit in sorted((REPO / "deploy").glob("*.service")):
+        limits = [int(line.split("=", 1)[1]) for line in unit.read_text().splitlines()
+                  if line.startswith("LimitNOFILE=")]
+        assert limits and limits[0] >= 8192, unit.name

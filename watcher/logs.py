@@ -109,7 +109,7 @@ def configure(level: str, daemon: bool = False, stream=None, config=None) -> Non
     stream = stream or sys.stderr
     handler = logging.StreamHandler(stream)
     secrets = SecretFilter(secret_values(config) if config is not None else ())
-    for value in secret_values(config) if config is not None else ():
+    for value in secret_values(config, urls=False) if config is not None else ():
         remember(value)  # masked where an error is stored too (watcher.masking.redact)
     if under_journald(stream):
         handler.setFormatter(_JournalFormatter("%(message)s", mask=secrets))
@@ -137,10 +137,11 @@ def configure(level: str, daemon: bool = False, stream=None, config=None) -> Non
         logging.getLogger(name).setLevel(logging.DEBUG if level.lower() == "debug" else logging.WARNING)
 
 
-def secret_values(config) -> list[str]:
-    """The current values of every secret the config names (``*_env`` keys)."""
+def secret_values(config, urls: bool = True) -> list[str]:
+    """The current values of every secret the config names (``*_env`` keys) and, with
+    ``urls``, each URL of a list of them (an apprise variable holds several URLs, each a
+    secret of its own: :func:`watcher.masking.remember` of a value takes its URLs' parts)."""
     from .config import split_urls
 
     values = [os.environ.get(n, "") for n in set(config.secret_vars().values())]
-    # an apprise variable holds several URLs, each a secret of its own
-    return [*values, *(url for v in values for url in split_urls(v))]
+    return [*values, *(url for v in values for url in split_urls(v))] if urls else values

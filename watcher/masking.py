@@ -66,11 +66,15 @@ _TOKENISH = re.compile(r"(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9_\-.~+=%]{16,}")
 
 
 def url_parts(url: str, every: bool = False) -> set[str]:
-    """The secrets inside ``url``: its user name and password, the values of its query
-    parameters (only those named like a key or token unless ``every``: the whole URL is a
-    secret) and, when ``every``, its token-like path segments."""
+    """The secrets inside ``url`` (or in each URL of a list of them separated by white space
+    or commas, as an apprise variable holds): its user name and password, the values of its
+    query parameters (only those named like a key or token unless ``every``: the whole URL is
+    a secret) and, when ``every``, its token-like path segments."""
     if "://" not in url:
         return set()
+    several = [u for u in re.split(r"[\s,]+", url.strip()) if u]
+    if len(several) > 1:
+        return {part for one in several for part in url_parts(one, every)} | set(several)
     try:
         parts = urlsplit(url.strip())
         found = {parts.password or "", parts.username if parts.password else ""}
