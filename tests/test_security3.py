@@ -388,3 +388,49 @@ def test_every_unit_raises_its_file_handle_limit():
         limits = [int(line.split("=", 1)[1]) for line in unit.read_text().splitlines()
                   if line.startswith("LimitNOFILE=")]
         assert limits and limits[0] >= 8192, unit.name
+
+
+# --- 3. the state file holds only what a run needs ----------------------------------------------
+
+def test_the_state_file_keeps_no_ratings_sessions_password_or_errors_unless_asked(tmp_path):
+    import shutil
+    import sqlite3
+
+    from conftest import run_watcher
+    from test_site import SAVED
+
+    shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
+    assert run_watcher("once", "--sample", cwd=tmp_path).returncode == 0
+    assert run_watcher("rate", "save", SAVED, "--sample", cwd=tmp_path).returncode == 0
+    assert run_watcher("rate", "up", SAVED, "--profile", "llm-rl", "--sample", cwd=tmp_path).returncode == 0
+    db = tmp_path / "watcher-sample.db"
+    salt, fingerprint, leak = b"SALT-0123456789abcdef", b"FPRINT-0123456789abcdef", "LEAKED-IN-AN-ERROR-42"
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE web_sessions SET salt = ?, fingerprint = ?", (salt, fingerprint))
+        conn.execute("INSERT OR REPLACE INTO sources (name, last_error, last_error_at, failures) "
+                     "VALUES ('x', ?, '2025-04-12T00:00:00Z', 1)", (f"GET https://h/?k={leak}: HTTP 500",))
+        ledger = conn.execute("SELECT count(*) FROM deliveries").fetchone()[0]
+    (tmp_path / "sample.toml").write_text((tmp_path / "config.toml").read_text().replace(
+        'database = "watcher.db"', 'database = "watcher-sample.db"'))
+    r = run_watcher("--config", "sample.toml", "state", "save", "s.gz", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    raw = gzip.decompress((tmp_path / "s.gz").read_bytes())
+    for secret in (salt, fingerprint, leak.encode()):
+        assert secret not in raw, secret
+    (tmp_path / "s.db").write_bytes(raw)
+    with sqlite3.connect(tmp_path / "s.db") as conn:
+        assert conn.execute("SELECT count(*) FROM deliveries").fetchone()[0] == ledger > 0
+        assert conn.execute("SELECT count(*) FROM ratings").fetchone()[0] == 0
+        assert conn.execute("SELECT count(*) FROM saved").fetchone()[0] == 0
+        assert conn.execute("SELECT salt, fingerprint FROM web_sessions").fetchone() == (None, None)
+        assert "not kept" in conn.execute("SELECT last_error FROM sources WHERE name = 'x'").fetchone()[0]
+    # the original is untouched; with the option, ratings and the saved list are kept
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM ratings").fetchone()[0] == 1
+    r = run_watcher("--config", "sample.toml", "state", "save", "r.gz", "--with-ratings", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "r.db").write_bytes(gzip.decompress((tmp_path / "r.gz").read_bytes()))
+    with sqlite3.connect(tmp_path / "r.db") as conn:
+        assert conn.execute("SELECT count(*) FROM ratings").fetchone()[0] == 1
+        assert conn.execute("SELECT count(*) FROM saved").fetchone()[0] == 1
+        assert conn.execute("SELECT salt FROM web_sessions").fetchone() == (None,)
