@@ -434,3 +434,86 @@ def test_the_state_file_keeps_no_ratings_sessions_password_or_errors_unless_aske
         assert conn.execute("SELECT count(*) FROM ratings").fetchone()[0] == 1
         assert conn.execute("SELECT count(*) FROM saved").fetchone()[0] == 1
         assert conn.execute("SELECT salt FROM web_sessions").fetchone() == (None,)
+
+
+# --- 9. the smaller ones: file parts, a logged-in session during a guessing attack, bib URLs -----
+
+def test_a_logged_in_session_stays_in_while_someone_guesses(tmp_path, monkeypatch):
+    from starlette.testclient import TestClient
+    from webkit import app_for, csrf_of
+
+    from watcher.config import load_config
+
+    many_papers(tmp_path / "w.db", 3)
+    (tmp_path / "config.toml").write_text('[watcher]\ndatabase = "w.db"\n')
+    app = app_for(load_config(tmp_path / "config.toml"), tmp_path / "w.db", password="a long enough password")
+    with TestClient(app, follow_redirects=False) as owner, TestClient(app, follow_redirects=False) as guesser:
+        token = csrf_of(owner.get("/login"))
+        assert owner.post("/login", data={"csrf": token, "password": "a long enough password",
+                                           "next": "/search"}).status_code == 303
+        # a guess is being checked (the throttle's queue holds the address every test client has)
+        app.state.web.throttle.pending.add("testclient")
+        token = csrf_of(guesser.get("/login"))
+        assert guesser.post("/login", data={"csrf": token, "password": "guess"}).status_code == 429
+        assert owner.get("/search").status_code == 200  # the owner's pages answer
+        token = csrf_of(owner.get("/search"))
+        again = owner.post("/login", data={"csrf": token, "password": "", "next": "/search"})
+        assert again.status_code == 303 and again.headers["location"].endswith("/search")
+
+
+def test_a_rating_link_post_with_a_file_part_is_a_400(tmp_path, monkeypatch):
+    from dataclasses import replace as dc_replace
+
+    from starlette.testclient import TestClient
+    from webkit import app_for
+
+    from watcher.config import load_config
+    from watcher.links import make_token
+    from watcher.store import Store
+
+    many_papers(tmp_path / "w.db", 3)
+    (tmp_path / "config.toml").write_text('[watcher]\ndatabase = "w.db"\n[profile.p]\nquery = "learning"\n')
+    monkeypatch.setenv("T_LINK_SECRET", "a secret only the server knows")
+    config = load_config(tmp_path / "config.toml")
+    config = dc_replace(config, web=dc_replace(config.web, base_url="http://testserver", secret_env="T_LINK_SECRET"))
+    app = app_for(config, tmp_path / "w.db")
+    with TestClient(app, follow_redirects=False) as c:
+        for action in ("save", "up", "rate"):
+            token = make_token("a secret only the server knows", action, "p", "2504.00001")
+            r = c.post(f"/r/{token}", data={"action": "up"}, files={"upload": ("x.txt", b"x" * 100)})
+            assert r.status_code == 400, (action, r.status_code, r.text)
+        ok = c.post(f"/r/{make_token('a secret only the server knows', 'save', 'p', '2504.00001')}")
+        assert ok.status_code == 200
+    with Store.open(tmp_path / "w.db", readonly=True) as store:
+        assert store.db.execute("SELECT count(*) FROM ratings").fetchone()[0] == 0
+
+
+def test_saved_bib_never_keeps_a_javascript_url(tmp_path):
+    from datetime import datetime, timezone
+
+    from starlette.testclient import TestClient
+    from webkit import app_for
+
+    from watcher.bibtex import write
+    from watcher.config import load_config
+    from watcher.models import Paper
+    from watcher.ratings import apply_rating
+    from watcher.store import Store
+
+    hostile = [Paper(title="A paper with a hostile link", url=u, doi=f"10.1234/x{i}")
+               for i, u in enumerate(["javascript:alert(document.cookie)", " JaVaScRiPt:alert(1)",
+                                      "data:text/html,<script>alert(1)</script>", "vbscript:x"])]
+    fine = Paper(title="A paper with a web link", url="https://example.org/p?a=1&b={x}", doi="10.1234/ok")
+    text = write(hostile + [fine])
+    assert "javascript" not in text.lower() and "data:" not in text and "vbscript" not in text
+    assert "url = {https://example.org/p?a=1&b=%7Bx%7D}" in text
+    db = tmp_path / "w.db"
+    with Store.open(db) as store:
+        store.upsert(hostile, datetime(2025, 4, 12, tzinfo=timezone.utc))
+        for p in hostile:
+            apply_rating(store, "save", None, p.key, "test", profiles=())
+    (tmp_path / "config.toml").write_text('[watcher]\ndatabase = "w.db"\n')
+    with TestClient(app_for(load_config(tmp_path / "config.toml"), db)) as web:
+        bib = web.get("/saved.bib")
+    assert bib.status_code == 200 and bib.text.count("@misc") == 4, bib.text
+    assert "javascript" not in bib.text.lower() and "url =" not in bib.text
