@@ -90,6 +90,18 @@ url = "{server.url('/encoded')}"
     assert "Traceback" not in err
 
 
+def test_a_json_listing_of_millions_of_empty_objects_is_refused_under_200_mb(tmp_path):
+    """30 MB of ``[{"title":"t"},{},{},…]``: parsed, 7.5 million dicts (about 1 GB); refused
+    before the parse, in one line."""
+    (tmp_path / "many.json").write_bytes(b'[{"title":"t"}' + b",{}" * (10 << 20) + b"]")
+    code, err, peak = peak_run(["convert", str(tmp_path / "many.json")], tmp_path)
+    assert code == "2" and "more than 1,000,000 objects and arrays" in err, err
+    assert "Traceback" not in err and peak < 200, peak
+    with pytest.raises(InputError, match="objects and arrays"):
+        formats.load_json(b"[" + b"[]," * 1_000_001 + b"[]]", "x")
+    assert formats.load_json(b'{"a": [1, 2, {"b": []}]}', "x") == {"a": [1, 2, {"b": []}]}
+
+
 # --- 6. a total deadline per source request ------------------------------------------------
 
 class DripServer:
