@@ -206,8 +206,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# {len(result['attacks'])} attacking requests in {args.seconds:g} s, 8 at once; "
           f"{len(result['healthz'])} /healthz probes; slowest attack: {slowest[1]}; serve exit code "
           f"after SIGTERM {code}; load average {os.getloadavg()[0]:.2f}")
+    slowest_of = {}
+    for took, name in result["attacks"]:
+        slowest_of[name] = max(took, slowest_of.get(name, 0.0))
     for (name, status), n in sorted(result["statuses"].items()):
-        print(f"# {name}: {n} x {status}")
+        print(f"# {name}: {n} x {status} (slowest of the kind {slowest_of.get(name, float('nan')):.2f} s)")
     return verdict(missed, result["errors"], args.strict)
 
 

@@ -288,7 +288,7 @@ def test_the_check_after_sqlite_stops_when_the_caller_says_so(tmp_path):
     from watcher.search import MAX_CHUNK, Filters, parse_search, run_search
     from watcher.store import Store
 
-    many_papers(tmp_path / "w.db", 3 * MAX_CHUNK)
+    many_papers(tmp_path / "w.db", 1200)
     calls = []
 
     class Late(Exception):
@@ -301,12 +301,14 @@ def test_the_check_after_sqlite_stops_when_the_caller_says_so(tmp_path):
 
     with Store.open(tmp_path / "w.db") as store:
         query = parse_search("NOT zzzzqqq")
-        with pytest.raises(Late):  # page 100 needs 2,500 candidates checked: stopped at the 2nd look
-            run_search(store, query, Filters(), offset=99 * 25, limit=25, check=check)
+        with pytest.raises(Late):  # page 40 needs 1,001 candidates checked: stopped at the 2nd look
+            run_search(store, query, Filters(), offset=39 * 25, limit=25, check=check)
+        assert len(calls) == 2 and MAX_CHUNK < 1001
         # the page's papers are those a whole run finds, kept without every one before it
-        full = run_search(store, query, Filters(), offset=0, limit=2000)
+        full = run_search(store, query, Filters(), offset=0, limit=1200)
         deep = run_search(store, query, Filters(), offset=1000, limit=25)
         assert [p.key for p in deep.papers] == [p.key for p in full.papers[1000:1025]] and deep.more
+        assert len(full.papers) == 1200
 
 
 def test_a_page_deeper_than_the_bound_is_a_clear_400(tmp_path):

@@ -32,7 +32,7 @@ from .query import And, Not, Or, Query, Term, parse_query
 from .store import Store, row_to_paper
 
 MAX_SCAN = 20_000  # candidates checked at most for one page; past it the page says so
-MAX_CHUNK = 1_000  # candidates checked between two looks at the caller's deadline (``check``)
+MAX_CHUNK = 100  # candidates checked between two looks at the caller's deadline (``check``)
 MAX_TERMS = 32  # words, phrases and names in one search
 MAX_TERM_CHARS = 200  # characters of one word or phrase
 ORDERS = ("newest", "relevance")  # what run_search's ``order`` takes, the default first
