@@ -530,3 +530,16 @@ def test_saved_bib_never_keeps_a_javascript_url(tmp_path):
         bib = web.get("/saved.bib")
     assert bib.status_code == 200 and bib.text.count("@misc") == 4, bib.text
     assert "javascript" not in bib.text.lower() and "url =" not in bib.text
+
+
+def test_a_webhook_dripping_its_answer_fails_after_about_its_timeout():
+    from watcher.deliver import httppost
+
+    drip = DripServer("body")  # 60 bytes, one every 0.3 s: 18 s to the end
+    try:
+        with httppost.client(1.0, "watcher-test") as http, pytest.raises(
+                DeliveryError, match="timed out waiting for an answer"):
+            httppost.post_json(http, f"http://127.0.0.1:{drip.port}/hook", {"x": 1}, who="channel hook: webhook")
+    finally:
+        drip.close()
+    assert drip.sent < 40  # cut off, not read to its end

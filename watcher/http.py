@@ -387,21 +387,35 @@ class TooLarge(Exception):
     """An answer longer than the limit of :func:`post_capped` (nothing more of it was read)."""
 
 
-def post_capped(client: httpx.Client, url: str, *, limit: int = ANSWER_BYTES, **kw) -> tuple[httpx.Response, bytes]:
+def post_capped(client: httpx.Client, url: str, *, limit: int = ANSWER_BYTES,
+                deadline: float | None = None, **kw) -> tuple[httpx.Response, bytes]:
     """POST with ``client`` and read at most ``limit`` bytes of the answer (after decoding):
-    ``(response, body)``; TooLarge past it, whatever the server declares or streams. httpx's
-    own exceptions pass through."""
-    with client.stream("POST", url, **kw) as response:
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit and "content-encoding" not in response.headers:
-            raise TooLarge(f"an answer of {int(declared):,} bytes, more than {limit:,}")
-        chunks, size = [], 0
-        for chunk in response.iter_bytes():
-            size += len(chunk)
-            if size > limit:
-                raise TooLarge(f"an answer of more than {limit:,} bytes")
-            chunks.append(chunk)
-        return response, b"".join(chunks)
+    ``(response, body)``; TooLarge past it, whatever the server declares or streams. The whole
+    exchange has ``deadline`` seconds (default: the client's read timeout), as a source's GET
+    has (:class:`_Deadline`): httpx.ReadTimeout past it. httpx's own exceptions pass through."""
+    seconds = deadline or client.timeout.read or 30.0
+    watch = _Deadline(seconds)
+    try:
+        with client.stream("POST", url, extensions={"trace": watch.trace}, **kw) as response:
+            watch.stream = response.extensions.get("network_stream") or watch.stream
+            declared = response.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > limit and "content-encoding" not in response.headers:
+                raise TooLarge(f"an answer of {int(declared):,} bytes, more than {limit:,}")
+            chunks, size = [], 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > limit:
+                    raise TooLarge(f"an answer of more than {limit:,} bytes")
+                chunks.append(chunk)
+                if watch.passed():
+                    raise httpx.ReadTimeout(f"total deadline of {seconds:g} s passed")
+            return response, b"".join(chunks)
+    except httpx.TransportError:
+        if watch.fired:
+            raise httpx.ReadTimeout(f"total deadline of {seconds:g} s passed") from None
+        raise
+    finally:
+        watch.cancel()
 
 
 def _reason(status: int) -> str:
