@@ -543,3 +543,16 @@ def test_a_webhook_dripping_its_answer_fails_after_about_its_timeout():
     finally:
         drip.close()
     assert drip.sent < 40  # cut off, not read to its end
+
+
+def test_a_state_file_that_unpacks_without_end_is_not_restored(tmp_path):
+    from watcher import statefile
+
+    packed = tmp_path / "bomb.db.gz"
+    with gzip.GzipFile(packed, "wb", mtime=0) as z:
+        for _ in range(300):  # 300 MB of zeros in about 300 KB
+            z.write(b"\0" * (1 << 20))
+    with pytest.raises(InputError, match="unpacks to more than 268,435,456 bytes"):
+        statefile.restore(packed, tmp_path / "watcher.db")
+    assert not (tmp_path / "watcher.db").exists()
+    assert sum(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file()) < 50 << 20  # nothing left behind

@@ -30,6 +30,10 @@ from .store import busy_timeout, connect_readonly
 
 
 NOT_KEPT = "(failed; the error itself is not kept in a saved state file)"
+# what a saved file may unpack to: a database compresses a few times (about 4x), a file of
+# zeros a thousand times; bounded by what it produces, never only by the bytes read
+MAX_RATIO = 100
+MIN_UNPACKED = 256 * 1024 * 1024
 
 
 def strip(conn: sqlite3.Connection, keep_ratings: bool = False) -> None:
@@ -87,8 +91,15 @@ def restore(packed: Path, database: Path, force: bool = False) -> bool:
     with tempfile.TemporaryDirectory(dir=database.parent) as tmp:
         copy = Path(tmp) / "restored.db"
         try:
+            limit = max(MIN_UNPACKED, MAX_RATIO * packed.stat().st_size)
             with gzip.open(packed, "rb") as z, open(copy, "wb") as f:
-                shutil.copyfileobj(z, f)
+                size = 0
+                while chunk := z.read(1 << 20):
+                    size += len(chunk)
+                    if size > limit:
+                        raise InputError(f"{packed}: unpacks to more than {limit:,} bytes, far more "
+                                         "than a saved database; not restored")
+                    f.write(chunk)
             conn = sqlite3.connect(copy)
             try:
                 ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
