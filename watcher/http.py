@@ -391,9 +391,11 @@ def post_capped(client: httpx.Client, url: str, *, limit: int = ANSWER_BYTES,
                 deadline: float | None = None, **kw) -> tuple[httpx.Response, bytes]:
     """POST with ``client`` and read at most ``limit`` bytes of the answer (after decoding):
     ``(response, body)``; TooLarge past it, whatever the server declares or streams. The whole
-    exchange has ``deadline`` seconds (default: the client's read timeout), as a source's GET
+    exchange has ``deadline`` seconds (default: the call's ``timeout``, else the client's), as a source's GET
     has (:class:`_Deadline`): httpx.ReadTimeout past it. httpx's own exceptions pass through."""
-    seconds = deadline or client.timeout.read or 30.0
+    given = kw.get("timeout")  # this call's own timeout, else the client's
+    given = given.read if isinstance(given, httpx.Timeout) else given
+    seconds = deadline or given or client.timeout.read or 30.0
     watch = _Deadline(seconds)
     try:
         with client.stream("POST", url, extensions={"trace": watch.trace}, **kw) as response:
