@@ -128,3 +128,21 @@ def test_every_planted_secret_stays_off_every_surface(server, tmp_path):  # noqa
     for surface, text in surfaces.items():
         assert_clean(surface, text)
     assert quote(PUBMED_KEY, safe="") in "".join(planted_forms()[PUBMED_KEY])
+
+
+def test_an_error_stored_before_masking_is_masked_when_shown(tmp_path):
+    """A database of an earlier version kept PubMed's key in a stored error: `watcher status`
+    (and so /status and the site, which show the same text) masks it."""
+    import sqlite3
+
+    from watcher.store import Store
+
+    (tmp_path / "config.toml").write_text(CONFIG.format(base="http://127.0.0.1:9", smtp=9))
+    Store.open(tmp_path / "watcher.db").close()
+    with sqlite3.connect(tmp_path / "watcher.db") as conn:
+        conn.execute("INSERT INTO sources (name, last_attempt, last_error, last_error_at, failures) "
+                     "VALUES ('pm', '2025-04-12T00:00:00Z', ?, '2025-04-12T00:00:00Z', 1)",
+                     (f"GET https://eutils/esearch.fcgi?api_key={quote(PUBMED_KEY, safe='')}: HTTP 500",))
+    status = run_watcher("status", cwd=tmp_path, env={"T_PUBMED_KEY": PUBMED_KEY})
+    assert status.returncode == 0 and b"api_key=***: HTTP 500" in status.stdout, status.stdout
+    assert_clean("status", status.stdout + status.stderr)

@@ -11,6 +11,7 @@ from .config import Config
 from .schedule import due_digests, next_fire as _next_fire
 from .store import Store, parse_time, require_database
 from .models import utc
+from .masking import redact
 from .text import plural
 
 
@@ -109,4 +110,5 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
                 lines.append(line)
                 if c.get("last_error") and (c.get("last_error_at") or "") >= (c.get("last_success") or ""):
                     lines.append(f"       FAILED at {_ago(c['last_error_at'], tz)}: {c['last_error']}")
-    return "\n".join(lines)
+    # errors stored before secrets were masked where they are stored: masked when shown
+    return redact("\n".join(lines))

@@ -25,7 +25,7 @@ import httpx
 
 from ..errors import DeliveryError
 from ..http import TooLarge, parse_retry_after, post_capped
-from ..masking import redact
+from ..masking import redact, remember_url
 
 ATTEMPTS = 4
 MAX_WAIT = 60.0
@@ -42,6 +42,7 @@ def post_json(http: httpx.Client, url: str, payload, *, who: str, sleep=time.sle
     """POST ``payload`` as JSON until it is accepted; DeliveryError (naming ``who``, never the
     URL) when it is refused or every attempt failed."""
     last = "no attempt made"
+    remember_url(url)  # a token in a webhook's own url (not from url_env) is masked too
     for attempt in range(ATTEMPTS):
         try:
             response, body = post_capped(http, url, json=payload)
