@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import socket
+import threading
 from datetime import datetime, timezone
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -197,3 +199,36 @@ class QuietHTTPServer(ThreadingHTTPServer):
             return
         print(f"stand-in server: error with {client_address}:", file=sys.__stderr__)
         traceback.print_exc(file=sys.__stderr__)
+
+
+class RawServer:
+    """A plain TCP server on 127.0.0.1 for protocol misbehaviour no HTTP library writes (a
+    server dripping bytes, an SMTP server quoting AUTH): each connection is handed to
+    ``answer(conn)`` in a thread of its own; a context manager, or call ``close()``."""
+
+    def __init__(self, host: str = "127.0.0.1"):
+        self.sock = socket.socket()
+        self.sock.bind((host, 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.answer, args=(conn,), daemon=True).start()
+
+    def answer(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

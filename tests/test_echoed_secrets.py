@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import pytest
 
-from helpers import run_cli
+from helpers import RawServer, run_cli
 from httpserver import Reply, server  # noqa: F401
 
 from watcher.deliver import httppost
@@ -109,49 +109,27 @@ def test_url_and_url_env_together_are_refused(tmp_path):
 
 
 
-class EchoingSmtp:
+class EchoingSmtp(RawServer):
     """A mail server that refuses every login and quotes the AUTH command it got (as a
     careless server or proxy might): ``535 5.7.8 AUTH PLAIN <base64> rejected``."""
 
-    def __init__(self):
-        import socket
-        import threading
-
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(4)
-        self.port = self.sock.getsockname()[1]
-        self.thread = threading.Thread(target=self.serve, daemon=True)
-
-    def serve(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn, conn.makefile("rwb") as f:
-                f.write(b"220 echo ESMTP\r\n")
-                f.flush()
-                for line in f:
-                    command = line.strip().decode("latin-1")
-                    if command.upper().startswith(("EHLO", "HELO")):
-                        f.write(b"250-echo\r\n250 AUTH PLAIN\r\n")
-                    elif command.upper().startswith("AUTH"):
-                        f.write(f"535 5.7.8 {command} rejected\r\n".encode())
-                    elif command.upper().startswith("QUIT"):
-                        f.write(b"221 bye\r\n")
-                        f.flush()
-                        break
-                    else:
-                        f.write(b"250 ok\r\n")
+    def answer(self, conn):
+        with conn, conn.makefile("rwb") as f:
+            f.write(b"220 echo ESMTP\r\n")
+            f.flush()
+            for line in f:
+                command = line.strip().decode("latin-1")
+                if command.upper().startswith(("EHLO", "HELO")):
+                    f.write(b"250-echo\r\n250 AUTH PLAIN\r\n")
+                elif command.upper().startswith("AUTH"):
+                    f.write(f"535 5.7.8 {command} rejected\r\n".encode())
+                elif command.upper().startswith("QUIT"):
+                    f.write(b"221 bye\r\n")
                     f.flush()
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.sock.close()
+                    break
+                else:
+                    f.write(b"250 ok\r\n")
+                f.flush()
 
 
 MAIL_CONFIG = one_digest_config('type = "listing"\npath = "listing.txt"', """type = "email"

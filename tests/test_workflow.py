@@ -25,7 +25,7 @@ from watcher import formats
 pytestmark = pytest.mark.slow  # runs the generated workflow's steps in git clones: the full suite (CI) runs it, not the inner loop
 
 ACTIONLINT = shutil.which("actionlint") or shutil.which("actionlint", path=str(Path(sys.executable).parent))
-SECRETS = {"WATCHER_SMTP_PASSWORD": "s3cret"}
+SECRETS = {"WATCHER_SMTP_PASSWORD": "s3cret", "GITHUB_TOKEN": "ghs_t0ken"}
 GIT_ID = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
 
@@ -84,6 +84,11 @@ def test_the_workflow_is_scheduled_serial_least_privileged_and_pinned(tmp_path):
     assert runs.index("watcher check") < runs.index("watcher once --due")
     save = next(s for s in job["steps"] if s.get("id") == "save")
     assert save["if"].startswith("always()")  # a failed run still saves its ledger
+    # the write token: never kept by the checkout, given only to the steps of the state branch
+    checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["persist-credentials"] is False
+    holders = [s.get("id") for s in job["steps"] if "GITHUB_TOKEN" in str(s.get("env", {}))]
+    assert holders == ["restore", "save"]
     pages = doc["jobs"]["pages"]  # optional: only with the repository variable
     assert pages["if"] == "vars.WATCHER_PAGES == 'true'" and pages["needs"] == "digest"
     assert pages["permissions"] == {"pages": "write", "id-token": "write"}

@@ -57,7 +57,10 @@ def write(papers: list[Paper]) -> str:
             fields.append(("journal", _latex(journal)))
         if paper.doi:
             fields.append(("doi", _latex(paper.doi)))
-        url = paper.abs_url or paper.url
+        # only a web address: a listing's ``javascript:`` or ``data:`` link is no paper's URL
+        # (a reference manager or a LaTeX PDF makes the url field a link one clicks)
+        url = next((u.strip() for u in (paper.abs_url, paper.url)
+                    if u and re.match(r"https?://[^\s]", u.strip(), re.I)), None)
         if url:
             fields.append(("url", _url(url)))
         if paper.abstract:

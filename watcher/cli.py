@@ -24,6 +24,7 @@ from . import __version__
 from .config import FORMATS, Config, find_config, load_config
 from .errors import ConfigError, InputError, QuerySyntaxError, StoreError, WatcherError
 from .formats import READERS as READER_NAMES
+from .masking import redact
 from .models import now_utc
 
 log = logging.getLogger("watcher")
@@ -31,7 +32,7 @@ log = logging.getLogger("watcher")
 
 def fail(message: str, code: int) -> None:
     """Print ``watcher: message`` on stderr and exit with ``code``."""
-    click.echo(f"watcher: {message}", err=True)
+    click.echo(f"watcher: {redact(message)}", err=True)  # a server may echo a secret (AUTH PLAIN)
     sys.exit(code)
 
 

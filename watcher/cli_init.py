@@ -107,16 +107,21 @@ GIT_REMOTE = click.option("--git-remote", metavar="REMOTE", default="origin", sh
 
 @state.command("save")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--with-ratings", is_flag=True,
+              help="Keep the ratings and the saved list in FILE too (left out by default: on a "
+                   "public repository's branch anyone can read them).")
 @GIT_BRANCH
 @GIT_REMOTE
 @pass_ctx
 @handle_errors
-def state_save(ctx: Context, file: Path, git_branch, git_remote) -> None:
-    """Write a gzip copy of the database to FILE (nothing when there is no database yet)."""
+def state_save(ctx: Context, file: Path, with_ratings, git_branch, git_remote) -> None:
+    """Write a gzip copy of the database to FILE (nothing when there is no database yet): the
+    papers, the ledger and the sources' state; never the web password's fingerprint or the
+    stored errors, and the ratings and saved list only with --with-ratings."""
     from .statefile import save
 
     db = ctx.config.settings.database
-    if not save(db, file):
+    if not save(db, file, keep_ratings=with_ratings):
         click.echo(f"no database {db} to save (the run stopped before creating it)")
         return
     click.echo(f"saved {db} to {file} ({file.stat().st_size} bytes)")

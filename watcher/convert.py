@@ -19,7 +19,7 @@ def read_input(spec: str, stdin: BinaryIO | None, today: date | None,
     """One input: ``-`` (stdin), an http(s)/file URL, or a path; read as format ``kind`` when
     given (a name of :data:`watcher.formats.READERS`), else as detected."""
     if spec == "-":
-        data, origin = (stdin.read() if stdin else b""), "<stdin>"
+        data, origin = (stdin.read(formats.MAX_UNPACKED + 1) if stdin else b""), "<stdin>"
     elif spec.startswith(("http://", "https://", "file://")):
         from .http import fetch_url
 
@@ -27,7 +27,7 @@ def read_input(spec: str, stdin: BinaryIO | None, today: date | None,
     else:
         try:
             with open(spec, "rb") as f:
-                data = f.read()
+                data = f.read(formats.MAX_UNPACKED + 1)
         except FileNotFoundError:
             raise InputError(f"{spec}: no such file") from None
         except IsADirectoryError:
@@ -35,6 +35,8 @@ def read_input(spec: str, stdin: BinaryIO | None, today: date | None,
         except OSError as e:
             raise InputError(f"{spec}: cannot read: {e.strerror}") from None
         origin = spec
+    if len(data) > formats.MAX_UNPACKED:
+        raise InputError(f"{origin}: larger than the limit of {formats.MAX_UNPACKED:,} bytes")
     if kind is not None:
         data = formats.gunzip(data, origin)
     return formats.read(data, origin, today=today, format=kind)

@@ -2,7 +2,9 @@
 
 :class:`HttpClient` wraps one ``httpx.Client`` and adds what the sources need, in one place:
 
-* a timeout on every request and the configured User-Agent;
+* a total deadline on every request (connect, headers and every read of the body together:
+  a server dripping one byte at a time costs ``timeout`` per try, not ``timeout`` per byte)
+  and the configured User-Agent;
 * at most one request every ``min_interval`` seconds (3 s) to arXiv (all its hosts together);
 * retries with exponential backoff and jitter on connection errors, timeouts, broken bodies and
   HTTP 429/500/502/503/504, honouring ``Retry-After`` (seconds or an HTTP date) up to a cap;
@@ -10,7 +12,9 @@
   out-of-memory), gzip decoding by httpx, and ``file://`` URLs read from disk;
 * conditional GET: give the saved ETag / Last-Modified, get back ``not_modified`` on 304;
 * redirects followed here, not by httpx, at most ``max_redirects`` hops, each hop waiting its
-  turn like any request (httpx's own following would skip the 3 s gap between hops).
+  turn like any request (httpx's own following would skip the 3 s gap between hops); never
+  from a public address to a private one, nor from either to a loopback address (a remote
+  server must not make watcher read a service of the machine it runs on).
 
 Every failure is raised as :class:`watcher.errors.SourceError` (or :class:`HttpStatusError`, a
 SourceError that keeps the status and body) with a message that says what to check.
@@ -19,6 +23,8 @@ SourceError that keeps the status and body) with a message that says what to che
 from __future__ import annotations
 
 import email.utils
+import ipaddress
+import math
 import random
 import socket
 import threading
@@ -30,6 +36,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from .errors import InputError, SourceError
+from .masking import remember_url
 from .text import plural
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -77,8 +84,12 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
-        return float(value)
+    try:
+        seconds = float(value)
+    except ValueError:
+        pass
+    else:
+        return max(0.0, seconds) if math.isfinite(seconds) else None
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
@@ -182,6 +193,7 @@ class HttpClient:
                                                  timeout=timeout or self.timeout)
         except (httpx.InvalidURL, httpx.UnsupportedProtocol, ValueError) as e:
             raise SourceError(f"{safe_url(url)}: not a usable URL ({e}); check the source's url") from None
+        remember_url(str(request.url))  # an api_key=… in it is masked wherever an error shows
         shown = origin = safe_url(str(request.url))
         host = request.url.host
         limit = max_bytes or self.max_bytes
@@ -190,7 +202,8 @@ class HttpClient:
             self._wait_turn(host)
             try:
                 try:
-                    status, resp_headers, body = self._send(request, limit, shown)
+                    status, resp_headers, body = self._send(request, limit, shown,
+                                                            timeout or self.timeout)
                 finally:
                     self._done(host)
             except httpx.UnsupportedProtocol as e:
@@ -213,6 +226,7 @@ class HttpClient:
                                       f"({hops} hops, the last to {shown})")
                 request = self._redirected(request, resp_headers["location"], shown,
                                            timeout or self.timeout)
+                remember_url(str(request.url))  # the token a redirect adds (a signed URL)
                 shown, host, hops = safe_url(str(request.url)), request.url.host, hops + 1
                 continue
             if status == 304:
@@ -247,29 +261,49 @@ class HttpClient:
         if url.scheme not in ("http", "https"):
             raise SourceError(f"GET {shown}: redirected to {safe_url(str(url))}, which is not an "
                               "http(s) URL; check the source's url")
+        if _reach(url.host) > _reach(request.url.host):
+            raise SourceError(f"GET {shown}: redirected to {safe_url(str(url))}, an address "
+                              f"{_REACH_NAMES[_reach(url.host)]} than the source's own; not followed "
+                              "(check the source's url)")
         headers = {k: v for k, v in request.headers.items()
                    if k.lower() in ("if-none-match", "if-modified-since")}
         return self._client.build_request("GET", url, headers=headers, timeout=timeout)
 
-    def _send(self, request: httpx.Request, limit: int, shown: str):
-        """Send once, streaming the body and stopping as soon as it exceeds ``limit``."""
-        response = self._client.send(request, stream=True)
+    def _send(self, request: httpx.Request, limit: int, shown: str, deadline: float):
+        """Send once, streaming the body and stopping as soon as it exceeds ``limit`` or the
+        whole exchange takes longer than ``deadline`` seconds. httpx's timeout bounds each
+        read; the deadline bounds them all: when it passes, the connection's socket is shut
+        down, so a read blocked on a dripping server ends at once."""
+        watch = _Deadline(deadline)
+        request.extensions["trace"] = watch.trace
         try:
-            declared = response.headers.get("content-length")
-            if declared and declared.isdigit() and int(declared) > limit \
-                    and "content-encoding" not in response.headers:
-                raise SourceError(f"GET {shown}: response of {int(declared):,} bytes is larger "
-                                  f"than the limit of {limit:,} bytes")
-            chunks, size = [], 0
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > limit:
-                    raise SourceError(f"GET {shown}: response is larger than the limit of "
-                                      f"{limit:,} bytes")
-                chunks.append(chunk)
-            return response.status_code, response.headers, b"".join(chunks)
+            response = self._client.send(request, stream=True)
+            try:
+                watch.stream = response.extensions.get("network_stream") or watch.stream
+                declared = response.headers.get("content-length")
+                if declared and declared.isdigit() and int(declared) > limit \
+                        and "content-encoding" not in response.headers:
+                    raise SourceError(f"GET {shown}: response of {int(declared):,} bytes is larger "
+                                      f"than the limit of {limit:,} bytes")
+                chunks, size = [], 0
+                for chunk in response.iter_bytes():
+                    size += len(chunk)
+                    if size > limit:
+                        raise SourceError(f"GET {shown}: response is larger than the limit of "
+                                          f"{limit:,} bytes")
+                    chunks.append(chunk)
+                    if watch.passed():
+                        raise httpx.ReadTimeout("total deadline passed", request=request)
+                return response.status_code, response.headers, b"".join(chunks)
+            finally:
+                response.close()
+        except httpx.TransportError:
+            if watch.fired:
+                raise httpx.ReadTimeout(f"total deadline of {deadline:g} s passed",
+                                        request=request) from None
+            raise
         finally:
-            response.close()
+            watch.cancel()
 
     def _file(self, url: str, limit: int) -> Response:
         from urllib.request import url2pathname
@@ -285,6 +319,68 @@ class HttpClient:
         return Response(url, 200, data)
 
 
+class _Deadline:
+    """The total deadline of one exchange: a timer that, when ``seconds`` pass, shuts down the
+    socket of the connection the exchange uses (learnt from httpcore's trace of the connect,
+    or from the response), so whatever read is blocked on it returns."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.stream = None
+        self.fired = False
+        self.end = time.monotonic() + seconds
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def trace(self, event: str, info: dict) -> None:
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            self.stream = info.get("return_value") or self.stream
+
+    def passed(self) -> bool:
+        return self.fired or time.monotonic() >= self.end
+
+    def _fire(self) -> None:
+        self.fired = True
+        sock = self.stream.get_extra_info("socket") if self.stream is not None else None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+# How far inside an address is: a redirect may never go further in than where it started.
+_REACH_NAMES = {1: "more private", 2: "of the machine itself (loopback), more private"}
+
+
+def _reach(host: str) -> int:
+    """0 for a public address, 1 for a private or link-local one, 2 for loopback: of ``host``
+    itself when it is an IP address, else of every address it resolves to (the innermost)."""
+    host = host.strip("[]")
+    try:
+        addresses = [ipaddress.ip_address(host)]
+    except ValueError:
+        if host.lower() == "localhost" or host.lower().endswith(".localhost"):
+            return 2
+        try:
+            addresses = [ipaddress.ip_address(a[4][0].split("%")[0])
+                         for a in socket.getaddrinfo(host, None)]
+        except (OSError, UnicodeError, ValueError):
+            return 0  # unresolvable: the request itself will fail and say so
+    reach = 0
+    for a in addresses:
+        a = getattr(a, "ipv4_mapped", None) or a
+        if a.is_loopback or a.is_unspecified:
+            reach = max(reach, 2)
+        elif a.is_private or a.is_link_local or a.is_reserved:
+            reach = max(reach, 1)
+    return reach
+
+
 ANSWER_BYTES = 1024 * 1024  # the answers of the summarizer and of webhooks: a sentence, a word
 
 
@@ -292,17 +388,32 @@ class TooLarge(Exception):
     """An answer longer than the limit of :func:`post_capped` (nothing more of it was read)."""
 
 
-def post_capped(client: httpx.Client, url: str, *, limit: int = ANSWER_BYTES, **kw) -> tuple[httpx.Response, bytes]:
+def post_capped(client: httpx.Client, url: str, *, limit: int = ANSWER_BYTES,
+                deadline: float | None = None, **kw) -> tuple[httpx.Response, bytes]:
     """POST with ``client`` and read at most ``limit`` bytes of the answer (after decoding):
-    ``(response, body)``; TooLarge past it, whatever the server declares or streams. httpx's
-    own exceptions pass through."""
-    with client.stream("POST", url, **kw) as response:
-        return response, read_capped(response, limit)
+    ``(response, body)``; TooLarge past it, whatever the server declares or streams. The whole
+    exchange has ``deadline`` seconds (default: the call's ``timeout``, else the client's), as a source's GET
+    has (:class:`_Deadline`): httpx.ReadTimeout past it. httpx's own exceptions pass through."""
+    given = kw.get("timeout")  # this call's own timeout, else the client's
+    given = given.read if isinstance(given, httpx.Timeout) else given
+    seconds = deadline or given or client.timeout.read or 30.0
+    watch = _Deadline(seconds)
+    try:
+        with client.stream("POST", url, extensions={"trace": watch.trace}, **kw) as response:
+            watch.stream = response.extensions.get("network_stream") or watch.stream
+            return response, read_capped(response, limit, watch)
+    except httpx.TransportError:
+        if watch.fired:
+            raise httpx.ReadTimeout(f"total deadline of {seconds:g} s passed") from None
+        raise
+    finally:
+        watch.cancel()
 
 
-def read_capped(response: httpx.Response, limit: int) -> bytes:
+def read_capped(response: httpx.Response, limit: int, watch: "_Deadline | None" = None) -> bytes:
     """At most ``limit`` bytes of a streamed ``response``'s body (after decoding); TooLarge
-    past it, whatever the server declares or streams."""
+    past it, whatever the server declares or streams; httpx.ReadTimeout once ``watch``'s
+    deadline has passed."""
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit and "content-encoding" not in response.headers:
         raise TooLarge(f"an answer of {int(declared):,} bytes, more than {limit:,}")
@@ -312,6 +423,8 @@ def read_capped(response: httpx.Response, limit: int) -> bytes:
         if size > limit:
             raise TooLarge(f"an answer of more than {limit:,} bytes")
         chunks.append(chunk)
+        if watch is not None and watch.passed():
+            raise httpx.ReadTimeout(f"total deadline of {watch.seconds:g} s passed")
     return b"".join(chunks)
 
 

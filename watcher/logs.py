@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-from .masking import expand, mask
+from .masking import expand, mask, redact, remember
 
 _PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3,
              logging.CRITICAL: 2}
@@ -87,7 +87,7 @@ class SecretFilter(logging.Filter):
 
     def mask(self, text: str) -> str:
         """``text`` with every secret value, and any password in a URL, replaced by ``***``."""
-        text = mask(text, self.secrets)
+        text = redact(mask(text, self.secrets))  # and every secret met while running
         if "@" in text:  # a password in a URL (a source's url, logged by httpx at debug level)
             text = _USERINFO.sub(r"\1***@", text)
         return text
@@ -109,6 +109,8 @@ def configure(level: str, daemon: bool = False, stream=None, config=None) -> Non
     stream = stream or sys.stderr
     handler = logging.StreamHandler(stream)
     secrets = SecretFilter(secret_values(config) if config is not None else ())
+    for value in secret_values(config, urls=False) if config is not None else ():
+        remember(value)  # masked where an error is stored too (watcher.masking.redact)
     if under_journald(stream):
         handler.setFormatter(_JournalFormatter("%(message)s", mask=secrets))
     elif daemon:
@@ -135,10 +137,11 @@ def configure(level: str, daemon: bool = False, stream=None, config=None) -> Non
         logging.getLogger(name).setLevel(logging.DEBUG if level.lower() == "debug" else logging.WARNING)
 
 
-def secret_values(config) -> list[str]:
-    """The current values of every secret the config names (``*_env`` keys)."""
+def secret_values(config, urls: bool = True) -> list[str]:
+    """The current values of every secret the config names (``*_env`` keys) and, with
+    ``urls``, each URL of a list of them (an apprise variable holds several URLs, each a
+    secret of its own: :func:`watcher.masking.remember` of a value takes its URLs' parts)."""
     from .config import split_urls
 
     values = [os.environ.get(n, "") for n in set(config.secret_vars().values())]
-    # an apprise variable holds several URLs, each a secret of its own
-    return [*values, *(url for v in values for url in split_urls(v))]
+    return [*values, *(url for v in values for url in split_urls(v))] if urls else values

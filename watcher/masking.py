@@ -7,7 +7,8 @@ database and ``/status`` whatever the other side does with it."""
 from __future__ import annotations
 
 import base64
-from urllib.parse import quote, quote_plus
+import re
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
 
 MIN_FORM = 6  # shorter fragments would mask ordinary text
 
@@ -47,9 +48,48 @@ _FORMS: tuple[int, list[str]] = (0, [])  # the forms of _SECRETS, made again whe
 
 
 def remember(value: str) -> None:
-    """Mask ``value`` (in all its forms) from now on."""
+    """Mask ``value`` (in all its forms) from now on; of a URL, its parts that are secrets
+    too (:func:`url_parts`): a server may redirect to another URL carrying the same token, or
+    answer the token alone."""
     if value and len(value) >= 4:
         _SECRETS.add(value)
+        _SECRETS.update(url_parts(value, every=True))
+
+
+# query parameters whose value is a credential in URLs that are not secrets as a whole (a
+# source's url, a redirect's Location): api_key, token, X-Amz-Signature, sig, ...
+_SECRET_NAME = re.compile(r"(?:^|[_.-])(?:api_?key|key|token|secret|password|passwd|pwd|sig|signature"
+                          r"|auth|session|sessionid|credentials?|code)$", re.I)
+# a path segment that looks like a token (a webhook's /services/T0/B0/XXXXXXXX): long, letters
+# and digits mixed
+_TOKENISH = re.compile(r"(?=.*[0-9])(?=.*[A-Za-z])[A-Za-z0-9_\-.~+=%]{16,}")
+
+
+def url_parts(url: str, every: bool = False) -> set[str]:
+    """The secrets inside ``url`` (or in each URL of a list of them separated by white space
+    or commas, as an apprise variable holds): its user name and password, the values of its
+    query parameters (only those named like a key or token unless ``every``: the whole URL is
+    a secret) and, when ``every``, its token-like path segments."""
+    if "://" not in url:
+        return set()
+    several = [u for u in re.split(r"[\s,]+", url.strip()) if u]
+    if len(several) > 1:
+        return {part for one in several for part in url_parts(one, every)} | set(several)
+    try:
+        parts = urlsplit(url.strip())
+        found = {parts.password or "", parts.username if parts.password else ""}
+        found |= {unquote(v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+                  if every or _SECRET_NAME.search(k)}
+        if every:
+            found |= {unquote(seg) for seg in parts.path.split("/") if _TOKENISH.fullmatch(seg)}
+    except ValueError:
+        return set()
+    return {v for v in found if len(v) >= 6}
+
+
+def remember_url(url: str) -> None:
+    """Mask the credentials a URL carries (a source's ``api_key=``, a redirect's signature)."""
+    _SECRETS.update(url_parts(url))
 
 
 def any_secret() -> bool:

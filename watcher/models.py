@@ -117,7 +117,13 @@ def normalize_doi(text: str | None) -> str | None:
     if not text:
         return None
     m = _DOI_RE.search(_DOI_PREFIX.sub("", clean_text(text).strip()))
-    return m.group().rstrip(".,;").lower() if m else None
+    if not m:
+        return None
+    # no registered DOI has an empty, "." or ".." segment, and one would be a path out of a
+    # folder wherever the DOI names a file or a URL path (the static site's pages)
+    if any(segment in ("", ".", "..") for segment in re.split(r"[/\\]", m.group())[1:]):
+        return None
+    return m.group().rstrip(".,;").lower()
 
 
 def is_preprint_doi(doi: str) -> bool:
@@ -225,8 +231,10 @@ class Paper:
             self.dois = list(dict.fromkeys(dois + ([doi] if doi else [])))
         if self.source and not self.sources:
             self.sources = [self.source]
-        if self.pmid is not None:
+        if self.pmid is not None:  # a PubMed id is a number; anything else is not one
             self.pmid = str(self.pmid).strip() or None
+            if self.pmid is not None and not (self.pmid.isascii() and self.pmid.isdigit()):
+                self.pmid = None
 
     @property
     def key(self) -> str:

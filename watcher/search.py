@@ -32,6 +32,7 @@ from .query import And, Not, Or, Query, Term, parse_query
 from .store import Store, row_to_paper
 
 MAX_SCAN = 20_000  # candidates checked at most for one page; past it the page says so
+MAX_CHUNK = 100  # candidates checked between two looks at the caller's deadline (``check``)
 MAX_TERMS = 32  # words, phrases and names in one search
 MAX_TERM_CHARS = 200  # characters of one word or phrase
 ORDERS = ("newest", "relevance")  # what run_search's ``order`` takes, the default first
@@ -120,11 +121,15 @@ class Results:
 
 
 def run_search(store: Store, query: Query | None, filters: Filters, *, offset: int = 0,
-               limit: int = 25, order: str = "newest", max_scan: int = MAX_SCAN) -> Results:
+               limit: int = 25, order: str = "newest", max_scan: int = MAX_SCAN,
+               check=lambda: None) -> Results:
     """One page (``offset``, ``limit``) of the stored papers that ``query`` (None: every
     paper) and ``filters`` select; ``order`` is ``newest`` (last stored first) or
     ``relevance`` (bm25 over the newest RANKED candidates, when the query narrows through the
-    index). A query checked again stops after ``max_scan`` candidates (``capped``)."""
+    index). A query checked again stops after ``max_scan`` candidates (``capped``).
+    ``check()`` is called before each chunk of candidates is checked (at most MAX_CHUNK): it
+    raises to stop a search past its caller's deadline (the web's). Only the page's own
+    papers are kept; those before it are counted."""
     expr = fts_expression(query.root) if query else None
     where, args = [], []
     if expr:
@@ -163,36 +168,47 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
     if exact:  # the index alone decides: one page straight from SQLite
         sql += " LIMIT ? OFFSET ?"
         args += [limit + 1, offset]
-    kept: list[Paper] = []
     cursor = store.db.execute(sql, args)
     names = [d[0] for d in cursor.description]
     if exact:
-        kept = [None] * offset + [row_to_paper(dict(zip(names, r))) for r in cursor.fetchall()]
-        out.scanned = len(kept) - offset
-    chunk = want  # most candidates usually pass: the first chunk is a page's worth
-    while not exact and len(kept) < want and out.scanned < max_scan:
+        out.papers = [row_to_paper(dict(zip(names, r))) for r in cursor.fetchall()]
+        out.scanned = len(out.papers)
+        out.more = len(out.papers) > limit
+        out.papers = out.papers[:limit]
+        out.first = offset
+        cursor.close()
+        if not out.more:  # every paper of the filters was seen
+            out.total = offset + len(out.papers) if out.papers or not offset else None
+        else:  # SQLite counts what the filters select
+            out.total = store.db.execute(*counting).fetchone()[0]
+        return out
+    page: list[Paper] = []  # the papers from ``offset`` on; those before it are only counted
+    passed = 0
+    chunk = min(want, MAX_CHUNK)  # most candidates usually pass: the first chunk is a page's worth
+    while passed < want and out.scanned < max_scan:
+        check()
         rows = cursor.fetchmany(min(chunk, max_scan - out.scanned))
         if not rows:
             break
         out.scanned += len(rows)
         found = [dict(zip(names, r)) for r in rows]  # with the words the index holds of each
-        kept.extend(_keep([row_to_paper(row) for row in found], query, filters, found))
+        new = _keep([row_to_paper(row) for row in found], query, filters, found)
+        page.extend(new[max(0, offset - passed):])
+        passed += len(new)
         # the next chunk: what the page still lacks at the rate seen so far, plus a quarter
         # (a doubling chunk checked up to twice the candidates a page needed); doubling while
-        # nothing passes
-        missing = want - len(kept)
-        chunk = (max(8, min(2 * chunk, -(-missing * out.scanned * 5 // (4 * len(kept)))))
-                 if kept else 2 * chunk)
+        # nothing passes; never more than MAX_CHUNK between two looks at the deadline
+        missing = want - passed
+        chunk = min(MAX_CHUNK, max(8, min(2 * chunk, -(-missing * out.scanned * 5 // (4 * passed))))
+                    if passed else 2 * chunk)
     else:
-        out.capped = not exact and len(kept) < want and out.scanned >= max_scan
+        out.capped = passed < want and out.scanned >= max_scan
     cursor.close()
-    out.papers = kept[offset:offset + limit]
-    out.more = len(kept) > offset + limit
+    out.papers = page[:limit]
+    out.more = len(page) > limit
     out.first = offset
     if not out.more and not out.capped:  # every match was seen
-        out.total = len(kept) if kept[offset:] or not offset else None
-    elif exact:  # no query: SQLite counts what the filters select
-        out.total = store.db.execute(*counting).fetchone()[0]
+        out.total = passed if page or not offset else None
     return out
 
 

@@ -46,7 +46,10 @@ class SiteReport:
 
 
 def _name(segment: str) -> str:
-    """A file name for one path segment: as it is, unless too long for a file system."""
+    """A file name for one path segment: as it is, unless too long for a file system, or a
+    name that is no file of its own (``.``, ``..``, empty: a path out of the site's folder)."""
+    if segment in ("", ".", ".."):
+        return "_" + segment
     if len(segment.encode()) <= MAX_NAME:
         return segment
     digest = hashlib.sha1(segment.encode()).hexdigest()[:12]
@@ -61,7 +64,7 @@ def file_for(target: str, is_html: bool) -> str:
     path = unquote(parts.path).strip("/") or "index"
     if parts.query:
         path += "--" + re.sub(r"[^A-Za-z0-9._-]+", "-", unquote(parts.query))
-    name = "/".join(_name(s) for s in path.split("/"))
+    name = "/".join(_name(s) for s in path.replace("\\", "/").split("/"))
     return name + ".html" if is_html and not name.endswith(".html") else name
 
 
@@ -237,18 +240,21 @@ def build_site(config: Config, out: Path, database: Path | None = None) -> SiteR
             report.pages += 1
         else:
             report.files += 1
-        _write(out / name, body)
+        _write(out / name, body, out)
     papers = {unquote(urlsplit(t).path)[len(PAPERS):]: f for t, (f, _, h) in found.items()
               if h and t.startswith(PAPERS)}
     index = search_index(database, papers)
     report.papers = len(index)
     data = json.dumps(index, ensure_ascii=False, separators=(",", ":"))
-    _write(out / INDEX_JSON.lstrip("/"), data.encode())
-    _write(out / INDEX_JS.lstrip("/"), f"window.WATCHER_INDEX = {data};\n".encode())
+    _write(out / INDEX_JSON.lstrip("/"), data.encode(), out)
+    _write(out / INDEX_JS.lstrip("/"), f"window.WATCHER_INDEX = {data};\n".encode(), out)
     return report
 
 
-def _write(path: Path, body: bytes) -> None:
+def _write(path: Path, body: bytes, root: Path) -> None:
+    """Write ``body`` to ``path``, which must lie inside ``root`` (whatever a paper's ids hold)."""
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise InputError(f"{path}: outside the site's folder {root}; not written")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(body)

@@ -6,6 +6,14 @@ from one run to the next.
 another process writes) and gzips it; ``restore`` checks such a file and puts it where the
 config's database lives. Moving the file between runs (a git branch, a CI cache) is the
 workflow's business.
+
+**What the file holds.** Only what the next run needs: the papers, the ledger (what each
+digest delivered through each channel, its issues and messages, the schedule's last runs)
+and each source's state (ETags, the last day fetched), with the summarizer's TL;DRs. It never
+holds the web inbox's password material (the salt and scrypt fingerprint of the password) nor
+the errors runs stored (a server may have quoted a request in one); the ratings and the saved
+list only when asked (``keep_ratings``): on a branch of a public repository, anyone can read
+the file.
 """
 
 from __future__ import annotations
@@ -21,9 +29,34 @@ from .errors import InputError
 from .store import busy_timeout, connect_readonly
 
 
-def save(database: Path, out: Path) -> bool:
-    """Write a gzip of a consistent copy of ``database`` to ``out`` (atomically). False, and
-    nothing written, when there is no database yet (a run that failed before creating it)."""
+NOT_KEPT = "(failed; the error itself is not kept in a saved state file)"
+# what a saved file may unpack to: a database compresses a few times (about 4x), a file of
+# zeros a thousand times; bounded by what it produces, never only by the bytes read
+MAX_RATIO = 100
+MIN_UNPACKED = 256 * 1024 * 1024
+
+
+def strip(conn: sqlite3.Connection, keep_ratings: bool = False) -> None:
+    """Leave in the copy ``conn`` only what a saved state holds (module docstring), then
+    rebuild the file so nothing deleted survives in its free pages."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    steps = [("web_sessions", "UPDATE web_sessions SET salt = NULL, fingerprint = NULL", ()),
+             ("runs", "UPDATE runs SET detail = NULL", ())]
+    steps += [(t, f"UPDATE {t} SET last_error = ? WHERE last_error IS NOT NULL", (NOT_KEPT,))
+              for t in ("sources", "channels", "digests")]
+    if not keep_ratings:
+        steps += [(t, f"DELETE FROM {t}", ()) for t in ("ratings", "saved")]
+    for table, sql, args in steps:
+        if table in tables:  # a database of an older schema may lack one
+            conn.execute(sql, args)
+    conn.commit()
+    conn.execute("VACUUM")
+
+
+def save(database: Path, out: Path, keep_ratings: bool = False) -> bool:
+    """Write a gzip of a consistent copy of ``database`` to ``out`` (atomically), holding only
+    what a state file holds (:func:`strip`). False, and nothing written, when there is no
+    database yet (a run that failed before creating it)."""
     if not database.is_file():
         return False
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -34,6 +67,8 @@ def save(database: Path, out: Path) -> bool:
         try:
             src.backup(dst)
             dst.execute("PRAGMA journal_mode=DELETE")  # one self-contained file
+            dst.execute("PRAGMA secure_delete=ON")
+            strip(dst, keep_ratings)
         finally:
             src.close()
             dst.close()
@@ -56,8 +91,15 @@ def restore(packed: Path, database: Path, force: bool = False) -> bool:
     with tempfile.TemporaryDirectory(dir=database.parent) as tmp:
         copy = Path(tmp) / "restored.db"
         try:
+            limit = max(MIN_UNPACKED, MAX_RATIO * packed.stat().st_size)
             with gzip.open(packed, "rb") as z, open(copy, "wb") as f:
-                shutil.copyfileobj(z, f)
+                size = 0
+                while chunk := z.read(1 << 20):
+                    size += len(chunk)
+                    if size > limit:
+                        raise InputError(f"{packed}: unpacks to more than {limit:,} bytes, far more "
+                                         "than a saved database; not restored")
+                    f.write(chunk)
             conn = sqlite3.connect(copy)
             try:
                 ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"

@@ -12,6 +12,7 @@ from .config import Config
 from .schedule import due_digests, next_fire as _next_fire
 from .store import Store, parse_time, require_database
 from .models import utc
+from .masking import redact
 from .text import plural
 
 
@@ -117,4 +118,5 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
         from .zotsync import status_lines  # SPEC §10: a profile's Zotero library, the saves
 
         lines += status_lines(config, store)
-    return "\n".join(lines)
+    # errors stored before secrets were masked where they are stored: masked when shown
+    return redact("\n".join(lines))

@@ -31,6 +31,7 @@ from typing import Iterator
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
+from .masking import redact
 from .errors import DatabaseLocked, DatabaseUnavailable, StoreError
 from .index import search_text
 from .identity import contradicts, merge, merge_batch, other_arxiv_ids
@@ -868,7 +869,7 @@ class Store:
         with self.writing():
             rows = list(self.db["sources"].rows_where("name = ?", [name]))
             failures = (rows[0]["failures"] if rows else 0) + 1
-            self.db["sources"].upsert({"name": name, "last_attempt": iso(now), "last_error": error,
+            self.db["sources"].upsert({"name": name, "last_attempt": iso(now), "last_error": redact(error),
                                        "last_error_at": iso(now), "failures": failures}, pk="name")
 
     def sources(self) -> list[dict]:
@@ -1117,7 +1118,7 @@ class Store:
         run's window start is kept (``first_window``) so that retries after a long outage still
         reach back to it."""
         row = {"digest": digest, "channel": channel, "last_attempt": iso(now),
-               "last_error": error, "last_error_at": iso(now)}
+               "last_error": redact(error), "last_error_at": iso(now)}
         with self.writing():
             if first_window and not self.channel_state(digest, channel).get("first_window"):
                 row["first_window"] = iso(first_window)
@@ -1130,7 +1131,7 @@ class Store:
         for the schedule, with the status ``degraded`` and the reason as its error."""
         status = "failed" if not ok else "degraded" if degraded else "ok"
         row = {"name": name, "last_run": iso(now), "last_status": status,
-               "last_error": error if not ok else degraded}
+               "last_error": redact((error if not ok else degraded) or "") or None}
         if ok:
             row["last_success"] = iso(now)
         with self.writing():
@@ -1155,4 +1156,4 @@ class Store:
         """Close a run with its status and a JSON detail."""
         with self.writing():
             self.db["runs"].update(run_id, {"finished": iso(now), "status": status,
-                                            "detail": json.dumps(detail)})
+                                            "detail": redact(json.dumps(detail))})

@@ -68,21 +68,10 @@ _PAUSED: dict[str, float] = {}  # endpoint -> time.monotonic() before which it i
 def retry_after(value: str | None, now: float | None = None) -> float:
     """Seconds a ``Retry-After`` header asks to wait (delta-seconds or an HTTP date), bounded
     to a day; DEFAULT_RETRY_AFTER when it is absent or unreadable."""
-    from email.utils import parsedate_to_datetime
+    from .http import parse_retry_after
 
-    if value:
-        value = value.strip()
-        try:
-            return min(max(float(value), 0.0), MAX_RETRY_AFTER)
-        except ValueError:
-            pass
-        try:
-            when = parsedate_to_datetime(value)
-            wait = when.timestamp() - (now if now is not None else time.time())
-            return min(max(wait, 0.0), MAX_RETRY_AFTER)
-        except (TypeError, ValueError):
-            pass
-    return DEFAULT_RETRY_AFTER
+    wait = parse_retry_after(value, now)
+    return DEFAULT_RETRY_AFTER if wait is None else min(wait, MAX_RETRY_AFTER)
 
 
 def clean_answer(content: object) -> str:

@@ -22,14 +22,20 @@ ledger, and the next run sends the whole digest again to every URL — the URLs 
 it twice. To keep services apart (one failing never repeats another), give each its own
 ``[channel.NAME]``.
 
+**Answers.** A service's answer is read up to 1 MB, as the webhook's and the summarizer's are
+(:data:`watcher.http.ANSWER_BYTES`): apprise's services answer through ``requests``, whose
+responses are capped while this channel sends (:func:`_capped`); a longer answer fails the URL.
+
 **Secrets.** An apprise URL is never shown: errors name it by position and scheme only
 (``URL 2 of 3 (tgram://…)``), and apprise's own log lines are kept out of watcher's log.
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import re
+from contextlib import contextmanager
 from urllib.parse import parse_qsl, urlsplit
 
 from markupsafe import escape
@@ -37,6 +43,7 @@ from markupsafe import escape
 from ..config import split_urls
 from ..errors import DeliveryError
 from ..formats.text import one_line
+from ..http import ANSWER_BYTES
 from ..models import Digest, Match
 from ..links import RATING_LABELS
 from ..render import authors, dated, md, paper_url, plural, safe_url
@@ -200,6 +207,67 @@ def scrub(text: str, url: str) -> str:
     return " ".join(text.split())
 
 
+# the cap of the answers read while this channel sends (None: not sending, no cap), and
+# whether one was cut off
+_CAP: contextvars.ContextVar[list | None] = contextvars.ContextVar("apprise_answer_cap", default=None)
+
+
+class _CappedBody:
+    """A ``requests`` response's raw body that stops (ChunkedEncodingError, which apprise's
+    services catch as a failed request) once more than ``cap[0]`` bytes came out of it."""
+
+    def __init__(self, raw, cap: list):
+        self._raw, self._cap = raw, cap
+
+    def stream(self, amt=None, decode_content=None):
+        import requests
+
+        size = 0
+        for chunk in self._raw.stream(amt, decode_content=decode_content):
+            size += len(chunk)
+            if size > self._cap[0]:
+                self._cap[1] = True
+                self._raw.close()
+                raise requests.exceptions.ChunkedEncodingError(f"an answer of more than {self._cap[0]:,} bytes")
+            yield chunk
+
+    def __getattr__(self, name):
+        return getattr(self._raw, name)
+
+
+def _install_cap() -> None:
+    """Make every ``requests`` response body capped while :data:`_CAP` is set (once per
+    process; outside this channel's sending, nothing changes)."""
+    import requests.adapters
+
+    send = requests.adapters.HTTPAdapter.send
+    if getattr(send, "watcher_capped", False):
+        return
+
+    def capped_send(self, request, *args, **kw):
+        response = send(self, request, *args, **kw)
+        cap = _CAP.get()
+        if cap is not None and response.raw is not None:
+            response.raw = _CappedBody(response.raw, cap)
+        return response
+
+    capped_send.watcher_capped = True
+    requests.adapters.HTTPAdapter.send = capped_send
+
+
+@contextmanager
+def _capped(limit: int = ANSWER_BYTES):
+    """While in this block, answers read by apprise's services are capped at ``limit`` bytes;
+    yields ``[limit, cut]``: ``cut`` is True once an answer was cut off."""
+    _install_cap()
+    cap = [limit, False]
+    token = _CAP.set(cap)
+    try:
+        yield cap
+    finally:
+        _CAP.reset(token)
+
+
 def _apprise():
     try:
         import apprise
@@ -270,7 +338,7 @@ class AppriseChannel(Channel):
 
     def _send_one(self, apprise, url: str, digest: Digest) -> str | None:
         """Send every part to one URL; the reason it failed, or None."""
-        with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as log:
+        with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as log, _capped() as cap:
             plugin = apprise.Apprise.instantiate(url, suppress_exceptions=True)
             fmt = (plugin.resolve_format(None) if hasattr(plugin, "resolve_format")
                    else plugin.notify_format)
@@ -285,6 +353,8 @@ class AppriseChannel(Channel):
                     ok, detail = False, f"{type(e).__name__}: {e}"
                 else:
                     detail = ""
+                if not ok and cap[1]:
+                    return f"an answer of more than {cap[0]:,} bytes (not retried: it may have been accepted)"
                 if not ok:
                     lines = [ln for ln in log.getvalue().splitlines() if ln.strip()]
                     reason = scrub(detail or (lines[-1] if lines else "refused"), url)

@@ -24,7 +24,8 @@ import time
 import httpx
 
 from ..errors import DeliveryError
-from ..http import TooLarge, post_capped
+from ..http import TooLarge, parse_retry_after, post_capped
+from ..masking import redact, remember_url
 
 ATTEMPTS = 4
 MAX_WAIT = 60.0
@@ -41,6 +42,7 @@ def post_json(http: httpx.Client, url: str, payload, *, who: str, sleep=time.sle
     """POST ``payload`` as JSON until it is accepted; DeliveryError (naming ``who``, never the
     URL) when it is refused or every attempt failed."""
     last = "no attempt made"
+    remember_url(url)  # a token in a webhook's own url (not from url_env) is masked too
     for attempt in range(ATTEMPTS):
         try:
             response, body = post_capped(http, url, json=payload)
@@ -62,7 +64,7 @@ def post_json(http: httpx.Client, url: str, payload, *, who: str, sleep=time.sle
         else:
             if response.is_success:
                 return response
-            reason = _reason(response, body)
+            reason = _reason(response, body, url)
             if response.status_code != 429 and response.status_code < 500:
                 raise DeliveryError(f"{who}: refused with HTTP {response.status_code}: {reason}")
             last = f"HTTP {response.status_code}: {reason}"
@@ -78,28 +80,15 @@ def post_json(http: httpx.Client, url: str, payload, *, who: str, sleep=time.sle
 
 
 def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("Retry-After")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        from email.utils import parsedate_to_datetime
-        from datetime import datetime, timezone
-
-        try:
-            when = parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+    return parse_retry_after(response.headers.get("Retry-After"))
 
 
-def _reason(response: httpx.Response, body: bytes) -> str:
+def _reason(response: httpx.Response, body: bytes, url: str) -> str:
     """The server's reason when it is one short code (Slack's ``invalid_blocks``), else the
     status line's: an error page may quote the request, and the URL it was sent to is a secret
-    (``Cannot POST /hook?token=…``)."""
+    (``Cannot POST /hook?token=…``); so may the code itself (a server answering the token)."""
     text = body.decode("utf-8", "replace").strip()
-    if _CODE.fullmatch(text):
+    if _CODE.fullmatch(text) and text.lower() not in url.lower() and redact(text) == text:
         return text
     return response.reason_phrase or "no reason given"
 

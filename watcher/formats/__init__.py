@@ -8,7 +8,6 @@ sources fetch bytes and hand them here.
 
 from __future__ import annotations
 
-import gzip
 import importlib
 import zlib
 from dataclasses import dataclass, field
@@ -106,14 +105,39 @@ def detect(data: bytes, origin: str = "input") -> str:
     )
 
 
-def gunzip(data: bytes, origin: str) -> bytes:
-    """``data`` decompressed when it is gzip (a ``.gz`` file or body), else unchanged."""
+MAX_UNPACKED = 64 * 1024 * 1024  # what a gzip listing may unpack to (the wire's own limit)
+
+
+def gunzip(data: bytes, origin: str, limit: int = MAX_UNPACKED) -> bytes:
+    """``data`` decompressed when it is gzip (a ``.gz`` file or body), else unchanged. The
+    output is bounded, not only the input: a megabyte of gzip can unpack to gigabytes, so
+    decompression stops (InputError) as soon as it would give more than ``limit`` bytes."""
     if data[:2] != b"\x1f\x8b":
         return data
+    out, size, fed = [], 0, False
+    unpack = zlib.decompressobj(16 + zlib.MAX_WBITS)  # one gzip member at a time
+    view = memoryview(data)
     try:
-        return gzip.decompress(data)
-    except (OSError, EOFError, zlib.error) as e:
+        for start in range(0, len(data), 1 << 16):  # 64 KiB of input at a time ...
+            piece = view[start:start + (1 << 16)]
+            while piece:
+                if not fed and not bytes(piece).strip(b"\0"):
+                    break  # padding after the last member
+                fed = True
+                out.append(unpack.decompress(piece, 1 << 20))  # ... giving at most 1 MiB a call
+                size += len(out[-1])
+                if size > limit:
+                    raise InputError(f"{origin}: gzip data unpacks to more than {limit:,} bytes "
+                                     "(the limit of a listing); not read")
+                piece = unpack.unconsumed_tail
+                if unpack.eof:  # another member may follow
+                    piece, fed = unpack.unused_data, False
+                    unpack = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    except zlib.error as e:
         raise InputError(f"{origin}: broken gzip data ({e})") from None
+    if fed:
+        raise InputError(f"{origin}: broken gzip data (it ends before its last block)")
+    return b"".join(out)
 
 
 def read(data: bytes, origin: str = "input", *, today: date | None = None,
@@ -140,12 +164,28 @@ def decode_text(data: bytes, origin: str) -> str:
         raise InputError(f"{origin}: not UTF-8 text (byte {e.start})") from None
 
 
+MAX_JSON_CONTAINERS = 1_000_000  # objects and arrays one JSON listing may hold (~100 a paper)
+MAX_JSON_VALUES = 8_000_000  # values (commas) one JSON listing may hold
+
+
+def bound_json(text: str, origin: str) -> None:
+    """InputError when ``text`` would parse into more objects, arrays or values than a
+    listing holds: a few megabytes of ``[{},{},…]`` parse into gigabytes of Python objects, so
+    the parse is bounded by what it would make, not only by the bytes read. Counted over the
+    whole text, strings included (a comma in an abstract counts: only an overestimate)."""
+    containers = text.count("{") + text.count("[")
+    if containers > MAX_JSON_CONTAINERS or text.count(",") > MAX_JSON_VALUES:
+        raise InputError(f"{origin}: JSON with more than {MAX_JSON_CONTAINERS:,} objects and arrays "
+                         f"or {MAX_JSON_VALUES:,} values; too large a listing, not read")
+
+
 def load_json(data: bytes, origin: str):
     """``data`` as a JSON document (UTF-8, control characters dropped), or an InputError
     naming the input: an API's answer cut off or replaced by an error page."""
     import json
 
     text = decode_text(data, origin)
+    bound_json(text, origin)
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as e:  # RecursionError: [[[[… nested past the stack

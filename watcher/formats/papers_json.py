@@ -13,7 +13,7 @@ from datetime import date
 
 from ..errors import InputError
 from ..models import Paper, clean_text, parse_arxiv_id, parse_iso
-from . import Listing, decode_text
+from . import Listing, bound_json, decode_text
 from .hf_json import PAPER_KEY
 
 _TITLE_KEYS = ('"title"',)
@@ -40,6 +40,7 @@ def sniff(head: str) -> bool:
 def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     """Parse an array or JSON Lines; InputError naming the record that is not a paper."""
     text = decode_text(data, origin).strip()
+    bound_json(text, origin)
     if text.startswith("["):
         try:
             records = json.loads(text)

@@ -24,6 +24,7 @@ from datetime import timedelta
 
 from ..errors import InputError, SourceError
 from ..formats import pubmed_xml
+from ..masking import remember
 from .base import FetchResult, Source
 from ..text import plural
 from .common import first_day, http_client, name_papers, parse_failure, parse_listing
@@ -40,6 +41,8 @@ class PubmedSource(Source):
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)
         self.api_key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+        if self.api_key:
+            remember(self.api_key)  # it is in every request's URL: masked in every stored error
         self.interval_s = 1.0 / RATE[bool(self.api_key)]
         self._last = None
 

@@ -45,9 +45,14 @@ def csrf_token(request: Request) -> str:
     return session["csrf"]
 
 
+async def bounded_form(request: Request):
+    """The form of a POST: a few fields, no file part (a multipart upload is a 400)."""
+    return await request.form(max_files=0, max_fields=20, max_part_size=MAX_BODY)
+
+
 async def checked_form(request: Request):
     """The form of a POST whose ``csrf`` field is the session's token; else 403."""
-    form = await request.form(max_files=0, max_fields=20, max_part_size=MAX_BODY)  # no uploads
+    form = await bounded_form(request)
     sent = str(form.get("csrf", ""))
     expected = request.session.get("csrf", "")
     if not expected or not hmac.compare_digest(sent.encode(), expected.encode()):
@@ -165,6 +170,10 @@ async def login(request: Request):
         return page(request, "login.html", next=target, error=None)
     form = await checked_form(request)
     target = safe_next(str(form.get("next", "/")))
+    if await in_thread(logged_in, request):
+        # a session already logged in stays in: it never waits behind the slowed checks of
+        # someone guessing the password (the owner is not locked out by the guesser)
+        return RedirectResponse(url(request, target), status_code=303)
     who = request.client.host if request.client else "?"  # a proxy's client only with [web].proxy
     sent = str(form.get("password", ""))
     async with st.throttle.check(who) as throttle:

@@ -232,6 +232,19 @@ def _overdue() -> bool:
     return time.monotonic() > deadline or any(e is not None and e.is_set() for e in _local.events)
 
 
+class Overdue(Exception):
+    """Raised by :func:`check_deadline` in Python work between statements; :func:`reading`
+    answers it as it answers a statement the progress handler stopped."""
+
+
+def check_deadline() -> None:
+    """Overdue when this thread's request is past its deadline (or left, or the server is
+    stopping): for work in Python after SQLite (a search's checks of its candidates), which the
+    progress handler cannot stop."""
+    if _overdue():
+        raise Overdue
+
+
 class TooSlow(HTTPException):
     """A page whose statements ran past the deadline (503), were left by their client or
     caught by a stop."""
@@ -296,8 +309,9 @@ def reading(request: Request) -> Iterator[Store]:
     conn.set_progress_handler(_overdue, PROGRESS_STEPS)
     try:
         yield Store(sqlite_utils.Database(conn), st.database)
-    except sqlite3.Error as e:
-        if getattr(e, "sqlite_errorname", None) == "SQLITE_INTERRUPT":  # the deadline's (_overdue)
+    except (sqlite3.Error, Overdue) as e:
+        if isinstance(e, Overdue) or getattr(e, "sqlite_errorname", None) == "SQLITE_INTERRUPT":
+            # the deadline's (_overdue), in a statement or in Python between them
             why = ("the server is stopping" if st.stopping.is_set() else
                    "the browser left" if gone is not None and gone.is_set() else
                    f"it took longer than {st.query_timeout:g} s")  # from its arrival
@@ -362,13 +376,18 @@ def threaded(view):
     return run
 
 
-def page_number(request: Request) -> int:
-    """The ``page`` query parameter (1 when absent or not a positive number)."""
+def page_number(request: Request, deepest: int = 10_000) -> int:
+    """The ``page`` query parameter (1 when absent or not a positive number); a page deeper
+    than ``deepest`` is a 400 that says so (each page deeper costs more to find)."""
     try:
-        return max(1, min(10_000, int(request.query_params.get("page", "1"))))
+        number = max(1, int(request.query_params.get("page", "1")[:12]))
     except ValueError:
         return 1
+    if number > deepest:
+        raise HTTPException(400, f"page {number} is deeper than page {deepest}, the last one "
+                                 "this list shows; narrow it instead (more words, a date range)")
+    return number
 
 
-__all__ = ["wants_json", "unsuffixed", "json_page", "paper_ref", "match_ref", "state", "page", "url", "reading", "writing", "writable", "not_found", "tldrs", "page_number", "threaded", "in_thread",
+__all__ = ["check_deadline", "wants_json", "unsuffixed", "json_page", "paper_ref", "match_ref", "state", "page", "url", "reading", "writing", "writable", "not_found", "tldrs", "page_number", "threaded", "in_thread",
            "database_state", "PageMemo", "StoreError"]

@@ -30,7 +30,7 @@ from starlette.routing import Route
 
 from ..links import LINK_ACTIONS, RATE, BadLink, ExpiredLink, verify_link
 from ..ratings import PROFILE_ACTIONS, RatingError, apply_rating, current, export_saved, owners_of, saved
-from .auth import checked_form, safe_next
+from .auth import bounded_form, checked_form, safe_next
 from .pages import in_thread, json_page, page, paper_ref, reading, state, threaded, tldrs, url, wants_json, writing
 
 log = logging.getLogger("watcher")
@@ -113,8 +113,9 @@ async def link(request: Request):
         asked = _asked(request)
     except ExpiredLink as e:
         return await in_thread(_expired, request, e)
-    if asked.action == RATE and request.method == "POST":
-        chosen = str((await request.form()).get("action", ""))
+    form = await bounded_form(request) if request.method == "POST" else None  # a file part: 400
+    if asked.action == RATE and form is not None:
+        chosen = str(form.get("action", ""))
         if chosen not in LINK_ACTIONS:
             raise HTTPException(400, "choose More like this, Less like this or Save; nothing was recorded")
         asked = replace(asked, action=chosen)

@@ -14,11 +14,13 @@ from ..categories import category_problem, query_category_problems
 from ..errors import QuerySyntaxError
 from ..query import OPERATORS
 from ..search import ORDERS, Filters, parse_search, run_search
-from .pages import json_page, page, page_number, paper_ref, reading, state, threaded, tldrs, wants_json
+from .pages import check_deadline, json_page, page, page_number, paper_ref, reading, state, threaded, tldrs, wants_json
 from .ratings import marks
 
 PER_PAGE = 25
 MAX_QUERY = 2000
+MAX_PAGE = 40  # the deepest page of a search: 1,000 papers (a deeper one costs more to find
+#                than a narrower search; the 2 s deadline would stop it anyway)
 
 
 def _day(text: str | None, what: str, problems: list[str]) -> date | None:
@@ -43,7 +45,7 @@ def _search(request: Request):
                       day_to=_day(form["to"], "to", problems),
                       category=form["cat"].strip() or None)
     order = form["order"] or ORDERS[0]
-    number = page_number(request)
+    number = page_number(request, MAX_PAGE)
     error = caret = None
     results = None
     shown: dict[str, str] = {}
@@ -65,7 +67,7 @@ def _search(request: Request):
             if form["profile"]:
                 filters.matcher = st.matcher(form["profile"], store)
             results = run_search(store, query, filters, offset=(number - 1) * PER_PAGE,
-                                 limit=PER_PAGE, order=order)
+                                 limit=PER_PAGE, order=order, check=check_deadline)
             shown, marked = tldrs(store, results.papers), marks(request, store, results.papers, owned=True)
     status = 400 if error or problems else 200
     if wants_json(request):

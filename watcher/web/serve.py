@@ -125,8 +125,58 @@ def address(web: WebConfig, sock: socket.socket) -> str:
 SWITCH_INTERVAL = 0.001  # seconds a thread may keep the interpreter lock while another waits
 
 
-def server(config: Config, p: Plan, sock: socket.socket):
-    """A uvicorn Server over the app (not started)."""
+READ_TIMEOUT = 10.0  # seconds a client has to send a whole request (headers and body)
+
+
+def guarded_protocol(read_timeout: float):
+    """uvicorn's h11 protocol with a read timeout: a connection gets ``read_timeout`` seconds
+    from its start, or from the first byte of its next request, to send the whole request;
+    one that has not by then is closed. uvicorn itself closes only idle keep-alive
+    connections, so a client sending its headers a byte at a time (slowloris) or never, or a
+    body it never finishes, kept its connection and a file handle for as long as it liked."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    done = (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.ERROR)
+
+    class Guarded(H11Protocol):
+        _read_timer = None
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.conn.their_state in done:  # the whole request is in
+                self._disarm()
+            else:
+                self._arm()
+
+        def connection_lost(self, exc) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _arm(self) -> None:
+            if self._read_timer is None:
+                self._read_timer = self.loop.call_later(read_timeout, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self._read_timer is not None:
+                self._read_timer.cancel()
+                self._read_timer = None
+
+        def _too_slow(self) -> None:
+            self._read_timer = None
+            if self.conn.their_state not in done and not self.transport.is_closing():
+                self.transport.close()  # a page waiting for the body sees the client gone
+
+    return Guarded
+
+
+def server(config: Config, p: Plan, sock: socket.socket, read_timeout: float = READ_TIMEOUT):
+    """A uvicorn Server over the app (not started); a client must send each request within
+    ``read_timeout`` seconds (:func:`guarded_protocol`)."""
     import uvicorn
 
     class Server(uvicorn.Server):
@@ -146,7 +196,8 @@ def server(config: Config, p: Plan, sock: socket.socket):
     proxied = config.web.proxy  # behind a reverse proxy: trust its X-Forwarded-* from loopback
     cfg = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                          proxy_headers=proxied, forwarded_allow_ips="127.0.0.1,::1" if proxied else None,
-                         server_header=False, timeout_graceful_shutdown=5)
+                         server_header=False, timeout_graceful_shutdown=5,
+                         http=guarded_protocol(read_timeout), timeout_keep_alive=5)
     return Server(cfg)
 
 
