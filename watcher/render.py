@@ -28,6 +28,7 @@ from .errors import RenderError
 from .formats.text import one_line
 from .formats.text import utc_stamp as _utc_stamp
 from .formats.xmlsafe import gc_paused
+from .latex import title_text
 from .links import RATING_LABELS
 from .models import Digest, Match
 from .tldr import stored_excerpt, tldr_of
@@ -153,7 +154,8 @@ GLOBALS = {"slack_link": slack_link, "plural": plural, "ABSTRACT_CHARS": ABSTRAC
 FILTERS = {"safe_url": safe_url, "paper_url": paper_url, "shorten": shorten, "authors": authors, "md": md,
            "mrkdwn": mrkdwn, "slack_link": slack_link, "one_line": one_line,
            "utc_stamp": utc_stamp, "day": day, "papers_json": papers_json, "plural": plural,
-           "json": to_json, "tldr": tldr_of, "excerpt": abstract_excerpt, "dated": dated}
+           "json": to_json, "tldr": tldr_of, "excerpt": abstract_excerpt, "dated": dated,
+           "title_text": title_text}
 
 
 @lru_cache(maxsize=8)

@@ -330,6 +330,16 @@ def m011_short_keys(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX papers_short ON papers(short, first_seen, key) WHERE short IS NOT NULL")
 
 
+@migrations()
+def m012_papers_as_sent(db: sqlite_utils.Database) -> None:
+    """``message_papers.paper_sent``: each paper of a message as it was sent (SPEC §11): its
+    fields (title, authors, version, journal, abstract, links ...) as JSON
+    (:func:`paper_snapshot`). A message's pages, twins and the static site show that, not the
+    paper as stored now (a later version, a journal's title), and say when it changed since.
+    NULL for papers recorded before: those show the paper as stored now, marked as such."""
+    db.execute("ALTER TABLE message_papers ADD COLUMN paper_sent TEXT")
+
+
 # Store.get_short's one query: the index papers_short (m011) answers it, order and all
 SHORT_LOOKUP = "SELECT * FROM papers WHERE short = ? ORDER BY first_seen, key LIMIT 1"
 
@@ -378,12 +388,34 @@ def row_to_paper(row: dict) -> Paper:
     kwargs = {name: row.get(name) for name in _PAPER_FIELDS}
     for name in _JSON_FIELDS:
         value = kwargs[name]
-        kwargs[name] = [] if not value or value == "[]" else json.loads(value)
+        kwargs[name] = [] if not value or value == "[]" else (
+            json.loads(value) if isinstance(value, str) else list(value))
     for name in ("published", "updated"):
         kwargs[name] = parse_time(kwargs[name])
     if kwargs["announced"]:
         kwargs["announced"] = date.fromisoformat(kwargs["announced"])
     return Paper(**kwargs)
+
+
+def paper_snapshot(p: Paper) -> str:
+    """``p`` as a message records it (``message_papers.paper_sent``): every field of the Paper
+    as it was sent, as JSON (times as ISO 8601 text); :func:`row_to_paper` reads it back."""
+    out = {}
+    for name in _PAPER_FIELDS:
+        value = getattr(p, name)
+        out[name] = iso(value) if isinstance(value, (datetime, date)) else value
+    return json.dumps(out, ensure_ascii=False)
+
+
+SINCE_FIELDS = ("version", "title", "authors", "abstract", "journal", "journal_ref", "doi")
+
+
+def changed_since(sent: Paper, now: Paper) -> Paper | None:
+    """``now`` (the paper as stored today) when it differs from ``sent`` (as a message showed
+    it) in what a card shows: version, title, authors, abstract, journal; else None."""
+    if any(getattr(sent, f) != getattr(now, f) for f in SINCE_FIELDS):
+        return now
+    return None
 
 
 def _filed_paper(row: dict) -> Paper:
@@ -944,11 +976,12 @@ class Store:
         rows = [(m, "new") for m in issue.matches] + [(m, "updated") for m in issue.updated]
         self.db.conn.executemany("""
             INSERT INTO message_papers (message, position, paper, kind, version, score, profile,
-                                        reasons, tldr, shown)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                                        reasons, tldr, shown, paper_sent)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                             [(message, i, m.paper.key, kind, m.paper.version, round(m.score, 4), m.profile,
                               json.dumps(list(m.reasons), ensure_ascii=False), m.tldr,
-                              "title" if kind == "new" and m.paper.key in sent.titles_only else "full")
+                              "title" if kind == "new" and m.paper.key in sent.titles_only else "full",
+                              paper_snapshot(m.paper))
                              for i, (m, kind) in enumerate(rows, 1)])
         return message
 
@@ -996,7 +1029,12 @@ class Store:
         ``matches`` (Match objects with the recorded score, profile, reasons and TL;DR, in
         the message's order), ``updated``, and ``titles_only`` (keys of papers a size limit
         listed as titles). None when there is no such issue. A paper no longer stored is
-        left out."""
+        left out.
+
+        Each Match's paper is the paper as the message sent it (``paper_sent``, m012), and its
+        ``since`` the paper as stored now when that differs (:func:`changed_since`). A paper
+        recorded before m012 is the one stored now (``as_sent`` False), with ``since`` set
+        when its version is no longer the one sent."""
         rows = list(self.db.query("SELECT * FROM issues WHERE digest = ? AND day = ?", [digest, day]))
         if not rows:
             return None
@@ -1005,12 +1043,19 @@ class Store:
                     for r in self.db.query(f"SELECT * FROM messages WHERE {where} ORDER BY sent_at, id", args)}
         for r in self.db.query(f"""
                 SELECT mp.message, mp.kind, mp.score, mp.profile, mp.reasons, mp.tldr, mp.shown,
-                       mp.version AS sent_version, p.*
+                       mp.version AS sent_version, mp.paper_sent, p.*
                 FROM message_papers mp JOIN papers p ON p.key = mp.paper
                 WHERE mp.message IN ({",".join("?" * len(messages))})
                 ORDER BY mp.message, mp.position""", list(messages)):
-            m = Match(row_to_paper(r), r["score"] or 0.0, json.loads(r["reasons"] or "[]"),
-                      r["profile"] or "", r["tldr"])
+            now = row_to_paper(r)
+            if r["paper_sent"]:
+                paper = row_to_paper(json.loads(r["paper_sent"]))
+                as_sent, since = True, changed_since(paper, now)
+            else:  # recorded before messages kept their papers: only the version is known
+                paper, as_sent = now, False
+                since = now if r["sent_version"] != now.version else None
+            m = Match(paper, r["score"] or 0.0, json.loads(r["reasons"] or "[]"),
+                      r["profile"] or "", r["tldr"], as_sent=as_sent, since=since)
             message = messages[r["message"]]
             message["matches" if r["kind"] == "new" else "updated"].append(m)
             if r["shown"] == "title":

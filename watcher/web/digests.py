@@ -63,6 +63,15 @@ def papers_of(issues) -> list:
     return [m.paper for m in _shown(issues)]
 
 
+def sent_ref(request: Request, m, tldrs: dict[str, str]) -> dict:
+    """A paper of a delivered message in a JSON twin (SPEC §11): :func:`match_ref` of the paper
+    as sent, with ``as_sent`` (False: recorded before messages kept their papers, so shown as
+    stored now) and ``updated_since`` (``version`` and ``title`` as stored now when the paper
+    changed after the message, else None)."""
+    since = None if m.since is None else {"version": m.since.version, "title": m.since.title}
+    return dict(match_ref(request, m, tldrs), as_sent=m.as_sent, updated_since=since)
+
+
 def message_json(request: Request, issue: dict, message: dict, tldrs: dict[str, str] | None = None) -> dict:
     """A message in a JSON twin: where it went, its page, and (with ``tldrs``) its papers in
     order as recorded, each with ``shown`` (``full``, or ``title`` when a size limit listed it
@@ -74,9 +83,9 @@ def message_json(request: Request, issue: dict, message: dict, tldrs: dict[str, 
         return dict(out, papers=message["papers"])
     titles = set(message["titles_only"])
     return dict(out, empty_reason=message["empty_reason"],
-                papers=[dict(match_ref(request, m, tldrs), shown="title" if m.paper.key in titles else "full")
+                papers=[dict(sent_ref(request, m, tldrs), shown="title" if m.paper.key in titles else "full")
                         for m in message["matches"]],
-                updated=[match_ref(request, m, tldrs) for m in message["updated"]])
+                updated=[sent_ref(request, m, tldrs) for m in message["updated"]])
 
 
 def issue_json(request: Request, issue: dict, tldrs: dict[str, str] | None = None) -> dict:

@@ -151,9 +151,10 @@ def paper_ref(request: Request, p, tldr: str | None = None) -> dict:
 
 
 def match_ref(request: Request, m, tldrs: dict[str, str]) -> dict:
-    """A paper as a match in a JSON twin: :func:`paper_ref` with profile, score and reasons."""
-    return dict(paper_ref(request, m.paper, tldrs.get(m.paper.key)), profile=m.profile,
-                score=round(m.score, 4), reasons=list(m.reasons))
+    """A paper as a match in a JSON twin: :func:`paper_ref` with version, profile, score and
+    reasons."""
+    return dict(paper_ref(request, m.paper, tldrs.get(m.paper.key)), version=m.paper.version,
+                profile=m.profile, score=round(m.score, 4), reasons=list(m.reasons))
 
 
 def rate_form(request: Request, prefix: str, token: str) -> dict[str, Markup]:
