@@ -151,3 +151,23 @@ def test_every_id_the_twins_give_opens_the_papers_page(sample, tmp_path):
             assert page.status_code == 200 and "Not Found" not in page.text, ident
         assert c.get("/papers/10.1038/no-such-paper").status_code == 404
         assert c.get("/papers/pmid:1.json").status_code == 404
+
+
+@pytest.mark.parametrize("path", ["/digests", "/digests/daily/2025-04-12", "/digests/daily/2025-04-12/archive",
+                                  f"/papers/{PAPER}", "/search?q=GRPO&page=1", "/profiles/llm-rl"])
+def test_each_reading_page_advertises_its_twin(client, path):
+    """A page names its JSON twin in a ``Link`` header (rel="alternate", type JSON) and in a
+    link of the page, and that address answers the twin."""
+    r = client.get(path)
+    assert r.status_code == 200
+    twin = re.fullmatch(r'<([^>]+)>; rel="alternate"; type="application/json"', r.headers["link"]).group(1)
+    base, _, query = path.partition("?")
+    assert twin == base + ".json" + (f"?{query}" if query else "")
+    assert f'<a href="{twin.replace("&", "&amp;")}" type="application/json">' in r.text
+    answer = client.get(twin)
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/json")
+
+
+def test_a_page_without_a_twin_advertises_none(client):
+    r = client.get("/status")
+    assert "link" not in r.headers and "application/json" not in r.text

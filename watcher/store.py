@@ -1051,6 +1051,11 @@ class Store:
             if r["paper_sent"]:
                 paper = row_to_paper(json.loads(r["paper_sent"]))
                 as_sent, since = True, changed_since(paper, now)
+                if paper.key != now.key:  # re-keyed since (an id found later): named as stored now
+                    paper, since = replace(paper, arxiv_id=now.arxiv_id, dois=list(now.dois), doi=now.doi,
+                                           pmid=now.pmid), now
+                    if paper.key != now.key:
+                        paper, as_sent = now, False
             else:  # recorded before messages kept their papers: only the version is known
                 paper, as_sent = now, False
                 since = now if r["sent_version"] != now.version else None

@@ -108,7 +108,7 @@ def archive(request: Request):
         return json_page({"digest": name, "page": number, "more": len(rows) > PER_PAGE,
                           "error": f"page {number} is past the last page" if past_end else None,
                           "issues": [issue_json(request, i) for i in rows[:PER_PAGE]]}, status)
-    return page(request, "digests.html", status_code=status, issues=rows[:PER_PAGE], more=len(rows) > PER_PAGE,
+    return page(request, "digests.html", status_code=status, twin=True, issues=rows[:PER_PAGE], more=len(rows) > PER_PAGE,
                 number=number, digest=name, past_end=past_end,
                 feed=feed_link(request, name) if name else None)
 
@@ -147,7 +147,7 @@ def _issue(request: Request, channel: str | None = None, number: int | None = No
     if wants_json(request):
         return json_page(issue_json(request, found, shown))
     i = days.index(day)
-    return page(request, "issue.html", issue=found, sections=sections(found), others=others,
+    return page(request, "issue.html", twin=True, issue=found, sections=sections(found), others=others,
                 channel=channel,
                 newer=days[i - 1] if i > 0 else None, older=days[i + 1] if i + 1 < len(days) else None,
                 tldrs=shown, feed=feed_link(request, name), marks=marked, view=view_mode(request),

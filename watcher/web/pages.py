@@ -106,12 +106,14 @@ def url(request: Request, path: str, **params) -> str:
 def page(request: Request, template: str, status_code: int = 200, **context) -> HTMLResponse:
     """Render ``template`` with ``context``; every page gets ``request``, ``url``,
     ``csrf_token``, ``logged_in``, ``login_required`` and ``tldrs`` (paper key -> TL;DR, from
-    :func:`tldrs`; a paper not in it gets its extractive TL;DR)."""
+    :func:`tldrs`; a paper not in it gets its extractive TL;DR). ``twin=True``: the page has a
+    JSON twin (:func:`twin_url`), advertised in a ``Link`` header and in the page (``twin``)."""
     from .auth import csrf_token, logged_in
 
     context.setdefault("tldrs", {})
     st = state(request)
     prefix, token = st.prefix, csrf_token(request)
+    twin = twin_url(request) if context.pop("twin", False) and not st.static else None
 
     def link(path, **kw):
         return url(request, path, **kw) if kw else prefix + path
@@ -120,8 +122,17 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
         request=request, url=link, csrf_token=token, rate_form=rate_form(request, prefix, token),
         login_required=st.password is not None, static_site=st.static,
         logged_in=logged_in(request), profiles=list(st.config.profiles),
-        tz=st.config.settings.timezone, **context)
-    return HTMLResponse(body, status_code=status_code)
+        tz=st.config.settings.timezone, twin=twin, **context)
+    headers = {"Link": f'<{twin}>; rel="alternate"; type="application/json"'} if twin else None
+    return HTMLResponse(body, status_code=status_code, headers=headers)
+
+
+def twin_url(request: Request) -> str:
+    """The address of this page's JSON twin (its path with ``.json``, the same query), which
+    the page advertises (``page(..., twin=True)``: a ``Link`` header and a link in the page)."""
+    path = quote(request.url.path, safe="/:@") + ".json"
+    query = request.url.query
+    return state(request).prefix + path + (f"?{query}" if query else "")
 
 
 def wants_json(request: Request) -> bool:

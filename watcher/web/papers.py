@@ -67,7 +67,7 @@ def paper(request: Request):  # similar papers rank many candidates: a worker th
                                           for d in deliveries],
                               profiles=explained, similar=[dict(paper_ref(request, p), similarity=round(v, 4))
                                                            for p, v in similar]))
-    return page(request, "paper.html", paper=found, row=row, deliveries=deliveries,
+    return page(request, "paper.html", twin=True, paper=found, row=row, deliveries=deliveries,
                 explained=explained, similar=similar, max_authors=MAX_AUTHORS, tldrs=shown,
                 marks=marked, versions=versions(found))
 

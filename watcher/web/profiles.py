@@ -229,7 +229,7 @@ def profile(request: Request):
                 "toml": preview["toml"], "papers": [match_ref(request, m, shown) for m in preview["matches"]]},
         }, 400 if error else 200)
     ratings_chart, rated_first, rated_last = _ratings_chart(rated)
-    return page(request, "profile.html", status_code=400 if error else 200, profile=prof,
+    return page(request, "profile.html", twin=True, status_code=400 if error else 200, profile=prof,
                 chart=chart, start=start, end=end, total=len(now_keys), delivered_total=len(sent_keys),
                 not_now=len(sent_keys - now_keys), not_sent=len(now_keys - sent_keys), draft=draft, days=days, error=error,
                 caret=caret, preview=preview, digests=digests, preview_days=PREVIEW_DAYS, tldrs=shown,

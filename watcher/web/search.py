@@ -74,7 +74,7 @@ def _search(request: Request):
                           if results else [],
                           "more": bool(results and results.more), "capped": bool(results and results.capped)},
                          status)
-    return page(request, "search.html", status_code=status, form=form, results=results,
+    return page(request, "search.html", twin=True, status_code=status, form=form, results=results,
                 error=error, caret=caret, problems=problems, number=number, order=order, tldrs=shown,
                 operators=OPERATORS,
                 **({"marks": marked} if marked else {}))
