@@ -108,7 +108,8 @@ def test_explain_lists_what_ratings_added_and_removed_with_the_deciding_rating(s
     r = run_watcher(*cfg, "explain", DISLIKES[0], "--profile", "llm-rl", "--sample")
     out = r.stdout.decode()  # a paper rated down: out, by its own rating, and it says so
     assert "(not selected)" in out and f"unlike {DISLIKES[0]} (you disliked)" in out
-    assert out.rstrip().endswith("(without the ratings: selected)")
+    scored, _, record = out.partition("\ndelivered")  # the score computed now, then the delivery record
+    assert scored.rstrip().endswith("(without the ratings: selected)") and record
 
 
 def test_the_profile_page_lists_what_ratings_changed(site):

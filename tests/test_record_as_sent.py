@@ -2,7 +2,8 @@
 delivers version 1 of a paper from the local arXiv stand-in, the stand-in then lists version 2
 under a new title and the next ``once`` stores it; the first message's "View in browser" page,
 its JSON twin and the static site still show version 1's title with the TL;DR it carried, and
-say the paper was updated since. A message recorded before messages kept their papers shows the
+say the paper was updated since; ``watcher explain`` shows that delivery record beside the
+score computed now. A message recorded before messages kept their papers shows the
 paper as stored now, and says so."""
 
 from __future__ import annotations
@@ -108,6 +109,18 @@ def test_a_message_shows_the_version_it_sent_and_says_the_paper_changed_since(tm
 
         now = client.get(f"/papers/{KEY}")  # the paper's own page: as stored now
         assert V2_TITLE in text(now)
+
+    with sqlite3.connect(db) as conn:
+        score, reasons = conn.execute("SELECT score, reasons FROM message_papers WHERE paper = ? "
+                                      "AND kind = 'new'", [KEY]).fetchone()
+    said = CliRunner().invoke(cli, ["--config", str(config_file), "explain", KEY], catch_exceptions=False)
+    assert said.exit_code == 0, said.output
+    lines = said.output.splitlines()
+    assert any(line.startswith("profile p: score ") and line.endswith("computed now with the profile and its "
+                                                                       "ratings as they are") for line in lines)
+    record = lines[lines.index("delivered (as recorded when sent):") + 1:]
+    assert f"digest d of {day} via archive: version 1, profile p, score {score:.2f}" in record[0]
+    assert record[1:1 + len(json.loads(reasons))] == [f"    - {r}" for r in json.loads(reasons)]
 
     site = tmp_path / "site"
     build_site(config, site, db)

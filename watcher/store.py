@@ -1114,6 +1114,19 @@ class Store:
                 AND m2.channel = d.channel ORDER BY m2.sent_at LIMIT 1)
             WHERE d.paper = ? ORDER BY d.delivered_at, d.digest, d.channel""", [key]))
 
+    def paper_messages(self, key: str) -> list[dict]:
+        """The delivered messages that showed paper ``key``, oldest first, each with what it
+        recorded of the paper: digest, day, channel, number, sent_at, kind (new or updated),
+        version, profile, score and reasons (a list)."""
+        rows = list(self.db.query("""
+            SELECT m.digest, m.day, m.channel, m.number, m.sent_at, mp.kind, mp.version, mp.profile,
+                   mp.score, mp.reasons
+            FROM message_papers mp JOIN messages m ON m.id = mp.message
+            WHERE mp.paper = ? ORDER BY m.sent_at, m.id""", [key]))
+        for row in rows:
+            row["reasons"] = json.loads(row["reasons"] or "[]")
+        return rows
+
     def delivery_failed(self, digest: str, channel: str, error: str, now: datetime,
                         first_window: date | None = None) -> None:
         """Record a failed delivery; nothing enters the ledger and the watermark stays. A first
