@@ -149,3 +149,35 @@ def test_a_message_recorded_before_snapshots_shows_the_paper_as_stored_now(tmp_p
         twin = client.get(f"/digests/d/{day}/archive.json").json()
         (paper,) = twin["messages"][0]["papers"]
         assert paper["as_sent"] is False and paper["updated_since"] is None
+
+
+def test_pages_and_the_site_index_show_the_tldr_the_message_carried(tmp_path):
+    """The TL;DR a message recorded is the one the paper's page, the search and the static
+    site's search index show: read from the record, not computed again (here it is a model's,
+    which the extractive rule would never produce)."""
+    from datetime import date, datetime, timezone
+
+    from watcher.models import Digest, Match, Paper
+    from watcher.store import Store
+
+    recorded = "A model said this, and the message carried it."
+    paper = Paper(title="Quokka policies for LLM agents", arxiv_id="2504.00001", version=1,
+                  authors=["A. Quokka"], abstract="We propose quokka policies. They work well.",
+                  published=datetime(2025, 4, 10, tzinfo=timezone.utc), categories=["cs.LG"])
+    now = datetime(2025, 4, 12, 20, 0, tzinfo=timezone.utc)
+    config_file = tmp_path / "config.toml"
+    config_file.write_text(CONFIG.format(url="http://127.0.0.1:9/none"))
+    db = tmp_path / "watcher.db"
+    with Store.open(db) as store:
+        store.upsert([paper], now)
+        digest = Digest("d", "D", date(2025, 4, 12), [Match(paper, 2.0, ["quokka"], "p", recorded)])
+        store.record_delivery("d", "archive", digest.papers, now, issue=digest)
+    config = load_config(config_file)
+    with TestClient(app_for(config, db), follow_redirects=False) as client:
+        for path in ("/papers/2504.00001", "/search?q=quokka", "/"):
+            assert recorded in text(client.get(path)), path
+        assert client.get("/search.json?q=quokka").json()["papers"][0]["tldr"] == recorded
+    site = tmp_path / "site"
+    build_site(config, site, db)
+    (entry,) = json.loads((site / "search-index.json").read_text())
+    assert entry["tldr"] == recorded

@@ -193,7 +193,7 @@ def search_index(database: Path, papers: dict[str, str]) -> list[dict]:
 
     with Store.open(database) as store:
         stored = [p for p in (store.get(k) for k in papers) if p is not None]
-        tldrs = stored_tldrs(stored, store.tldr_cached([p.key for p in stored]))
+        tldrs = stored_tldrs(stored, store.tldrs_recorded([p.key for p in stored]))
     entries = [{"url": quote(papers[p.key], safe="/-_.~"), "title": p.title, "authors": list(p.authors),
                 "abstract": p.abstract or "", "tldr": tldrs.get(p.key) or "",
                 "day": p.day.isoformat() if p.day else "",

@@ -876,6 +876,15 @@ class Store:
         """The remembered model TL;DRs of these papers (None: asked, nothing usable came back)."""
         return dict(self.rows_in("SELECT paper, tldr FROM tldr_cache WHERE paper IN ({})", keys))
 
+    def tldrs_recorded(self, keys: list[str]) -> dict[str, str]:
+        """The TL;DR each of these papers was shown with: the one the latest message that
+        showed it recorded, else the summarizer's remembered model TL;DR; a paper with
+        neither is left out (its TL;DR is the extractive one, :func:`watcher.tldr.stored_tldrs`)."""
+        out = {k: t for k, t in self.tldr_cached(keys).items() if t}
+        out.update(self.rows_in("SELECT paper, tldr FROM message_papers WHERE tldr IS NOT NULL "
+                                "AND paper IN ({}) ORDER BY message, position", keys))
+        return out
+
     def rows_in(self, sql: str, keys) -> list[tuple]:
         """The rows of ``sql`` whose ``IN ({})`` takes ``keys``, asked in chunks of 500 (within
         SQLite's limit on parameters)."""

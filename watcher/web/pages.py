@@ -52,7 +52,6 @@ def environment() -> jinja2.Environment:
     env.filters["reasons_shown"] = reasons_shown
     env.filters["urlpart"] = lambda s: quote(str(s), safe="/:")
     env.filters["safe_url"] = safe_url
-    env.filters["paper_tldr"] = lambda p: stored_tldrs([p], {})[p.key]
     env.filters["after_tldr"] = lambda abstract, tldr: stored_excerpt(abstract, tldr, ABSTRACT_CHARS)
     env.filters["local"] = local_time
     env.globals["issue_path"] = issue_path
@@ -179,10 +178,11 @@ def rate_form(request: Request, prefix: str, token: str) -> dict[str, Markup]:
 
 
 def tldrs(store: Store, papers) -> dict[str, str]:
-    """The TL;DRs of ``papers`` as the digests showed them: the summarizer's cached model
-    TL;DR, else the extractive one (one query for the page's papers)."""
+    """The TL;DRs of ``papers`` as the digests showed them, read from the record
+    (:meth:`Store.tldrs_recorded`: the latest message's, else the summarizer's model TL;DR),
+    else the extractive one a digest would show."""
     papers = list(papers)
-    return stored_tldrs(papers, store.tldr_cached([p.key for p in papers]))
+    return stored_tldrs(papers, store.tldrs_recorded([p.key for p in papers]))
 
 
 def not_found(what: str) -> HTTPException:
