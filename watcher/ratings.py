@@ -231,18 +231,17 @@ def export_saved(items, fmt: str) -> str:
     if fmt == "json":
         return json.dumps([dict(p.to_json(), saved_at=when) for p, when in items],
                           ensure_ascii=False, indent=2)
+    if fmt == "markdown":  # a card list: the template saved.md
+        from .render import environment
+
+        return environment().get_template("saved.md").render(items=items).rstrip("\n")
     from .formats.text import one_line  # a title broken over lines stays one line per paper
 
     lines = []
     for p, when in items:
-        url = p.abs_url or p.url or ""
         authors = ", ".join(p.authors[:3]) + (" et al." if len(p.authors) > 3 else "")
-        if fmt == "markdown":
-            title = one_line(p.title).replace("[", "\\[").replace("]", "\\]")
-            lines.append(f"- [{title}]({url}) — {authors}" if url else f"- {title} — {authors}")
-        else:
-            lines.append(f"{p.arxiv_id or '-'}  {one_line(p.title)}  ({authors}; saved {when[:10]})")
-    return "\n".join(lines) if lines else ("" if fmt == "markdown" else "the reading list is empty")
+        lines.append(f"{p.arxiv_id or '-'}  {one_line(p.title)}  ({authors}; saved {when[:10]})")
+    return "\n".join(lines) if lines else "the reading list is empty"
 
 
 def orphan_notes(config) -> list[str]:
