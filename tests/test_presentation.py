@@ -136,3 +136,21 @@ def test_the_card_check_finds_a_card_drawn_in_python(tmp_path):
                      "    title = m.paper.title\n"
                      "    return f'<b><a href=\"{m.url}\">{title}</a></b>'\n")
     assert card_builders(drawn)
+
+
+def test_check_names_a_broken_apprise_or_feed_template(tmp_path):
+    from watcher.check import check_templates
+
+    fine = tmp_path / "fine"
+    fine.mkdir()
+    assert check_templates(str(fine)) == []
+    mine = tmp_path / "templates"
+    mine.mkdir()
+    (mine / "apprise.md").write_text("{% macro paper(m, links) %}{{ m.paper.nope.deeper }}{% endmacro %}\n"
+                                     "{% macro updated(digest, limit) %}{% endmacro %}\n"
+                                     "{% macro empty(digest) %}{% endmacro %}\n")
+    (mine / "feed_entry.html").write_text("{% macro content(m, links) %}{% if %}{% endmacro %}\n")
+    problems = check_templates(str(mine))
+    assert len(problems) == 2
+    assert problems[0].startswith("template apprise.md: paper: ") and "nope" in problems[0]
+    assert problems[1].startswith("template ") and "feed_entry.html" in problems[1] and "line 1" in problems[1]
