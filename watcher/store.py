@@ -1123,6 +1123,43 @@ class Store:
                 AND m2.channel = d.channel ORDER BY m2.sent_at LIMIT 1)
             WHERE d.paper = ? ORDER BY d.delivered_at, d.digest, d.channel""", [key]))
 
+    def change_serials(self) -> dict[str, int]:
+        """The database's change counters (migration m005): table name -> writes so far."""
+        return dict(self.db.execute("SELECT name, serial FROM changes").fetchall())
+
+    def data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version`` of this connection: it changes when any other
+        connection commits."""
+        return self.db.execute("PRAGMA data_version").fetchone()[0]
+
+    def readable(self) -> None:
+        """Read one row of ``papers``: an sqlite3.Error when the database cannot answer."""
+        self.db.execute("SELECT 1 FROM papers LIMIT 1").fetchall()
+
+    def paper_times(self, key: str) -> dict:
+        """When paper ``key`` was first seen and last changed, when a new version came
+        (``revised_at``) and its ``source``."""
+        return next(self.db.query("SELECT first_seen, last_changed, revised_at, source FROM papers "
+                                  "WHERE key = ?", [key]))
+
+    def day_signatures(self, start: date, end: date) -> dict[date, tuple]:
+        """Each filing day from ``start`` to ``end`` that holds papers, with what changes when
+        its papers do (their number, the last row, the last change): one indexed query."""
+        return {date.fromisoformat(d): tuple(sig) for d, *sig in self.db.execute(
+            "SELECT day, count(*), max(rowid), max(last_changed) FROM papers WHERE day >= ? AND day <= ? "
+            "GROUP BY day", [start.isoformat(), end.isoformat()])}
+
+    def day_papers(self, day: date, chunk: int) -> Iterator[list[Paper]]:
+        """The papers filed on ``day``, ``chunk`` at a time (memory stays bounded)."""
+        last = 0
+        while True:
+            rows = list(self.db.query("SELECT rowid, * FROM papers WHERE day = ? AND rowid > ? ORDER BY rowid "
+                                      "LIMIT ?", [day.isoformat(), last, chunk]))
+            if not rows:
+                return
+            last = rows[-1]["rowid"]
+            yield [row_to_paper(r) for r in rows]  # it reads the Paper fields by name: rowid stays out
+
     def paper_messages(self, key: str) -> list[dict]:
         """The delivered messages that showed paper ``key``, oldest first, each with what it
         recorded of the paper: digest, day, channel, number, sent_at, kind (new or updated),

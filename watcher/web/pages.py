@@ -234,7 +234,7 @@ def database_state(store: Store) -> tuple[int, int]:
     one each time it is opened again) and SQLite's ``PRAGMA data_version``, which changes
     when any other connection (the daemon, a rating) commits. A key for pages kept between
     requests (:class:`PageMemo`)."""
-    return _local.serial, store.db.execute("PRAGMA data_version").fetchone()[0]
+    return _local.serial, store.data_version()
 
 
 class PageMemo:

@@ -48,8 +48,7 @@ def paper(request: Request):  # similar papers rank many candidates: a worker th
             found = store.find(key)
             if found is None:
                 raise not_found(f"no paper {key!r} is stored")
-        row = next(store.db.query("SELECT first_seen, last_changed, revised_at, source FROM papers "
-                                  "WHERE key = ?", [found.key]))
+        row = store.paper_times(found.key)
         deliveries = store.paper_deliveries(found.key)
         explained = []
         for name in st.config.profiles:

@@ -33,7 +33,7 @@ HEALTH_THREADS = anyio.CapacityLimiter(2)
 
 def _healthy(request: Request) -> PlainTextResponse:
     with reading(request) as store:
-        store.db.execute("SELECT 1 FROM papers LIMIT 1").fetchall()
+        store.readable()
     return PlainTextResponse("ok")
 
 
