@@ -74,19 +74,25 @@ def once(config: Path) -> None:
     assert result.exit_code == 0, result.output
 
 
-def test_a_message_shows_the_version_it_sent_and_says_the_paper_changed_since(tmp_path, server):
-    raw = data(PAGE)
-    server.route("/api/query", PagedFeed(raw).reply)
+def first_delivery(tmp_path, server) -> Path:
+    """``watcher once`` in ``tmp_path`` against the stand-in serving the listing: it delivers
+    version 1 of KEY. Returns the config file (its database is watcher.db beside it)."""
+    server.route("/api/query", PagedFeed(data(PAGE)).reply)
     config_file = tmp_path / "config.toml"
     config_file.write_text(CONFIG.format(url=server.url("/api/query")))
     once(config_file)
+    return config_file
+
+
+def test_a_message_shows_the_version_it_sent_and_says_the_paper_changed_since(tmp_path, server):
+    config_file = first_delivery(tmp_path, server)
     db = tmp_path / "watcher.db"
     with sqlite3.connect(db) as conn:
         (day, tldr), = conn.execute("SELECT m.day, mp.tldr FROM message_papers mp JOIN messages m "
                                     "ON m.id = mp.message WHERE mp.paper = ?", [KEY]).fetchall()
     assert tldr  # the TL;DR the message carried
 
-    server.route("/api/query", PagedFeed(revised(raw)).reply)
+    server.route("/api/query", PagedFeed(revised(data(PAGE))).reply)
     once(config_file)
     with sqlite3.connect(db) as conn:  # the store holds version 2 now
         assert conn.execute("SELECT version, title FROM papers WHERE key = ?", [KEY]).fetchone() == (2, V2_TITLE)
@@ -133,11 +139,7 @@ def test_a_message_shows_the_version_it_sent_and_says_the_paper_changed_since(tm
 
 
 def test_a_message_recorded_before_snapshots_shows_the_paper_as_stored_now(tmp_path, server):
-    raw = data(PAGE)
-    server.route("/api/query", PagedFeed(raw).reply)
-    config_file = tmp_path / "config.toml"
-    config_file.write_text(CONFIG.format(url=server.url("/api/query")))
-    once(config_file)
+    config_file = first_delivery(tmp_path, server)
     db = tmp_path / "watcher.db"
     with sqlite3.connect(db) as conn:  # as a database migrated from before m012 holds it
         conn.execute("UPDATE message_papers SET paper_sent = NULL")
