@@ -1067,7 +1067,7 @@ class Store:
                         paper, as_sent = now, False
             else:  # recorded before messages kept their papers: only the version is known
                 paper, as_sent = now, False
-                since = now if r["sent_version"] != now.version else None
+                since = now if r["sent_version"] not in (None, now.version) else None
             m = Match(paper, r["score"] or 0.0, json.loads(r["reasons"] or "[]"),
                       r["profile"] or "", r["tldr"], as_sent=as_sent, since=since)
             message = messages[r["message"]]

@@ -69,7 +69,8 @@ def sent_ref(request: Request, m, tldrs: dict[str, str]) -> dict:
     stored now) and ``updated_since`` (``version`` and ``title`` as stored now when the paper
     changed after the message, else None)."""
     since = None if m.since is None else {"version": m.since.version, "title": m.since.title}
-    return dict(match_ref(request, m, tldrs), as_sent=m.as_sent, updated_since=since)
+    carried = {m.paper.key: " ".join(m.tldr.split())} if m.tldr else tldrs  # this message's own
+    return dict(match_ref(request, m, carried), as_sent=m.as_sent, updated_since=since)
 
 
 def message_json(request: Request, issue: dict, message: dict, tldrs: dict[str, str] | None = None) -> dict:

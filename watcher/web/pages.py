@@ -105,7 +105,8 @@ def url(request: Request, path: str, **params) -> str:
 def page(request: Request, template: str, status_code: int = 200, **context) -> HTMLResponse:
     """Render ``template`` with ``context``; every page gets ``request``, ``url``,
     ``csrf_token``, ``logged_in``, ``login_required`` and ``tldrs`` (paper key -> TL;DR, from
-    :func:`tldrs`; a paper not in it gets its extractive TL;DR). ``twin=True``: the page has a
+    :func:`tldrs`, which every page passes for the papers it shows; a card of a delivered
+    message shows the TL;DR the message carried). ``twin=True``: the page has a
     JSON twin (:func:`twin_url`), advertised in a ``Link`` header and in the page (``twin``)."""
     from .auth import csrf_token, logged_in
 
