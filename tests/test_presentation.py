@@ -89,12 +89,9 @@ def test_a_users_templates_dir_reaches_apprise_and_atom(tmp_path, monkeypatch):
 # --- no card drawn in Python -------------------------------------------------------------------
 
 # A card is markup around a paper's fields: an HTML tag or Markdown emphasis or link written in
-# Python next to a paper's title, TL;DR or reasons. The templates draw them; these files hold
-# markup for other reasons (named, with why).
-NOT_CARDS = {
-    "watcher/web/pages.py": "the rating form's opening tag (no paper field)",
-    "watcher/formats/text.py": "the seed text format's reader and writer (plain text, no markup)",
-}
+# Python next to a paper's title, TL;DR or reasons. The templates draw them; a file that must
+# hold such markup for another reason is named here, with why (none does today).
+NOT_CARDS: dict[str, str] = {}
 MARKUP = re.compile(r"<(?:b|i|p|a|br|li|ul|h\d|div|span|strong|em|article)\b[^>]*>|\*\*[^*]|\]\(")
 PAPER_FIELDS = re.compile(r"\.(?:title|tldr|reasons|abstract|authors)\b|tldr_of\(")
 

@@ -877,12 +877,13 @@ class Store:
         return dict(self.rows_in("SELECT paper, tldr FROM tldr_cache WHERE paper IN ({})", keys))
 
     def tldrs_recorded(self, keys: list[str]) -> dict[str, str]:
-        """The TL;DR each of these papers was shown with: the one the latest message that
-        showed it recorded, else the summarizer's remembered model TL;DR; a paper with
-        neither is left out (its TL;DR is the extractive one, :func:`watcher.tldr.stored_tldrs`)."""
-        out = {k: t for k, t in self.tldr_cached(keys).items() if t}
-        out.update(self.rows_in("SELECT paper, tldr FROM message_papers WHERE tldr IS NOT NULL "
+        """The TL;DR recorded for each of these papers: the summarizer's remembered model
+        TL;DR, else the one the latest message that showed it carried; a paper with neither is
+        left out (its TL;DR is the extractive one, :func:`watcher.tldr.stored_tldrs`). A
+        message's own cards show the TL;DR that message carried (:meth:`issue`)."""
+        out = dict(self.rows_in("SELECT paper, tldr FROM message_papers WHERE tldr IS NOT NULL "
                                 "AND paper IN ({}) ORDER BY message, position", keys))
+        out.update({k: t for k, t in self.tldr_cached(keys).items() if t})
         return out
 
     def rows_in(self, sql: str, keys) -> list[tuple]:

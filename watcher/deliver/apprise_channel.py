@@ -6,8 +6,9 @@ or more separated by spaces, commas or new lines. apprise is an optional extra:
 ``pip install 'watcher-papers[apprise]'``; without it ``watcher check`` and the channel say so.
 
 **Markup.** Each service gets the markup it takes (apprise's ``notify_format`` for it, or the
-URL's own ``?format=``): plain text, Markdown or HTML, built here from the digest with every
-paper field escaped for that markup, and mentions (``@everyone``, ``@here``, ``<@…>``,
+URL's own ``?format=``): plain text, Markdown or HTML, drawn from the digest by the templates
+``apprise.txt``, ``apprise.md`` and ``apprise.html`` (a ``templates_dir`` may replace them) with
+every paper field escaped for that markup, and mentions (``@everyone``, ``@here``, ``<@…>``,
 ``<!channel>``) broken so that a title cannot ping anybody. watcher hands apprise the body in
 the service's own format, so apprise converts nothing.
 

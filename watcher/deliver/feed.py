@@ -8,9 +8,9 @@ temporary file and a rename), so a reader never sees half a feed.
 An entry's ``<id>`` is the paper's arXiv abstract URL (or ``urn:watcher:paper:…`` for a paper
 without an arXiv id): the same for a paper however often the feed is rewritten, so a reader
 never shows one twice. The entry carries the title, authors, categories, ``<published>``, links
-to the abstract and PDF, the TL;DR as ``<summary>``, and as ``<content type="html">`` the TL;DR,
-the reasons it matched, the shortened abstract and the digest's rating links — every piece of
-paper text escaped, so a hostile title stays text in any reader. The feed links itself
+to the abstract and PDF, the TL;DR as ``<summary>``, and as ``<content type="html">`` (the template ``feed_entry.html``,
+which a ``templates_dir`` may replace) the TL;DR, the reasons it matched, the shortened abstract
+and the digest's rating links — every piece of paper text escaped, so a hostile title stays text in any reader. The feed links itself
 (``rel="self"``) and, with ``[web] base_url``, the digest's page in the web inbox.
 
 A file that cannot be written, or an existing file that is not an Atom feed, fails this channel

@@ -179,9 +179,9 @@ def rate_form(request: Request, prefix: str, token: str) -> dict[str, Markup]:
 
 
 def tldrs(store: Store, papers) -> dict[str, str]:
-    """The TL;DRs of ``papers`` as the digests showed them, read from the record
-    (:meth:`Store.tldrs_recorded`: the latest message's, else the summarizer's model TL;DR),
-    else the extractive one a digest would show."""
+    """The TL;DRs of ``papers``, read from the record (:meth:`Store.tldrs_recorded`: the
+    summarizer's model TL;DR, else the one the latest message carried), else the extractive
+    one a digest would show."""
     papers = list(papers)
     return stored_tldrs(papers, store.tldrs_recorded([p.key for p in papers]))
 
