@@ -16,7 +16,6 @@ REMAINING = {  # to move into the store, module by module
     "watcher/ratings.py": "ratings and the reading list: reads and writes of ratings, saved",
     "watcher/search.py": "the FTS5 candidate queries",
     "watcher/web/sessions.py": "the web session secret's row",
-    "watcher/statefile.py": "the saved database's backup and check (a connection of its own)",
 }
 CALLS = {"execute", "executemany", "executescript", "query", "rows_where", "backup"}
 STATEMENT = re.compile(r"^\s*(?:SELECT\s|INSERT\s+(?:OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|"

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from .errors import InputError
-from .store import busy_timeout, connect_readonly
+from .store import copy_database, saved_database_intact
 
 
 def save(database: Path, out: Path) -> bool:
@@ -29,14 +29,7 @@ def save(database: Path, out: Path) -> bool:
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
         copy = Path(tmp) / "copy.db"
-        src = connect_readonly(database, busy_timeout())
-        dst = sqlite3.connect(copy)
-        try:
-            src.backup(dst)
-            dst.execute("PRAGMA journal_mode=DELETE")  # one self-contained file
-        finally:
-            src.close()
-            dst.close()
+        copy_database(database, copy)
         packed = Path(tmp) / "out.gz"
         with open(copy, "rb") as f, gzip.GzipFile(packed, "wb", mtime=0) as z:
             shutil.copyfileobj(f, z)
@@ -58,12 +51,7 @@ def restore(packed: Path, database: Path, force: bool = False) -> bool:
         try:
             with gzip.open(packed, "rb") as z, open(copy, "wb") as f:
                 shutil.copyfileobj(z, f)
-            conn = sqlite3.connect(copy)
-            try:
-                ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
-                conn.execute("SELECT count(*) FROM deliveries").fetchone()
-            finally:
-                conn.close()
+            ok = saved_database_intact(copy)
         except (OSError, EOFError, sqlite3.Error) as e:
             raise InputError(f"{packed}: not a saved watcher database ({e})") from None
         if not ok:

@@ -539,6 +539,31 @@ def connect_readonly(path: Path, timeout: float) -> sqlite3.Connection:
     return conn
 
 
+def copy_database(database: Path, copy: Path) -> None:
+    """A consistent copy of ``database`` at ``copy`` through SQLite's backup API (a snapshot
+    even while another process writes), as one self-contained file (no journal beside it)."""
+    src = connect_readonly(database, busy_timeout())
+    dst = sqlite3.connect(copy)
+    try:
+        src.backup(dst)
+        dst.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        src.close()
+        dst.close()
+
+
+def saved_database_intact(path: Path) -> bool:
+    """Whether the database file at ``path`` passes ``PRAGMA quick_check``; sqlite3.Error when
+    it is no watcher database at all (no ``deliveries`` table)."""
+    conn = sqlite3.connect(path)
+    try:
+        ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        conn.execute("SELECT count(*) FROM deliveries").fetchone()
+    finally:
+        conn.close()
+    return ok
+
+
 def require_database(path: str | Path) -> None:
     """For the commands that only read: refuse, instead of creating an empty database."""
     if not Path(path).exists():
