@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from arxivserver import PagedFeed
 from helpers import data
 from httpserver import server  # noqa: F401
+from test_late_papers import CONFIG as LATE_CONFIG
 from webkit import app_for, text
 from watcher.cli import cli
 from watcher.config import load_config
@@ -33,30 +34,11 @@ KEY = "2604.03438"  # the newest paper of the listing: the next run asks for it 
 V1_TITLE = "Android Instrumentation Testing in Continuous Integration: Practices, Patterns, and Performance"
 V2_TITLE = "Bananas: a wholly revised title"
 
-CONFIG = """
-[watcher]
-database = "watcher.db"
-
-[source.ax]
-type = "arxiv"
-query = "all:testing"
-url = "{url}"
-first_fetch = "3650d"
-timeout = 5
-
-[profile.p]
-query = 'ti:"android instrumentation testing"'
-
-[digest.d]
-profiles = ["p"]
-every = "1d"
-lookback = "3650d"
-channels = ["archive"]
-
-[channel.archive]
-type = "file"
-path = "out/{{digest}}-{{date}}.{{ext}}"
-"""
+# the late-papers test's config (an arxiv source at the stand-in, digest d to a file channel),
+# with a profile that selects the one paper
+CONFIG = LATE_CONFIG.replace('query = "testing OR moderation"\nmax_papers = 200',
+                             "query = 'ti:\"android instrumentation testing\"'")
+assert CONFIG != LATE_CONFIG
 
 
 def revised(raw: bytes) -> bytes:
