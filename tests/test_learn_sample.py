@@ -108,7 +108,8 @@ def test_explain_lists_what_ratings_added_and_removed_with_the_deciding_rating(s
     r = run_cli(*cfg, "explain", DISLIKES[0], "--profile", "llm-rl", "--sample")
     out = r.stdout.decode()  # a paper rated down: out, by its own rating, and it says so
     assert "(not selected)" in out and f"unlike {DISLIKES[0]} (you disliked)" in out
-    assert out.rstrip().endswith("(without the ratings: selected)")
+    scored, _, record = out.partition("\ndelivered")  # the score computed now, then the delivery record
+    assert scored.rstrip().endswith("(without the ratings: selected)") and record
 
 
 def test_the_profile_page_lists_what_ratings_changed(site):
@@ -217,10 +218,13 @@ def test_explain_without_profile_explains_for_every_profile(site):
         assert r.returncode == 0, r.stderr
         return r.stdout.decode()
 
+    def scored(text):  # the scores computed now, before the delivery record
+        return text.partition("\ndelivered")[0].splitlines()
+
     for paper in ("2504.07532", DISLIKES[0], ODF):
-        each = [out(paper, "--profile", name).splitlines() for name in ("llm-rl", "reasoning")]
+        each = [scored(out(paper, "--profile", name)) for name in ("llm-rl", "reasoning")]
         assert each[0][:2] == each[1][:2]  # the title and its link, once
-        assert out(paper).splitlines() == each[0] + each[1][2:]
+        assert scored(out(paper)) == each[0] + each[1][2:]
     both = out()
     assert both.splitlines() == out("--profile", "llm-rl").splitlines() + out("--profile", "reasoning").splitlines()
     assert both.startswith("profile llm-rl: 1 rating;") and "\nprofile reasoning: 1 rating;" in both

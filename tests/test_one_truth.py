@@ -122,7 +122,8 @@ def test_a_database_of_the_old_schema_keeps_its_deliveries_readable(two_channels
                         SELECT m.digest, m.day, mp.paper, row_number() OVER (ORDER BY m.id, mp.position),
                                mp.kind, mp.version, mp.score, mp.profile, mp.reasons
                         FROM message_papers mp JOIN messages m ON m.id = mp.message""")
-        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm008_messages'")
+        # from before m008, so from before m012 too (which adds a column to message_papers)
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name IN ('m008_messages', 'm012_papers_as_sent')")
         conn.execute("DROP TABLE message_papers")
         conn.execute("DROP TABLE messages")
     conn.close()

@@ -191,3 +191,36 @@ def test_search_says_how_many_papers_it_found(client):
     assert "351 papers · papers 1–25 · page 1" in client.get("/search", params={"q": ""}).text
     second = client.get("/search.json", params={"q": "", "page": 2}).json()
     assert second["count"] == 351
+
+
+@pytest.mark.parametrize("path", ["/", "/saved", "/status", "/digests", "/digests/daily/2025-04-12",
+                                  "/digests/daily/2025-04-12/archive", f"/papers/{PAPER}", "/search?q=GRPO&page=1",
+                                  "/profiles/llm-rl"])
+def test_each_reading_page_advertises_its_twin(client, path):
+    """A page names its JSON twin in a ``Link`` header (rel="alternate", type JSON) and in a
+    link of the page, and that address answers the twin."""
+    r = client.get(path)
+    assert r.status_code == 200
+    twin = re.fullmatch(r'<([^>]+)>; rel="alternate"; type="application/json"', r.headers["link"]).group(1)
+    base, _, query = path.partition("?")
+    assert twin == (base + "index.json" if base.endswith("/") else base + ".json") + (f"?{query}" if query else "")
+    assert f'<a href="{twin.replace("&", "&amp;")}" type="application/json">' in r.text
+    answer = client.get(twin)
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/json")
+
+
+def test_a_page_without_a_twin_advertises_none(client):
+    r = client.get("/r/not-a-token")  # a rating link's page: nothing to read as JSON
+    assert r.status_code in (400, 403, 404, 410) and "text/html" in r.headers["content-type"]
+    assert "link" not in r.headers and "application/json" not in r.text
+
+
+def test_a_kept_inbox_is_answered_as_it_was_first_answered(client):
+    """The inbox is kept between requests while nothing changes (PageMemo): the second answer
+    of `/index.json` is JSON again and the second `/` still names its twin."""
+    for _ in range(2):
+        twin = client.get("/index.json")
+        assert twin.headers["content-type"].startswith("application/json") and twin.json()["issues"]
+        page = client.get("/")
+        assert page.headers["content-type"].startswith("text/html")
+        assert page.headers["link"] == '</index.json>; rel="alternate"; type="application/json"'

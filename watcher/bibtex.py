@@ -25,6 +25,7 @@ import re
 import threading
 
 from .errors import InputError
+from .latex import plain_text
 from .models import Paper, parse_arxiv_id
 
 _SPECIAL = re.compile(r"([&%$#_])")
@@ -126,45 +127,7 @@ def read(data: bytes, origin: str) -> list[Paper]:
     return papers
 
 
-_UNESCAPED = re.compile(r"(?<!\\)([%&#])")  # in plain text (HF titles): text, not LaTeX
 _SUFFIX = re.compile(r",?\s+(Jr\.?|Sr\.?|II|III|IV|V|2nd|3rd)$")
-
-
-def plain_text(text: str) -> str:
-    """What a title or abstract says, with its LaTeX decoded (pylatexenc): ``Pok\\'emon`` ->
-    ``Pokémon``, ``\\textbf{RL}`` -> ``RL``, ``50\\%`` -> ``50%``, ``$\\alpha$`` -> ``α``.
-    Unknown macros (``\\input``, ``\\write18``) are dropped; text that is not LaTeX at all
-    (``R&D at 100%``) or that does not parse is kept as it is."""
-    import unicodedata
-
-    from pylatexenc.latex2text import LatexNodes2Text
-
-    source = _UNESCAPED.sub(r"\\\1", text)
-    if len(re.findall(r"(?<!\\)\$", source)) % 2:  # a lone dollar is money, not math
-        source = re.sub(r"(?<!\\)\$", r"\\$", source)
-    _failures.count = 0
-    try:
-        decoded = LatexNodes2Text(math_mode="text").latex_to_text(source)
-    except Exception:  # pylatexenc's own parse errors: keep the text as it came
-        decoded = None
-    if decoded is None or _failures.count:
-        decoded = text
-    return " ".join(unicodedata.normalize("NFKC", decoded).split())
-
-
-class _Failures(logging.Filter, threading.local):
-    """Counts, in this thread, pylatexenc's warnings (a macro whose arguments are missing
-    decodes to ``%s``), and keeps them out of watcher's log: the text is then kept as it came."""
-
-    count = 0
-
-    def filter(self, record):
-        self.count += 1
-        return False
-
-
-_failures = _Failures()
-logging.getLogger("pylatexenc.latex2text").addFilter(_failures)
 
 
 def _latex(text: str) -> str:

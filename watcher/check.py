@@ -192,7 +192,8 @@ def check_apprise(where: str, ch) -> list[str]:
 
 def check_templates(templates_dir: str | None) -> list[str]:
     """Render every format's template (the user's where present) with the test-deliver sample
-    digest; one problem line per template that fails, or whose Slack/JSON output does not parse."""
+    digest, and the apprise and Atom entry templates; one problem line per template that
+    fails, or whose Slack/JSON output does not parse."""
     import json
 
     from .deliver.slack import split_messages
@@ -211,4 +212,14 @@ def check_templates(templates_dir: str | None) -> list[str]:
             problems.append(str(e))
         except ValueError as e:
             problems.append(f"template {name}: output is not valid {fmt} JSON ({e})")
+    from .deliver.apprise_channel import TEMPLATES, blocks
+    from .deliver.feed import entry_html
+
+    drawn = [(TEMPLATES[fmt], lambda fmt=fmt: blocks(digest, fmt, templates_dir)) for fmt in TEMPLATES]
+    drawn.append(("feed_entry.html", lambda: [entry_html(m, digest.links, templates_dir) for m in digest.matches]))
+    for _, draw in drawn:  # the apprise channel's blocks and the Atom entries' content
+        try:
+            draw()
+        except DeliveryError as e:
+            problems.append(str(e))
     return problems

@@ -475,7 +475,8 @@ def status(ctx: Context, sample) -> None:
 @pass_ctx
 @handle_errors
 def explain(ctx: Context, paper, profile, sample) -> None:
-    """The score of one stored paper (arXiv id or title) and the reasons, per profile; without
+    """The score of one stored paper (arXiv id or title) and the reasons, per profile, computed
+    now, then the messages that delivered it with the score and reasons recorded then; without
     PAPER, the papers of the last 30 days that each profile's ratings added or removed, each
     with the rating that decided it."""
     from .compile import explain_paper, what_ratings_changed
@@ -500,6 +501,7 @@ def explain(ctx: Context, paper, profile, sample) -> None:
                 raise InputError(f"{paper}: no such paper in {config.settings.database}"
                                  f"{suggestions(store, paper)}")
             explained = [(name, *explain_paper(config, name, store, found)) for name in names]
+            sent = [r for r in store.paper_messages(found.key) if profile is None or r["profile"] == profile]
     if paper is None:
         click.echo("\n".join(blocks))
         return
@@ -510,11 +512,31 @@ def explain(ctx: Context, paper, profile, sample) -> None:
     if origins := describe_origins(found):
         click.echo(f"read from: {origins}")
     for name, m, selected, without in explained:
-        click.echo(f"profile {name}: score {m.score:.2f} ({'selected' if selected else 'not selected'})")
+        click.echo(f"profile {name}: score {m.score:.2f} ({'selected' if selected else 'not selected'}), "
+                   "computed now with the profile and its ratings as they are")
         for reason in m.reasons:
             click.echo(f"  - {reason}")
         if without is not None:
             click.echo(f"  (without the ratings: {'selected' if without else 'not selected'})")
+    click.echo("\n".join(delivery_record_text(sent)))
+
+
+def delivery_record_text(sent: list[dict]) -> list[str]:
+    """``watcher explain PAPER``: the messages that delivered the paper (SPEC §11), each with
+    when and where it went and the score and reasons recorded then
+    (:meth:`~watcher.store.Store.paper_messages`)."""
+    if not sent:
+        return ["delivered: never"]
+    lines = ["delivered (as recorded when sent):"]
+    for r in sent:
+        number = f" message {r['number']}" if r["number"] > 1 else ""
+        version = f"version {r['version']}, " if r["version"] else ""
+        score = f", score {r['score']:.2f}" if r["score"] is not None else ""
+        what = "" if r["kind"] == "new" else f" ({r['kind']})"
+        lines.append(f"  {r['sent_at']}: digest {r['digest']} of {r['day']} via {r['channel']}{number}{what}: "
+                     f"{version}profile {r['profile'] or '-'}{score}")
+        lines.extend(f"    - {reason}" for reason in r["reasons"])
+    return lines
 
 
 def ratings_changed_text(profile: str, start, end, changed, rated: int) -> str:

@@ -144,7 +144,7 @@ def changes(store) -> tuple[int, int]:
     """The database's change counters ``(papers, ratings)``: each write to a paper or a rating
     adds one (triggers of migration m005), so a matcher compiled at one value saw exactly the
     papers and ratings it would see now."""
-    rows = dict(store.db.execute("SELECT name, serial FROM changes").fetchall())
+    rows = store.change_serials()
     return rows.get("papers", 0), rows.get("ratings", 0)
 
 

@@ -379,13 +379,20 @@ class Match:
     """A paper that a profile selected, with its score and the human-readable reasons.
 
     ``tldr`` is the one-sentence summary the pipeline computed before rendering (SPEC §7);
-    when it is None, renderers use the extractive one (:func:`watcher.tldr.tldr_of`)."""
+    when it is None, renderers use the extractive one (:func:`watcher.tldr.tldr_of`).
+
+    A match read back from a delivered message (:meth:`watcher.store.Store.issue`, SPEC §11)
+    holds the paper as sent; ``as_sent`` is False for one recorded before messages kept their
+    papers (the paper as stored now), and ``since`` is the paper as stored now when it changed
+    after the message (a new version, a journal's title)."""
 
     paper: Paper
     score: float
     reasons: list[str]
     profile: str
     tldr: str | None = None
+    as_sent: bool = True
+    since: Paper | None = None
 
 
 @dataclass(frozen=True, slots=True)

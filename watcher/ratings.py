@@ -101,38 +101,14 @@ def apply_rating(store: Store, action: str, profile: str | None, paper: str, sou
     from .store import iso, now_utc
 
     found = find_paper(store, paper)
-    when = iso(now or now_utc())
-    db = store.db
-    with store.writing():  # BEGIN IMMEDIATE: waits for another writer instead of failing
-        if action in ("up", "down"):
-            old = list(db.query("SELECT value FROM ratings WHERE profile = ? AND paper = ?",
-                                [profile, found.key]))
-            changed = not old or old[0]["value"] != action
-            if changed:
-                db["ratings"].upsert({"profile": profile, "paper": found.key, "value": action,
-                                      "rated_at": when, "source": source},
-                                     pk=("profile", "paper"))
-        elif action == "clear":
-            changed = db.execute("DELETE FROM ratings WHERE profile = ? AND paper = ?",
-                                 [profile, found.key]).rowcount > 0
-        elif action == "save":
-            changed = db.execute("INSERT OR IGNORE INTO saved (paper, saved_at, source) VALUES (?, ?, ?)",
-                                 [found.key, when, source]).rowcount > 0
-        else:
-            changed = db.execute("DELETE FROM saved WHERE paper = ?", [found.key]).rowcount > 0
+    changed = store.record_rating(action, profile, found.key, iso(now or now_utc()), source)
     return Applied(action, found, profile if action in PROFILE_ACTIONS else None, changed)
 
 
 def ratings(store: Store, profile: str | None = None) -> list[dict]:
     """Every rating (of ``profile``, or all), oldest first: ``profile``, ``paper`` (the key),
     ``arxiv_id``, ``title``, ``value``, ``rated_at``, ``source``."""
-    sql = """SELECT r.profile, r.paper, p.arxiv_id, p.title, r.value, r.rated_at, r.source
-             FROM ratings r LEFT JOIN papers p ON p.key = r.paper"""
-    args = []
-    if profile is not None:
-        sql += " WHERE r.profile = ?"
-        args.append(profile)
-    return [dict(r) for r in store.db.query(sql + " ORDER BY r.rated_at, r.profile, r.paper", args)]
+    return store.rating_rows(profile)
 
 
 def owners(config, store: Store, paper: Paper, matcher=None) -> list[str]:
@@ -143,14 +119,6 @@ def owners(config, store: Store, paper: Paper, matcher=None) -> list[str]:
 # Each delivery of the papers (digest, channel, paper) with the profile(s) its messages recorded
 # it under, or one row with NULL where none did (deliveries from before profiles were recorded).
 # Indexed all the way: deliveries(paper), message_papers(paper), messages by id.
-DELIVERED_UNDER = """
-    SELECT DISTINCT d.paper, d.digest, d.channel, mp.profile
-    FROM deliveries d LEFT JOIN message_papers mp ON mp.paper = d.paper AND mp.profile <> ''
-         AND EXISTS (SELECT 1 FROM messages m WHERE m.id = mp.message AND m.digest = d.digest
-                     AND m.channel = d.channel)
-    WHERE d.paper IN ({})"""
-
-
 def owners_of(config, store: Store, papers: Collection[Paper], matcher=None) -> dict[str, list[str]]:
     """For each of ``papers`` (by key), the profiles it belongs to, for a rating that does not
     name one: the only profile; else, for a paper a digest delivered, the profiles its messages
@@ -160,7 +128,7 @@ def owners_of(config, store: Store, papers: Collection[Paper], matcher=None) -> 
     that select it now, decided for all the remaining papers in one batch through the
     percolator (:mod:`watcher.percolate`), as a digest selects: a profile none of whose anchor
     terms occurs is not evaluated at all. The deliveries of all the papers are one query
-    (:data:`DELIVERED_UNDER`). ``matcher(name)``: a profile's compiled matcher (default:
+    (:meth:`~watcher.store.Store.delivered_under`). ``matcher(name)``: a profile's compiled matcher (default:
     compiled here, learning from the ratings). Each list sorted; empty when none."""
     papers = list({p.key: p for p in papers}.values())
     names = list(config.profiles)
@@ -168,7 +136,7 @@ def owners_of(config, store: Store, papers: Collection[Paper], matcher=None) -> 
         return {p.key: names for p in papers}
     out: dict[str, set[str]] = {p.key: set() for p in papers}
     recorded: dict[tuple[str, str, str], set[str]] = {}
-    for key, digest, channel, profile in store.rows_in(DELIVERED_UNDER, list(out)):
+    for key, digest, channel, profile in store.delivered_under(list(out)):
         known = recorded.setdefault((key, digest, channel), set())
         if profile in config.profiles:
             known.add(profile)
@@ -195,28 +163,18 @@ def owners_of(config, store: Store, papers: Collection[Paper], matcher=None) -> 
 def current(store: Store, keys: Collection[str]) -> tuple[dict[tuple[str, str], str], set[str]]:
     """The ratings and reading-list state of the papers ``keys`` now:
     ``({(profile, key): "up"|"down"}, {saved keys})`` (what the web inbox's buttons show)."""
-    keys = list(dict.fromkeys(keys))
-    rated = {(profile, paper): value for profile, paper, value in
-             store.rows_in("SELECT profile, paper, value FROM ratings WHERE paper IN ({})", keys)}
-    kept = {r[0] for r in store.rows_in("SELECT paper FROM saved WHERE paper IN ({})", keys)}
-    return rated, kept
+    return store.marks_of(list(dict.fromkeys(keys)))
 
 
 def saved(store: Store) -> list[tuple[Paper, str]]:
     """The reading list, oldest first: ``(paper, saved_at)``."""
-    from .store import row_to_paper
-
-    return [(row_to_paper(r), r.pop("saved_at")) for r in store.db.query(
-        """SELECT p.*, s.saved_at AS saved_at FROM saved s JOIN papers p ON p.key = s.paper
-           ORDER BY s.saved_at, s.paper""")]
+    return store.saved_papers()
 
 
 def orphaned(store: Store, profiles: Collection[str]) -> dict[str, int]:
     """Profiles that have ratings but are no longer configured: ``name -> number of ratings``
     (kept, not deleted; a profile of that name takes them up again)."""
-    return {r["profile"]: r["n"] for r in store.db.query(
-        "SELECT profile, count(*) AS n FROM ratings GROUP BY profile ORDER BY profile")
-        if r["profile"] not in profiles}
+    return {name: n for name, n in store.rating_counts().items() if name not in profiles}
 
 
 def export_saved(items, fmt: str) -> str:
@@ -231,18 +189,17 @@ def export_saved(items, fmt: str) -> str:
     if fmt == "json":
         return json.dumps([dict(p.to_json(), saved_at=when) for p, when in items],
                           ensure_ascii=False, indent=2)
+    if fmt == "markdown":  # a card list: the template saved.md
+        from .render import environment
+
+        return environment().get_template("saved.md").render(items=items).rstrip("\n")
     from .formats.text import one_line  # a title broken over lines stays one line per paper
 
     lines = []
     for p, when in items:
-        url = p.abs_url or p.url or ""
         authors = ", ".join(p.authors[:3]) + (" et al." if len(p.authors) > 3 else "")
-        if fmt == "markdown":
-            title = one_line(p.title).replace("[", "\\[").replace("]", "\\]")
-            lines.append(f"- [{title}]({url}) — {authors}" if url else f"- {title} — {authors}")
-        else:
-            lines.append(f"{p.arxiv_id or '-'}  {one_line(p.title)}  ({authors}; saved {when[:10]})")
-    return "\n".join(lines) if lines else ("" if fmt == "markdown" else "the reading list is empty")
+        lines.append(f"{p.arxiv_id or '-'}  {one_line(p.title)}  ({authors}; saved {when[:10]})")
+    return "\n".join(lines) if lines else "the reading list is empty"
 
 
 def orphan_notes(config) -> list[str]:

@@ -28,6 +28,7 @@ from .errors import RenderError
 from .formats.text import one_line
 from .formats.text import utc_stamp as _utc_stamp
 from .formats.xmlsafe import gc_paused
+from .latex import title_text
 from .links import RATING_LABELS
 from .models import Digest, Match
 from .tldr import stored_excerpt, tldr_of
@@ -148,12 +149,36 @@ def to_json(value, indent: int | None = None) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent)
 
 
+_MENTION = re.compile(r"@(?=(?:everyone|here|channel)\b)|<(?=[@!#]|https?:|mailto:)", re.I)
+_NOT_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")  # not allowed in XML 1.0 (controls are
+# already gone: Paper cleans them)
+
+
+def inert(text: str) -> str:
+    """Mentions broken with a zero-width space: ``@everyone``, ``@here``, ``@channel``, and the
+    ``<@U…>``, ``<!channel>``, ``<#C…>`` and ``<https://…|label>`` forms chat services expand."""
+    return _MENTION.sub(lambda m: m.group(0) + "\u200b", str(text))
+
+
+def chat(value, limit: int = 300) -> str:
+    """A piece of a chat message (the apprise templates): one line, at most ``limit``
+    characters, mentions broken (:func:`inert`)."""
+    return inert(shorten(one_line(str(value)), limit))
+
+
+def xml_text(value) -> str:
+    """Text for an XML document (the Atom feed): one line, without the characters XML 1.0
+    does not allow."""
+    return _NOT_XML.sub("", one_line(str(value)))
+
+
 GLOBALS = {"slack_link": slack_link, "plural": plural, "ABSTRACT_CHARS": ABSTRACT_CHARS,
            "RATING_LABELS": RATING_LABELS}
 FILTERS = {"safe_url": safe_url, "paper_url": paper_url, "shorten": shorten, "authors": authors, "md": md,
            "mrkdwn": mrkdwn, "slack_link": slack_link, "one_line": one_line,
            "utc_stamp": utc_stamp, "day": day, "papers_json": papers_json, "plural": plural,
-           "json": to_json, "tldr": tldr_of, "excerpt": abstract_excerpt, "dated": dated}
+           "json": to_json, "tldr": tldr_of, "excerpt": abstract_excerpt, "dated": dated,
+           "title_text": title_text, "inert": inert, "chat": chat, "atom_text": xml_text}
 
 
 @lru_cache(maxsize=8)
@@ -173,6 +198,28 @@ def environment(user_dir: str | None = None) -> jinja2.Environment:
     env.filters.update(FILTERS)
     env.globals.update(GLOBALS)
     return env
+
+
+def macros(name: str, user_dir: str | Path | None = None):
+    """The macros of template ``name`` (the user's folder first, then the shipped one), to call
+    from Python: the apprise channel's blocks, an Atom entry's content. RenderError when the
+    template is missing or fails to compile; a macro that fails when called raises
+    jinja2.TemplateError (:func:`call_macro`)."""
+    try:
+        return environment(str(user_dir) if user_dir else None).get_template(name).module
+    except jinja2.TemplateSyntaxError as e:
+        raise RenderError(f"template {e.filename or name}: line {e.lineno}: {e.message}") from None
+    except jinja2.TemplateError as e:
+        raise RenderError(f"template {name}: {e}") from None
+
+
+def call_macro(name: str, macro: str, user_dir: str | Path | None, *args) -> str:
+    """``macro(*args)`` of template ``name`` as text; RenderError naming the template when it
+    fails."""
+    try:
+        return str(getattr(macros(name, user_dir), macro)(*args))
+    except jinja2.TemplateError as e:
+        raise RenderError(f"template {name}: {macro}: {e}") from None
 
 
 def render(digest: Digest, fmt: str, user_dir: str | Path | None = None, *,

@@ -24,6 +24,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from .config import Config
 from .errors import InputError
+from .latex import title_text
 
 HOST = "http://127.0.0.1"  # the address the app allows (loopback)
 NOT_CRAWLED = ("/r/", "/rate", "/login", "/logout", "/healthz")  # actions, not pages
@@ -190,17 +191,23 @@ def outside_papers(database: Path, found, files) -> dict[str, str | None]:
 
 def search_index(database: Path, papers: dict[str, str]) -> list[dict]:
     """One entry per paper page of the site (``papers``: key -> file), newest first: what the
-    browser's search looks through and shows."""
+    browser's search looks through and shows. ``words`` are the matcher's own normalised words
+    of the fields a plain word searches (:func:`watcher.index.prepare_doc`: title, abstract,
+    authors, each as the matcher holds it), so that the browser finds a plain word where the
+    server's search does ("RL" is a word, not a part of "world")."""
+    from .index import prepare_doc
     from .store import Store
     from .tldr import stored_tldrs
 
     with Store.open(database) as store:
         stored = [p for p in (store.get(k) for k in papers) if p is not None]
-        tldrs = stored_tldrs(stored, store.tldr_cached([p.key for p in stored]))
-    entries = [{"url": quote(papers[p.key], safe="/-_.~"), "title": p.title, "authors": list(p.authors),
-                "abstract": p.abstract or "", "tldr": tldrs.get(p.key) or "",
+        tldrs = stored_tldrs(stored, store.tldrs_recorded([p.key for p in stored]))
+    docs = {p.key: prepare_doc(p) for p in stored}
+    entries = [{"url": quote(papers[p.key], safe="/-_.~"), "title": title_text(p.title),
+                "authors": list(p.authors), "tldr": tldrs.get(p.key) or "",
                 "day": p.day.isoformat() if p.day else "",
-                "categories": list(p.categories or ([p.primary_category] if p.primary_category else []))}
+                "categories": list(p.categories or ([p.primary_category] if p.primary_category else [])),
+                "words": [docs[p.key].title.strip(), docs[p.key].abstract.strip(), docs[p.key].authors.strip()]}
                for p in stored]
     return sorted(entries, key=lambda e: (e["day"], e["title"]), reverse=True)
 

@@ -26,52 +26,25 @@ import tempfile
 from pathlib import Path
 
 from .errors import InputError
-from .store import busy_timeout, connect_readonly
+from .store import copy_database, saved_database_intact, strip_for_state
 
-
-NOT_KEPT = "(failed; the error itself is not kept in a saved state file)"
 # what a saved file may unpack to: a database compresses a few times (about 4x), a file of
 # zeros a thousand times; bounded by what it produces, never only by the bytes read
 MAX_RATIO = 100
 MIN_UNPACKED = 256 * 1024 * 1024
 
 
-def strip(conn: sqlite3.Connection, keep_ratings: bool = False) -> None:
-    """Leave in the copy ``conn`` only what a saved state holds (module docstring), then
-    rebuild the file so nothing deleted survives in its free pages."""
-    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    steps = [("web_sessions", "UPDATE web_sessions SET salt = NULL, fingerprint = NULL", ()),
-             ("runs", "UPDATE runs SET detail = NULL", ())]
-    steps += [(t, f"UPDATE {t} SET last_error = ? WHERE last_error IS NOT NULL", (NOT_KEPT,))
-              for t in ("sources", "channels", "digests")]
-    if not keep_ratings:
-        steps += [(t, f"DELETE FROM {t}", ()) for t in ("ratings", "saved")]
-    for table, sql, args in steps:
-        if table in tables:  # a database of an older schema may lack one
-            conn.execute(sql, args)
-    conn.commit()
-    conn.execute("VACUUM")
-
-
 def save(database: Path, out: Path, keep_ratings: bool = False) -> bool:
     """Write a gzip of a consistent copy of ``database`` to ``out`` (atomically), holding only
-    what a state file holds (:func:`strip`). False, and nothing written, when there is no
+    what a state file holds (:func:`watcher.store.strip_for_state`). False, and nothing written, when there is no
     database yet (a run that failed before creating it)."""
     if not database.is_file():
         return False
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
         copy = Path(tmp) / "copy.db"
-        src = connect_readonly(database, busy_timeout())
-        dst = sqlite3.connect(copy)
-        try:
-            src.backup(dst)
-            dst.execute("PRAGMA journal_mode=DELETE")  # one self-contained file
-            dst.execute("PRAGMA secure_delete=ON")
-            strip(dst, keep_ratings)
-        finally:
-            src.close()
-            dst.close()
+        copy_database(database, copy)
+        strip_for_state(copy, keep_ratings)
         packed = Path(tmp) / "out.gz"
         with open(copy, "rb") as f, gzip.GzipFile(packed, "wb", mtime=0) as z:
             shutil.copyfileobj(f, z)
@@ -100,12 +73,7 @@ def restore(packed: Path, database: Path, force: bool = False) -> bool:
                         raise InputError(f"{packed}: unpacks to more than {limit:,} bytes, far more "
                                          "than a saved database; not restored")
                     f.write(chunk)
-            conn = sqlite3.connect(copy)
-            try:
-                ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
-                conn.execute("SELECT count(*) FROM deliveries").fetchone()
-            finally:
-                conn.close()
+            ok = saved_database_intact(copy)
         except (OSError, EOFError, sqlite3.Error) as e:
             raise InputError(f"{packed}: not a saved watcher database ({e})") from None
         if not ok:

@@ -334,6 +334,16 @@ def m011_short_keys(db: sqlite_utils.Database) -> None:
 
 
 @migrations()
+def m012_papers_as_sent(db: sqlite_utils.Database) -> None:
+    """``message_papers.paper_sent``: each paper of a message as it was sent (SPEC §11): its
+    fields (title, authors, version, journal, abstract, links ...) as JSON
+    (:func:`paper_snapshot`). A message's pages, twins and the static site show that, not the
+    paper as stored now (a later version, a journal's title), and say when it changed since.
+    NULL for papers recorded before: those show the paper as stored now, marked as such."""
+    db.execute("ALTER TABLE message_papers ADD COLUMN paper_sent TEXT")
+
+
+@migrations()
 def m013_field_origins(db: sqlite_utils.Database) -> None:
     """``origins``: where each of a paper's merged fields came from and how it was read (JSON,
     ``{"authors": "pubmed:list", "journal": "feed:channel", …}``, :attr:`Paper.origins`), so
@@ -417,13 +427,36 @@ def row_to_paper(row: dict) -> Paper:
     kwargs = {name: row.get(name) for name in _PAPER_FIELDS}
     for name in _JSON_FIELDS:
         value = kwargs[name]
-        kwargs[name] = [] if not value or value == "[]" else json.loads(value)
-    kwargs["origins"] = json.loads(kwargs["origins"]) if kwargs.get("origins") else {}
+        kwargs[name] = [] if not value or value == "[]" else (
+            json.loads(value) if isinstance(value, str) else list(value))
+    origins = kwargs.get("origins")  # JSON text in a row, a dict in a message's snapshot
+    kwargs["origins"] = (json.loads(origins) if isinstance(origins, str) else dict(origins)) if origins else {}
     for name in ("published", "updated"):
         kwargs[name] = parse_time(kwargs[name])
     if kwargs["announced"]:
         kwargs["announced"] = date.fromisoformat(kwargs["announced"])
     return Paper(**kwargs)
+
+
+def paper_snapshot(p: Paper) -> str:
+    """``p`` as a message records it (``message_papers.paper_sent``): every field of the Paper
+    as it was sent, as JSON (times as ISO 8601 text); :func:`row_to_paper` reads it back."""
+    out = {}
+    for name in _PAPER_FIELDS:
+        value = getattr(p, name)
+        out[name] = iso(value) if isinstance(value, (datetime, date)) else value
+    return json.dumps(out, ensure_ascii=False)
+
+
+SINCE_FIELDS = ("version", "title", "authors", "abstract", "journal", "journal_ref", "doi")
+
+
+def changed_since(sent: Paper, now: Paper) -> Paper | None:
+    """``now`` (the paper as stored today) when it differs from ``sent`` (as a message showed
+    it) in what a card shows: version, title, authors, abstract, journal; else None."""
+    if any(getattr(sent, f) != getattr(now, f) for f in SINCE_FIELDS):
+        return now
+    return None
 
 
 def _filed_paper(row: dict) -> Paper:
@@ -545,6 +578,58 @@ def connect_readonly(path: Path, timeout: float) -> sqlite3.Connection:
                            isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
     return conn
+
+
+def copy_database(database: Path, copy: Path) -> None:
+    """A consistent copy of ``database`` at ``copy`` through SQLite's backup API (a snapshot
+    even while another process writes), as one self-contained file (no journal beside it)."""
+    src = connect_readonly(database, busy_timeout())
+    dst = sqlite3.connect(copy)
+    try:
+        src.backup(dst)
+        dst.execute("PRAGMA journal_mode=DELETE")
+    finally:
+        src.close()
+        dst.close()
+
+
+STATE_ERROR_NOT_KEPT = "(failed; the error itself is not kept in a saved state file)"
+
+
+def strip_for_state(path: Path, keep_ratings: bool = False) -> None:
+    """Leave in the database copy at ``path`` only what a saved state file holds (papers, the
+    ledger, messages and the sources' state: :mod:`watcher.statefile`): no web password
+    material, no stored errors, and no ratings or saved list unless ``keep_ratings``; then
+    rebuild the file so nothing deleted survives in its free pages."""
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute("PRAGMA secure_delete=ON")
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        steps = [("web_sessions", "UPDATE web_sessions SET salt = NULL, fingerprint = NULL", ()),
+                 ("runs", "UPDATE runs SET detail = NULL", ())]
+        steps += [(t, f"UPDATE {t} SET last_error = ? WHERE last_error IS NOT NULL", (STATE_ERROR_NOT_KEPT,))
+                  for t in ("sources", "channels", "digests")]
+        if not keep_ratings:
+            steps += [(t, f"DELETE FROM {t}", ()) for t in ("ratings", "saved")]
+        for table, sql, args in steps:
+            if table in tables:  # a database of an older schema may lack one
+                conn.execute(sql, args)
+        conn.commit()
+        conn.execute("VACUUM")
+    finally:
+        conn.close()
+
+
+def saved_database_intact(path: Path) -> bool:
+    """Whether the database file at ``path`` passes ``PRAGMA quick_check``; sqlite3.Error when
+    it is no watcher database at all (no ``deliveries`` table)."""
+    conn = sqlite3.connect(path)
+    try:
+        ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        conn.execute("SELECT count(*) FROM deliveries").fetchone()
+    finally:
+        conn.close()
+    return ok
 
 
 def require_database(path: str | Path) -> None:
@@ -884,6 +969,16 @@ class Store:
         """The remembered model TL;DRs of these papers (None: asked, nothing usable came back)."""
         return dict(self.rows_in("SELECT paper, tldr FROM tldr_cache WHERE paper IN ({})", keys))
 
+    def tldrs_recorded(self, keys: list[str]) -> dict[str, str]:
+        """The TL;DR recorded for each of these papers: the summarizer's remembered model
+        TL;DR, else the one the latest message that showed it carried; a paper with neither is
+        left out (its TL;DR is the extractive one, :func:`watcher.tldr.stored_tldrs`). A
+        message's own cards show the TL;DR that message carried (:meth:`issue`)."""
+        out = dict(self.rows_in("SELECT paper, tldr FROM message_papers WHERE tldr IS NOT NULL "
+                                "AND paper IN ({}) ORDER BY message, position", keys))
+        out.update({k: t for k, t in self.tldr_cached(keys).items() if t})
+        return out
+
     def rows_in(self, sql: str, keys) -> list[tuple]:
         """The rows of ``sql`` whose ``IN ({})`` takes ``keys``, asked in chunks of 500 (within
         SQLite's limit on parameters)."""
@@ -984,11 +1079,12 @@ class Store:
         rows = [(m, "new") for m in issue.matches] + [(m, "updated") for m in issue.updated]
         self.db.conn.executemany("""
             INSERT INTO message_papers (message, position, paper, kind, version, score, profile,
-                                        reasons, tldr, shown)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                                        reasons, tldr, shown, paper_sent)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                             [(message, i, m.paper.key, kind, m.paper.version, round(m.score, 4), m.profile,
                               json.dumps(list(m.reasons), ensure_ascii=False), m.tldr,
-                              "title" if kind == "new" and m.paper.key in sent.titles_only else "full")
+                              "title" if kind == "new" and m.paper.key in sent.titles_only else "full",
+                              paper_snapshot(m.paper))
                              for i, (m, kind) in enumerate(rows, 1)])
         return message
 
@@ -1044,7 +1140,12 @@ class Store:
         ``matches`` (Match objects with the recorded score, profile, reasons and TL;DR, in
         the message's order), ``updated``, and ``titles_only`` (keys of papers a size limit
         listed as titles). None when there is no such issue. A paper no longer stored is
-        left out."""
+        left out.
+
+        Each Match's paper is the paper as the message sent it (``paper_sent``, m012), and its
+        ``since`` the paper as stored now when that differs (:func:`changed_since`). A paper
+        recorded before m012 is the one stored now (``as_sent`` False), with ``since`` set
+        when its version is no longer the one sent."""
         rows = list(self.db.query("SELECT * FROM issues WHERE digest = ? AND day = ?", [digest, day]))
         if not rows:
             return None
@@ -1053,12 +1154,24 @@ class Store:
                     for r in self.db.query(f"SELECT * FROM messages WHERE {where} ORDER BY sent_at, id", args)}
         for r in self.db.query(f"""
                 SELECT mp.message, mp.kind, mp.score, mp.profile, mp.reasons, mp.tldr, mp.shown,
-                       mp.version AS sent_version, p.*
+                       mp.version AS sent_version, mp.paper_sent, p.*
                 FROM message_papers mp JOIN papers p ON p.key = mp.paper
                 WHERE mp.message IN ({",".join("?" * len(messages))})
                 ORDER BY mp.message, mp.position""", list(messages)):
-            m = Match(row_to_paper(r), r["score"] or 0.0, json.loads(r["reasons"] or "[]"),
-                      r["profile"] or "", r["tldr"])
+            now = row_to_paper(r)
+            if r["paper_sent"]:
+                paper = row_to_paper(json.loads(r["paper_sent"]))
+                as_sent, since = True, changed_since(paper, now)
+                if paper.key != now.key:  # re-keyed since (an id found later): named as stored now
+                    paper, since = replace(paper, arxiv_id=now.arxiv_id, dois=list(now.dois), doi=now.doi,
+                                           pmid=now.pmid), now
+                    if paper.key != now.key:
+                        paper, as_sent = now, False
+            else:  # recorded before messages kept their papers: only the version is known
+                paper, as_sent = now, False
+                since = now if r["sent_version"] not in (None, now.version) else None
+            m = Match(paper, r["score"] or 0.0, json.loads(r["reasons"] or "[]"),
+                      r["profile"] or "", r["tldr"], as_sent=as_sent, since=since)
             message = messages[r["message"]]
             message["matches" if r["kind"] == "new" else "updated"].append(m)
             if r["shown"] == "title":
@@ -1111,6 +1224,119 @@ class Store:
                 WHERE mp.paper = d.paper AND mp.kind = 'new' AND m2.digest = d.digest
                 AND m2.channel = d.channel ORDER BY m2.sent_at LIMIT 1)
             WHERE d.paper = ? ORDER BY d.delivered_at, d.digest, d.channel""", [key]))
+
+    def change_serials(self) -> dict[str, int]:
+        """The database's change counters (migration m005): table name -> writes so far."""
+        return dict(self.db.execute("SELECT name, serial FROM changes").fetchall())
+
+    def data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version`` of this connection: it changes when any other
+        connection commits."""
+        return self.db.execute("PRAGMA data_version").fetchone()[0]
+
+    def readable(self) -> None:
+        """Read one row of ``papers``: an sqlite3.Error when the database cannot answer."""
+        self.db.execute("SELECT 1 FROM papers LIMIT 1").fetchall()
+
+    def paper_times(self, key: str) -> dict:
+        """When paper ``key`` was first seen and last changed, when a new version came
+        (``revised_at``) and its ``source``."""
+        return next(self.db.query("SELECT first_seen, last_changed, revised_at, source FROM papers "
+                                  "WHERE key = ?", [key]))
+
+    def day_signatures(self, start: date, end: date) -> dict[date, tuple]:
+        """Each filing day from ``start`` to ``end`` that holds papers, with what changes when
+        its papers do (their number, the last row, the last change): one indexed query."""
+        return {date.fromisoformat(d): tuple(sig) for d, *sig in self.db.execute(
+            "SELECT day, count(*), max(rowid), max(last_changed) FROM papers WHERE day >= ? AND day <= ? "
+            "GROUP BY day", [start.isoformat(), end.isoformat()])}
+
+    def day_papers(self, day: date, chunk: int) -> Iterator[list[Paper]]:
+        """The papers filed on ``day``, ``chunk`` at a time (memory stays bounded)."""
+        last = 0
+        while True:
+            rows = list(self.db.query("SELECT rowid, * FROM papers WHERE day = ? AND rowid > ? ORDER BY rowid "
+                                      "LIMIT ?", [day.isoformat(), last, chunk]))
+            if not rows:
+                return
+            last = rows[-1]["rowid"]
+            yield [row_to_paper(r) for r in rows]  # it reads the Paper fields by name: rowid stays out
+
+    # --- ratings and the reading list (SPEC §7; the rules are watcher.ratings') -------------
+
+    def record_rating(self, action: str, profile: str | None, key: str, when: str, source: str) -> bool:
+        """Apply one rating action to paper ``key`` in one transaction (``BEGIN IMMEDIATE``:
+        it waits for another writer instead of failing): ``up``/``down`` set the profile's
+        rating (replacing an earlier one), ``clear`` removes it, ``save``/``unsave`` put the
+        paper on or take it off the reading list. Whether anything changed."""
+        with self.writing():
+            if action in ("up", "down"):
+                old = list(self.db.query("SELECT value FROM ratings WHERE profile = ? AND paper = ?",
+                                         [profile, key]))
+                changed = not old or old[0]["value"] != action
+                if changed:
+                    self.db["ratings"].upsert({"profile": profile, "paper": key, "value": action,
+                                               "rated_at": when, "source": source}, pk=("profile", "paper"))
+                return changed
+            if action == "clear":
+                return self.db.execute("DELETE FROM ratings WHERE profile = ? AND paper = ?",
+                                       [profile, key]).rowcount > 0
+            if action == "save":
+                return self.db.execute("INSERT OR IGNORE INTO saved (paper, saved_at, source) VALUES (?, ?, ?)",
+                                       [key, when, source]).rowcount > 0
+            return self.db.execute("DELETE FROM saved WHERE paper = ?", [key]).rowcount > 0
+
+    def rating_rows(self, profile: str | None = None) -> list[dict]:
+        """Every rating (of ``profile``, or all), oldest first: ``profile``, ``paper`` (the key),
+        ``arxiv_id``, ``title``, ``value``, ``rated_at``, ``source``."""
+        sql = """SELECT r.profile, r.paper, p.arxiv_id, p.title, r.value, r.rated_at, r.source
+                 FROM ratings r LEFT JOIN papers p ON p.key = r.paper"""
+        args = []
+        if profile is not None:
+            sql += " WHERE r.profile = ?"
+            args.append(profile)
+        return [dict(r) for r in self.db.query(sql + " ORDER BY r.rated_at, r.profile, r.paper", args)]
+
+    def delivered_under(self, keys: list[str]) -> list[tuple]:
+        """For the papers ``keys``: ``(paper, digest, channel, profile)`` of each delivery, with
+        each profile the messages of that digest and channel recorded it under (None: none)."""
+        return self.rows_in("""
+            SELECT DISTINCT d.paper, d.digest, d.channel, mp.profile
+            FROM deliveries d LEFT JOIN message_papers mp ON mp.paper = d.paper AND mp.profile <> ''
+                 AND EXISTS (SELECT 1 FROM messages m WHERE m.id = mp.message AND m.digest = d.digest
+                             AND m.channel = d.channel)
+            WHERE d.paper IN ({})""", keys)
+
+    def marks_of(self, keys: list[str]) -> tuple[dict[tuple[str, str], str], set[str]]:
+        """The ratings and reading-list state of the papers ``keys``:
+        ``({(profile, key): "up"|"down"}, {saved keys})``."""
+        rated = {(profile, paper): value for profile, paper, value in
+                 self.rows_in("SELECT profile, paper, value FROM ratings WHERE paper IN ({})", keys)}
+        return rated, {r[0] for r in self.rows_in("SELECT paper FROM saved WHERE paper IN ({})", keys)}
+
+    def saved_papers(self) -> list[tuple[Paper, str]]:
+        """The reading list, oldest first: ``(paper, saved_at)``."""
+        return [(row_to_paper(r), r.pop("saved_at")) for r in self.db.query(
+            """SELECT p.*, s.saved_at AS saved_at FROM saved s JOIN papers p ON p.key = s.paper
+               ORDER BY s.saved_at, s.paper""")]
+
+    def rating_counts(self) -> dict[str, int]:
+        """How many ratings each profile has: ``name -> number``."""
+        return {r["profile"]: r["n"] for r in self.db.query(
+            "SELECT profile, count(*) AS n FROM ratings GROUP BY profile ORDER BY profile")}
+
+    def paper_messages(self, key: str) -> list[dict]:
+        """The delivered messages that showed paper ``key``, oldest first, each with what it
+        recorded of the paper: digest, day, channel, number, sent_at, kind (new or updated),
+        version, profile, score and reasons (a list)."""
+        rows = list(self.db.query("""
+            SELECT m.digest, m.day, m.channel, m.number, m.sent_at, mp.kind, mp.version, mp.profile,
+                   mp.score, mp.reasons
+            FROM message_papers mp JOIN messages m ON m.id = mp.message
+            WHERE mp.paper = ? ORDER BY m.sent_at, m.id""", [key]))
+        for row in rows:
+            row["reasons"] = json.loads(row["reasons"] or "[]")
+        return rows
 
     def delivery_failed(self, digest: str, channel: str, error: str, now: datetime,
                         first_window: date | None = None) -> None:

@@ -24,8 +24,9 @@ _WORD = re.compile(r"[a-z0-9]+")
 # ASCII text splits faster by str.translate + split than by _WORD.findall (same words).
 _SEPARATORS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isdigit()
                              and not ("a" <= chr(c) <= "z")})
-# Words ending in s that are not plurals (or whose plural would collide).
-_NOT_PLURAL = frozenset(
+# Words ending in s that are not plurals (or whose plural would collide); the static site's
+# search (templates/web/static/search.js) reads the same list from its page.
+NOT_PLURAL = _NOT_PLURAL = frozenset(
     "this has was is its his yes thus plus less bias gas lens news series species "
     "analysis basis hypothesis synthesis thesis axis chaos atlas canvas corpus status "
     "campus virus bonus focus consensus versus various previous across always perhaps "

@@ -19,76 +19,26 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .latex import to_text
 from .text import shorten
 
 MAX_CHARS = 200
 
 # --- LaTeX ---------------------------------------------------------------------------------
 
-_TEXT_COMMANDS = re.compile(
-    r"\\(?:textbf|textit|texttt|textsc|textrm|textsf|emph|underline|mathrm|mathbf|mathit|"
-    r"mathsf|mathtt|mathcal|mathbb|mathfrak|boldsymbol|bm|text|operatorname|mbox|hbox|"
-    r"textnormal|uline|textup|textsl)\s*\{([^{}]*)\}")
-_DROP_COMMANDS = re.compile(r"\\(?:cite[tp]?|ref|eqref|label|footnote|url|vspace|hspace|color)\*?\s*\{[^{}]*\}")
-_TEXTCOLOR = re.compile(r"\\textcolor\s*\{[^{}]*\}\s*\{([^{}]*)\}")
-_HREF = re.compile(r"\\href\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
-_SYMBOLS = {
-    r"\times": "×", r"\approx": "≈", r"\sim": "∼", r"\leq": "≤", r"\le": "≤", r"\geq": "≥",
-    r"\ge": "≥", r"\neq": "≠", r"\pm": "±", r"\cdot": "·", r"\infty": "∞", r"\rightarrow": "→",
-    r"\to": "→", r"\leftarrow": "←", r"\alpha": "α", r"\beta": "β", r"\gamma": "γ",
-    r"\delta": "δ", r"\epsilon": "ε", r"\varepsilon": "ε", r"\lambda": "λ", r"\mu": "μ",
-    r"\pi": "π", r"\sigma": "σ", r"\theta": "θ", r"\tau": "τ", r"\phi": "φ", r"\omega": "ω",
-    r"\Delta": "Δ", r"\%": "%", r"\&": "&", r"\$": "$", r"\_": "_", r"\#": "#",
-    r"\ldots": "…", r"\dots": "…", r"\%": "%",
-}
-_SYMBOL_RE = re.compile("|".join(re.escape(k) + (r"(?![A-Za-z])" if k[-1].isalpha() else "")
-                                 for k in sorted(_SYMBOLS, key=len, reverse=True)))
-_COMMAND = re.compile(r"\\[A-Za-z]+\*?")
-_MATH = re.compile(r"\$\$?([^$]*)\$\$?")
-_ACCENT = re.compile(r"""\\(?:['"`^~=.]\{?([A-Za-z])\}?|[uvHc]\{([A-Za-z])\})""")
-_ACCENTS = {"'": "\u0301", '"': "\u0308", "`": "\u0300", "^": "\u0302", "~": "\u0303",
-            "=": "\u0304", ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b", "c": "\u0327"}
-
-
 def clean_latex(text: str) -> str:
-    """``text`` with LaTeX markup turned into plain text, on one line.
+    """``text`` with LaTeX markup turned into plain text, on one line (:func:`watcher.latex.to_text`,
+    on pylatexenc); text without LaTeX only gets TeX's quotes and non-breaking spaces read.
 
     >>> clean_latex(r"We reach $92.5\\%$ on \\textbf{MATH} with $\\sim 3\\times$ fewer tokens~\\cite{x}.")
-    'We reach 92.5% on MATH with ~3× fewer tokens.'
+    'We reach 92.5% on MATH with ∼3× fewer tokens.'
     """
-    import unicodedata
-
     text = " ".join(str(text).split())
     text = text.replace("``", "\u201c").replace("''", "\u201d")  # TeX quotes, LaTeX or not
     if "\\" not in text and "$" not in text:  # no LaTeX: braces and dashes are text; a tilde
         # between words ("Fig.~2", "et al.~[3]") is LaTeX's non-breaking space all the same
         return re.sub(r"(?<=[A-Za-z.,])~(?=[A-Za-z0-9(\[])", " ", text)
-    text = _HREF.sub(r"\2", text)
-    text = _TEXTCOLOR.sub(r"\1", text)
-    text = _DROP_COMMANDS.sub("", text)
-    text = _ACCENT.sub(lambda m: unicodedata.normalize(
-        "NFC", (m.group(1) or m.group(2)) + _ACCENTS[m.group(0)[1]]), text)
-    text = re.sub(r"(?<!\\)~", " ", text)  # a non-breaking space
-    for _ in range(3):  # nested \textbf{\emph{x}}
-        text, n = _TEXT_COMMANDS.subn(r"\1", text)
-        if not n:
-            break
-    text = _SYMBOL_RE.sub(lambda m: _SYMBOLS[m.group(0)], text)
-    text = _MATH.sub(lambda m: _math(m.group(1)), text)
-    text = _COMMAND.sub("", text)
-    text = text.replace("---", "—").replace("--", "–")
-    text = text.replace("{", "").replace("}", "").replace("\\", "")
-    text = re.sub(r"\s+([,.;:!?)])", r"\1", text)
-    text = re.sub(r"\(\s+", "(", text)
-    return " ".join(text.split())
-
-
-def _math(body: str) -> str:
-    """Inline math as text: ``^{2}`` -> ``^2``, ``_{t}`` -> ``_t``, spacing squeezed."""
-    body = re.sub(r"([\^_])\{([^{}]*)\}", r"\1\2", body)
-    body = body.replace("{", "").replace("}", "")
-    body = re.sub(r"\s*([×≈≤≥≠±·→←∼])\s*", r"\1", body)
-    return " ".join(body.split())
+    return to_text(text)
 
 
 # --- sentences -----------------------------------------------------------------------------

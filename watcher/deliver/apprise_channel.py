@@ -6,8 +6,9 @@ or more separated by spaces, commas or new lines. apprise is an optional extra:
 ``pip install apprise`` (the extra ``[apprise]`` of a clone's install); without it ``watcher check`` and the channel say so.
 
 **Markup.** Each service gets the markup it takes (apprise's ``notify_format`` for it, or the
-URL's own ``?format=``): plain text, Markdown or HTML, built here from the digest with every
-paper field escaped for that markup, and mentions (``@everyone``, ``@here``, ``<@…>``,
+URL's own ``?format=``): plain text, Markdown or HTML, drawn from the digest by the templates
+``apprise.txt``, ``apprise.md`` and ``apprise.html`` (a ``templates_dir`` may replace them) with
+every paper field escaped for that markup, and mentions (``@everyone``, ``@here``, ``<@…>``,
 ``<!channel>``) broken so that a title cannot ping anybody. watcher hands apprise the body in
 the service's own format, so apprise converts nothing.
 
@@ -38,112 +39,47 @@ import re
 from contextlib import contextmanager
 from urllib.parse import parse_qsl, urlsplit
 
-from markupsafe import escape
-
 from ..config import split_urls
-from ..errors import DeliveryError
+from ..errors import DeliveryError, RenderError
 from ..formats.text import one_line
 from ..http import ANSWER_BYTES
 from ..models import Digest, Match
-from ..links import RATING_LABELS
-from ..render import authors, dated, md, paper_url, plural, safe_url
-from ..text import shorten
-from ..tldr import tldr_of
+from ..render import call_macro, inert, plural
 from .base import Channel, remember_secret, secret_env
 
 INSTALL_HINT = "apprise is not installed; install it beside watcher with: pip install 'apprise>=1.9'"
 DEFAULT_MAXLEN = 32768
-_MENTION = re.compile(r"@(?=(?:everyone|here|channel)\b)|<(?=[@!#]|https?:|mailto:)", re.I)
 
 
 # --- the bodies (pure) -------------------------------------------------------------------------
 
-def inert(text: str) -> str:
-    """Mentions broken with a zero-width space: ``@everyone``, ``@here``, ``@channel``, and the
-    ``<@U…>``, ``<!channel>``, ``<#C…>`` and ``<https://…|label>`` forms chat services expand."""
-    return _MENTION.sub(lambda m: m.group(0) + "\u200b", text)
+# The blocks come from the templates apprise.html, apprise.md and apprise.txt (the user's
+# ``templates_dir`` first): ``paper``, ``updated`` and ``empty`` macros, with the shared filters.
+TEMPLATES = {"html": "apprise.html", "markdown": "apprise.md", "text": "apprise.txt"}
+UPDATED_LIMIT = 20  # revised papers listed by title; more become a count
 
 
-def _text(value: str, limit: int = 300) -> str:
-    return inert(shorten(one_line(str(value)), limit))
-
-
-def paper_block(m: Match, fmt: str, links=None) -> str:
+def paper_block(m: Match, fmt: str, links=None, user_dir=None) -> str:
     """One paper in ``fmt`` (``text``, ``markdown`` or ``html``): title (linked), authors and
     date, TL;DR, reasons, and the rating links when the digest has them (a chat or push
     reader has no other way to give feedback)."""
-    p = m.paper
-    url = paper_url(m, links)
-    urls = links.paper(m) if links else {}
-    rate = [(label, safe_url(urls[a])) for a, label in RATING_LABELS.items()] if links else []
-    meta = " · ".join(x for x in (authors(p.authors, 5), dated(p)) if x)
-    tldr = tldr_of(m)
-    why = "; ".join(m.reasons)
-    if fmt == "html":
-        title = escape(_text(p.title))
-        lines = [f'<b><a href="{escape(url)}">{title}</a></b>' if url else f"<b>{title}</b>"]
-        if meta:
-            lines.append(str(escape(_text(meta))))
-        lines.append(f"<b>TL;DR:</b> {escape(_text(tldr))}")
-        if why:
-            lines.append(f"<i>Why:</i> {escape(_text(why))}")
-        if rate:
-            lines.append(" · ".join(f'<a href="{escape(u)}">{label}</a>' for label, u in rate))
-        return "<br>".join(lines)
-    if fmt == "markdown":
-        title = inert(md(shorten(p.title, 300)))
-        lines = [f"**[{title}]({url})**" if url else f"**{title}**"]
-        if meta:
-            lines.append(inert(md(shorten(meta, 300))))
-        lines.append(f"**TL;DR:** {inert(md(tldr))}")
-        if why:
-            lines.append(f"*Why:* {inert(md(shorten(why, 300)))}")
-        if rate:
-            lines.append(" · ".join(f"[{label}]({u})" for label, u in rate))
-        return "\n".join(lines)
-    lines = [_text(p.title)]
-    if meta:
-        lines.append(_text(meta))
-    lines.append(f"TL;DR: {_text(tldr)}")
-    if why:
-        lines.append(f"Why: {_text(why)}")
-    if url:
-        lines.append(url)
-    lines += [f"{label}: {u}" for label, u in rate]
-    return "\n".join(lines)
+    return call_macro(TEMPLATES[fmt], "paper", user_dir, m, links)
 
 
-def updated_block(digest: Digest, fmt: str, limit: int = 20) -> str | None:
+def updated_block(digest: Digest, fmt: str, limit: int = UPDATED_LIMIT, user_dir=None) -> str | None:
     """The revised papers delivered before, as one block of titles (at most ``limit``)."""
     if not digest.updated:
         return None
-    items = []
-    for m in digest.updated[:limit]:
-        p, url = m.paper, safe_url(m.paper.abs_url)
-        version = f" (v{p.version})" if p.version else ""
-        if fmt == "html":
-            t = escape(_text(p.title, 200))
-            items.append(f'• <a href="{escape(url)}">{t}</a>{version}' if url else f"• {t}{version}")
-        elif fmt == "markdown":
-            t = inert(md(shorten(p.title, 200)))
-            items.append(f"- [{t}]({url}){version}" if url else f"- {t}{version}")
-        else:
-            items.append(f"- {_text(p.title, 200)}{version}" + (f" {url}" if url else ""))
-    if len(digest.updated) > limit:
-        items.append(f"… and {plural(len(digest.updated) - limit, 'more paper')}")
-    head = {"html": "<b>Updated</b>", "markdown": "**Updated**"}.get(fmt, "Updated")
-    return ("<br>" if fmt == "html" else "\n").join([head, *items])
+    return call_macro(TEMPLATES[fmt], "updated", user_dir, digest, limit)
 
 
-def blocks(digest: Digest, fmt: str) -> list[str]:
+def blocks(digest: Digest, fmt: str, user_dir=None) -> list[str]:
     """The digest as blocks that are never split across messages."""
     if not digest.matches:
-        reason = f": {digest.empty_reason}" if digest.empty_reason else ""
-        text = f"No new papers today{reason}."
-        out = [str(escape(inert(text))) if fmt == "html" else inert(md(text)) if fmt == "markdown" else inert(text)]
+        out = [call_macro(TEMPLATES[fmt], "empty", user_dir, digest)]
     else:
-        out = [paper_block(m, fmt, digest.links) for m in digest.matches]
-    extra = updated_block(digest, fmt)
+        out = [paper_block(m, fmt, digest.links, user_dir) for m in digest.matches]
+    extra = updated_block(digest, fmt, user_dir=user_dir)
     return out + ([extra] if extra else [])
 
 
@@ -172,13 +108,14 @@ def pack(parts: list[str], limit: int, separator: str) -> list[str]:
 SEPARATORS = {"html": "<br><br>", "markdown": "\n\n", "text": "\n\n"}
 
 
-def messages(digest: Digest, fmt: str, body_maxlen: int, title_maxlen: int) -> list[tuple[str, str]]:
+def messages(digest: Digest, fmt: str, body_maxlen: int, title_maxlen: int,
+             user_dir=None) -> list[tuple[str, str]]:
     """(title, body) of every message for a service of these limits, in order."""
     head = title(digest)
     limit = body_maxlen if body_maxlen > 0 else DEFAULT_MAXLEN
     if title_maxlen <= 0:  # the service puts the title into the body
         limit -= len(head) + len(" (part 99 of 99)") + 4
-    bodies = pack(blocks(digest, fmt), max(limit, 1), SEPARATORS[fmt])
+    bodies = pack(blocks(digest, fmt, user_dir), max(limit, 1), SEPARATORS[fmt])
     n = len(bodies)
     return [(head if n == 1 else f"{head} (part {i} of {n})", body) for i, body in enumerate(bodies, 1)]
 
@@ -344,7 +281,10 @@ class AppriseChannel(Channel):
                    else plugin.notify_format)
             fmt = getattr(fmt, "value", str(fmt))
             fmt = fmt if fmt in SEPARATORS else "text"
-            parts = messages(digest, fmt, plugin.body_maxlen, plugin.title_maxlen)
+            try:
+                parts = messages(digest, fmt, plugin.body_maxlen, plugin.title_maxlen, self.ctx.templates_dir)
+            except RenderError as e:  # a user's template: this URL fails, saying which
+                return str(e)
             for k, (head, body) in enumerate(parts, 1):
                 try:
                     ok = plugin.notify(body=body, title=head, body_format=fmt,

@@ -8,9 +8,9 @@ temporary file and a rename), so a reader never sees half a feed.
 An entry's ``<id>`` is the paper's arXiv abstract URL (or ``urn:watcher:paper:…`` for a paper
 without an arXiv id): the same for a paper however often the feed is rewritten, so a reader
 never shows one twice. The entry carries the title, authors, categories, ``<published>``, links
-to the abstract and PDF, the TL;DR as ``<summary>``, and as ``<content type="html">`` the TL;DR,
-the reasons it matched, the shortened abstract and the digest's rating links — every piece of
-paper text escaped, so a hostile title stays text in any reader. The feed links itself
+to the abstract and PDF, the TL;DR as ``<summary>``, and as ``<content type="html">`` (the template ``feed_entry.html``,
+which a ``templates_dir`` may replace) the TL;DR, the reasons it matched, the shortened abstract
+and the digest's rating links — every piece of paper text escaped, so a hostile title stays text in any reader. The feed links itself
 (``rel="self"``) and, with ``[web] base_url``, the digest's page in the web inbox.
 
 A file that cannot be written, or an existing file that is not an Atom feed, fails this channel
@@ -24,27 +24,22 @@ answer in one call.
 from __future__ import annotations
 
 import hashlib
-import re
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 from pathlib import Path
 
-from markupsafe import escape
-
-from ..errors import DeliveryError, InputError
-from ..formats.text import one_line
+from ..errors import DeliveryError, InputError, RenderError
 from ..formats.xmlsafe import check_prolog
-from ..links import RATING_LABELS, digest_page, feed_url
+from ..latex import title_text
+from ..links import digest_page, feed_url
 from ..models import Digest, Match, Paper
-from ..render import abstract_excerpt, safe_url
+from ..render import call_macro, safe_url, xml_text
 from ..tldr import tldr_of
 from .base import Channel
 from .file import atomic_write
 
 ATOM = "http://www.w3.org/2005/Atom"
 MAX_AUTHORS = 20  # names per entry; more become "et al."
-_NOT_XML = re.compile("[\ud800-\udfff\ufffe\uffff]")  # not allowed in XML 1.0 (controls are
-# already gone: Paper cleans them)
 
 ET.register_namespace("", ATOM)
 
@@ -53,8 +48,7 @@ def _q(tag: str) -> str:
     return f"{{{ATOM}}}{tag}"
 
 
-def _text(value: object) -> str:
-    return _NOT_XML.sub("", one_line(str(value)))
+_text = xml_text
 
 
 def _stamp(dt: datetime) -> str:
@@ -68,39 +62,20 @@ def entry_id(paper: Paper) -> str:
     return "urn:watcher:paper:" + hashlib.sha256(paper.key.encode("utf-8")).hexdigest()[:32]
 
 
-def entry_html(m: Match, links=None) -> str:
-    """The entry's HTML content: TL;DR, reasons, shortened abstract, the venue (a journal or a
-    preprint server other than arXiv) and links (abstract, PDF, DOI; the digest's rating links
-    and the paper's page in the web inbox when it has them), all escaped."""
-    p = m.paper
-    parts = [f"<p><b>TL;DR:</b> {escape(_text(tldr_of(m)))}</p>"]
-    if m.reasons:
-        parts.append(f"<p><b>Why:</b> {escape(_text('; '.join(m.reasons)))}</p>")
-    if p.abstract:
-        parts.append(f"<p>{escape(_text(abstract_excerpt(m)))}</p>")
-    doi = safe_url(p.doi_url) if p.doi_url != p.abs_url else ""
-    anchors = [f'<a href="{escape(url)}">{escape(label)}</a>'
-               for url, label in ((safe_url(p.abs_url), "Abstract"), (safe_url(p.pdf_url), "PDF"),
-                                  (doi, f"doi:{p.doi}")) if url]
-    if p.appeared_in and p.appeared_in != ["arXiv"]:
-        anchors.insert(0, escape(_text(" → ".join(p.appeared_in))))
-    if anchors:
-        parts.append("<p>" + " · ".join(anchors) + "</p>")
-    if links is not None:
-        urls = links.paper(m)
-        rate = [f'<a href="{escape(safe_url(urls[a]))}">{label}</a>' for a, label in RATING_LABELS.items()]
-        rate.append(f'<a href="{escape(safe_url(urls["web"]))}">In the inbox</a>')
-        parts.append("<p>" + " · ".join(rate) + "</p>")
-    return "".join(parts)
+def entry_html(m: Match, links=None, user_dir=None) -> str:
+    """The entry's HTML content (the template ``feed_entry.html``, the user's ``templates_dir``
+    first): TL;DR, reasons, shortened abstract, the venue and links (abstract, PDF, DOI; the
+    digest's rating links and the paper's page in the web inbox when it has them), all escaped."""
+    return call_macro("feed_entry.html", "content", user_dir, m, links)
 
 
-def build_entry(m: Match, delivered: datetime, links=None) -> ET.Element:
+def build_entry(m: Match, delivered: datetime, links=None, user_dir=None) -> ET.Element:
     """One ``<entry>`` for a matched paper delivered at ``delivered``; ``<published>`` is the
     first version's submission, else the day a listing announced it, else the delivery."""
     p = m.paper
     entry = ET.Element(_q("entry"))
     ET.SubElement(entry, _q("id")).text = entry_id(p)
-    ET.SubElement(entry, _q("title"), type="text").text = _text(p.title) or "(untitled)"
+    ET.SubElement(entry, _q("title"), type="text").text = _text(title_text(p.title)) or "(untitled)"
     ET.SubElement(entry, _q("updated")).text = _stamp(delivered)
     ET.SubElement(entry, _q("published")).text = _stamp(p.entry_date or delivered)
     names = [_text(a) for a in p.authors if _text(a)]
@@ -119,7 +94,7 @@ def build_entry(m: Match, delivered: datetime, links=None) -> ET.Element:
         if _text(category):
             ET.SubElement(entry, _q("category"), term=_text(category))
     ET.SubElement(entry, _q("summary"), type="text").text = _text(tldr_of(m))
-    ET.SubElement(entry, _q("content"), type="html").text = entry_html(m, links)
+    ET.SubElement(entry, _q("content"), type="html").text = entry_html(m, links, user_dir)
     return entry
 
 
@@ -139,7 +114,8 @@ def existing_entries(data: bytes | None, origin: str) -> list[ET.Element]:
 
 
 def merge_feed(digest: Digest, old: list[ET.Element], delivered: datetime,
-               max_entries: int, self_url: str | None = None, web_url: str | None = None) -> str:
+               max_entries: int, self_url: str | None = None, web_url: str | None = None,
+               user_dir=None) -> str:
     """The feed document: ``digest``'s papers first, then ``old`` entries with other ids, the
     first ``max_entries`` kept. ``self_url`` is where the feed is read (``rel="self"``);
     ``web_url`` the web inbox, whose page of the digest is the feed's ``rel="alternate"``."""
@@ -155,7 +131,7 @@ def merge_feed(digest: Digest, old: list[ET.Element], delivered: datetime,
     ET.SubElement(feed, _q("updated")).text = _stamp(delivered)
     ET.SubElement(ET.SubElement(feed, _q("author")), _q("name")).text = "watcher"
     ET.SubElement(feed, _q("generator")).text = "watcher"
-    new = [build_entry(m, delivered, digest.links) for m in digest.matches]
+    new = [build_entry(m, delivered, digest.links, user_dir) for m in digest.matches]
     seen = set()
     kept = []
     for entry in [*new, *old]:
@@ -224,8 +200,12 @@ class FeedChannel(Channel):
             raise DeliveryError(f"channel {name}: {e}; move the file away and the next run "
                                 "starts a new feed") from None
         web = self.ctx.web_url
-        body = merge_feed(digest, old, now or self.ctx.now or datetime.now(timezone.utc), self.cfg.max_entries,
-                          feed_url(web, digest.name) if web else path.resolve().as_uri(), web)
+        try:
+            body = merge_feed(digest, old, now or self.ctx.now or datetime.now(timezone.utc), self.cfg.max_entries,
+                              feed_url(web, digest.name) if web else path.resolve().as_uri(), web,
+                              self.ctx.templates_dir)
+        except RenderError as e:
+            raise DeliveryError(f"channel {name}: {e}") from None
         try:
             atomic_write(path, body)
         except OSError as e:

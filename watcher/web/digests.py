@@ -63,6 +63,16 @@ def papers_of(issues) -> list:
     return [m.paper for m in _shown(issues)]
 
 
+def sent_ref(request: Request, m, tldrs: dict[str, str]) -> dict:
+    """A paper of a delivered message in a JSON twin (SPEC §11): :func:`match_ref` of the paper
+    as sent, with ``as_sent`` (False: recorded before messages kept their papers, so shown as
+    stored now) and ``updated_since`` (``version`` and ``title`` as stored now when the paper
+    changed after the message, else None)."""
+    since = None if m.since is None else {"version": m.since.version, "title": m.since.title}
+    carried = {m.paper.key: " ".join(m.tldr.split())} if m.tldr else tldrs  # this message's own
+    return dict(match_ref(request, m, carried), as_sent=m.as_sent, updated_since=since)
+
+
 def message_json(request: Request, issue: dict, message: dict, tldrs: dict[str, str] | None = None) -> dict:
     """A message in a JSON twin: where it went, its page, and (with ``tldrs``) its papers in
     order as recorded, each with ``shown`` (``full``, or ``title`` when a size limit listed it
@@ -74,9 +84,9 @@ def message_json(request: Request, issue: dict, message: dict, tldrs: dict[str, 
         return dict(out, papers=message["papers"])
     titles = set(message["titles_only"])
     return dict(out, empty_reason=message["empty_reason"],
-                papers=[dict(match_ref(request, m, tldrs), shown="title" if m.paper.key in titles else "full")
+                papers=[dict(sent_ref(request, m, tldrs), shown="title" if m.paper.key in titles else "full")
                         for m in message["matches"]],
-                updated=[match_ref(request, m, tldrs) for m in message["updated"]])
+                updated=[sent_ref(request, m, tldrs) for m in message["updated"]])
 
 
 def issue_json(request: Request, issue: dict, tldrs: dict[str, str] | None = None) -> dict:
@@ -99,7 +109,7 @@ def archive(request: Request):
         return json_page({"digest": name, "page": number, "more": len(rows) > PER_PAGE,
                           "error": f"page {number} is past the last page" if past_end else None,
                           "issues": [issue_json(request, i) for i in rows[:PER_PAGE]]}, status)
-    return page(request, "digests.html", status_code=status, issues=rows[:PER_PAGE], more=len(rows) > PER_PAGE,
+    return page(request, "digests.html", status_code=status, twin=True, issues=rows[:PER_PAGE], more=len(rows) > PER_PAGE,
                 number=number, digest=name, past_end=past_end,
                 feed=feed_link(request, name) if name else None)
 
@@ -138,7 +148,7 @@ def _issue(request: Request, channel: str | None = None, number: int | None = No
     if wants_json(request):
         return json_page(issue_json(request, found, shown))
     i = days.index(day)
-    return page(request, "issue.html", issue=found, sections=sections(found), others=others,
+    return page(request, "issue.html", twin=True, issue=found, sections=sections(found), others=others,
                 channel=channel,
                 newer=days[i - 1] if i > 0 else None, older=days[i + 1] if i + 1 < len(days) else None,
                 tldrs=shown, feed=feed_link(request, name), marks=marked, view=view_mode(request),

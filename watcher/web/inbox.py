@@ -45,7 +45,7 @@ def inbox(request: Request):
                  "url": url(request, f"/profiles/{quote(c.name, safe='')}")} for c in per])
                 for i, per in zip(issues, counts)],
             "never": never}))
-    return memo.keep(key, page(request, "inbox.html", issues=issues, never=never, tldrs=shown,
+    return memo.keep(key, page(request, "inbox.html", twin=True, issues=issues, never=never, tldrs=shown,
                                 sections=[sections(i) for i in issues], counts=counts,
                                 feeds=feeds, marks=marked, view=view_mode(request),
                                 paper_page=1))  # the first page of each; the rest on the issue's page

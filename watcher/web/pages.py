@@ -21,7 +21,7 @@ import sqlite_utils
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from ..errors import StoreError
 from ..learn import names_a_rating
@@ -53,7 +53,6 @@ def environment() -> jinja2.Environment:
     env.filters["reasons_shown"] = reasons_shown
     env.filters["urlpart"] = lambda s: quote(str(s), safe="/:")
     env.filters["safe_url"] = safe_url
-    env.filters["paper_tldr"] = lambda p: stored_tldrs([p], {})[p.key]
     env.filters["after_tldr"] = lambda abstract, tldr: stored_excerpt(abstract, tldr, ABSTRACT_CHARS)
     env.filters["local"] = local_time
     env.filters["when"] = human_time
@@ -126,12 +125,15 @@ def url(request: Request, path: str, **params) -> str:
 def page(request: Request, template: str, status_code: int = 200, **context) -> HTMLResponse:
     """Render ``template`` with ``context``; every page gets ``request``, ``url``,
     ``csrf_token``, ``logged_in``, ``login_required`` and ``tldrs`` (paper key -> TL;DR, from
-    :func:`tldrs`; a paper not in it gets its extractive TL;DR)."""
+    :func:`tldrs`, which every page passes for the papers it shows; a card of a delivered
+    message shows the TL;DR the message carried). ``twin=True``: the page has a
+    JSON twin (:func:`twin_url`), advertised in a ``Link`` header and in the page (``twin``)."""
     from .auth import csrf_token, logged_in
 
     context.setdefault("tldrs", {})
     st = state(request)
     prefix, token = st.prefix, csrf_token(request)
+    twin = twin_url(request) if context.pop("twin", False) and not st.static else None
 
     def link(path, **kw):
         return url(request, path, **kw) if kw else prefix + path
@@ -140,8 +142,18 @@ def page(request: Request, template: str, status_code: int = 200, **context) -> 
         request=request, url=link, csrf_token=token, rate_form=rate_form(request, prefix, token),
         login_required=st.password is not None, static_site=st.static,
         logged_in=logged_in(request), profiles=list(st.config.profiles),
-        tz=st.config.settings.timezone, **context)
-    return HTMLResponse(body, status_code=status_code)
+        tz=st.config.settings.timezone, twin=twin, **context)
+    headers = {"Link": f'<{twin}>; rel="alternate"; type="application/json"'} if twin else None
+    return HTMLResponse(body, status_code=status_code, headers=headers)
+
+
+def twin_url(request: Request) -> str:
+    """The address of this page's JSON twin (its path with ``.json``, the same query), which
+    the page advertises (``page(..., twin=True)``: a ``Link`` header and a link in the page)."""
+    path = quote(request.url.path, safe="/:@")
+    path += "index.json" if path.endswith("/") else ".json"  # the inbox, /, has /index.json
+    query = request.url.query
+    return state(request).prefix + path + (f"?{query}" if query else "")
 
 
 def wants_json(request: Request) -> bool:
@@ -171,9 +183,10 @@ def paper_ref(request: Request, p, tldr: str | None = None) -> dict:
 
 
 def match_ref(request: Request, m, tldrs: dict[str, str]) -> dict:
-    """A paper as a match in a JSON twin: :func:`paper_ref` with profile, score and reasons."""
-    return dict(paper_ref(request, m.paper, tldrs.get(m.paper.key)), profile=m.profile,
-                score=round(m.score, 4), reasons=list(m.reasons))
+    """A paper as a match in a JSON twin: :func:`paper_ref` with version, profile, score and
+    reasons."""
+    return dict(paper_ref(request, m.paper, tldrs.get(m.paper.key)), version=m.paper.version,
+                profile=m.profile, score=round(m.score, 4), reasons=list(m.reasons))
 
 
 def rate_form(request: Request, prefix: str, token: str) -> dict[str, Markup]:
@@ -187,10 +200,11 @@ def rate_form(request: Request, prefix: str, token: str) -> dict[str, Markup]:
 
 
 def tldrs(store: Store, papers) -> dict[str, str]:
-    """The TL;DRs of ``papers`` as the digests showed them: the summarizer's cached model
-    TL;DR, else the extractive one (one query for the page's papers)."""
+    """The TL;DRs of ``papers``, read from the record (:meth:`Store.tldrs_recorded`: the
+    summarizer's model TL;DR, else the one the latest message carried), else the extractive
+    one a digest would show."""
     papers = list(papers)
-    return stored_tldrs(papers, store.tldr_cached([p.key for p in papers]))
+    return stored_tldrs(papers, store.tldrs_recorded([p.key for p in papers]))
 
 
 def not_found(what: str) -> HTTPException:
@@ -255,7 +269,7 @@ def database_state(store: Store) -> tuple[int, int]:
     one each time it is opened again) and SQLite's ``PRAGMA data_version``, which changes
     when any other connection (the daemon, a rating) commits. A key for pages kept between
     requests (:class:`PageMemo`)."""
-    return _local.serial, store.db.execute("PRAGMA data_version").fetchone()[0]
+    return _local.serial, store.data_version()
 
 
 class PageMemo:
@@ -266,13 +280,19 @@ class PageMemo:
     def __init__(self, kept):
         self.kept = kept
 
-    def get(self, key: tuple) -> HTMLResponse | None:
-        body = self.kept.get(key)
-        return None if body is None else HTMLResponse(body)
+    def get(self, key: tuple) -> Response | None:
+        kept = self.kept.get(key)
+        if kept is None:
+            return None
+        body, media_type, headers = kept
+        return Response(body, media_type=media_type, headers=headers)
 
-    def keep(self, key: tuple, response: HTMLResponse) -> HTMLResponse:
+    def keep(self, key: tuple, response: Response) -> Response:
+        """``response`` (a page or its JSON twin), kept as it was answered: its body, its type and
+        its own headers (the twin's ``Link``), never a JSON twin answered as HTML."""
         if response.status_code == 200:
-            self.kept.put(key, response.body)
+            own = {k: v for k, v in response.headers.items() if k not in ("content-length", "content-type")}
+            self.kept.put(key, (response.body, response.media_type, own))
         return response
 
 

@@ -48,8 +48,7 @@ def paper(request: Request):  # similar papers rank many candidates: a worker th
             found = store.find(key)
             if found is None:
                 raise not_found(f"no paper {key!r} is stored")
-        row = next(store.db.query("SELECT first_seen, last_changed, revised_at, source FROM papers "
-                                  "WHERE key = ?", [found.key]))
+        row = store.paper_times(found.key)
         deliveries = store.paper_deliveries(found.key)
         explained = []
         for name in st.config.profiles:
@@ -67,7 +66,7 @@ def paper(request: Request):  # similar papers rank many candidates: a worker th
                                           for d in deliveries],
                               profiles=explained, similar=[dict(paper_ref(request, p), similarity=round(v, 4))
                                                            for p, v in similar]))
-    return page(request, "paper.html", paper=found, row=row, deliveries=deliveries,
+    return page(request, "paper.html", twin=True, paper=found, row=row, deliveries=deliveries,
                 explained=explained, similar=similar, max_authors=MAX_AUTHORS, tldrs=shown,
                 marks=marked, versions=versions(found))
 

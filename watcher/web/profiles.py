@@ -24,7 +24,6 @@ from ..compile import RATED_DAYS, compile_profile, what_ratings_changed
 from ..learn import disliked_reason, liked_reason
 from ..match import rank_key
 from ..ratings import ratings as profile_ratings
-from ..store import row_to_paper
 from .chart import bar_chart
 from .pages import (json_page, match_ref, not_found, page, paper_ref, reading, state, threaded, tldrs,
                     unsuffixed, wants_json)
@@ -49,22 +48,13 @@ CHUNK = 2000  # papers read and scored at once: memory stays bounded whatever a 
 
 def _days(store, start: date, end: date) -> dict[date, tuple]:
     """Each filing day from ``start`` to ``end`` that holds papers, with what changes when its
-    papers do (their number, the last row, the last change): one indexed query."""
-    return {date.fromisoformat(d): tuple(sig) for d, *sig in store.db.execute(
-        "SELECT day, count(*), max(rowid), max(last_changed) FROM papers WHERE day >= ? AND day <= ? "
-        "GROUP BY day", [start.isoformat(), end.isoformat()])}
+    papers do (:meth:`~watcher.store.Store.day_signatures`)."""
+    return store.day_signatures(start, end)
 
 
 def _chunks(store, day: date):
     """The papers filed on ``day``, CHUNK at a time."""
-    last = 0
-    while True:
-        rows = list(store.db.query("SELECT rowid, * FROM papers WHERE day = ? AND rowid > ? ORDER BY rowid "
-                                   f"LIMIT {CHUNK}", [day.isoformat(), last]))
-        if not rows:
-            return
-        last = rows[-1]["rowid"]
-        yield [row_to_paper(r) for r in rows]  # it reads the Paper fields by name: rowid stays out
+    return store.day_papers(day, CHUNK)
 
 
 def _window_chunks(store, start: date, end: date):
@@ -229,7 +219,7 @@ def profile(request: Request):
                 "toml": preview["toml"], "papers": [match_ref(request, m, shown) for m in preview["matches"]]},
         }, 400 if error else 200)
     ratings_chart, rated_first, rated_last = _ratings_chart(rated)
-    return page(request, "profile.html", status_code=400 if error else 200, profile=prof,
+    return page(request, "profile.html", twin=True, status_code=400 if error else 200, profile=prof,
                 chart=chart, start=start, end=end, total=len(now_keys), delivered_total=len(sent_keys),
                 not_now=len(sent_keys - now_keys), not_sent=len(now_keys - sent_keys), draft=draft, days=days, error=error,
                 caret=caret, preview=preview, digests=digests, preview_days=PREVIEW_DAYS, tldrs=shown,

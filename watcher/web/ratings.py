@@ -210,7 +210,7 @@ def saved_page(request: Request):
     if wants_json(request):  # /saved.json: the reading list, oldest first
         return json_page({"papers": [dict(paper_ref(request, p, summaries.get(p.key)), saved_at=at)
                                      for p, at in items]})
-    return page(request, "saved.html", items=items, marks=shown, tldrs=summaries)
+    return page(request, "saved.html", twin=True, items=items, marks=shown, tldrs=summaries)
 
 
 @threaded

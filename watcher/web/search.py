@@ -13,6 +13,7 @@ from starlette.routing import Route
 from ..categories import category_problem, query_category_problems
 from ..errors import QuerySyntaxError
 from ..query import OPERATORS
+from ..text import NOT_PLURAL
 from ..search import ORDERS, Filters, parse_search, run_search
 from .pages import check_deadline, json_page, page, page_number, paper_ref, reading, state, threaded, tldrs, wants_json
 from .ratings import marks
@@ -80,9 +81,9 @@ def _search(request: Request):
                           "count": results.total if results else None,
                           "count_at_least": results.at_least if results else 0},
                          status)
-    return page(request, "search.html", status_code=status, form=form, results=results,
+    return page(request, "search.html", twin=True, status_code=status, form=form, results=results,
                 error=error, caret=caret, problems=problems, number=number, order=order, tldrs=shown,
-                operators=OPERATORS,
+                operators=OPERATORS, not_plural=sorted(NOT_PLURAL),
                 **({"marks": marked} if marked else {}))
 
 

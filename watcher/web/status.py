@@ -26,7 +26,7 @@ def status(request: Request):
     if wants_json(request):  # /status.json: what `watcher status` says, line by line
         return json_page({"database": str(database), "config": str(config_path) if config_path else None,
                           "lines": text.splitlines()})
-    return page(request, "status.html", text=text, database=database, config_path=config_path)
+    return page(request, "status.html", twin=True, text=text, database=database, config_path=config_path)
 
 
 # /healthz has worker threads of its own: with every page thread busy (eight slow searches, an
@@ -36,7 +36,7 @@ HEALTH_THREADS = anyio.CapacityLimiter(2)
 
 def _healthy(request: Request) -> PlainTextResponse:
     with reading(request) as store:
-        store.db.execute("SELECT 1 FROM papers LIMIT 1").fetchall()
+        store.readable()
     return PlainTextResponse("ok")
 
 

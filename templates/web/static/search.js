@@ -21,10 +21,30 @@
     });
   }
 
-  // Plain words: each must appear, in any case, in the title, authors, abstract or TL;DR.
-  function holds(p, word) {
-    return (p.title + " " + p.authors.join(" ") + " " + p.abstract + " " + p.tldr)
-      .toLowerCase().indexOf(word) >= 0;
+  // Plain words, read as the server reads them (watcher.text.words): case, accents and
+  // apostrophes folded, split at every other character, simple plurals made singular (the
+  // words that only look plural come from the page, watcher.text.NOT_PLURAL). A paper holds a
+  // word where the matcher's own words of its title, abstract or authors (p.words, shipped in
+  // the index) hold it whole: "RL" is not a part of "world". A word that folds into several
+  // ("fine-tuning") is a phrase, as on the server.
+  var notPlural = {};
+  (results.getAttribute("data-not-plural") || "").split(" ").forEach(function (w) { notPlural[w] = true; });
+
+  function stem(w) {
+    if (w.length <= 3 || w.charAt(w.length - 1) !== "s" || notPlural[w]) return w;
+    if (/ies$/.test(w) && w.length > 4) return w.slice(0, -3) + "y";
+    if (/(ss|us|is)$/.test(w)) return w;
+    return w.slice(0, -1);
+  }
+
+  function words(text) {
+    var folded = text.normalize("NFKD").replace(/\p{M}/gu, "").replace(/[\u2019']/g, "").toLowerCase();
+    return (folded.match(/[a-z0-9]+/g) || []).map(stem);
+  }
+
+  function holds(p, phrase) {
+    var wanted = " " + phrase.join(" ") + " ";
+    return p.words.some(function (field) { return (" " + field + " ").indexOf(wanted) >= 0; });
   }
 
   function el(tag, cls, text) {
@@ -45,13 +65,13 @@
   results.textContent = "";
   if (usesSyntax(q)) {
     var note = el("p", "meta", "This static copy searches plain words only (every word must appear in a " +
-      "paper's title, authors, abstract or TL;DR). The query language (OR, AND, NOT, \"phrases\", " +
+      "paper's title, abstract or authors). The query language (OR, AND, NOT, \"phrases\", " +
       "parentheses, -word, ti: au: cat: and the other fields, word*) needs the server: run watcher serve.");
     note.setAttribute("role", "status");
     results.appendChild(note);
     return;
   }
-  var wanted = q.toLowerCase().split(/\s+/).filter(Boolean);
+  var wanted = q.split(/\s+/).map(words).filter(function (phrase) { return phrase.length; });
   var found = index.filter(function (p) {
     if (from && p.day < from) return false;
     if (to && p.day > to) return false;

@@ -1,0 +1,56 @@
+"""The store owns the SQL: no module of watcher/ outside store.py runs a statement of its own.
+A few modules still do (listed in REMAINING, each with what is left); the list only shrinks:
+the test fails when another module starts running SQL, and when a listed one stops (so that
+the list stays true)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from conftest import REPO
+
+STORE = {"watcher/store.py"}
+REMAINING = {  # to move into the store, module by module
+    "watcher/search.py": "the FTS5 candidate queries",
+    "watcher/web/sessions.py": "the web session secret's row",
+}
+CALLS = {"execute", "executemany", "executescript", "query", "rows_where", "backup"}
+STATEMENT = re.compile(r"^\s*(?:SELECT\s|INSERT\s+(?:OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|"
+                       r"PRAGMA\s|(?:CREATE|DROP)\s+(?:TABLE|INDEX|TRIGGER|VIEW|VIRTUAL)\s|ALTER\s+TABLE\s|"
+                       r"WITH\s+\w+\s+AS\s|BEGIN\s+IMMEDIATE)")
+
+
+def sql_in(path: Path) -> list[str]:
+    """Where ``path`` runs SQL: calls of a database method (``execute``, ``query`` ...), a
+    table reached as ``db[...]``, and string literals that are SQL statements."""
+    tree = ast.parse(path.read_text())
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in CALLS:
+            found.append(f"line {node.lineno}: .{node.func.attr}(")
+        elif (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+              and node.value.attr == "db"):
+            found.append(f"line {node.lineno}: .db[...]")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and STATEMENT.match(node.value):
+            found.append(f"line {node.lineno}: {node.value.split()[0]} ...")
+    return found
+
+
+def test_no_module_outside_the_store_runs_sql():
+    running = {}
+    for path in sorted((REPO / "watcher").rglob("*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        if rel not in STORE and (found := sql_in(path)):
+            running[rel] = found
+    new = {k: v for k, v in running.items() if k not in REMAINING}
+    assert new == {}, f"SQL belongs in watcher/store.py (a Store method): {new}"
+    assert set(REMAINING) <= set(running), f"no SQL left in {set(REMAINING) - set(running)}: strike it from REMAINING"
+
+
+def test_the_check_finds_sql(tmp_path):
+    """Not blind: a module that reads a table itself is found."""
+    module = tmp_path / "m.py"
+    module.write_text("def n(store):\n    return store.db.execute('SELECT count(*) FROM papers').fetchone()\n")
+    assert len(sql_in(module)) == 2
