@@ -1,4 +1,5 @@
-"""Test helpers: recorded inputs from ``tests/data`` and a fast HTTP client."""
+"""Test helpers: recorded inputs from ``tests/data``, a fast HTTP client, the command line in
+process (``run_cli``), folders built once per test process, and the stand-in servers' base."""
 
 from __future__ import annotations
 
