@@ -1,4 +1,5 @@
-"""Test helpers: recorded inputs from ``tests/data`` and a fast HTTP client."""
+"""Test helpers: recorded inputs from ``tests/data``, a fast HTTP client, the command line in
+process (``run_cli``), folders built once per test process, and the stand-in servers' base."""
 
 from __future__ import annotations
 
@@ -83,6 +84,21 @@ secret_env = "WATCHER_TEST_SECRET"
 
 # --- the command line, in process ----------------------------------------------------------
 
+def _as_a_new_process() -> None:
+    """Forget what watcher keeps for the life of its process, as a new ``python -m watcher``
+    starts without it: the shared HTTP client (it read the ``$WATCHER_HTTP_*`` knobs when it was
+    made, and keeps each host's rate limit), the secrets remembered for masking (a secret
+    another test made known must not hide a leak here), and the summarizer's paused endpoints.
+    Memoised pure functions (templates, stems, TL;DRs) are left: they give the same answers."""
+    from watcher import http, masking, summarize
+
+    with http._shared_lock:
+        http._shared.clear()
+    masking._SECRETS.clear()
+    masking._FORMS = (0, [])
+    summarize._PAUSED.clear()
+
+
 # Loggers whose level a command sets (watcher.logs.configure, serve): put back after each call,
 # so one in-process command cannot change what the next test logs.
 _LOGGERS = ("", "watcher", "watcher.progress", "apscheduler", "httpx", "httpcore")
@@ -109,6 +125,7 @@ def run_cli(*args: str, cwd=None, env: dict | None = None, input: bytes | str | 
 
     from watcher.cli import cli
 
+    _as_a_new_process()
     try:
         runner = CliRunner(mix_stderr=False)  # click < 8.2
     except TypeError:
