@@ -32,7 +32,6 @@ every cycle pushes what is left.
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from dataclasses import dataclass
@@ -71,18 +70,13 @@ def sync(config, store, now, *, http=None) -> dict[str, str | None]:
         except WatcherError as e:
             out[key] = str(e)
             log.warning("zotero %s: %s; the profile keeps the examples of the last sync", lib.where, e)
-            with store.writing():
-                store.db.execute(
-                    "INSERT INTO zotero_places (place, last_error, last_error_at, failures) VALUES (?, ?, ?, 1) "
-                    "ON CONFLICT(place) DO UPDATE SET last_error = excluded.last_error, "
-                    "last_error_at = excluded.last_error_at, failures = failures + 1", [key, str(e), iso(now)])
+            store.zotero_sync_failed(key, str(e), iso(now))
     return out
 
 
 def _sync_one(store, client: Client, key: str, when: str) -> int:
     lib = client.library
-    row = store.db.execute("SELECT version FROM zotero_places WHERE place = ?", [key]).fetchone()
-    version = row[0] if row and row[0] is not None else None
+    version = store.zotero_place_version(key)
     tag = {"tag": lib.tag} if lib.tag else {}
     answer = client.request("GET", lib.items_path, params={"format": "versions", **tag},
                             headers={"If-Modified-Since-Version": str(version)} if version is not None else None)
@@ -95,25 +89,9 @@ def _sync_one(store, client: Client, key: str, when: str) -> int:
         changed = []
         for page in client.pages(lib.items_path, {"since": version or 0, "format": "json", **tag}):
             changed += [i for i in _expect(page, list, lib) if isinstance(i, dict) and i.get("key") in current]
-    with store.writing():
-        db = store.db
-        if current is not None:
-            kept = {r[0] for r in db.execute("SELECT item FROM zotero_items WHERE place = ?", [key])}
-            gone = kept - set(current)
-            db.conn.executemany("DELETE FROM zotero_items WHERE place = ? AND item = ?", [(key, k) for k in gone])
-        for item in changed:
-            paper = item_paper(item)
-            if paper is None:
-                db.execute("DELETE FROM zotero_items WHERE place = ? AND item = ?", [key, item["key"]])
-                continue
-            db.execute("INSERT OR REPLACE INTO zotero_items (place, item, version, paper) VALUES (?, ?, ?, ?)",
-                       [key, item["key"], item.get("version"), json.dumps(_fields(paper), ensure_ascii=False)])
-        n = db.execute("SELECT count(*) FROM zotero_items WHERE place = ?", [key]).fetchone()[0]
-        db.execute("INSERT INTO zotero_places (place, version, items, last_success, failures) VALUES (?, ?, ?, ?, 0) "
-                   "ON CONFLICT(place) DO UPDATE SET version = excluded.version, items = excluded.items, "
-                   "last_success = excluded.last_success, failures = 0, last_error = NULL",
-                   [key, new_version, n, when])
-    return n
+    rows = [(item["key"], item.get("version"), _fields(paper) if (paper := item_paper(item)) is not None else None)
+            for item in changed]  # not a paper (a note, an attachment): dropped
+    return store.replace_zotero_items(key, None if current is None else set(current), rows, new_version, when)
 
 
 def _expect(answer, kind: type, lib: Library):
@@ -135,12 +113,10 @@ def examples(store, profile) -> list[Paper]:
     paper it is (by arXiv id, DOI, PMID, then title: :meth:`~watcher.store.Store.find`), else
     the paper Zotero describes. Nothing before the first sync (or without the table)."""
     lib = getattr(profile, "zotero", None)
-    if lib is None or not lib.read or "zotero_items" not in store.db.table_names():
+    if lib is None or not lib.read:
         return []
     out = []
-    for (text,) in store.db.execute("SELECT paper FROM zotero_items WHERE place = ? ORDER BY item",
-                                    [lib.sync_key]):
-        paper = Paper(**json.loads(text))
+    for paper in store.zotero_examples(lib.sync_key):
         found = None
         for name in (paper.arxiv_id, paper.doi, f"pmid:{paper.pmid}" if paper.pmid else None, paper.title):
             if name and (found := store.find(name)) is not None:
@@ -176,12 +152,12 @@ def pending(config, store) -> list[tuple[Target, Paper]]:
     from .ratings import owners_of, saved
 
     by_profile = targets(config)
-    if not by_profile or "zotero_saves" not in store.db.table_names():
+    done = store.zotero_saved() if by_profile else None
+    if done is None:
         return []
     distinct = {t.key: t for t in by_profile.values()}
     papers = [p for p, _ in saved(store)]
     owners = owners_of(config, store, papers) if len(distinct) > 1 and papers else {}
-    done = {(r[0], r[1]) for r in store.db.execute("SELECT target, paper FROM zotero_saves WHERE state = 'done'")}
     out = []
     for paper in papers:
         mine = {by_profile[n].key: by_profile[n] for n in owners.get(paper.key, []) if n in by_profile}
@@ -214,15 +190,10 @@ def push(config, store, now, *, http=None, client_for=None, deadline: float | No
                 errors.append(f"{paper.arxiv_id or paper.title}: {e}")
                 log.warning("zotero: saving %s to collection %s: %s; queued for the next cycle",
                             paper.arxiv_id or paper.title, target.collection, e)
-                with store.writing():
-                    store.db.execute("UPDATE zotero_saves SET last_error = ?, token = CASE WHEN ? THEN NULL "
-                                     "ELSE token END WHERE target = ? AND paper = ?",
-                                     [str(e), getattr(e, "fresh_token", False), target.key, paper.key])
+                store.zotero_save_failed(target.key, paper.key, str(e),
+                                         drop_token=getattr(e, "fresh_token", False))
                 continue
-            with store.writing():
-                store.db.execute("UPDATE zotero_saves SET state = 'done', item = ?, done_at = ?, "
-                                 "last_error = NULL WHERE target = ? AND paper = ?",
-                                 [item, iso(now), target.key, paper.key])
+            store.mark_zotero_saved(target.key, paper.key, item, iso(now))
             added += 1
             log.info("zotero: %s added to collection %s (item %s)", paper.arxiv_id or paper.title,
                      target.collection, item)
@@ -235,18 +206,8 @@ def push(config, store, now, *, http=None, client_for=None, deadline: float | No
 def _token(store, target: Target, paper: Paper, when: str) -> str:
     """The write token of (target, paper): the one recorded by an earlier try, else a new one,
     committed before anything is sent (a retry must send the same one)."""
-    with store.writing():
-        row = store.db.execute("SELECT token FROM zotero_saves WHERE target = ? AND paper = ?",
-                               [target.key, paper.key]).fetchone()
-        if row and row[0]:
-            store.db.execute("UPDATE zotero_saves SET attempts = attempts + 1 WHERE target = ? AND paper = ?",
-                             [target.key, paper.key])
-            return row[0]
-        token = uuid.uuid4().hex  # 32 characters, as Zotero asks
-        store.db.execute("INSERT INTO zotero_saves (target, paper, token, state, attempts, queued_at) "
-                         "VALUES (?, ?, ?, 'queued', 1, ?) ON CONFLICT(target, paper) DO UPDATE SET "
-                         "token = excluded.token, attempts = attempts + 1", [target.key, paper.key, token, when])
-        return token
+    fresh = uuid.uuid4().hex  # 32 characters, as Zotero asks
+    return store.zotero_save_token(target.key, paper.key, fresh, when)
 
 
 class TokenSpent(ZoteroError):
@@ -312,10 +273,10 @@ def status_lines(config, store) -> list[str]:
     from .status import local_text
 
     lines = []
-    if "zotero_places" not in store.db.table_names():
+    rows = store.zotero_places()
+    if rows is None:
         return lines
     tz = config.settings.timezone
-    rows = {r["place"]: r for r in store.db.query("SELECT * FROM zotero_places")}
     for key, lib in places(config).items():
         r = rows.get(key, {})
         line = f"  {lib.where}: last sync {local_text(r.get('last_success'), tz) or 'never'}"
@@ -326,11 +287,10 @@ def status_lines(config, store) -> list[str]:
                      f"{local_text(r['last_error_at'], tz)}): {r['last_error']}; examples of the last sync kept")
         lines.append(line)
     if targets(config):
-        queued = store.db.execute("SELECT count(*), max(last_error) FROM zotero_saves WHERE state != 'done'").fetchone()
-        done = store.db.execute("SELECT count(*) FROM zotero_saves WHERE state = 'done'").fetchone()[0]
-        line = f"  saves: {done} added to Zotero, {queued[0]} queued"
-        if queued[0] and queued[1]:
-            line += f" (last error: {queued[1]})"
+        done, queued, error = store.zotero_save_counts()
+        line = f"  saves: {done} added to Zotero, {queued} queued"
+        if queued and error:
+            line += f" (last error: {error})"
         lines.append(line)
     return ["zotero:", *lines] if lines else []
 
@@ -401,7 +361,4 @@ def read_state(store, profile) -> tuple | None:
     """What the stored Zotero items of ``profile`` are now (the library version and count
     read last), for the web's kept matchers (:class:`watcher.compile.Compiled`); None without."""
     lib = getattr(profile, "zotero", None)
-    if lib is None or "zotero_places" not in store.db.table_names():
-        return None
-    return store.db.execute("SELECT version, items FROM zotero_places WHERE place = ?",
-                            [lib.sync_key]).fetchone()
+    return None if lib is None else store.zotero_read_state(lib.sync_key)

@@ -74,7 +74,7 @@ def current_generation(request: Request) -> int:
     if not state(request).database.exists():
         return 0
     with reading(request) as store:
-        return sessions.generation(store.db.conn)
+        return store.session_generation()
 
 
 def is_public(path: str, public: tuple[str, ...]) -> bool:
