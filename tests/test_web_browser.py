@@ -228,3 +228,29 @@ def test_the_phone_inbox_first_screen_titles_targets_dates_and_menu(browser, sam
         assert "archive" not in headings
         print(f"inbox at {width} x {height}: first paper {first['y']:.0f}-{first['y'] + first['height']:.0f} px")
         context.close()
+
+
+def test_the_phone_menu_with_several_profiles_stays_one_line_of_44_px_targets(browser, sample_dir):  # noqa: F811
+    """Three profiles put them behind a 'Profiles' disclosure: at 390 px it stays one line (its
+    summary had shrunk to a column, 'Profile' over 's', and doubled the menu's height) and is a
+    44 px touch target like the links beside it."""
+    cfg = sample_dir / "config.toml"
+    cfg.write_text(cfg.read_text() + '\n[profile.protein]\nquery = \'"protein design"\'\n'
+                                     '\n[profile.qec]\nquery = \'"quantum error correction"\'\n')
+    port = free_port()
+    with started(["serve", "--listen", f"127.0.0.1:{port}"], sample_dir) as proc:
+        url, _ = read_url(proc)
+        wait_ok(url + "healthz")
+        context = browser.new_context(viewport={"width": 390, "height": 844})
+        page = context.new_page()
+        page.goto(url)
+        no_overflow(page, "menu-three-profiles-390")
+        summary = page.locator("header.top details.profiles summary")
+        box = summary.bounding_box()
+        assert summary.inner_text().strip() == "Profiles"
+        assert box["height"] >= 44 and box["width"] >= 44, box
+        header = page.locator("header.top").bounding_box()["height"]
+        assert header <= 45, f"the menu wraps: the header is {header} px high"
+        summary.click()
+        assert page.locator("header.top details.profiles a", has_text="qec").is_visible()
+        context.close()
