@@ -159,6 +159,29 @@ def test_a_profile_with_no_papers_is_named_with_its_count_and_left_out_of_the_ti
     assert re.search(r'Diffusion models for protein design</a>: none in its window \(<a href="[^"]*/profiles/protein#preview">preview its query</a>\)', page)
 
 
+
+def test_the_e_mail_text_part_says_how_to_preview_an_empty_profile_on_a_line_of_its_own(tmp_path, monkeypatch):
+    """With [web] set, the text part's header names each profile's count and, on the next line,
+    the link to preview the empty one's query (it ran on: '... none' + 'Preview the query of ...')."""
+    from watcher.config import load_config
+    from watcher.pipeline import Cycle, Deliver, Fetch, run_once, sample_config, sample_now
+
+    with MailServer(login=LOGIN) as smtp:
+        text = uncomment(two_profiles(tmp_path, smtp.port), "[web]")
+        (tmp_path / "config.toml").write_text(text)
+        monkeypatch.setenv("WATCHER_SMTP_PASSWORD", LOGIN[1])
+        monkeypatch.setenv("WATCHER_SECRET", SECRET)
+        config = sample_config(load_config(tmp_path / "config.toml"))
+        with inside(tmp_path):
+            assert run_once(config, Cycle(now=sample_now(config)), Fetch(), Deliver()).ok
+        body = smtp.received[0].message.get_body(("plain",)).get_content()
+    head = body.splitlines()[:4]
+    assert head[1] == "Per profile: LLM-RL 30, Diffusion models for protein design none", head
+    assert head[2] == ("Preview the query of Diffusion models for protein design: "
+                       "http://127.0.0.1:8080/profiles/protein#preview"), head
+    assert head[3].startswith("View in browser: http://127.0.0.1:8080/digests/daily/2025-04-12/"), head
+
+
 # --- messages that misled ------------------------------------------------------------------
 
 def test_serve_warns_about_a_reverse_proxy_only_when_base_url_reaches_other_machines(tmp_path, monkeypatch, caplog):
