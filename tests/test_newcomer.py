@@ -182,6 +182,34 @@ def test_the_e_mail_text_part_says_how_to_preview_an_empty_profile_on_a_line_of_
     assert head[3].startswith("View in browser: http://127.0.0.1:8080/digests/daily/2025-04-12/"), head
 
 
+
+def test_check_says_when_a_base_url_on_this_machine_is_not_where_serve_listens(tmp_path):
+    """base_url moved to port 8090 while serve still listens on 8080: every paper and rating
+    link of the e-mail would reach nothing, and check said OK."""
+    watcher(tmp_path, "init")
+    starter = uncomment((tmp_path / "config.toml").read_text(), "[web]")
+    env = {"WATCHER_SECRET": SECRET}
+    (tmp_path / "config.toml").write_text(starter)
+    code, out, err = watcher(tmp_path, "check", env=env)
+    assert code == 0 and "web.base_url" not in out + err, out + err
+    (tmp_path / "config.toml").write_text(starter.replace("http://127.0.0.1:8080", "http://localhost:8090"))
+    code, out, _ = watcher(tmp_path, "check", env=env)
+    assert code == 0
+    assert out.splitlines()[1:] == [
+        "config.toml: web.base_url (http://localhost:8090) is this machine's port 8090, "
+        "but watcher serve listens on 127.0.0.1:8080 (web.listen): the digests' paper and rating links "
+        "would reach nothing; give both the same port"], out
+    agreed = starter.replace("http://127.0.0.1:8080", "http://localhost:8090").replace(
+        'secret_env = "WATCHER_SECRET"', 'secret_env = "WATCHER_SECRET"\nlisten = "127.0.0.1:8090"')
+    (tmp_path / "config.toml").write_text(agreed)
+    code, out, _ = watcher(tmp_path, "check", env=env)
+    assert code == 0 and "web.base_url" not in out, out
+    # a name of another machine may sit behind a proxy on any port: nothing to say
+    (tmp_path / "config.toml").write_text(starter.replace("http://127.0.0.1:8080", "https://papers.example.org"))
+    code, out, _ = watcher(tmp_path, "check", env=env)
+    assert code == 0 and "web.base_url" not in out, out
+
+
 # --- messages that misled ------------------------------------------------------------------
 
 def test_serve_warns_about_a_reverse_proxy_only_when_base_url_reaches_other_machines(tmp_path, monkeypatch, caplog):
