@@ -210,6 +210,41 @@ def test_check_says_when_a_base_url_on_this_machine_is_not_where_serve_listens(t
     assert code == 0 and "web.base_url" not in out, out
 
 
+
+def test_status_says_a_digest_whose_only_profile_matched_nothing_delivered_nothing_and_why(tmp_path):
+    """A digest of one profile that matched none of the sample's papers sends nothing (no
+    send_empty) and records no issue: status said only 'last run (ok)' and 'last delivery
+    never'; it now says why, per profile, with where to preview the query."""
+    watcher(tmp_path, "init")
+    text = (tmp_path / "config.toml").read_text().replace('profiles = ["llm-rl"]', 'profiles = ["protein"]')
+    (tmp_path / "config.toml").write_text(text + PROTEIN)
+    code, out, _ = watcher(tmp_path, "once", "--sample")
+    assert code == 0
+    code, out, _ = watcher(tmp_path, "status", "--sample")
+    assert code == 0
+    assert ("    last run delivered nothing: no new papers (nothing matched your profiles); per profile: "
+            "Diffusion models for protein design none, preview its query: watcher serve, then "
+            "/profiles/protein") in out.splitlines(), out
+    # the profile edited, the same papers are not matched again by 'once' (never twice), and
+    # it says so and how to, not "nothing new was announced"
+    (tmp_path / "config.toml").write_text(text.replace('profiles = ["protein"]', 'profiles = ["llm-rl", "protein"]')
+                                          + PROTEIN)
+    from watcher.config import load_config  # the terminal's line per digest (stderr on a tty)
+    from watcher.pipeline import Cycle, Deliver, Fetch, run_once, sample_config, sample_now
+    from watcher.summary import digest_lines
+
+    config = sample_config(load_config(tmp_path / "config.toml"))
+    with inside(tmp_path):
+        report = run_once(config, Cycle(now=sample_now(config)), Fetch(), Deliver())
+    assert re.fullmatch(r"digest daily: no new papers \(nothing new since the last run \(2025-04-12 23:59\), "
+                        r"which matched the papers stored before it; 'watcher digest daily --since DAY' "
+                        r"matches them again\)", digest_lines(report, ["daily"])[0]), digest_lines(report, ["daily"])
+    code, out, err = watcher(tmp_path, "digest", "daily", "--sample", "--since", "2025-04-09")
+    assert code == 0
+    code, out, _ = watcher(tmp_path, "status", "--sample")
+    assert "delivered nothing" not in out and "last issue 2025-04-12, per profile: LLM-RL 30" in out, out
+
+
 # --- messages that misled ------------------------------------------------------------------
 
 def test_serve_warns_about_a_reverse_proxy_only_when_base_url_reaches_other_machines(tmp_path, monkeypatch, caplog):

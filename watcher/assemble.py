@@ -101,10 +101,17 @@ def assemble(name: str, title: str, day: date, candidates: list[Paper], matchers
                   empty_reason=empty)
 
 
-def nothing_since(last: datetime, tz: ZoneInfo) -> str:
-    """Why a channel that delivered before gets nothing now: nothing was stored since ``last``,
-    its last delivery (whatever was announced then went out then; not "nothing announced")."""
-    return f"nothing new since the last delivery ({last.astimezone(tz):%Y-%m-%d %H:%M})"
+def nothing_since(last: datetime, tz: ZoneInfo, digest: str | None = None) -> str:
+    """Why a channel that ran before gets nothing now: nothing was stored since ``last``, its
+    last delivery (whatever was announced then went out then; not "nothing announced"). With
+    ``digest``, that last run sent nothing (no profile took a paper): the papers stored before
+    it were matched then and are not again, unless asked (``watcher digest NAME --since``) -
+    what a profile just edited needs to be tried on them."""
+    when = f"{last.astimezone(tz):%Y-%m-%d %H:%M}"
+    if digest is None:
+        return f"nothing new since the last delivery ({when})"
+    return (f"nothing new since the last run ({when}), which matched the papers stored before it; "
+            f"'watcher digest {digest} --since DAY' matches them again")
 
 
 def empty_reason(had_candidates: bool, sources_failed: bool = False,
