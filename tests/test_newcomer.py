@@ -245,6 +245,30 @@ def test_status_says_a_digest_whose_only_profile_matched_nothing_delivered_nothi
     assert "delivered nothing" not in out and "last issue 2025-04-12, per profile: LLM-RL 30" in out, out
 
 
+
+def test_test_deliver_says_why_its_e_mail_has_no_rating_links_and_whether_digests_will(tmp_path):
+    """The test e-mail's papers are samples that are not in the database, so it never has
+    rating links: with [web] set it says the digests will; without, it names the keys to set
+    (a newcomer checking 'e-mail with links' saw none and was told nothing)."""
+    with MailServer() as smtp:
+        text = "\n".join(line for line in two_profiles(tmp_path, smtp.port).splitlines()
+                         if not line.startswith(("username =", "password_env =")))  # no login
+        (tmp_path / "config.toml").write_text(text)
+        code, out, err = watcher(tmp_path, "test-deliver", "mail")
+        assert code == 0 and out.splitlines() == [
+            "sent a test digest through channel mail",
+            "config.toml: channel.mail (email): its digests carry no rating links, and no link for a "
+            "paper without a page of its own: set web.base_url and web.secret_env"], out + err
+        (tmp_path / "config.toml").write_text(uncomment(text + "\n", "[web]"))
+        code, out, err = watcher(tmp_path, "test-deliver", "mail", env={"WATCHER_SECRET": SECRET})
+        assert code == 0 and out.splitlines() == [
+            "sent a test digest through channel mail",
+            "  (its papers are samples, not in your database, so it has no rating links; your digests have them)"], out + err
+        code, out, err = watcher(tmp_path, "test-deliver", "archive", env={"WATCHER_SECRET": SECRET})
+        assert code == 0 and out.splitlines() == ["sent a test digest through channel archive"], out
+        assert len(smtp.received) == 2
+
+
 # --- messages that misled ------------------------------------------------------------------
 
 def test_serve_warns_about_a_reverse_proxy_only_when_base_url_reaches_other_machines(tmp_path, monkeypatch, caplog):
