@@ -269,6 +269,42 @@ def test_test_deliver_says_why_its_e_mail_has_no_rating_links_and_whether_digest
         assert len(smtp.received) == 2
 
 
+
+def test_an_issue_names_a_profile_it_carried_that_the_digest_no_longer_has(tmp_path):
+    """The newcomer's path: the sample with the starter's profile (30 papers to the archive),
+    then the digest switched to their own profile and a new channel, the same day: the issue
+    holds both messages, and its per-profile line (status, the inbox) had dropped LLM-RL, so 30
+    papers sat under 'Protein design: 1 paper'."""
+    from starlette.testclient import TestClient
+
+    from webkit import app_for
+
+    watcher(tmp_path, "init")
+    assert watcher(tmp_path, "once", "--sample")[0] == 0
+    text = (tmp_path / "config.toml").read_text()
+    text = (text.replace('profiles = ["llm-rl"]', 'profiles = ["protein"]')
+            .replace('channels = ["archive"]', 'channels = ["archive", "mine"]')
+            + '\n[profile.protein]\ntitle = "Protein design"\n'
+              'query = \'"protein language model" AND "reinforcement learning"\'\n'
+              '\n[channel.mine]\ntype = "file"\npath = "mine/{digest}-{date}.{ext}"\n')
+    (tmp_path / "config.toml").write_text(text)
+    code, out, _ = watcher(tmp_path, "once", "--sample")
+    assert code == 0 and (tmp_path / "mine" / "daily-2025-04-12.txt").is_file()
+    code, out, _ = watcher(tmp_path, "status", "--sample")
+    assert "    last issue 2025-04-12, per profile: Protein design 1; LLM-RL 30" in out.splitlines(), out
+    config = sample_config_of(tmp_path)
+    with TestClient(app_for(config, config.settings.database)) as client:
+        issue = client.get("/index.json").json()["issues"][0]
+    assert [(p["name"], p["papers"]) for p in issue["profiles"]] == [("protein", 1), ("llm-rl", 30)]
+
+
+def sample_config_of(folder: Path):
+    from watcher.config import load_config
+    from watcher.pipeline import sample_config
+
+    return sample_config(load_config(folder / "config.toml"))
+
+
 # --- messages that misled ------------------------------------------------------------------
 
 def test_serve_warns_about_a_reverse_proxy_only_when_base_url_reaches_other_machines(tmp_path, monkeypatch, caplog):

@@ -214,7 +214,7 @@ def test_the_phone_inbox_first_screen_titles_targets_dates_and_menu(browser, sam
             .map(e => e.getBoundingClientRect()).filter(b => b.width).map(b => [b.top, b.width, b.height])""")
         assert len({round(top) for top, _, _ in menu}) == 1, f"the menu wraps: {menu}"
         assert page.locator("header.top").bounding_box()["height"] <= 45
-        targets = page.evaluate("""[...document.querySelectorAll('header.top nav > a, article.paper h3 a, ' +
+        targets = page.evaluate("""[...document.querySelectorAll('header.top nav > a, .views a, article.paper h3 a, ' +
             'article.paper form.rate button, article.paper details.abstract summary')]
             .map(e => [e.innerText.trim().slice(0, 30), e.getBoundingClientRect()])
             .map(([t, b]) => [t, Math.round(b.width), Math.round(b.height)])""")

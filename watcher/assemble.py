@@ -31,8 +31,12 @@ def digest_title(cfg, profiles: dict, counts: list[ProfileCount] | None = None) 
 
 def profile_counts(cfg, profiles: dict, brought: dict[str, int]) -> list[ProfileCount]:
     """Each profile of digest ``cfg`` with how many papers it ``brought`` (profile -> count:
-    of a digest's matches, or as an issue's messages recorded them), in the digest's order."""
-    return [ProfileCount(name, profiles[name].title, brought.get(name, 0)) for name in cfg.profiles]
+    of a digest's matches, or as an issue's messages recorded them), in the digest's order;
+    then any other profile that brought papers (an issue recorded before the digest's profiles
+    were changed), by its title while it is configured."""
+    counts = [ProfileCount(name, profiles[name].title, brought.get(name, 0)) for name in cfg.profiles]
+    return counts + [ProfileCount(name, profiles[name].title if name in profiles else name, n)
+                     for name, n in brought.items() if name not in cfg.profiles and n]
 
 
 def brought_by(matches: list[Match]) -> dict[str, int]:
