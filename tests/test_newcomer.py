@@ -288,8 +288,17 @@ def test_an_issue_names_a_profile_it_carried_that_the_digest_no_longer_has(tmp_p
               'query = \'"protein language model" AND "reinforcement learning"\'\n'
               '\n[channel.mine]\ntype = "file"\npath = "mine/{digest}-{date}.{ext}"\n')
     (tmp_path / "config.toml").write_text(text)
-    code, out, _ = watcher(tmp_path, "once", "--sample")
-    assert code == 0 and (tmp_path / "mine" / "daily-2025-04-12.txt").is_file()
+    from watcher.pipeline import Cycle, Deliver, Fetch, run_once, sample_now
+    from watcher.summary import digest_lines
+
+    config = sample_config_of(tmp_path)
+    with inside(tmp_path):
+        report = run_once(config, Cycle(now=sample_now(config)), Fetch(), Deliver())
+    assert (tmp_path / "mine" / "daily-2025-04-12.txt").is_file()
+    # the archive, which had the sample's papers in the first run, is named with why it got none
+    assert digest_lines(report, ["daily"]) == [
+        "digest daily: delivered 1 paper to mine; nothing to archive (nothing new since the last delivery "
+        "(2025-04-12 23:59))"]
     code, out, _ = watcher(tmp_path, "status", "--sample")
     assert "    last issue 2025-04-12, per profile: Protein design 1; LLM-RL 30" in out.splitlines(), out
     config = sample_config_of(tmp_path)
