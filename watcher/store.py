@@ -1373,6 +1373,20 @@ class Store:
         assert column in ("last_run", "last_success")
         return {n: parse_time(self.digest_state(n).get(column)) for n in names}
 
+    def last_run_channels(self, digest: str, limit: int = 50) -> list[dict]:
+        """What each channel of ``digest`` did in the newest of the last ``limit`` runs that
+        delivered it (their recorded detail: ``papers``, ``sent``, ``empty`` - why nothing was
+        sent -, ``profiles``: name -> papers brought); [] when none of them did."""
+        for row in self.db.query("SELECT detail FROM runs WHERE detail IS NOT NULL ORDER BY id DESC LIMIT ?",
+                                 [limit]):
+            try:
+                channels = [c for c in json.loads(row["detail"]).get("channels", []) if c.get("digest") == digest]
+            except (ValueError, AttributeError):
+                continue
+            if channels:
+                return channels
+        return []
+
     def start_run(self, kind: str, now: datetime) -> int:
         """A new row in runs; returns its id."""
         with self.writing():
