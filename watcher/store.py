@@ -379,6 +379,15 @@ def m015_citations(db: sqlite_utils.Database) -> None:
         db.execute(f"ALTER TABLE papers ADD COLUMN {column} TEXT")
 
 
+# Store.delivered_under's one query (a rating's profile, watcher.ratings.owners_of): the ledger and
+# the messages' papers found by paper, the messages by id
+DELIVERED_UNDER = """
+    SELECT DISTINCT d.paper, d.digest, d.channel, mp.profile
+    FROM deliveries d LEFT JOIN message_papers mp ON mp.paper = d.paper AND mp.profile <> ''
+         AND EXISTS (SELECT 1 FROM messages m WHERE m.id = mp.message AND m.digest = d.digest
+                     AND m.channel = d.channel)
+    WHERE d.paper IN ({})"""
+
 # Store.get_short's one query: the index papers_short (m011) answers it, order and all
 SHORT_LOOKUP = "SELECT * FROM papers WHERE short = ? ORDER BY first_seen, key LIMIT 1"
 
@@ -1300,12 +1309,7 @@ class Store:
     def delivered_under(self, keys: list[str]) -> list[tuple]:
         """For the papers ``keys``: ``(paper, digest, channel, profile)`` of each delivery, with
         each profile the messages of that digest and channel recorded it under (None: none)."""
-        return self.rows_in("""
-            SELECT DISTINCT d.paper, d.digest, d.channel, mp.profile
-            FROM deliveries d LEFT JOIN message_papers mp ON mp.paper = d.paper AND mp.profile <> ''
-                 AND EXISTS (SELECT 1 FROM messages m WHERE m.id = mp.message AND m.digest = d.digest
-                             AND m.channel = d.channel)
-            WHERE d.paper IN ({})""", keys)
+        return self.rows_in(DELIVERED_UNDER, keys)
 
     def marks_of(self, keys: list[str]) -> tuple[dict[tuple[str, str], str], set[str]]:
         """The ratings and reading-list state of the papers ``keys``:
