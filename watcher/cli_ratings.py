@@ -105,7 +105,7 @@ def ratings(ctx: Context, profile, fmt, sample) -> None:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
     from .formats.text import one_line
-    from .status import local_text
+    from .store import local_text
 
     for r in rows:  # the time in the config's time zone, as status shows times
         gone = "" if r["profile"] in config.profiles else " (profile no longer in the config)"

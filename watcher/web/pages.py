@@ -92,7 +92,7 @@ def view_mode(request: Request) -> str:
 def local_time(text: str | None, tz) -> str:
     """A stored time in the config's time zone, as ``watcher status`` and /status show times
     (``2025-04-12T23:59:00+02:00``); "" when there is none."""
-    from ..status import local_text
+    from ..store import local_text
 
     return local_text(text, tz)
 
@@ -100,7 +100,8 @@ def local_time(text: str | None, tz) -> str:
 def human_time(text: str | None, tz) -> str:
     """A stored time as a reader says it, in the config's time zone: ``Sat 12 Apr 2025, 23:59``
     (the ISO form stays in ``<time datetime>``); "" when there is none."""
-    from ..status import parse_time, utc
+    from ..models import utc
+    from ..store import parse_time
 
     when = parse_time(text) if text else None
     return f"{utc(when).astimezone(tz):%a %d %b %Y, %H:%M}" if when else ""
