@@ -159,6 +159,161 @@ def test_a_profile_with_no_papers_is_named_with_its_count_and_left_out_of_the_ti
     assert re.search(r'Diffusion models for protein design</a>: none in its window \(<a href="[^"]*/profiles/protein#preview">preview its query</a>\)', page)
 
 
+
+def test_the_e_mail_text_part_says_how_to_preview_an_empty_profile_on_a_line_of_its_own(tmp_path, monkeypatch):
+    """With [web] set, the text part's header names each profile's count and, on the next line,
+    the link to preview the empty one's query (it ran on: '... none' + 'Preview the query of ...')."""
+    from watcher.config import load_config
+    from watcher.pipeline import Cycle, Deliver, Fetch, run_once, sample_config, sample_now
+
+    with MailServer(login=LOGIN) as smtp:
+        text = uncomment(two_profiles(tmp_path, smtp.port), "[web]")
+        (tmp_path / "config.toml").write_text(text)
+        monkeypatch.setenv("WATCHER_SMTP_PASSWORD", LOGIN[1])
+        monkeypatch.setenv("WATCHER_SECRET", SECRET)
+        config = sample_config(load_config(tmp_path / "config.toml"))
+        with inside(tmp_path):
+            assert run_once(config, Cycle(now=sample_now(config)), Fetch(), Deliver()).ok
+        body = smtp.received[0].message.get_body(("plain",)).get_content()
+    head = body.splitlines()[:4]
+    assert head[1] == "Per profile: LLM-RL 30, Diffusion models for protein design none", head
+    assert head[2] == ("Preview the query of Diffusion models for protein design: "
+                       "http://127.0.0.1:8080/profiles/protein#preview"), head
+    assert head[3].startswith("View in browser: http://127.0.0.1:8080/digests/daily/2025-04-12/"), head
+
+
+
+def test_check_says_when_a_base_url_on_this_machine_is_not_where_serve_listens(tmp_path):
+    """base_url moved to port 8090 while serve still listens on 8080: every paper and rating
+    link of the e-mail would reach nothing, and check said OK."""
+    watcher(tmp_path, "init")
+    starter = uncomment((tmp_path / "config.toml").read_text(), "[web]")
+    env = {"WATCHER_SECRET": SECRET}
+    (tmp_path / "config.toml").write_text(starter)
+    code, out, err = watcher(tmp_path, "check", env=env)
+    assert code == 0 and "web.base_url" not in out + err, out + err
+    (tmp_path / "config.toml").write_text(starter.replace("http://127.0.0.1:8080", "http://localhost:8090"))
+    code, out, _ = watcher(tmp_path, "check", env=env)
+    assert code == 0
+    assert out.splitlines()[1:] == [
+        "config.toml: web.base_url (http://localhost:8090) is this machine's port 8090, "
+        "but watcher serve listens on 127.0.0.1:8080 (web.listen): the digests' paper and rating links "
+        "would reach nothing; give both the same port"], out
+    agreed = starter.replace("http://127.0.0.1:8080", "http://localhost:8090").replace(
+        'secret_env = "WATCHER_SECRET"', 'secret_env = "WATCHER_SECRET"\nlisten = "127.0.0.1:8090"')
+    (tmp_path / "config.toml").write_text(agreed)
+    code, out, _ = watcher(tmp_path, "check", env=env)
+    assert code == 0 and "web.base_url" not in out, out
+    # a name of another machine may sit behind a proxy on any port: nothing to say
+    (tmp_path / "config.toml").write_text(starter.replace("http://127.0.0.1:8080", "https://papers.example.org"))
+    code, out, _ = watcher(tmp_path, "check", env=env)
+    assert code == 0 and "web.base_url" not in out, out
+
+
+
+def test_status_says_a_digest_whose_only_profile_matched_nothing_delivered_nothing_and_why(tmp_path):
+    """A digest of one profile that matched none of the sample's papers sends nothing (no
+    send_empty) and records no issue: status said only 'last run (ok)' and 'last delivery
+    never'; it now says why, per profile, with where to preview the query."""
+    watcher(tmp_path, "init")
+    text = (tmp_path / "config.toml").read_text().replace('profiles = ["llm-rl"]', 'profiles = ["protein"]')
+    (tmp_path / "config.toml").write_text(text + PROTEIN)
+    code, out, _ = watcher(tmp_path, "once", "--sample")
+    assert code == 0
+    code, out, _ = watcher(tmp_path, "status", "--sample")
+    assert code == 0
+    assert ("    last run delivered nothing: no new papers (nothing matched your profiles); per profile: "
+            "Diffusion models for protein design none, preview its query: watcher serve, then "
+            "/profiles/protein") in out.splitlines(), out
+    # the profile edited, the same papers are not matched again by 'once' (never twice), and
+    # it says so and how to, not "nothing new was announced"
+    (tmp_path / "config.toml").write_text(text.replace('profiles = ["protein"]', 'profiles = ["llm-rl", "protein"]')
+                                          + PROTEIN)
+    from watcher.config import load_config  # the terminal's line per digest (stderr on a tty)
+    from watcher.pipeline import Cycle, Deliver, Fetch, run_once, sample_config, sample_now
+    from watcher.summary import digest_lines
+
+    config = sample_config(load_config(tmp_path / "config.toml"))
+    with inside(tmp_path):
+        report = run_once(config, Cycle(now=sample_now(config)), Fetch(), Deliver())
+    assert re.fullmatch(r"digest daily: no new papers \(nothing new since the last run \(2025-04-12 23:59\), "
+                        r"which matched the papers stored before it; 'watcher digest daily --since DAY' "
+                        r"matches them again\)", digest_lines(report, ["daily"])[0]), digest_lines(report, ["daily"])
+    code, out, err = watcher(tmp_path, "digest", "daily", "--sample", "--since", "2025-04-09")
+    assert code == 0
+    code, out, _ = watcher(tmp_path, "status", "--sample")
+    assert "delivered nothing" not in out and "last issue 2025-04-12, per profile: LLM-RL 30" in out, out
+
+
+
+def test_test_deliver_says_why_its_e_mail_has_no_rating_links_and_whether_digests_will(tmp_path):
+    """The test e-mail's papers are samples that are not in the database, so it never has
+    rating links: with [web] set it says the digests will; without, it names the keys to set
+    (a newcomer checking 'e-mail with links' saw none and was told nothing)."""
+    with MailServer() as smtp:
+        text = "\n".join(line for line in two_profiles(tmp_path, smtp.port).splitlines()
+                         if not line.startswith(("username =", "password_env =")))  # no login
+        (tmp_path / "config.toml").write_text(text)
+        code, out, err = watcher(tmp_path, "test-deliver", "mail")
+        assert code == 0 and out.splitlines() == [
+            "sent a test digest through channel mail",
+            "config.toml: channel.mail (email): its digests carry no rating links, and no link for a "
+            "paper without a page of its own: set web.base_url and web.secret_env"], out + err
+        (tmp_path / "config.toml").write_text(uncomment(text + "\n", "[web]"))
+        code, out, err = watcher(tmp_path, "test-deliver", "mail", env={"WATCHER_SECRET": SECRET})
+        assert code == 0 and out.splitlines() == [
+            "sent a test digest through channel mail",
+            "  (its papers are samples, not in your database, so it has no rating links; your digests have them)"], out + err
+        code, out, err = watcher(tmp_path, "test-deliver", "archive", env={"WATCHER_SECRET": SECRET})
+        assert code == 0 and out.splitlines() == ["sent a test digest through channel archive"], out
+        assert len(smtp.received) == 2
+
+
+
+def test_an_issue_names_a_profile_it_carried_that_the_digest_no_longer_has(tmp_path):
+    """The newcomer's path: the sample with the starter's profile (30 papers to the archive),
+    then the digest switched to their own profile and a new channel, the same day: the issue
+    holds both messages, and its per-profile line (status, the inbox) had dropped LLM-RL, so 30
+    papers sat under 'Protein design: 1 paper'."""
+    from starlette.testclient import TestClient
+
+    from webkit import app_for
+
+    watcher(tmp_path, "init")
+    assert watcher(tmp_path, "once", "--sample")[0] == 0
+    text = (tmp_path / "config.toml").read_text()
+    text = (text.replace('profiles = ["llm-rl"]', 'profiles = ["protein"]')
+            .replace('channels = ["archive"]', 'channels = ["archive", "mine"]')
+            + '\n[profile.protein]\ntitle = "Protein design"\n'
+              'query = \'"protein language model" AND "reinforcement learning"\'\n'
+              '\n[channel.mine]\ntype = "file"\npath = "mine/{digest}-{date}.{ext}"\n')
+    (tmp_path / "config.toml").write_text(text)
+    from watcher.pipeline import Cycle, Deliver, Fetch, run_once, sample_now
+    from watcher.summary import digest_lines
+
+    config = sample_config_of(tmp_path)
+    with inside(tmp_path):
+        report = run_once(config, Cycle(now=sample_now(config)), Fetch(), Deliver())
+    assert (tmp_path / "mine" / "daily-2025-04-12.txt").is_file()
+    # the archive, which had the sample's papers in the first run, is named with why it got none
+    assert digest_lines(report, ["daily"]) == [
+        "digest daily: delivered 1 paper to mine; nothing to archive (nothing new since the last delivery "
+        "(2025-04-12 23:59))"]
+    code, out, _ = watcher(tmp_path, "status", "--sample")
+    assert "    last issue 2025-04-12, per profile: Protein design 1; LLM-RL 30" in out.splitlines(), out
+    config = sample_config_of(tmp_path)
+    with TestClient(app_for(config, config.settings.database)) as client:
+        issue = client.get("/index.json").json()["issues"][0]
+    assert [(p["name"], p["papers"]) for p in issue["profiles"]] == [("protein", 1), ("llm-rl", 30)]
+
+
+def sample_config_of(folder: Path):
+    from watcher.config import load_config
+    from watcher.pipeline import sample_config
+
+    return sample_config(load_config(folder / "config.toml"))
+
+
 # --- messages that misled ------------------------------------------------------------------
 
 def test_serve_warns_about_a_reverse_proxy_only_when_base_url_reaches_other_machines(tmp_path, monkeypatch, caplog):

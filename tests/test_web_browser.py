@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,23 @@ def no_overflow(page, what: str) -> None:
     if shots:
         Path(shots).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(shots) / f"web-{what}.png"), full_page=True)
+
+
+@contextmanager
+def inbox_page(browser, folder: Path, width: int = 390, height: int = 844):
+    """``watcher serve`` on ``folder``'s config and database, its inbox open in a fresh
+    browser context of ``width`` x ``height``: yields (the page, the inbox's URL)."""
+    port = free_port()
+    with started(["serve", "--listen", f"127.0.0.1:{port}"], folder) as proc:
+        url, _ = read_url(proc)
+        wait_ok(url + "healthz")
+        context = browser.new_context(viewport={"width": width, "height": height})
+        page = context.new_page()
+        page.goto(url)
+        try:
+            yield page, url
+        finally:
+            context.close()
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -156,13 +174,7 @@ def test_the_compact_inbox_shows_five_papers_per_phone_screen(browser, sample_di
     """At 390 x 844 (a phone) the inbox's cards are short enough that a screen holds at least
     five: title, TL;DR and reasons on the card, the abstract behind a <details> that opens
     on demand; the icons are text or inline SVG, never emoji (tofu without an emoji font)."""
-    port = free_port()
-    with started(["serve", "--listen", f"127.0.0.1:{port}"], sample_dir) as proc:
-        url, _ = read_url(proc)
-        wait_ok(url + "healthz")
-        context = browser.new_context(viewport={"width": 390, "height": 844})
-        page = context.new_page()
-        page.goto(url)
+    with inbox_page(browser, sample_dir) as (page, _):
         no_overflow(page, "inbox-compact-390")
         tops = page.evaluate("[...document.querySelectorAll('article.paper')]"
                              ".map(e => e.getBoundingClientRect().top + window.scrollY)")
@@ -179,7 +191,6 @@ def test_the_compact_inbox_shows_five_papers_per_phone_screen(browser, sample_di
         assert abstract.locator("p").last.is_visible()
         text = page.evaluate("document.body.innerText")
         assert not re.search("[\U0001F300-\U0001FAFF\u2600-\u27BF]", text), "emoji on the page"
-        context.close()
 
 
 @pytest.mark.parametrize("width,height", [(390, 844), (1280, 900)])
@@ -188,13 +199,7 @@ def test_the_phone_inbox_first_screen_titles_targets_dates_and_menu(browser, sam
     title whole (no clamp cuts it); the menu on one line; every touch target (menu links, a
     card's title, its More / Less / Save buttons and Abstract) at least 44 x 44 px; dates as a
     reader says them, never a raw ISO time; no channel name as a heading."""
-    port = free_port()
-    with started(["serve", "--listen", f"127.0.0.1:{port}"], sample_dir) as proc:
-        url, _ = read_url(proc)
-        wait_ok(url + "healthz")
-        context = browser.new_context(viewport={"width": width, "height": height})
-        page = context.new_page()
-        page.goto(url)
+    with inbox_page(browser, sample_dir, width, height) as (page, url):
         no_overflow(page, f"inbox-first-screen-{width}")
         first = page.locator("article.paper").first.bounding_box()
         assert first["y"] + first["height"] <= height, f"the first paper ends at {first['y'] + first['height']} px"
@@ -214,7 +219,7 @@ def test_the_phone_inbox_first_screen_titles_targets_dates_and_menu(browser, sam
             .map(e => e.getBoundingClientRect()).filter(b => b.width).map(b => [b.top, b.width, b.height])""")
         assert len({round(top) for top, _, _ in menu}) == 1, f"the menu wraps: {menu}"
         assert page.locator("header.top").bounding_box()["height"] <= 45
-        targets = page.evaluate("""[...document.querySelectorAll('header.top nav > a, article.paper h3 a, ' +
+        targets = page.evaluate("""[...document.querySelectorAll('header.top nav > a, .views a, article.paper h3 a, ' +
             'article.paper form.rate button, article.paper details.abstract summary')]
             .map(e => [e.innerText.trim().slice(0, 30), e.getBoundingClientRect()])
             .map(([t, b]) => [t, Math.round(b.width), Math.round(b.height)])""")
@@ -227,4 +232,22 @@ def test_the_phone_inbox_first_screen_titles_targets_dates_and_menu(browser, sam
         headings = page.evaluate("[...document.querySelectorAll('h1,h2,h3,h4,h5,h6')].map(h => h.innerText.trim())")
         assert "archive" not in headings
         print(f"inbox at {width} x {height}: first paper {first['y']:.0f}-{first['y'] + first['height']:.0f} px")
-        context.close()
+
+
+def test_the_phone_menu_with_several_profiles_stays_one_line_of_44_px_targets(browser, sample_dir):  # noqa: F811
+    """Three profiles put them behind a 'Profiles' disclosure: at 390 px it stays one line (its
+    summary had shrunk to a column, 'Profile' over 's', and doubled the menu's height) and is a
+    44 px touch target like the links beside it."""
+    cfg = sample_dir / "config.toml"
+    cfg.write_text(cfg.read_text() + '\n[profile.protein]\nquery = \'"protein design"\'\n'
+                                     '\n[profile.qec]\nquery = \'"quantum error correction"\'\n')
+    with inbox_page(browser, sample_dir) as (page, _):
+        no_overflow(page, "menu-three-profiles-390")
+        summary = page.locator("header.top details.profiles summary")
+        box = summary.bounding_box()
+        assert summary.inner_text().strip() == "Profiles"
+        assert box["height"] >= 44 and box["width"] >= 44, box
+        header = page.locator("header.top").bounding_box()["height"]
+        assert header <= 45, f"the menu wraps: the header is {header} px high"
+        summary.click()
+        assert page.locator("header.top details.profiles a", has_text="qec").is_visible()

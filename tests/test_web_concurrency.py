@@ -157,7 +157,7 @@ def test_a_pages_buttons_find_their_profiles_in_one_batch_through_the_percolator
 def test_the_ledger_is_indexed_by_paper(sample):
     """The profiles delivered papers were shown under (owners_of's one query) are found
     through indexes: the ledger and the messages' papers by paper, the messages by id."""
-    from watcher.ratings import DELIVERED_UNDER
+    from watcher.store import DELIVERED_UNDER
 
     _, db = sample
     conn = sqlite3.connect(db)

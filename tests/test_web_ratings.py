@@ -125,6 +125,7 @@ def test_a_rate_link_asks_which_and_records_the_choice_for_a_paper_without_an_id
     with client_for(config, db) as c:
         r = c.get(f"/r/{token}")
         assert r.status_code == 200 and "Rate this paper" in text(r)
+        assert "For profile LLM-RL:" in text(r)  # its title, as the e-mail names it
         main = r.text.split("<main>")[1]
         assert re.findall(r'name="action" value="(\w+)"', main) == ["up", "down", "save"]
         assert recorded(db) == ([], [])
@@ -133,6 +134,7 @@ def test_a_rate_link_asks_which_and_records_the_choice_for_a_paper_without_an_id
         assert recorded(db) == ([], [])
         done = c.post(f"/r/{token}", data={"action": "up"})
         assert done.status_code == 200 and "Rated up" in text(done)
+        assert "Noted for profile LLM-RL:" in text(done)
         assert c.get(f"/papers/{short_key(key)}").status_code == 200  # its page, by the short key
     assert recorded(db)[0] == [("llm-rl", key, "up", "link")]
 

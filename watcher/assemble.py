@@ -31,8 +31,12 @@ def digest_title(cfg, profiles: dict, counts: list[ProfileCount] | None = None) 
 
 def profile_counts(cfg, profiles: dict, brought: dict[str, int]) -> list[ProfileCount]:
     """Each profile of digest ``cfg`` with how many papers it ``brought`` (profile -> count:
-    of a digest's matches, or as an issue's messages recorded them), in the digest's order."""
-    return [ProfileCount(name, profiles[name].title, brought.get(name, 0)) for name in cfg.profiles]
+    of a digest's matches, or as an issue's messages recorded them), in the digest's order;
+    then any other profile that brought papers (an issue recorded before the digest's profiles
+    were changed), by its title while it is configured."""
+    counts = [ProfileCount(name, profiles[name].title, brought.get(name, 0)) for name in cfg.profiles]
+    return counts + [ProfileCount(name, profiles[name].title if name in profiles else name, n)
+                     for name, n in brought.items() if name not in cfg.profiles and n]
 
 
 def brought_by(matches: list[Match]) -> dict[str, int]:
@@ -101,10 +105,17 @@ def assemble(name: str, title: str, day: date, candidates: list[Paper], matchers
                   empty_reason=empty)
 
 
-def nothing_since(last: datetime, tz: ZoneInfo) -> str:
-    """Why a channel that delivered before gets nothing now: nothing was stored since ``last``,
-    its last delivery (whatever was announced then went out then; not "nothing announced")."""
-    return f"nothing new since the last delivery ({last.astimezone(tz):%Y-%m-%d %H:%M})"
+def nothing_since(last: datetime, tz: ZoneInfo, digest: str | None = None) -> str:
+    """Why a channel that ran before gets nothing now: nothing was stored since ``last``, its
+    last delivery (whatever was announced then went out then; not "nothing announced"). With
+    ``digest``, that last run sent nothing (no profile took a paper): the papers stored before
+    it were matched then and are not again, unless asked (``watcher digest NAME --since``) -
+    what a profile just edited needs to be tried on them."""
+    when = f"{last.astimezone(tz):%Y-%m-%d %H:%M}"
+    if digest is None:
+        return f"nothing new since the last delivery ({when})"
+    return (f"nothing new since the last run ({when}), which matched the papers stored before it; "
+            f"'watcher digest {digest} --since DAY' matches them again")
 
 
 def empty_reason(had_candidates: bool, sources_failed: bool = False,

@@ -477,6 +477,17 @@ def test_deliver(ctx: Context, channel) -> None:
                           path=str(config.path))
     send_test_digest(config, channel, now_utc())
     click.echo(f"sent a test digest through channel {channel}")
+    from .links import link_notes, links_for, links_missing
+
+    # its papers are the shipped samples, never stored here: no rating link could be recorded
+    if config.channels[channel].type not in ("file", "stdout"):
+        if links_for(config) is not None:
+            click.echo("  (its papers are samples, not in your database, so it has no rating links; "
+                       "your digests have them)")
+        else:
+            for note in [n for n in link_notes(config) if f": channel.{channel} (" in n] + [links_missing(config)]:
+                if note:
+                    click.echo(note)
 
 
 for command in (cli_init.init, cli_init.state, cli_init.site,

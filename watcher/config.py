@@ -474,6 +474,13 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def is_loopback_url(url: str) -> bool:
+    """Whether ``url`` names this machine only (``http://127.0.0.1:8080``)."""
+    from urllib.parse import urlsplit
+
+    return is_loopback((urlsplit(url).hostname or "").strip("[]"))
+
+
 def parse_listen(text: str) -> tuple[str, int]:
     """``HOST:PORT`` (``[::1]:8080`` for IPv6) -> (host, port); ValueError says what is wrong."""
     m = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\]:(\d+)|([^\s:\[\]]+):(\d+)", text.strip())

@@ -239,7 +239,8 @@ def link_notes(config) -> list[str]:
     secret variable is a problem of its own (:func:`watcher.check.check_config`)."""
     web = config.web
     if web.base_url:
-        return []
+        off = base_url_off_listen(web)
+        return [f"{config.path}: {off}"] if off else []
     keys = "web.base_url" if web.secret_env else "web.base_url and web.secret_env"
     notes = []
     for ch in config.channels.values():
@@ -250,6 +251,28 @@ def link_notes(config) -> list[str]:
         notes.append(f"{config.path}: channel.{ch.name} ({ch.type}): its digests carry no rating "
                      f"links, and no link for a paper without a page of its own: set {keys}")
     return notes
+
+
+def base_url_off_listen(web) -> str | None:
+    """Why the links of a ``base_url`` on this machine would reach nothing: its port is not
+    the one ``watcher serve`` listens on (``[web] listen``); None when they agree or
+    ``base_url`` names another machine (a reverse proxy may map any port there)."""
+    from urllib.parse import urlsplit
+
+    from .config import is_loopback_url
+
+    if not is_loopback_url(web.base_url):
+        return None
+    parts = urlsplit(web.base_url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:  # a port out of range: the config's own check says so
+        return None
+    if port == web.port:
+        return None
+    return (f"web.base_url ({web.base_url}) is this machine's port {port}, but watcher serve listens "
+            f"on {web.listen} (web.listen): the digests' paper and rating links would reach nothing; "
+            "give both the same port")
 
 
 def links_missing(config) -> str | None:
@@ -276,5 +299,5 @@ def links_for(config, issued: date | None = None) -> Links | None:
 
 
 __all__ = ["issue_path", "BadLink", "ExpiredLink", "LINK_DAYS", "LinkRating", "Links", "LINK_ACTIONS", "links_for", "make_token",
-           "verify_token", "verify_link", "RATE", "link_notes", "links_missing", "digest_page", "feed_url",
+           "verify_token", "verify_link", "RATE", "link_notes", "base_url_off_listen", "links_missing", "digest_page", "feed_url",
            "RATING_LABELS"]

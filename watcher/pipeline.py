@@ -248,16 +248,17 @@ class DigestPlan:
                    store.all_sources_failed(list(config.sources)), config.settings.timezone)
 
     def build(self, candidates: list, revised: list, older: tuple | None = None,
-              last: datetime | None = None) -> Digest:
+              last: datetime | None = None, ran_empty: bool = False) -> Digest:
         """The digest of these papers; an empty one says why (failed sources, then an arXiv
         holiday, then papers filed before the window (``older``, see :func:`left_out`), then
-        nothing stored since the channel's ``last`` delivery)."""
+        nothing stored since the channel's ``last`` delivery, or its last run when that sent
+        nothing: ``ran_empty``)."""
         digest = assemble(self.dcfg.name, self.title, self.day, candidates, self.matchers, self.now, revised,
                           sources_failed=self.sources_failed, older=older, order=self.dcfg.order)
         if not digest.matches and not candidates and not self.sources_failed:
             digest.empty_reason = quiet_day_reason(self.dcfg, self.now) or digest.empty_reason
             if last is not None and digest.empty_reason == NOTHING_ANNOUNCED:
-                digest.empty_reason = nothing_since(last, self.tz)
+                digest.empty_reason = nothing_since(last, self.tz, self.dcfg.name if ran_empty else None)
         digest.profiles = profile_counts(self.dcfg, self.profiles, brought_by(digest.matches))
         digest.title = digest_title(self.dcfg, self.profiles, digest.profiles)
         self.summarizer.fill(digest)  # the TL;DRs, before rendering; never fails a delivery
@@ -319,9 +320,13 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             candidates, revised, first_window = channel_papers(config, store, dcfg, name, cycle.now,
                                                                deliver.since_day)
             older = None if candidates else left_out(store, dcfg, name, first_window, deliver.since_day)
-            last = None if candidates or first_window or deliver.since_day else \
-                parse_time(store.channel_state(dcfg.name, name).get("last_success"))
-            digest = plan.build(candidates, revised, older, utc(last) if last else None)
+            state = {} if candidates or first_window or deliver.since_day else store.channel_state(dcfg.name, name)
+            # a run after the last delivery that sent nothing moved the watermark past it (the
+            # watermark has microseconds, the delivery's time seconds)
+            ran_empty = bool(state.get("watermark")) and (not state.get("last_success") or parse_time(
+                state["watermark"]).replace(microsecond=0) > parse_time(state["last_success"]))
+            last = parse_time(state.get("watermark") if ran_empty else state.get("last_success"))
+            digest = plan.build(candidates, revised, older, utc(last) if last else None, ran_empty)
             if digest.links is not None:  # "view in browser" opens exactly this message
                 digest.links = digest.links.message(name, store.next_message(dcfg.name, digest.date, name))
             report.papers, report.profiles = len(digest.matches), digest.profiles

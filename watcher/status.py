@@ -15,6 +15,26 @@ from .masking import redact
 from .text import plural
 
 
+def _delivered_nothing(d, config: Config, channels: list[dict]) -> str | None:
+    """Why the digest's last run sent nothing to any channel, as its terminal line said it
+    (``no new papers (nothing matched your profiles)``), with each profile's count and where
+    to preview its query when papers came and no profile took one; None when a channel got
+    papers, one failed (its own line says so) or the digest never ran."""
+    from .assemble import NOTHING_MATCHED
+
+    if not channels or any(c.get("sent") or c.get("error") or not c.get("empty") for c in channels):
+        return None
+    reasons = sorted({c["empty"] for c in channels})
+    line = f"no new papers ({'; '.join(reasons)})"
+    if NOTHING_MATCHED in reasons:
+        brought: dict[str, int] = {}
+        for c in channels:
+            brought.update(c.get("profiles") or {})
+        counts = profile_counts(d, config.profiles, brought)
+        line += f"; per profile: {counts_line(counts, hint=True)}"
+    return line
+
+
 def _ago(text: str | None, tz) -> str:
     """A stored UTC time as local time in ``tz``; "never" when there is none."""
     when = parse_time(text) if text else None
@@ -96,6 +116,9 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
             if days:
                 counts = profile_counts(d, config.profiles, store.issue_profile_counts(name, days[0]))
                 lines.append(f"    last issue {days[0]}, per profile: {counts_line(counts, hint=True)}")
+            empty = _delivered_nothing(d, config, store.last_run_channels(name))
+            if empty:
+                lines.append(f"    last run delivered nothing: {empty}")
             for ch in d.channels:
                 c = store.channel_state(name, ch)
                 line = f"    -> {ch}: last delivery {_ago(c.get('last_success'), tz)}"

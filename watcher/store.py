@@ -379,6 +379,15 @@ def m015_citations(db: sqlite_utils.Database) -> None:
         db.execute(f"ALTER TABLE papers ADD COLUMN {column} TEXT")
 
 
+# Store.delivered_under's one query (a rating's profile, watcher.ratings.owners_of): the ledger and
+# the messages' papers found by paper, the messages by id
+DELIVERED_UNDER = """
+    SELECT DISTINCT d.paper, d.digest, d.channel, mp.profile
+    FROM deliveries d LEFT JOIN message_papers mp ON mp.paper = d.paper AND mp.profile <> ''
+         AND EXISTS (SELECT 1 FROM messages m WHERE m.id = mp.message AND m.digest = d.digest
+                     AND m.channel = d.channel)
+    WHERE d.paper IN ({})"""
+
 # Store.get_short's one query: the index papers_short (m011) answers it, order and all
 SHORT_LOOKUP = "SELECT * FROM papers WHERE short = ? ORDER BY first_seen, key LIMIT 1"
 
@@ -1310,12 +1319,7 @@ class Store:
     def delivered_under(self, keys: list[str]) -> list[tuple]:
         """For the papers ``keys``: ``(paper, digest, channel, profile)`` of each delivery, with
         each profile the messages of that digest and channel recorded it under (None: none)."""
-        return self.rows_in("""
-            SELECT DISTINCT d.paper, d.digest, d.channel, mp.profile
-            FROM deliveries d LEFT JOIN message_papers mp ON mp.paper = d.paper AND mp.profile <> ''
-                 AND EXISTS (SELECT 1 FROM messages m WHERE m.id = mp.message AND m.digest = d.digest
-                             AND m.channel = d.channel)
-            WHERE d.paper IN ({})""", keys)
+        return self.rows_in(DELIVERED_UNDER, keys)
 
     def marks_of(self, keys: list[str]) -> tuple[dict[tuple[str, str], str], set[str]]:
         """The ratings and reading-list state of the papers ``keys``:
@@ -1382,6 +1386,20 @@ class Store:
         """Each named digest's ``last_run`` or ``last_success`` (None before the first)."""
         assert column in ("last_run", "last_success")
         return {n: parse_time(self.digest_state(n).get(column)) for n in names}
+
+    def last_run_channels(self, digest: str, limit: int = 50) -> list[dict]:
+        """What each channel of ``digest`` did in the newest of the last ``limit`` runs that
+        delivered it (their recorded detail: ``papers``, ``sent``, ``empty`` - why nothing was
+        sent -, ``profiles``: name -> papers brought); [] when none of them did."""
+        for row in self.db.query("SELECT detail FROM runs WHERE detail IS NOT NULL ORDER BY id DESC LIMIT ?",
+                                 [limit]):
+            try:
+                channels = [c for c in json.loads(row["detail"]).get("channels", []) if c.get("digest") == digest]
+            except (ValueError, AttributeError):
+                continue
+            if channels:
+                return channels
+        return []
 
     def start_run(self, kind: str, now: datetime) -> int:
         """A new row in runs; returns its id."""

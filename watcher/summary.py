@@ -33,6 +33,9 @@ def digest_lines(report, digests: list[str]) -> list[str]:
             else:
                 parts.append("delivered " + ", ".join(f"{plural(c.papers, 'paper')} to {c.channel}"
                                                      for c in sent))
+        if sent:  # a channel that got nothing while others got papers says why, not nothing
+            parts += [f"nothing to {c.channel} ({c.empty})" for c in channels
+                      if not c.sent and not c.error and c.empty]
         if failed:
             parts.append(f"{', '.join(failed)} failed (see above)")
         if not parts:

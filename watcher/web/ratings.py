@@ -139,8 +139,11 @@ def _link(request: Request, asked):
     if paper is not None:
         asked = replace(asked, paper=paper.key)
     gone = _gone(request, asked, paper)
+    profiles = state(request).config.profiles
     context = dict(asked=asked, paper=paper, token=request.path_params["token"], done=None, gone=gone,
-                   expired=None, profile_gone=asked.profile not in state(request).config.profiles)
+                   expired=None, profile_gone=asked.profile not in profiles,
+                   # the profile as the digest named it ("Protein design", not "protein")
+                   profile_title=profiles[asked.profile].title if asked.profile in profiles else asked.profile)
     if gone:
         return page(request, "rate_link.html", status_code=410, **context)
     if request.method == "POST":

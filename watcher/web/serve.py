@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
-from ..config import MIN_PASSWORD, Config, WebConfig, is_loopback, parse_listen
+from ..config import MIN_PASSWORD, Config, WebConfig, is_loopback, is_loopback_url, parse_listen
 from ..errors import ConfigError, WatcherError
 from ..store import Store
 
@@ -30,16 +30,6 @@ class Plan:
     secret: str | None
     note: str | None = None  # said once at start (e.g. serving the sample database)
     config: Config | None = None  # the config served (the sample's with --sample), if not the file's
-
-
-def _loopback_url(url: str) -> bool:
-    """Whether ``url`` names this machine only (``http://127.0.0.1:8080``): links that reach
-    nobody else, so no reverse proxy to warn about."""
-    from urllib.parse import urlsplit
-
-    from ..config import is_loopback
-
-    return is_loopback((urlsplit(url).hostname or "").strip("[]"))
 
 
 def plan(config: Config, listen: str | None = None, sample: bool = False, daemon: bool = False) -> Plan:
@@ -71,7 +61,7 @@ def plan(config: Config, listen: str | None = None, sample: bool = False, daemon
         if secret is None:
             raise ConfigError(f"environment variable {web.secret_env} is not set (it signs sessions "
                               "and links)", path=str(config.path), key="web.secret_env")
-    if web.base_url and password is None and not _loopback_url(web.base_url):
+    if web.base_url and password is None and not is_loopback_url(web.base_url):
         log.warning("web.base_url is set but web.password_env is not: behind a reverse proxy every "
                     "request comes from loopback, so anyone who reaches %s can read the inbox",
                     web.base_url)
