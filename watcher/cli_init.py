@@ -11,11 +11,11 @@ from pathlib import Path
 
 import click
 
-from .cli import SAMPLE_HELP, Context, cli, handle_errors, pass_ctx, reading_config
+from .clikit import SAMPLE_HELP, Context, handle_errors, pass_ctx, reading_config
 from .text import plural
 
 
-@cli.command()
+@click.command()
 @click.argument("folder", default=".", metavar="[DIR]", type=click.Path(path_type=Path))
 @click.option("--github", "github", is_flag=True,
               help="Also a GitHub Actions workflow (daily, the database kept on a branch) and a "
@@ -89,7 +89,7 @@ def init(folder: Path, github, gitlab, force, cites, orcid, mailto, openalex_url
                    "watcher test-deliver mail && watcher once")
 
 
-@cli.group()
+@click.group()
 def state() -> None:
     """Keep the database between runs that have no disk of their own (a CI job).
 
@@ -171,7 +171,7 @@ def state_restore(ctx: Context, file: Path, force, git_branch, git_remote) -> No
                f"run reaches back its lookback ({reach or 'no digests'})")
 
 
-@cli.command()
+@click.command()
 @click.argument("folder", metavar="DIR", type=click.Path(path_type=Path))
 @click.option("--sample", is_flag=True, help=SAMPLE_HELP)
 @pass_ctx

@@ -10,12 +10,13 @@ import json
 
 import click
 
-from .cli import SAMPLE_HELP, Context, cli, handle_errors, now_utc, pass_ctx, reading_config
+from .clikit import SAMPLE_HELP, Context, handle_errors, pass_ctx, reading_config
 from .errors import ConfigError
+from .models import now_utc
 from .ratings import ACTIONS, PROFILE_ACTIONS, RatingError
 
 
-@cli.command()
+@click.command()
 @click.argument("action", type=click.Choice(ACTIONS))
 @click.argument("papers", nargs=-1, required=True, metavar="PAPER...")
 @click.option("--profile", metavar="NAME",
@@ -80,7 +81,7 @@ def _profile_of(config, paper, owners: list[str]) -> str:
                       f"({', '.join(names)})")
 
 
-@cli.command()
+@click.command()
 @click.option("--profile", metavar="NAME", help="Only this profile's ratings.")
 @click.option("--to", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--sample", is_flag=True, help=SAMPLE_HELP)
@@ -104,7 +105,7 @@ def ratings(ctx: Context, profile, fmt, sample) -> None:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
     from .formats.text import one_line
-    from .status import local_text
+    from .store import local_text
 
     for r in rows:  # the time in the config's time zone, as status shows times
         gone = "" if r["profile"] in config.profiles else " (profile no longer in the config)"
@@ -112,7 +113,7 @@ def ratings(ctx: Context, profile, fmt, sample) -> None:
                    f"{one_line(r['title'] or '')}  [{r['source']}]{gone}")
 
 
-@cli.command()
+@click.command()
 @click.option("--to", "fmt", type=click.Choice(["text", "json", "bibtex", "markdown"]), default="text",
               show_default=True)
 @click.option("--sample", is_flag=True, help=SAMPLE_HELP)

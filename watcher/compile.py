@@ -74,7 +74,7 @@ def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP,
                     ratings: bool = True) -> ProfileMatcher:
     """The matcher of profile ``name``. Examples are looked up with ``lookup`` (default: the
     store's papers); with a ``store``, the items of its Zotero library are examples too
-    (:func:`watcher.zotsync.examples`) and, unless ``ratings`` is False, the profile learns
+    (:func:`watcher.zotero.examples`) and, unless ``ratings`` is False, the profile learns
     from its ratings. ``query`` replaces the profile's query (the web's preview of a draft;
     None or "" for none)."""
     profile = config.profiles[name]
@@ -84,7 +84,7 @@ def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP,
         lookup = store.get if store is not None else (lambda key: None)
     examples = example_papers(profile, lookup)
     if store is not None and profile.zotero is not None:
-        from .zotsync import examples as zotero_examples
+        from .zotero import examples as zotero_examples
 
         examples += zotero_examples(store, profile)
     return ProfileMatcher(profile, examples,
@@ -173,7 +173,7 @@ class Compiled:
     def matcher(self, config, name: str, store, ratings: bool = True) -> ProfileMatcher:
         """The matcher :func:`compile_profile` gives now for ``name`` (``ratings`` False:
         :func:`compile_plain`'s, without its ratings)."""
-        from .zotsync import read_state
+        from .zotero import read_state
 
         profile = config.profiles[name]
         key = (id(config), changes(store), _files(profile), read_state(store, profile))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import ConfigError, InputError
+from .wheel import shipped_config_path
 
 HERE = Path(__file__).resolve().parent
 INIT_TEMPLATES = HERE / "data" / "init"
@@ -38,12 +39,6 @@ SCHEDULED_EDITS = (
      'schedule = "arxiv"'),
     ('channels = ["archive"]', 'channels = ["mail"]'),
 )
-
-
-def shipped_config_path() -> Path:
-    """The example config: ``watcher/data/config.toml`` in a wheel, ``config.toml`` in a checkout."""
-    installed = HERE / "data" / "config.toml"
-    return installed if installed.is_file() else HERE.parent / "config.toml"
 
 
 def starter_config() -> str:

@@ -49,7 +49,7 @@ from .assemble import (NOTHING_ANNOUNCED, assemble, brought_by, delivered_reason
                        profile_counts, window_start)
 from .config import FORMAT_CHANNELS, Config, DigestConfig, SourceConfig
 from .deliver import channel_for, redact
-from .errors import DatabaseUnavailable, DeliveryError, StoreError, WatcherError
+from .errors import DeliveryError, StoreError, WatcherError
 from .links import links_for, links_missing
 from .lock import write_lock
 from .compile import compile_profiles
@@ -59,6 +59,8 @@ from .render import render
 from .schedule import quiet_day_reason
 from .sources import SourceContext, make_source
 from .sources.common import name_papers
+from .sources.sample import is_sample
+from .steps import failure, stops_the_cycle
 from .store import Store, database_error, parse_time
 from .text import plural
 from .summarize import Summarizer
@@ -175,12 +177,6 @@ def reading_config(config: Config, sample: bool = False) -> tuple[Config, str | 
     return config, None
 
 
-def is_sample(config: Config) -> bool:
-    """Whether ``config`` is :func:`sample_config`'s: the sample is its only source, and its
-    digests ran once, at the sample's day, on no schedule."""
-    return bool(config.sources) and all(s.type == "sample" for s in config.sources.values())
-
-
 def sample_now(config: Config) -> datetime:
     """The end of the sample's newest day in the configured time zone (``--sample``'s today)."""
     from .sources.sample import read_samples, sample_today
@@ -192,30 +188,6 @@ def sample_now(config: Config) -> datetime:
 def open_store(config: Config) -> Store:
     """The database of this config."""
     return Store.open(config.settings.database)
-
-
-def stops_the_cycle(error: BaseException) -> bool:
-    """True when ``error`` means the database cannot be used at all (nothing later could be
-    recorded), or that the reader of stdout is gone (``watcher ... | head``: nothing later
-    could be printed); any other error fails only the source, digest or channel it came from."""
-    if isinstance(error, BrokenPipeError):  # channels turn their sockets' errors into DeliveryError
-        return True
-    if isinstance(error, sqlite3.Error):
-        error = database_error("", error)
-    return isinstance(error, DatabaseUnavailable)
-
-
-def failure(what: str, error: Exception, clean=lambda text: text) -> str:
-    """Log the failure of one isolated step (``what``: "source arxiv") and return the one line
-    to store for ``watcher status``. watcher's own errors are explained in their message; any
-    other exception is a bug, logged with its traceback."""
-    if isinstance(error, WatcherError):
-        message = clean(str(error))
-        log.error("%s failed: %s", what, message)
-    else:
-        message = clean(f"internal error: {type(error).__name__}: {error}")
-        log.error("%s failed: %s", what, message, exc_info=error)
-    return message
 
 
 def fetch_sources(config: Config, store: Store, cycle: Cycle, fetch: Fetch, http=None) -> list[SourceReport]:

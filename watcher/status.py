@@ -10,8 +10,7 @@ from datetime import datetime
 from .assemble import counts_line, profile_counts
 from .config import Config
 from .schedule import due_digests, next_fire as _next_fire
-from .store import Store, parse_time, require_database
-from .models import utc
+from .store import Store, local, parse_time, require_database
 from .masking import redact
 from .text import plural
 
@@ -34,16 +33,6 @@ def _delivered_nothing(d, config: Config, channels: list[dict]) -> str | None:
         counts = profile_counts(d, config.profiles, brought)
         line += f"; per profile: {counts_line(counts, hint=True)}"
     return line
-
-
-def local(when: datetime, tz) -> str:
-    """``when`` (naive: UTC) in ``tz``, as status shows every time: ``2025-04-12T23:59:00+02:00``."""
-    return utc(when).astimezone(tz).isoformat(timespec="seconds")
-
-
-def local_text(text: str | None, tz) -> str:
-    """A stored UTC time (``2025-04-12T21:59:00``) in ``tz`` as :func:`local` shows it; "" for none."""
-    return local(parse_time(text), tz) if text else ""
 
 
 def _ago(text: str | None, tz) -> str:
@@ -100,7 +89,7 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
                 lines.append(f"    FAILING ({r['failures']} in a row), last failed at "
                              f"{_ago(r['last_error_at'], tz)}: {r['last_error']}")
         lines.append("digests:")
-        from .pipeline import is_sample
+        from .sources.sample import is_sample
 
         sample = is_sample(config)  # ran once by 'once --sample': no schedule to miss
         due = {} if sample else {d.name: d for d in due_digests(

@@ -417,6 +417,16 @@ def parse_time(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
 
 
+def local(when: datetime, tz) -> str:
+    """``when`` (naive: UTC) in ``tz``, as status shows every time: ``2025-04-12T23:59:00+02:00``."""
+    return utc(when).astimezone(tz).isoformat(timespec="seconds")
+
+
+def local_text(text: str | None, tz) -> str:
+    """A stored UTC time (``2025-04-12T21:59:00``) in ``tz`` as :func:`local` shows it; "" for none."""
+    return local(parse_time(text), tz) if text else ""
+
+
 @dataclass
 class UpsertCounts:
     """What storing one batch did: keys of new and updated papers, and the unchanged count."""

@@ -23,6 +23,7 @@ from pathlib import Path
 from . import __version__
 from .errors import InputError
 
+HERE = Path(__file__).resolve().parent
 DIST_NAME = "watcher-papers"
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip entry can carry
 WHEEL_FILE = "Wheel-Version: 1.0\nGenerator: watcher init\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
@@ -33,9 +34,14 @@ def wheel_name(version: str = __version__) -> str:
     return f"{re.sub(r'[-_.]+', '_', DIST_NAME).lower()}-{version}-py3-none-any.whl"
 
 
+def shipped_config_path() -> Path:
+    """The example config: ``watcher/data/config.toml`` in a wheel, ``config.toml`` in a checkout."""
+    installed = HERE / "data" / "config.toml"
+    return installed if installed.is_file() else HERE.parent / "config.toml"
+
+
 def _package_files() -> dict[str, Path]:
     """Archive name -> file of the running package, as a built wheel lays it out."""
-    from .init import shipped_config_path
     from .render import shipped_templates_dir
 
     package = Path(__file__).resolve().parent

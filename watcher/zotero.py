@@ -1,5 +1,7 @@
-"""Zotero (SPEC §10): the profile's ``zotero = {...}`` table, the Web API client, and the
-conversion between Zotero items and papers (pure).
+"""Zotero (SPEC §10): the profile's ``zotero = {...}`` table, the Web API client, the
+conversion between Zotero items and papers (pure), and a profile's examples as the last sync
+stored them (:func:`examples`, read by :mod:`watcher.compile`; the sync itself is
+:mod:`watcher.zotsync`).
 
 The client speaks the Zotero Web API v3 (https://www.zotero.org/support/dev/web_api/v3/basics)
 over httpx, the HTTP library watcher already has, rather than through pyzotero: pyzotero pins
@@ -429,3 +431,29 @@ def same_work(paper: Paper, item: dict) -> bool:
 
 __all__ = ["Library", "Client", "ZoteroError", "Answer", "library_from", "check_save_to",
            "access_problem", "item_paper", "paper_item", "same_work", "WEB_API", "LOCAL_API"]
+
+
+# --- the examples as the last sync stored them (read at compile time) ------------------------
+
+def examples(store, profile) -> list[Paper]:
+    """The papers of ``profile``'s Zotero items as the last sync left them: each the stored
+    paper it is (by arXiv id, DOI, PMID, then title: :meth:`~watcher.store.Store.find`), else
+    the paper Zotero describes. Nothing before the first sync (or without the table)."""
+    lib = getattr(profile, "zotero", None)
+    if lib is None or not lib.read:
+        return []
+    out = []
+    for paper in store.zotero_examples(lib.sync_key):
+        found = None
+        for name in (paper.arxiv_id, paper.doi, f"pmid:{paper.pmid}" if paper.pmid else None, paper.title):
+            if name and (found := store.find(name)) is not None:
+                break
+        out.append(found or paper)
+    return out
+
+
+def read_state(store, profile) -> tuple | None:
+    """What the stored Zotero items of ``profile`` are now (the library version and count
+    read last), for the web's kept matchers (:class:`watcher.compile.Compiled`); None without."""
+    lib = getattr(profile, "zotero", None)
+    return None if lib is None else store.zotero_read_state(lib.sync_key)

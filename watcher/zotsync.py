@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from .errors import WatcherError
 from .models import Paper
-from .zotero import Client, Library, ZoteroError, item_paper, paper_item, same_work
+from .zotero import Client, Library, ZoteroError, examples, item_paper, paper_item, same_work
 
 log = logging.getLogger("watcher")
 
@@ -106,23 +106,6 @@ def _expect(answer, kind: type, lib: Library):
 
 def _fields(paper: Paper) -> dict:
     return {f: getattr(paper, f) for f in PAPER_FIELDS if getattr(paper, f)}
-
-
-def examples(store, profile) -> list[Paper]:
-    """The papers of ``profile``'s Zotero items as the last sync left them: each the stored
-    paper it is (by arXiv id, DOI, PMID, then title: :meth:`~watcher.store.Store.find`), else
-    the paper Zotero describes. Nothing before the first sync (or without the table)."""
-    lib = getattr(profile, "zotero", None)
-    if lib is None or not lib.read:
-        return []
-    out = []
-    for paper in store.zotero_examples(lib.sync_key):
-        found = None
-        for name in (paper.arxiv_id, paper.doi, f"pmid:{paper.pmid}" if paper.pmid else None, paper.title):
-            if name and (found := store.find(name)) is not None:
-                break
-        out.append(found or paper)
-    return out
 
 
 # --- write ----------------------------------------------------------------------------------
@@ -270,7 +253,7 @@ def _find(client: Client, paper: Paper, collection: str | None = None) -> dict |
 
 def status_lines(config, store) -> list[str]:
     """For ``watcher status``: one line per place read and one for the saves, when configured."""
-    from .status import local_text
+    from .store import local_text
 
     lines = []
     rows = store.zotero_places()
@@ -301,7 +284,7 @@ __all__ = ["sync", "examples", "push", "pending", "places", "targets", "Target",
 def in_cycle(config, store, now, *, push_saves: bool = True) -> None:
     """The cycle's Zotero step (:mod:`watcher.pipeline`): read every place, then push the
     queued saves (not in a dry run). Zotero's failures are recorded, never fail the cycle."""
-    from .pipeline import failure, stops_the_cycle
+    from .steps import failure, stops_the_cycle
 
     try:
         if places(config):
@@ -355,10 +338,3 @@ def after_save(config, store, now) -> str | None:
     if errors:
         return f"zotero: {added} added, {len(errors)} queued for the next cycle ({errors[0]})"
     return f"zotero: {added} added" if added else None
-
-
-def read_state(store, profile) -> tuple | None:
-    """What the stored Zotero items of ``profile`` are now (the library version and count
-    read last), for the web's kept matchers (:class:`watcher.compile.Compiled`); None without."""
-    lib = getattr(profile, "zotero", None)
-    return None if lib is None else store.zotero_read_state(lib.sync_key)

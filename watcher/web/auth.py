@@ -7,6 +7,9 @@ anything else with 403. A session counts only while its generation is the databa
 (:mod:`.sessions`: logout and a new password end every session). Password checks are slowed
 by :class:`Throttle`. Every POST form carries :func:`csrf_token`; :func:`checked_form` refuses
 a POST without the session's token (403), so another site cannot submit a form for the user.
+
+:func:`csrf_token`, :func:`logged_in` and :func:`current_generation` live in :mod:`.pages`
+(every page is rendered with them), so that pages need not import this module.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import asyncio
 import hmac
 import logging
 import os
-import secrets
 import time
 from contextlib import asynccontextmanager
 
@@ -27,22 +29,12 @@ from starlette.routing import Route
 from ..errors import StoreError
 from . import sessions
 from .guard import MAX_BODY
-from .pages import in_thread, page, reading, state, url
+from .pages import csrf_token, current_generation, in_thread, logged_in, page, state, url
 
 log = logging.getLogger("watcher")
 
 PUBLIC = ("/login", "/healthz", "/static/")
 LOGIN_QUEUE = 4  # password checks waiting at once, from all clients together; more get 429
-
-
-def csrf_token(request: Request) -> str:
-    """The session's CSRF token (made on first use); every POST form carries it as ``csrf``."""
-    session = request.scope.get("session")
-    if session is None:
-        return ""
-    if "csrf" not in session:
-        session["csrf"] = secrets.token_urlsafe(24)
-    return session["csrf"]
 
 
 async def bounded_form(request: Request):
@@ -58,23 +50,6 @@ async def checked_form(request: Request):
     if not expected or not hmac.compare_digest(sent.encode(), expected.encode()):
         raise HTTPException(403, "the form has expired or came from another site; reload the page and try again")
     return form
-
-
-def logged_in(request: Request) -> bool:
-    """True when no login is needed or the session has logged in."""
-    if state(request).password is None:
-        return True
-    session = request.scope.get("session", {})
-    return bool(session.get("auth")) and session.get("gen") == current_generation(request)
-
-
-def current_generation(request: Request) -> int:
-    """The database's session generation (0 while there is no database: nothing to protect);
-    StoreError when it cannot be read."""
-    if not state(request).database.exists():
-        return 0
-    with reading(request) as store:
-        return store.session_generation()
 
 
 def is_public(path: str, public: tuple[str, ...]) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
+import secrets
 import sqlite3
 import threading
 import time
@@ -91,7 +92,7 @@ def view_mode(request: Request) -> str:
 def local_time(text: str | None, tz) -> str:
     """A stored time in the config's time zone, as ``watcher status`` and /status show times
     (``2025-04-12T23:59:00+02:00``); "" when there is none."""
-    from ..status import local_text
+    from ..store import local_text
 
     return local_text(text, tz)
 
@@ -99,7 +100,8 @@ def local_time(text: str | None, tz) -> str:
 def human_time(text: str | None, tz) -> str:
     """A stored time as a reader says it, in the config's time zone: ``Sat 12 Apr 2025, 23:59``
     (the ISO form stays in ``<time datetime>``); "" when there is none."""
-    from ..status import parse_time, utc
+    from ..models import utc
+    from ..store import parse_time
 
     when = parse_time(text) if text else None
     return f"{utc(when).astimezone(tz):%a %d %b %Y, %H:%M}" if when else ""
@@ -122,14 +124,39 @@ def url(request: Request, path: str, **params) -> str:
     return state(request).prefix + path + (f"?{query}" if query else "")
 
 
+def csrf_token(request: Request) -> str:
+    """The session's CSRF token (made on first use); every POST form carries it as ``csrf``."""
+    session = request.scope.get("session")
+    if session is None:
+        return ""
+    if "csrf" not in session:
+        session["csrf"] = secrets.token_urlsafe(24)
+    return session["csrf"]
+
+
+def logged_in(request: Request) -> bool:
+    """True when no login is needed or the session has logged in."""
+    if state(request).password is None:
+        return True
+    session = request.scope.get("session", {})
+    return bool(session.get("auth")) and session.get("gen") == current_generation(request)
+
+
+def current_generation(request: Request) -> int:
+    """The database's session generation (0 while there is no database: nothing to protect);
+    StoreError when it cannot be read."""
+    if not state(request).database.exists():
+        return 0
+    with reading(request) as store:
+        return store.session_generation()
+
+
 def page(request: Request, template: str, status_code: int = 200, **context) -> HTMLResponse:
     """Render ``template`` with ``context``; every page gets ``request``, ``url``,
     ``csrf_token``, ``logged_in``, ``login_required`` and ``tldrs`` (paper key -> TL;DR, from
     :func:`tldrs`, which every page passes for the papers it shows; a card of a delivered
     message shows the TL;DR the message carried). ``twin=True``: the page has a
     JSON twin (:func:`twin_url`), advertised in a ``Link`` header and in the page (``twin``)."""
-    from .auth import csrf_token, logged_in
-
     context.setdefault("tldrs", {})
     st = state(request)
     prefix, token = st.prefix, csrf_token(request)
