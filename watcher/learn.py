@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import zlib
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -84,6 +85,7 @@ LOSS_BUDGET = 0.01  # removals may lose at most this share of the liked papers h
 QUANTILES = (0.05, 0.03, 0.02, 0.01, 0.0)  # the model's recall quantiles tried, the loosest first
 ADD_MIN = 5  # rated papers beyond the profile's own selection an addition needs held out before it is believed
 CONFIDENCE_Z = 1.645  # one-sided 95%: the Wilson lower bound of the additions' precision
+CHECK_SAMPLE = 10  # one paper in this many is never removed by the model: the fair sample its removals are checked on
 
 
 LIKED, DISLIKED = "(you liked)", "(you disliked)"  # the end of a reason that names a rating
@@ -170,7 +172,8 @@ class Feedback:
         vectors = [paper_vector(d, weight, title_boost) for d in docs]
         adds: list[tuple[float, int]] = []
         base = [0, 0]  # liked, all: the rated papers held out that the profile selects itself
-        for start, end in time_pieces([r[0] for r in rated], TIME_FOLDS + 1)[1:]:
+        pieces = time_pieces([r[0] for r in rated], TIME_FOLDS + 1)
+        for start, end in pieces[1:]:
             liked = [r[2] for r in rated[:start] if r[3]]
             if not liked:
                 continue
@@ -187,25 +190,27 @@ class Feedback:
         self.add_floor = self.estimates["added"].setting
         if self.model is None:
             return
-        # Removals: a paper the model removed was never shown, so never rated; the ratings made
-        # after it began are what it let through, and it would seem to remove nothing of them.
-        # Only the ratings made before it could act (fewer than MODEL_MIN liked or disliked
-        # before them) are a fair sample of what the profile selects: the model fitted on the
-        # later ratings judges them.
-        early = unfiltered(rated)
+        # Removals: a paper the model removed was never shown, so never rated, and the ratings
+        # made after it began are only what it let through: it would seem to remove nothing of
+        # them. The papers of the check sample (:func:`in_check_sample`) are never removed by it,
+        # so their ratings are a fair sample of what the profile selects: each later piece of
+        # them is judged by the model fitted on the ratings before it.
         removed = {q: [0, 0] for q in QUANTILES}  # quantile -> [liked, disliked] it would remove
         held = [0, 0]  # liked, disliked
-        fold = Feedback([r[2] for r in rated[early:] if r[3]], [r[2] for r in rated[early:] if not r[3]])
-        fold.attach(check.examples(fold.liked), weight, title_boost, False, query_parts)
-        for i in range(early) if fold.model is not None else ():
-            if plain[i] and vectors[i]:
-                y = rated[i][3]
-                held[1 - y] += 1
-                p = fold.model.probability(vectors[i], parts[i])
-                if fold.model.agrees(vectors[i]):
-                    for q in QUANTILES:
-                        if p < fold.model.cut_at(q):
-                            removed[q][1 - y] += 1
+        for start, end in pieces[1:]:
+            fold = Feedback([r[2] for r in rated[:start] if r[3]], [r[2] for r in rated[:start] if not r[3]])
+            fold.attach(check.examples(fold.liked), weight, title_boost, False, query_parts)
+            if fold.model is None:
+                continue
+            for i in range(start, end):
+                if plain[i] and vectors[i] and in_check_sample(rated[i][1]):
+                    y = rated[i][3]
+                    held[1 - y] += 1
+                    p = fold.model.probability(vectors[i], parts[i])
+                    if fold.model.agrees(vectors[i]):
+                        for q in QUANTILES:
+                            if p < fold.model.cut_at(q):
+                                removed[q][1 - y] += 1
         self.estimates["removed"] = decide_removals(removed, *held)
         quantile = self.estimates["removed"].setting
         self.remove = quantile is not None
@@ -216,6 +221,11 @@ class Feedback:
         """Whether the likes bring in a paper the profile does not select itself, ``ratio``
         its similarity to them / the threshold (see :func:`decide_additions`)."""
         return self.add_floor is not None and ratio >= self.add_floor
+
+    def checked(self) -> list[str]:
+        """What the self-check found, one sentence per kind of change (additions first), for
+        ``watcher explain --profile`` and the profile page."""
+        return [e.text() for _, e in sorted(self.estimates.items())]
 
     def estimate(self, kind: str) -> str:
         """The sentence that justifies (or refuses) the ratings' ``kind`` of change ("added",
@@ -242,7 +252,9 @@ class Feedback:
         if doc.paper.key in self._keys:  # the paper rated down itself: its own rating decides
             pass
         elif self.model is not None:
-            if (plain and not self.remove) or not self.model.rejects(vector, query):
+            if plain and (not self.remove or in_check_sample(doc.paper.key)):
+                return None  # removals not justified, or kept as the check sample
+            if not self.model.rejects(vector, query):
                 return None
         else:
             liked = max([cosine(vector, self._examples.centroid),
@@ -334,16 +346,12 @@ def time_pieces(times: Sequence[str], n: int) -> list[tuple[int, int]]:
     return list(zip(bounds, bounds[1:]))
 
 
-def unfiltered(rated: Sequence[tuple]) -> int:
-    """How many of ``rated`` (``(time, key, paper, liked)``, oldest first) were rated before
-    the model could have removed anything: while fewer than MODEL_MIN liked or disliked
-    ratings preceded them (ratings made at the same time count as after)."""
-    liked = disliked = 0
-    for k, r in enumerate(rated):
-        if k and r[0] != rated[k - 1][0] and liked >= MODEL_MIN and disliked >= MODEL_MIN:
-            return k
-        liked, disliked = liked + r[3], disliked + (not r[3])
-    return len(rated)
+def in_check_sample(key: str) -> bool:
+    """Whether the paper ``key`` is in the check sample: one in CHECK_SAMPLE of the papers (by a
+    hash of the key, the same on every run), which the model never removes from what the profile
+    selects itself, so that their ratings tell, without the model's own choice in them, what
+    its removals would cost."""
+    return zlib.crc32(key.encode()) % CHECK_SAMPLE == 0
 
 
 def wilson_low(hits: int, n: int, z: float = CONFIDENCE_Z) -> float:
