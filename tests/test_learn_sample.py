@@ -228,9 +228,13 @@ def test_a_papers_page_says_when_the_ratings_decided_it_as_explain_does(site):
     config, changes = rate_all(config, db)
     with Store.open(db) as store:
         apply_rating(store, "down", "llm-rl", DISLIKES[0], "cli", profiles=config.profiles)
+        papers = store.papers_between(*store.recent_days(30))
+        kept = [p for p, s in zip(papers, compile_profile(config, "llm-rl", store).selects(papers)) if s]
     added = next(c.match.paper for c in changes if c.added)
+    changed = {c.match.paper.key for c in changes} | set(LIKES) | set(DISLIKES)
+    same = next(p.key for p in kept if p.key not in changed and p.arxiv_id not in changed)  # decided by neither
     cases = [(DISLIKES[0], "llm-rl", "selected", False), (added.key, LEARNER, "not selected", True),
-             (ODF, "llm-rl", None, True)]
+             (same, "llm-rl", None, True)]
     cfg = ["--config", str(config.path)]
     with TestClient(app_for(config, db)) as c:
         for key, name, without, selected in cases:
