@@ -155,6 +155,7 @@ def test_the_model_is_fitted_once_there_are_enough_ratings_and_learns_which_side
     sample = {p.key for p in new_clinic if learn.in_check_sample(p.key)}
     assert len(sample) < len(new_clinic) / 3
     assert kept & {p.key for p in new_clinic} == sample  # the disliked side goes, but for the check sample
+    assert sample and all(learn.CHECKED in matcher.score(p).reasons for p in new_clinic if p.key in sample)
     gone = next(p for p in new_clinic if p.key not in sample)
     why = matcher.explain(gone)
     assert any(r.startswith("unlike 2502.") and r.endswith("(you disliked)") for r in why.reasons)

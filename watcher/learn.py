@@ -112,6 +112,7 @@ CHECK_SAMPLE = 10  # one paper in this many is never removed by the model: the f
 
 
 LIKED, DISLIKED = "(you liked)", "(you disliked)"  # the end of a reason that names a rating
+CHECKED = f"kept to check the ratings (one paper in {CHECK_SAMPLE} is never removed)"  # see in_check_sample
 
 
 def liked_reason(paper: Paper) -> str:
@@ -275,10 +276,12 @@ class Feedback:
         if doc.paper.key in self._keys:  # the paper rated down itself: its own rating decides
             pass
         elif self.model is not None:
-            if plain and (not self.remove or in_check_sample(doc.paper.key)):
-                return None  # removals not justified, or kept as the check sample
+            if plain and not self.remove:
+                return None  # removals not justified by the check
             if not self.model.rejects(vector, query):
                 return None
+            if plain and in_check_sample(doc.paper.key):
+                return (0.0, CHECKED)
         else:
             liked = max([cosine(vector, self._examples.centroid),
                          *(cosine(vector, v) for v in self._examples.vectors)]) if self._examples else 0.0
