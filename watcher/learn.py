@@ -487,7 +487,7 @@ class Model:
                        for col, m in zip(zip(*x), model.mean)]
         z = [model.standard(row) for row in x]
         model.weights = _logistic(z, labels)
-        held = _held_out(z, labels)
+        held = _held_out(z, labels, model.weights)
         model.held = sorted(p for p, t in held if t)
         model.cut = (f1_cut(z, labels, held) if NO_QUERY_F1 and query_parts is None
                      else model.cut_at(KEEP_QUANTILE))
@@ -574,27 +574,28 @@ def f1_cut(x: list[list[float]], y: list[int], held=None) -> float:
     return cut
 
 
-def _held_out(x: list[list[float]], y: list[int]) -> list[float]:
+def _held_out(x: list[list[float]], y: list[int], start: list[float] | None = None) -> list[float]:
     """``(probability, label)`` of each row under a model fitted without its fold (FOLDS
-    folds, every FOLDS-th row): how a new paper would fare."""
+    folds, every FOLDS-th row): how a new paper would fare. ``start``: the weights fitted on
+    all rows, where each fold's fit starts (it ends where it would from zero, in fewer steps)."""
     out = []
     for k in range(FOLDS):
         train = [i for i in range(len(y)) if i % FOLDS != k]
         if not any(y[i] for i in train) or all(y[i] for i in train):
             continue
-        w = _logistic([x[i] for i in train], [y[i] for i in train])
+        w = _logistic([x[i] for i in train], [y[i] for i in train], start=start)
         out += [(_sigmoid(_dot(w, [1.0, *x[i]])), y[i]) for i in range(k, len(y), FOLDS)]
     return out
 
 
-def _logistic(x: list[list[float]], y: list[int], steps: int = 25) -> list[float]:
+def _logistic(x: list[list[float]], y: list[int], steps: int = 25, start: list[float] | None = None) -> list[float]:
     """Weights (intercept first) of an L2-penalised logistic regression with balanced classes,
-    by Newton's method (a handful of features: the Hessian is tiny)."""
+    by Newton's method (a handful of features: the Hessian is tiny), from ``start`` (else 0)."""
     n = len(x[0]) + 1
     pos = sum(y)
     neg = len(y) - pos
     cw = {1: len(y) / (2.0 * pos), 0: len(y) / (2.0 * neg)}
-    w = [0.0] * n
+    w = list(start) if start is not None else [0.0] * n
     rows = [[1.0, *r] for r in x]
     for _ in range(steps):
         grad = [RIDGE * w[k] if k else 0.0 for k in range(n)]
