@@ -253,8 +253,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--topics", default=",".join(TOPICS),
                     help=f"comma-separated, of {', '.join(TOPICS)} (default: all)")
-    ap.add_argument("--other", action="store_true",
-                    help=f"also the held-out other topics ({', '.join(OTHER_TOPICS)}); with --topics '' only them")
+    ap.add_argument("--other", nargs="?", const=",".join(OTHER_TOPICS), default="",
+                    help=f"also the held-out other topics (comma-separated, default all: {', '.join(OTHER_TOPICS)}); "
+                         "with --topics '' only them")
     ap.add_argument("--judgements", help="another topic: its judgements (JSON Lines) ...")
     ap.add_argument("--query", help="... and its query")
     ap.add_argument("--cold", type=int, default=30, help="liked papers of the cold start")
@@ -276,8 +277,10 @@ def main() -> int:
         if unknown:
             ap.error(f"unknown topic {unknown[0]!r} (one of {', '.join(TOPICS)})")
         topics = {n: (HERE / "data" / f"{n}.jsonl", TOPICS[n]) for n in names}
-        if args.other:
-            topics.update({n: (HERE / "data" / f"{data}.jsonl", q) for n, (data, q) in OTHER_TOPICS.items()})
+        other = [n for n in args.other.split(",") if n]
+        if any(n not in OTHER_TOPICS for n in other):
+            ap.error(f"unknown other topic (one of {', '.join(OTHER_TOPICS)})")
+        topics.update({n: (HERE / "data" / f"{OTHER_TOPICS[n][0]}.jsonl", OTHER_TOPICS[n][1]) for n in other})
     days = day_papers()[: args.days] if args.days else day_papers()
     only = args.only.split(",")
     ok = True
