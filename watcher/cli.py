@@ -469,7 +469,7 @@ def status(ctx: Context, sample) -> None:
 def explain(ctx: Context, paper, profile, sample) -> None:
     """The score of one stored paper (arXiv id or title) and the reasons, per profile; without
     PAPER, the papers of the last 30 days that each profile's ratings added or removed, each
-    with the rating that decided it."""
+    with the rating that decided it, after what the ratings' check on themselves found."""
     from .compile import compile_profile, explain_paper, what_ratings_changed
     from .pipeline import open_store
     from .store import require_database
