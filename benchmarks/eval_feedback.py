@@ -21,9 +21,12 @@ query, TOPICS, fixed before anything was tuned), in one go:
   the counts), and goes on rating every day;
 * ``cold``: the same N liked papers, never rated again (what the likes alone do).
 
-Targets, per topic: query+ratings cuts the baseline's false positives by at least 15% with
-recall at most 2 points lower and F1 not lower; cold+ratings reaches F1 >= 0.80 over the last
-10 days. Exit status 1 when a target is missed. ``--set`` overrides a constant of
+Targets, per topic (issue 34): query+ratings has F1 not lower than the baseline, no more false
+positives and recall at most 2 points lower, and on a judged topic whose query's precision is
+below 0.9 at least 15% fewer false positives; cold+ratings reaches COLD_SHARE x the topic's
+bound (BOUNDS, from bound_learner.py) over the last 10 days. ``--other`` adds the held-out other
+topics (OTHER_TOPICS), and a per-topic table, worst first, ends the output. Exit status 1 when
+a target is missed. ``--set`` overrides a constant of
 :mod:`watcher.learn` (``choose_learner.py`` uses it to choose them); ``--judgements`` and
 ``--query`` run any other topic.
 """
@@ -60,6 +63,33 @@ TOPICS = {
                          'OR "image generation" OR "video generation" OR "image editing"',
 }
 LAST = 10  # the "last days" window
+
+# Held out from everything: "other topics" made from the same judgements with queries written
+# deliberately broad (low precision) or narrow (title words only), fixed before the learner
+# checked itself and never used to choose anything; plus the rule-labelled sanity topic. A
+# learner that only works for the reference queries fails here.
+OTHER_TOPICS = {
+    "rag-broad": ("rag", '"retrieval-augmented" OR RAG OR "retrieval augmented" OR retrieval OR retriever '
+                         'OR "question answering" OR knowledge'),
+    "rag-narrow": ("rag", 'ti:"retrieval-augmented" OR ti:RAG OR ti:"retrieval augmented"'),
+    "robot-learning-broad": ("robot-learning", TOPICS["robot-learning"] + ' OR agent OR "reinforcement learning" '
+                                               'OR control'),
+    "robot-learning-narrow": ("robot-learning", 'ti:robot OR ti:robotic OR "vision-language-action" '
+                                                'OR ti:manipulation'),
+    "visual-generation-broad": ("visual-generation", TOPICS["visual-generation"] + " OR generative OR generation "
+                                                     "OR image OR video"),
+    "visual-generation-narrow": ("visual-generation", 'ti:diffusion OR ti:"text-to-image" OR ti:"text-to-video" '
+                                                      'OR ti:"video generation" OR ti:"image generation"'),
+    "sanity-gaussian-splatting": ("sanity-gaussian-splatting", '"gaussian splatting" OR 3DGS OR gaussians'),
+    # added after the broad ones above came out far broader (precision 0.05-0.16) than the
+    # issue's failing topic (0.55): the reference query and one more general word
+    "rag-medium": ("rag", TOPICS["rag"] + " OR retrieval"),
+    "visual-generation-medium": ("visual-generation", TOPICS["visual-generation"] + " OR generative"),
+}
+# The cold-start bound of each judged topic: benchmarks/bound_learner.py's best F1 of a word
+# classifier trained on every paper of the first 20 days (README, "How far words can go").
+BOUNDS = {"rag": 0.848, "robot-learning": 0.678, "visual-generation": 0.872}
+COLD_SHARE = 0.9  # the cold start must reach this share of the bound
 
 
 @dataclass
@@ -186,26 +216,56 @@ def run_topic(name: str, judged: dict, query: str, days, cold: int, only: list[s
     return results
 
 
-def judge(results: dict) -> dict:
-    """The targets of one topic: figures and whether each is met (None: not run)."""
+def judge(results: dict, bound: float | None = None, cut_needed: bool = True) -> dict:
+    """The targets of one topic (issue 34): with ratings, F1 never lower, false positives never
+    more, recall at most 2 points lower; where ``cut_needed`` (a judged dev topic) and the
+    query's precision is below 0.9, false positives cut by at least 15%; the cold start at least
+    COLD_SHARE x ``bound`` over the last days (no bound: not judged). Figures and whether each
+    is met (None: not run)."""
     out = {}
     if "query" in results and "query+ratings" in results:
         base, rated = results["query"].scores(), results["query+ratings"].scores()
         out["fp_cut"] = 1 - rated["fp"] / base["fp"] if base["fp"] else 0.0
         out["recall_change"] = (rated["recall"] - base["recall"]) * 100
         out["f1_change"] = rated["f1"] - base["f1"]
-        out["ratings_met"] = (out["fp_cut"] >= 0.15 and out["recall_change"] >= -2.0
-                              and out["f1_change"] >= 0)
-    if "cold+ratings" in results:
+        out["cut_needed"] = cut_needed and base["precision"] < 0.9
+        out["ratings_met"] = (rated["fp"] <= base["fp"] and out["recall_change"] >= -2.0
+                              and out["f1_change"] >= 0 and (out["fp_cut"] >= 0.15 or not out["cut_needed"]))
+    if "cold+ratings" in results and bound:
         out["cold_f1"] = results["cold+ratings"].scores(LAST)["f1"]
-        out["cold_met"] = out["cold_f1"] >= 0.80
+        out["cold_target"] = COLD_SHARE * bound
+        out["cold_met"] = out["cold_f1"] >= out["cold_target"]
     return out
+
+
+def table(rows: list[tuple[str, dict, dict]]) -> str:
+    """The per-topic table (Markdown), worst first (the lowest F1 change first): ``(topic,
+    results, judged)`` of each topic."""
+    head = ("| topic | query alone: P / R / F1, FP | with ratings: P / R / F1, FP | FP change | recall change "
+            "| F1 change | cold start F1 (last 10 days) / target | met |\n|---|---|---|---|---|---|---|---|")
+    out = [head]
+    for name, results, figures in sorted(rows, key=lambda r: (r[2].get("ratings_met", True),
+                                                              r[2].get("f1_change", 0.0))):
+        cells = [name]
+        for run in ("query", "query+ratings"):
+            s = results[run].scores() if run in results else None
+            cells.append(f"{s['precision']:.3f} / {s['recall']:.3f} / {s['f1']:.3f}, {s['fp']}" if s else "-")
+        cells += [f"{-figures['fp_cut']:+.1%}" if "fp_cut" in figures else "-",
+                  f"{figures['recall_change']:+.1f}" if "recall_change" in figures else "-",
+                  f"{figures['f1_change']:+.3f}" if "f1_change" in figures else "-",
+                  f"{figures['cold_f1']:.3f} / {figures['cold_target']:.3f}" if "cold_f1" in figures else "-",
+                  "yes" if figures.get("ratings_met", True) and figures.get("cold_met", True) else "**no**"]
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--topics", default=",".join(TOPICS),
                     help=f"comma-separated, of {', '.join(TOPICS)} (default: all)")
+    ap.add_argument("--other", nargs="?", const=",".join(OTHER_TOPICS), default="",
+                    help=f"also the held-out other topics (comma-separated, default all: {', '.join(OTHER_TOPICS)}); "
+                         "with --topics '' only them")
     ap.add_argument("--judgements", help="another topic: its judgements (JSON Lines) ...")
     ap.add_argument("--query", help="... and its query")
     ap.add_argument("--cold", type=int, default=30, help="liked papers of the cold start")
@@ -222,14 +282,19 @@ def main() -> int:
             ap.error("--judgements needs --query")
         topics = {Path(args.judgements).stem: (Path(args.judgements), args.query)}
     else:
-        names = args.topics.split(",")
+        names = [n for n in args.topics.split(",") if n]
         unknown = [n for n in names if n not in TOPICS]
         if unknown:
             ap.error(f"unknown topic {unknown[0]!r} (one of {', '.join(TOPICS)})")
         topics = {n: (HERE / "data" / f"{n}.jsonl", TOPICS[n]) for n in names}
+        other = [n for n in args.other.split(",") if n]
+        if any(n not in OTHER_TOPICS for n in other):
+            ap.error(f"unknown other topic (one of {', '.join(OTHER_TOPICS)})")
+        topics.update({n: (HERE / "data" / f"{OTHER_TOPICS[n][0]}.jsonl", OTHER_TOPICS[n][1]) for n in other})
     days = day_papers()[: args.days] if args.days else day_papers()
     only = args.only.split(",")
     ok = True
+    rows = []
     started = time.perf_counter()
     for name, (path, query) in topics.items():
         judged = read_judgements(path)
@@ -239,7 +304,8 @@ def main() -> int:
             print(f"-- {label}")
             for run, tally in results.items():
                 print(line(run, tally.scores(last)))
-        figures = judge(results)
+        figures = judge(results, BOUNDS.get(name), cut_needed=name in TOPICS)
+        rows.append((name, results, figures))
         if args.json:
             print("json " + json.dumps({"topic": name, **figures, **{
                 run: t.scores() for run, t in results.items()}, "cold_last": results[
@@ -249,13 +315,17 @@ def main() -> int:
             continue
         if "ratings_met" in figures:
             ok &= figures["ratings_met"]
-            print(f"ratings: false positives cut {figures['fp_cut']:.1%} (target >= 15%), recall "
+            cut = "target >= 15%" if figures["cut_needed"] else "target: not more"
+            print(f"ratings: false positives cut {figures['fp_cut']:.1%} ({cut}), recall "
                   f"{figures['recall_change']:+.1f} points (target >= -2), F1 {figures['f1_change']:+.3f} "
                   f"(target >= 0): {'met' if figures['ratings_met'] else 'MISSED'}")
         if "cold_met" in figures:
             ok &= figures["cold_met"]
             print(f"cold start from {args.cold} liked papers, F1 over the last {LAST} days: "
-                  f"{figures['cold_f1']:.3f} (target >= 0.80): {'met' if figures['cold_met'] else 'MISSED'}")
+                  f"{figures['cold_f1']:.3f} (target >= {COLD_SHARE:g} x the bound {BOUNDS[name]:.3f} = "
+                  f"{figures['cold_target']:.3f}): {'met' if figures['cold_met'] else 'MISSED'}")
+    if not args.days:
+        print(table(rows))
     print(f"({time.perf_counter() - started:.0f} s)")
     return 0 if ok else 1
 

@@ -82,9 +82,11 @@ def test_eval_feedback_runs_every_topic_through_the_pipeline_and_prints_every_fi
 
 
 def test_eval_feedback_ratings_change_what_is_shown():
-    """The mechanism, not a figure: over a few days, the reader's ratings change the digests;
-    with dislikes made powerless (no model, a rule needing more votes than there are papers),
-    likes can only add papers."""
+    """The mechanism, not a figure: over a few days the reader's ratings do not yet justify any
+    change (issue 34: the ratings, held out by time, must show it helps; before, four days of
+    ratings changed the digests), so the reader sees what the query selects; with dislikes made
+    powerless (no model, a rule needing more votes than there are papers), likes can only add
+    papers."""
     def figures(*args):
         r = eval_feedback("--topics", "robot-learning", "--days", "4", "--only", "query,query+ratings",
                           "--json", *args)
@@ -92,7 +94,7 @@ def test_eval_feedback_ratings_change_what_is_shown():
         return json.loads(next(line for line in r.stdout.splitlines() if line.startswith("json "))[5:])
 
     rated = figures()
-    assert (rated["query+ratings"]["shown"], rated["query+ratings"]["fp"]) != (
+    assert (rated["query+ratings"]["shown"], rated["query+ratings"]["fp"]) == (
         rated["query"]["shown"], rated["query"]["fp"])
     inert = figures("--set", "MODEL_MIN=100000", "--set", "QUERY_VOTES=100000")
     assert inert["query+ratings"]["tp"] >= inert["query"]["tp"]

@@ -71,14 +71,44 @@ def test_one_like_and_one_dislike_never_drop_a_query_match(sample):
         assert removed == [], (key, removed)
 
 
-def rate_all(config, db, now=None) -> list:
-    """The five likes and four dislikes, recorded as `watcher rate` records them; the changes
-    they make to llm-rl (:func:`what_ratings_changed`)."""
+# Issue 34: with a query, ratings change only what their own held-out history justifies, and
+# nine ratings made at once justify nothing; a profile without a query selects what its ratings
+# teach, so these tests of how changes are listed rate one (LEARNER) instead of llm-rl.
+LEARNER = "rl-rated"
+
+
+def with_learner(config):
+    """The config with LEARNER added: a profile without a query."""
+    from watcher.config import load_config
+
+    config.path.write_text(config.path.read_text() + f'\n[profile.{LEARNER}]\ntitle = "RL, as rated"\n')
+    return load_config(config.path)
+
+
+def rate_all(config, db, now=None) -> tuple:
+    """The five likes and four dislikes, recorded as `watcher rate` records them for LEARNER;
+    the config with it and the changes they make (:func:`what_ratings_changed`)."""
+    config = with_learner(config)
     with Store.open(db) as store:
         for value, keys in (("up", LIKES), ("down", DISLIKES)):
             for key in keys:
-                apply_rating(store, value, "llm-rl", key, "cli", profiles=config.profiles, now=now)
-        return what_ratings_changed(config, "llm-rl", store)[2]
+                apply_rating(store, value, LEARNER, key, "cli", profiles=config.profiles, now=now)
+        return config, what_ratings_changed(config, LEARNER, store)[2]
+
+
+def explained_changes(r, head_of, changes, checked=()) -> None:
+    """``watcher explain --profile`` printed its head, a ``why:`` line per finding of the
+    ratings' self-check, then one line per change with the rating that decided it."""
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode().splitlines()
+    assert out[0] == head_of(sum(c.added for c in changes), sum(not c.added for c in changes))
+    assert out[1:1 + len(checked)] == [f"  why: {why}" for why in checked]
+    lines = out[1 + len(checked):]
+    assert len(lines) == len(changes)
+    for line, c in zip(lines, changes):  # one line each, with the rating that decided it
+        assert line.startswith("  + added" if c.added else "  - removed")
+        assert line.endswith(f"({c.rating})")
+        assert c.rating.endswith("(you liked)" if c.added else "(you disliked)")
 
 
 def test_explain_lists_what_ratings_added_and_removed_with_the_deciding_rating(site):
@@ -90,19 +120,16 @@ def test_explain_lists_what_ratings_added_and_removed_with_the_deciding_rating(s
     assert run_cli(*cfg, "rate", "up", *LIKES, "--profile", "llm-rl", "--sample").returncode == 0
     assert run_cli(*cfg, "rate", "down", *DISLIKES, "--profile", "llm-rl", "--sample").returncode == 0
     r = run_cli(*cfg, "explain", "--profile", "llm-rl", "--sample")
-    assert r.returncode == 0, r.stderr
-    out = r.stdout.decode().splitlines()
     with Store.open(db, readonly=True) as store:
         start, end, changes = what_ratings_changed(config, "llm-rl", store)
-    assert changes, "these ratings change the selection"
-    assert out[0] == (f"profile llm-rl: 9 ratings; over {start} to {end} they added "
-                      f"{sum(c.added for c in changes)} papers and removed {sum(not c.added for c in changes)}")
-    assert len(out) == 1 + len(changes)
-    for line, c in zip(out[1:], changes):  # one line each, with the rating that decided it
-        assert line.startswith("  + added" if c.added else "  - removed")
-        assert line.endswith(f"({c.rating})")
-        assert c.rating.endswith("(you liked)" if c.added else "(you disliked)")
-    assert not any(ODF in line for line in out)  # the on-topic paper stays
+        checked = compile_profile(config, "llm-rl", store).feedback.checked()
+    # issue 34: nine ratings made at once hold nothing out by time: the likes add nothing
+    # beyond the query, and the reader is told why
+    assert not any(c.added for c in changes)
+    assert any("too little evidence" in why for why in checked), checked
+    explained_changes(r, lambda a, d: f"profile llm-rl: 9 ratings; over {start} to {end} they added "
+                                      f"{a} papers and removed {d}", changes, checked)
+    assert ODF not in r.stdout.decode()  # the on-topic paper stays
     r = run_cli(*cfg, "explain", ODF, "--profile", "llm-rl", "--sample")
     assert "(selected)" in r.stdout.decode() and "without the ratings" not in r.stdout.decode()
     r = run_cli(*cfg, "explain", DISLIKES[0], "--profile", "llm-rl", "--sample")
@@ -110,23 +137,38 @@ def test_explain_lists_what_ratings_added_and_removed_with_the_deciding_rating(s
     assert "(not selected)" in out and f"unlike {DISLIKES[0]} (you disliked)" in out
     scored, _, record = out.partition("\ndelivered")  # the score computed now, then the delivery record
     assert scored.rstrip().endswith("(without the ratings: selected)") and record
+    # a profile without a query selects what its ratings teach: they add papers
+    config = with_learner(config)
+    assert run_cli(*cfg, "rate", "up", *LIKES, "--profile", LEARNER, "--sample").returncode == 0
+    assert run_cli(*cfg, "rate", "down", *DISLIKES, "--profile", LEARNER, "--sample").returncode == 0
+    r = run_cli(*cfg, "explain", "--profile", LEARNER, "--sample")
+    with Store.open(db, readonly=True) as store:
+        start, end, changes = what_ratings_changed(config, LEARNER, store)
+    assert changes and all(c.added for c in changes), "these ratings change the selection"
+    explained_changes(r, lambda a, d: f"profile {LEARNER}: 9 ratings; over {start} to {end} they added "
+                                      f"{a} papers and removed {d}", changes)
 
 
 def test_the_profile_page_lists_what_ratings_changed(site):
     config, db = site
     with TestClient(app_for(config, db)) as c:
         assert "What your ratings changed" not in c.get("/profiles/llm-rl").text  # no ratings yet
-    now = datetime(2025, 4, 12, 20, tzinfo=timezone.utc)
-    with Store.open(db) as store:
+    with Store.open(db) as store:  # the page of llm-rl says why its ratings add nothing (issue 34)
         for value, keys in (("up", LIKES), ("down", DISLIKES)):
             for key in keys:
-                apply_rating(store, value, "llm-rl", key, "cli", profiles=config.profiles, now=now)
-        start, end, changes = what_ratings_changed(config, "llm-rl", store)
+                apply_rating(store, value, "llm-rl", key, "cli", profiles=config.profiles)
+        checked = compile_profile(config, "llm-rl", store).feedback.checked()
     with TestClient(app_for(config, db)) as c:
-        r = c.get("/profiles/llm-rl")
+        assert checked and all(why in unescape(c.get("/profiles/llm-rl").text) for why in checked)
+        assert c.get("/profiles/llm-rl.json").json()["ratings_checked"] == checked
+    config, changes = rate_all(config, db, now=datetime(2025, 4, 12, 20, tzinfo=timezone.utc))
+    with Store.open(db) as store:
+        start, end, changes = what_ratings_changed(config, LEARNER, store)
+    with TestClient(app_for(config, db)) as c:
+        r = c.get(f"/profiles/{LEARNER}")
     assert r.status_code == 200
     page = text(r)
-    assert "What your ratings changed" in page
+    assert "What your ratings changed" in page and changes
     assert (f"{sum(c.added for c in changes)} added, {sum(not c.added for c in changes)} removed") in page
     section = r.text.split('<ul class="changed">')[1].split("</ul>")[0]
     items = re.findall(r"<li[^>]*>(.*?)</li>", section, re.S)
@@ -135,7 +177,7 @@ def test_the_profile_page_lists_what_ratings_changed(site):
         assert ("added" if c.added else "removed") in item
         assert unescape(c.rating) in unescape(item)
     with TestClient(app_for(config, db)) as c:
-        listed = c.get("/profiles/llm-rl.json").json()["rating_changes"]
+        listed = c.get(f"/profiles/{LEARNER}.json").json()["rating_changes"]
     assert [(p["key"], p["title"], p["added"], p["rating"]) for p in listed] == [
         (c.match.paper.key, c.match.paper.title, c.added, c.rating) for c in changes]
 
@@ -157,7 +199,8 @@ def test_explain_names_a_changed_paper_without_an_arxiv_id_once(site):
     """A paper the ratings added that has no arXiv id (a Hugging Face entry, a journal article)
     is listed by its DOI, else by its title alone: never its title twice."""
     config, db = site
-    config.path.write_text(config.path.read_text() + '\n[profile.reasoning]\nquery = \'reasoning OR "chain-of-thought" OR CoT\'\n')
+    # without a query (issue 34: with one, three likes made at once add nothing)
+    config.path.write_text(config.path.read_text() + '\n[profile.reasoning]\ntitle = "Reasoning"\n')
     cfg = ["--config", str(config.path)]
     assert run_cli(*cfg, "rate", "up", "2504.07532", "2504.07615", "2504.07956", "--profile", "reasoning",
                    "--sample").returncode == 0
@@ -183,13 +226,20 @@ def test_a_papers_page_says_when_the_ratings_decided_it_as_explain_does(site):
     the paper's fate; its page in the inbox ("Why, per profile") says the same, and its JSON
     twin carries it as ``without_ratings``; a paper they did not change says nothing of it."""
     config, db = site
-    changes = rate_all(config, db)
+    config, changes = rate_all(config, db)
+    with Store.open(db) as store:
+        apply_rating(store, "down", "llm-rl", DISLIKES[0], "cli", profiles=config.profiles)
+        papers = store.papers_between(*store.recent_days(30))
+        kept = [p for p, s in zip(papers, compile_profile(config, "llm-rl", store).selects(papers)) if s]
     added = next(c.match.paper for c in changes if c.added)
-    cases = [(DISLIKES[0], "selected", False), (added.key, "not selected", True), (ODF, None, True)]
+    changed = {c.match.paper.key for c in changes} | set(LIKES) | set(DISLIKES)
+    same = next(p.key for p in kept if p.key not in changed and p.arxiv_id not in changed)  # decided by neither
+    cases = [(DISLIKES[0], "llm-rl", "selected", False), (added.key, LEARNER, "not selected", True),
+             (same, "llm-rl", None, True)]
     cfg = ["--config", str(config.path)]
     with TestClient(app_for(config, db)) as c:
-        for key, without, selected in cases:
-            r = run_cli(*cfg, "explain", key, "--profile", "llm-rl", "--sample")
+        for key, name, without, selected in cases:
+            r = run_cli(*cfg, "explain", key, "--profile", name, "--sample")
             said = f"(without the ratings: {without})" if without else "without the ratings"
             assert (said in r.stdout.decode()) is bool(without), (key, r.stdout.decode())
             from urllib.parse import quote
@@ -198,7 +248,7 @@ def test_a_papers_page_says_when_the_ratings_decided_it_as_explain_does(site):
             line = f"Your ratings decided it: without them, {without}."
             assert (line in why) if without else ("Your ratings decided it" not in why), (key, why)
             [twin] = [p for p in c.get("/papers/" + quote(key, safe="/:") + ".json").json()["profiles"]
-                      if p["profile"] == "llm-rl"]
+                      if p["profile"] == name]
             assert twin["selected"] is selected
             assert twin["without_ratings"] is (None if without is None else without == "selected")
 
@@ -241,14 +291,14 @@ def test_the_profile_page_links_the_rating_that_decided_each_change(site):
     from watcher.learn import disliked_reason, liked_reason
 
     config, db = site
-    changes = rate_all(config, db)
+    config, changes = rate_all(config, db)
     with Store.open(db, readonly=True) as store:
-        liked, disliked = store.rated_papers("llm-rl")
+        liked, disliked = store.rated_papers(LEARNER)
     named = {**{liked_reason(p): p for p in liked}, **{disliked_reason(p): p for p in disliked}}
     assert changes and all(c.rating in named for c in changes)
     with TestClient(app_for(config, db)) as c:
-        r = c.get("/profiles/llm-rl")
-        twin = c.get("/profiles/llm-rl.json").json()["rating_changes"]
+        r = c.get(f"/profiles/{LEARNER}")
+        twin = c.get(f"/profiles/{LEARNER}.json").json()["rating_changes"]
     section = r.text.split('<ul class="changed">')[1].split("</ul>")[0]
     items = re.findall(r"<li[^>]*>(.*?)</li>", section, re.S)
     assert len(items) == len(changes) == len(twin)
@@ -263,19 +313,19 @@ def test_a_paper_the_ratings_changed_can_be_rated_where_it_is_listed(site):
     """Each paper of "What your ratings changed" has the profile's buttons: a paper wrongly
     added (or removed) is set right from the list, and the button comes back at it."""
     config, db = site
-    changes = rate_all(config, db)
+    config, changes = rate_all(config, db)
     added = next(c.match.paper for c in changes if c.added)
     with TestClient(app_for(config, db), follow_redirects=False) as c:
-        r = c.get("/profiles/llm-rl")
+        r = c.get(f"/profiles/{LEARNER}")
         section = r.text.split('<ul class="changed">')[1].split("</ul>")[0]
         forms = [(unescape(k), p) for k, p in re.findall(
             r'name="paper" value="([^"]+)">\s*<input type="hidden" name="profile" value="([^"]+)"', section)]
-        assert forms == [(change.match.paper.key, "llm-rl") for change in changes]
+        assert forms == [(change.match.paper.key, LEARNER) for change in changes]
         csrf = re.search(r'name="csrf" value="([^"]+)"', r.text).group(1)
-        back = c.post("/rate", data={"csrf": csrf, "action": "down", "profile": "llm-rl", "paper": added.key,
-                                     "next": "/profiles/llm-rl"})
+        back = c.post("/rate", data={"csrf": csrf, "action": "down", "profile": LEARNER, "paper": added.key,
+                                     "next": f"/profiles/{LEARNER}"})
         assert back.status_code == 303
         fragment = back.headers["location"].split("#")[1]
-        assert f'id="{fragment}"' in c.get("/profiles/llm-rl").text
+        assert f'id="{fragment}"' in c.get(f"/profiles/{LEARNER}").text
     with Store.open(db, readonly=True) as store:
-        assert [p.key for p in store.rated_papers("llm-rl")[1]].count(added.key) == 1
+        assert [p.key for p in store.rated_papers(LEARNER)[1]].count(added.key) == 1

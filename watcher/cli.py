@@ -361,8 +361,8 @@ def explain(ctx: Context, paper, profile, sample) -> None:
     """The score of one stored paper (arXiv id or title) and the reasons, per profile, computed
     now, then the messages that delivered it with the score and reasons recorded then; without
     PAPER, the papers of the last 30 days that each profile's ratings added or removed, each
-    with the rating that decided it."""
-    from .compile import explain_paper, what_ratings_changed
+    with the rating that decided it, after what the ratings' check on themselves found."""
+    from .compile import compile_profile, explain_paper, what_ratings_changed
     from .pipeline import open_store
     from .store import require_database
 
@@ -374,8 +374,12 @@ def explain(ctx: Context, paper, profile, sample) -> None:
     require_database(config.settings.database)
     with open_store(config) as store:
         if paper is None:
-            blocks = [ratings_changed_text(name, *what_ratings_changed(config, name, store),
-                                           sum(map(len, store.rated_papers(name)))) for name in names]
+            blocks = []
+            for name in names:
+                rated = compile_profile(config, name, store)
+                blocks.append(ratings_changed_text(name, *what_ratings_changed(config, name, store, rated=rated),
+                                                   sum(map(len, store.rated_papers(name))),
+                                                   rated.feedback.checked() if rated.feedback else []))
         else:
             found = store.find(paper)
             if found is None:
@@ -422,15 +426,16 @@ def delivery_record_text(sent: list[dict]) -> list[str]:
     return lines
 
 
-def ratings_changed_text(profile: str, start, end, changed, rated: int) -> str:
-    """``watcher explain --profile NAME``: what the ratings added and removed, one line each."""
+def ratings_changed_text(profile: str, start, end, changed, rated: int, checked=()) -> str:
+    """``watcher explain --profile NAME``: what the ratings added and removed, one line each,
+    after what the ratings' check on themselves found (``checked``, one ``why:`` line each)."""
     from .formats.text import one_line
     from .text import plural
 
     added = sum(1 for c in changed if c.added)
     head = (f"profile {profile}: {plural(rated, 'rating')}; over {start} to {end}"
             f" they added {plural(added, 'paper')} and removed {len(changed) - added}")
-    lines = [head]
+    lines = [head, *(f"  why: {why}" for why in checked)]
     for c in changed:
         paper = c.match.paper
         named = paper.arxiv_id or paper.doi  # what `watcher explain` takes; else the title alone

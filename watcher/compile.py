@@ -64,10 +64,13 @@ def example_papers(profile, lookup) -> list:
 
 
 def feedback(store, profile: str):
-    """The ratings of ``profile`` as the matcher's examples and counter-examples."""
+    """The ratings of ``profile`` as the matcher's examples and counter-examples, with when
+    each was made (the learner checks itself on them in that order)."""
     from .learn import Feedback
+    from .ratings import ratings
 
-    return Feedback(*store.rated_papers(profile))
+    times = {r["paper"]: r["rated_at"] for r in ratings(store, profile)}
+    return Feedback(*store.rated_papers(profile), times=times)
 
 
 def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP,

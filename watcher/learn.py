@@ -43,6 +43,29 @@ paper / the threshold more: it ranks below every paper not disliked and, with ``
 or above, drops out; the reason names the closest disliked paper, ``unlike 2505.01234 (you
 disliked)``; a paper rated down is itself always disliked. No ratings, no change.
 
+**Checked on the profile's own ratings** (issue 34). A profile with another way in (a query,
+authors; its own examples) keeps what it selects itself unless its ratings, held out by time,
+justify a change (a profile without one selects what its ratings teach: nothing to check
+against). The ratings are cut by time into TIME_FOLDS + 1 pieces, and each later piece is judged
+by the learner fitted on the pieces before it, as new papers would be (:meth:`Feedback._self_check`):
+
+* *additions*: a paper the profile does not select itself comes in by the likes only from the
+  similarity at which the held-out rated papers the likes would have brought in are, at the
+  Wilson lower bound, more often liked than the profile's own selection among the held-out
+  ratings, and at least ADD_MIN of them (:func:`decide_additions`); else nothing comes in by the
+  likes. The reason says which liked paper it is like, and the estimate says on what evidence.
+* *removals*: the model removes a paper the profile selects itself only at the loosest recall
+  quantile of QUANTILES at which, on the held-out ratings of the check sample, it loses at most
+  LOSS_BUDGET of the liked papers and removes a set less often liked than the whole
+  (:func:`decide_removals`); else it removes nothing the profile selects (a paper rated down
+  itself is always out). The check sample (:func:`in_check_sample`, one paper in CHECK_SAMPLE)
+  is never removed, because a removed paper is never shown and so never rated: without it the
+  held-out ratings would be only what the model let through, and would always say it removes
+  nothing (while on new papers it lost up to 8 points of recall on a broad query).
+
+With too little evidence nothing changes: the profile's own selection, ranked with the likes'
+help. The guarded rule of the first ratings (above) still applies until the model is fitted.
+
 The constants were chosen with ``benchmarks/eval_feedback.py`` (a reader rating every digest
 over 30 days of the real corpus) on three judged topics together, leave-one-topic-out
 (``benchmarks/choose_learner.py``: each candidate setting picked on two topics and reported on
@@ -57,6 +80,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import zlib
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -77,9 +101,18 @@ RIDGE = 1.0  # L2 penalty of the model's weights (standardised features)
 REACH_QUANTILE = 0.05  # without a query: the likes reach as far as their least typical 5% ...
 REACH_RATIO = 0.9  # ... times this
 REACH_FLOOR = 0.05
+# The self-check (see "Checked on the profile's own ratings" above): no topic in these, only how
+# much evidence is enough and how much recall a removal may cost.
+TIME_FOLDS = 4  # the ratings, cut by time into TIME_FOLDS + 1 pieces: each later piece predicted from the earlier
+LOSS_BUDGET = 0.01  # removals may lose at most this share of the liked papers held out (half the 2-point target)
+QUANTILES = (0.02, 0.01, 0.005, 0.0)  # the recall quantiles tried, loosest first: the model predicts about that share of the liked lost, so none above the 2-point limit
+ADD_MIN = 5  # rated papers beyond the profile's own selection an addition needs held out before it is believed
+CONFIDENCE_Z = 1.645  # one-sided 95%: the Wilson lower bound of the additions' precision
+CHECK_SAMPLE = 10  # one paper in this many is never removed by the model: the fair sample its removals are checked on
 
 
 LIKED, DISLIKED = "(you liked)", "(you disliked)"  # the end of a reason that names a rating
+CHECKED = f"kept to check the ratings (one paper in {CHECK_SAMPLE} is never removed)"  # see in_check_sample
 
 
 def liked_reason(paper: Paper) -> str:
@@ -99,9 +132,14 @@ class Feedback:
     """A profile's ratings: ``liked`` and ``disliked`` papers (a paper is in at most one list:
     its latest rating)."""
 
-    def __init__(self, liked: Sequence[Paper] = (), disliked: Sequence[Paper] = ()):
+    def __init__(self, liked: Sequence[Paper] = (), disliked: Sequence[Paper] = (),
+                 times: dict[str, str] | None = None):
         self.liked = unique_papers(liked)
         self.disliked = unique_papers(disliked)
+        self.times = dict(times or {})  # paper key -> when it was rated (ISO): the self-check's order
+        self.add_floor: float | None = 1.0  # papers beyond the profile's own selection: x the threshold (None: none)
+        self.remove = True  # the model may remove what the profile itself selects
+        self.estimates: dict[str, Estimate] = {}  # "added" / "removed": what the self-check found
         self._examples = None
         self._negatives: list[tuple[str, dict]] = []
         self.model: Model | None = None
@@ -113,14 +151,16 @@ class Feedback:
         return bool(self.liked or self.disliked)
 
     def attach(self, examples, weight, title_boost: float, reach: bool,
-               query_parts: Callable[[list[Paper]], list[list]] | None = None):
+               query_parts: Callable[[list[Paper]], list[list]] | None = None, check: "Check | None" = None):
         """Prepare the counter-examples under the matcher's word weights, against the matcher's
         ``examples`` (the liked papers and the profile's own examples, already merged; None
         without any). ``reach``: the profile has no other way in (no query, no authors), so
         the likes reach as far as the least typical liked paper (see the module docstring).
         ``query_parts``: the parts of the profile's query score of each of some papers (``(score,
         reason)``, none unmatched), None without a query; the model is fitted on them. Returns
-        the examples to use."""
+        the examples to use. ``check``: how the profile is without its ratings, for the
+        self-check (None: no check, every change allowed; a profile with no other way in is not
+        checked either: its likes are all it has)."""
         self._weight, self._boost = weight, title_boost
         if examples and reach and self.liked and examples.sims:
             low = examples.sims[int(REACH_QUANTILE * (len(examples.sims) - 1))]
@@ -135,13 +175,95 @@ class Feedback:
         if examples and len(examples.vectors) >= MODEL_MIN and len(self._negatives) >= MODEL_MIN:
             self.model = Model.fit(examples, docs, [v for _, v in self._negatives], weight,
                                    title_boost, query_parts)
+        if check is not None and not reach:
+            self._self_check(check, weight, title_boost, query_parts)
         return examples
 
+    def _self_check(self, check: "Check", weight, title_boost: float, query_parts) -> None:
+        """Decide what the ratings may change from the ratings themselves, held out by time:
+        cut into TIME_FOLDS + 1 pieces (a day's ratings never split), each later piece is
+        judged by the learner fitted on the pieces before it, as new papers would be. Papers
+        the profile selects without its ratings tell what removals would cost (the model's
+        rejections at each of QUANTILES); the others what the likes would add (their
+        similarity to the likes held out, x the threshold). :func:`decide_additions` and
+        :func:`decide_removals` decide; the estimates stay in ``estimates``."""
+        rated = sorted([(self.times.get(p.key, ""), p.key, p, 1) for p in self.liked]
+                       + [(self.times.get(p.key, ""), p.key, p, 0) for p in self.disliked])
+        papers = [r[2] for r in rated]
+        docs = prepare(papers).docs
+        plain = check.plain(papers)
+        parts = query_parts(papers) if query_parts is not None else [[] for _ in papers]
+        vectors = [paper_vector(d, weight, title_boost) for d in docs]
+        adds: list[tuple[float, int]] = []
+        base = [0, 0]  # liked, all: the rated papers held out that the profile selects itself
+        pieces = time_pieces([r[0] for r in rated], TIME_FOLDS + 1)
+        for start, end in pieces[1:]:
+            liked = [r[2] for r in rated[:start] if r[3]]
+            if not liked:
+                continue
+            examples = check.examples(liked)
+            for i in range(start, end):
+                if plain[i]:
+                    base[0] += rated[i][3]
+                    base[1] += 1
+                elif examples and vectors[i]:
+                    ratio = cosine(vectors[i], examples.centroid) / examples.threshold
+                    if ratio >= 1.0:
+                        adds.append((ratio, rated[i][3]))
+        self.estimates["added"] = decide_additions(adds, *base)
+        self.add_floor = self.estimates["added"].setting
+        if self.model is None:
+            return
+        # Removals: a paper the model removed was never shown, so never rated, and the ratings
+        # made after it began are only what it let through: it would seem to remove nothing of
+        # them. The papers of the check sample (:func:`in_check_sample`) are never removed by it,
+        # so their ratings are a fair sample of what the profile selects: each later piece of
+        # them is judged by the model fitted on the ratings before it.
+        removed = {q: [0, 0] for q in QUANTILES}  # quantile -> [liked, disliked] it would remove
+        held = [0, 0]  # liked, disliked
+        for start, end in pieces[1:]:
+            fold = Feedback([r[2] for r in rated[:start] if r[3]], [r[2] for r in rated[:start] if not r[3]])
+            fold.attach(check.examples(fold.liked), weight, title_boost, False, query_parts)
+            if fold.model is None:
+                continue
+            for i in range(start, end):
+                if plain[i] and vectors[i] and in_check_sample(rated[i][1]):
+                    y = rated[i][3]
+                    held[1 - y] += 1
+                    p = fold.model.probability(vectors[i], parts[i])
+                    if fold.model.agrees(vectors[i]):
+                        for q in QUANTILES:
+                            if p < fold.model.cut_at(q):
+                                removed[q][1 - y] += 1
+        self.estimates["removed"] = decide_removals(removed, *held)
+        quantile = self.estimates["removed"].setting
+        self.remove = quantile is not None
+        if self.remove:
+            self.model.cut = self.model.cut_at(quantile)
+
+    def adds(self, ratio: float) -> bool:
+        """Whether the likes bring in a paper the profile does not select itself, ``ratio``
+        its similarity to them / the threshold (see :func:`decide_additions`)."""
+        return self.add_floor is not None and ratio >= self.add_floor
+
+    def checked(self) -> list[str]:
+        """What the self-check found, one sentence per kind of change (additions first), for
+        ``watcher explain --profile`` and the profile page."""
+        return [e.text() for _, e in sorted(self.estimates.items())]
+
+    def estimate(self, kind: str) -> str:
+        """The sentence that justifies (or refuses) the ratings' ``kind`` of change ("added",
+        "removed"); "" when none was estimated."""
+        found = self.estimates.get(kind)
+        return found.text() if found else ""
+
     def penalty(self, doc: Doc, scored: list[tuple[float, object]],
-                query: Sequence[tuple[float, str]] = ()) -> tuple[float, str] | None:
+                query: Sequence[tuple[float, str]] = (), plain: bool = False) -> tuple[float, str] | None:
         """``(negative score, reason)`` when the ratings put ``doc`` among the disliked papers
         (the model once fitted, else the guarded rule: see the module docstring); ``scored``
-        are the score's parts so far, ``query`` the query's among them (none unmatched). The
+        are the score's parts so far, ``query`` the query's among them (none unmatched);
+        ``plain``: the profile selects the paper without its ratings (the model then removes
+        it only when the self-check allows removals). The
         penalty takes away the paper's score and DISLIKE_SCORE x its similarity to the closest
         disliked paper / the examples' threshold more. None otherwise."""
         if not self._negatives:
@@ -154,8 +276,12 @@ class Feedback:
         if doc.paper.key in self._keys:  # the paper rated down itself: its own rating decides
             pass
         elif self.model is not None:
+            if plain and not self.remove:
+                return None  # removals not justified by the check
             if not self.model.rejects(vector, query):
                 return None
+            if plain and in_check_sample(doc.paper.key):
+                return (0.0, CHECKED)
         else:
             liked = max([cosine(vector, self._examples.centroid),
                          *(cosine(vector, v) for v in self._examples.vectors)]) if self._examples else 0.0
@@ -178,6 +304,123 @@ class Change:
     match: Match
     added: bool
     rating: str
+    estimate: str = ""  # what the profile's ratings held out by time said of this kind of change
+
+
+@dataclass(frozen=True)
+class Check:
+    """How a profile is without its ratings, for the self-check: ``plain(papers)`` says for
+    each paper whether the profile selects it without its ratings; ``examples(liked)`` are the
+    matcher's examples made of ``liked`` and the profile's own examples (None without any)."""
+
+    plain: Callable[[list[Paper]], list[bool]]
+    examples: Callable[[list[Paper]], object]
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What the profile's ratings held out by time say of one kind of change (``kind``:
+    "added", beyond what the profile selects itself, or "removed", from it): ``setting`` is
+    what was decided (additions: the lowest similarity / threshold let in; removals: the
+    model's recall quantile), None for no change of this kind; the change would have made
+    ``total`` of the held-out rated papers (``liked`` of them liked), of which the profile
+    itself selected ``base_total`` (``base_liked`` liked)."""
+
+    kind: str
+    setting: float | None
+    liked: int
+    total: int
+    base_liked: int
+    base_total: int
+
+    def text(self) -> str:
+        """One sentence for ``watcher explain`` and the profile page."""
+        own = (f"the profile without ratings: {self.base_liked} of {self.base_total} liked"
+               if self.base_total else "no rated paper the profile selects itself")
+        if self.kind == "added":
+            if self.setting is None and not self.total:
+                return ("the likes add nothing beyond the profile's own selection: no rated paper held out "
+                        "by time would have come in by them alone (too little evidence)")
+            share = f"{self.liked} of {self.total} liked"
+            if self.setting is None:
+                return (f"the likes add nothing beyond the profile's own selection: of the rated papers held "
+                        f"out by time that they would have added, {share}, not surely more than "
+                        f"the profile's own ({own})")
+            return (f"the likes add papers at least {self.setting:.2f} x as similar to them as the threshold: of "
+                    f"the rated papers held out by time that they would have added, {share} ({own})")
+        allowed = int(LOSS_BUDGET * self.base_liked)
+        if self.setting is None:
+            return ("the dislikes remove nothing the profile selects itself: on the rated papers held out by "
+                    f"time, every cut tried would lose more than {allowed} of the {self.base_liked} liked "
+                    f"papers or not raise precision ({own})")
+        return (f"the dislikes remove papers below the model's {self.setting:g} quantile: on the rated papers "
+                f"held out by time they would have removed {self.total}, {self.liked} of them liked "
+                f"(at most {allowed} of the {self.base_liked} liked allowed; {own})")
+
+
+def time_pieces(times: Sequence[str], n: int) -> list[tuple[int, int]]:
+    """``(start, end)`` of ``n`` runs of about equal size of ``times`` (ascending), never
+    splitting equal times (fewer runs when they do not allow ``n``)."""
+    bounds = [0]
+    for k in range(1, n):
+        j = round(k * len(times) / n)
+        while 0 < j < len(times) and times[j] == times[j - 1]:
+            j += 1
+        if bounds[-1] < j < len(times):
+            bounds.append(j)
+    bounds.append(len(times))
+    return list(zip(bounds, bounds[1:]))
+
+
+def in_check_sample(key: str) -> bool:
+    """Whether the paper ``key`` is in the check sample: one in CHECK_SAMPLE of the papers (by a
+    hash of the key, the same on every run), which the model never removes from what the profile
+    selects itself, so that their ratings tell, without the model's own choice in them, what
+    its removals would cost."""
+    return zlib.crc32(key.encode()) % CHECK_SAMPLE == 0
+
+
+def wilson_low(hits: int, n: int, z: float = CONFIDENCE_Z) -> float:
+    """The Wilson score interval's lower end for ``hits`` of ``n`` (0 when n is 0)."""
+    if not n:
+        return 0.0
+    p = hits / n
+    centre = p + z * z / (2 * n)
+    margin = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (centre - margin) / (1 + z * z / n)
+
+
+def decide_additions(held: Sequence[tuple[float, int]], base_liked: int, base_total: int) -> Estimate:
+    """Whether, and from what similarity, the likes bring in papers the profile does not select
+    itself. ``held``: ``(similarity / threshold, liked 1 or 0)`` of each rated paper held out by
+    time that the likes before it would have brought in; ``base_*``: the held-out rated papers
+    the profile selects itself. The likes add papers from the lowest similarity at which the
+    held-out papers at least that similar are, at the Wilson lower bound (CONFIDENCE_Z), more
+    often liked than the profile's own selection, and are at least ADD_MIN; else nothing."""
+    precision = base_liked / base_total if base_total else None
+    best, liked = None, 0
+    for k, (ratio, y) in enumerate(sorted(held, reverse=True), 1):
+        liked += y
+        if k >= ADD_MIN and precision is not None and wilson_low(liked, k) > precision:
+            best = (ratio, liked, k)
+    if best is None:
+        return Estimate("added", None, sum(y for _, y in held), len(held), base_liked, base_total)
+    return Estimate("added", best[0], best[1], best[2], base_liked, base_total)
+
+
+def decide_removals(removed: dict[float, Sequence[int]], liked: int, disliked: int) -> Estimate:
+    """Whether, and at what recall quantile, the model removes papers the profile selects
+    itself. ``removed``: quantile -> ``(liked, disliked)`` held-out rated papers the model
+    fitted on the earlier ratings would have removed; ``liked``, ``disliked``: the held-out
+    rated papers it judged. The loosest of QUANTILES that loses at most LOSS_BUDGET of the
+    liked papers and removes a set less often liked than the whole (precision rises); else none."""
+    allowed = int(LOSS_BUDGET * liked)
+    for q in QUANTILES:
+        lost, cut = removed.get(q, (0, 0))
+        if cut and lost <= allowed and lost * (liked + disliked) < liked * (lost + cut):
+            return Estimate("removed", q, lost, lost + cut, liked, liked + disliked)
+    lost, cut = removed.get(QUANTILES[-1], (0, 0)) if removed else (0, 0)
+    return Estimate("removed", None, lost, lost + cut, liked, liked + disliked)
 
 
 def rating_changes(papers: Sequence[Paper], plain, rated) -> list[Change]:
@@ -190,11 +433,12 @@ def rating_changes(papers: Sequence[Paper], plain, rated) -> list[Change]:
     batch = prepare([p for p in papers if p.key not in own])
     before, after = plain.score_batch(batch), rated.score_batch(batch)
     out = []
+    added, removed = (feedback.estimate(k) if feedback else "" for k in ("added", "removed"))
     for i in after.keys() - before.keys():
-        out.append(Change(after[i], True, _deciding(after[i].reasons, LIKED)))
+        out.append(Change(after[i], True, _deciding(after[i].reasons, LIKED), added))
     for i in before.keys() - after.keys():
         why = rated.explain(batch.docs[i].paper).reasons
-        out.append(Change(before[i], False, _deciding(why, DISLIKED)))
+        out.append(Change(before[i], False, _deciding(why, DISLIKED), removed))
     return sorted(out, key=change_order)
 
 
@@ -219,6 +463,7 @@ class Model:
         self.scale: list[float] = []
         self.weights: list[float] = []
         self.cut = 0.0
+        self.held: list[float] = []  # the liked rows' held-out probabilities, ascending
         self.far = 0.0  # less like the liked papers than this: far out of what the reader keeps
 
     @classmethod
@@ -242,7 +487,10 @@ class Model:
                        for col, m in zip(zip(*x), model.mean)]
         z = [model.standard(row) for row in x]
         model.weights = _logistic(z, labels)
-        model.cut = f1_cut(z, labels) if NO_QUERY_F1 and query_parts is None else recall_cut(z, labels)
+        held = _held_out(z, labels, model.weights)
+        model.held = sorted(p for p, t in held if t)
+        model.cut = (f1_cut(z, labels, held) if NO_QUERY_F1 and query_parts is None
+                     else model.cut_at(KEEP_QUANTILE))
         if examples.sims:  # less like the liked papers than the median disliked one, and far less than they are
             near = sorted(cosine(paper_vector(d, weight, title_boost), model.liked.centroid) for d in neg_docs)
             model.far = min(near[len(near) // 2], FAR_RATIO * statistics.median(examples.sims))
@@ -262,10 +510,18 @@ class Model:
         """The model's probability that the reader likes a paper (its vector, its query score)."""
         return _sigmoid(_dot(self.weights, [1.0, *self.standard(self.features(vector, query))]))
 
+    def cut_at(self, quantile: float) -> float:
+        """The probability below which the least likely ``quantile`` of the liked rows fall when
+        each is held out of the fit, at most MODEL_CEILING (see :func:`recall_cut`)."""
+        return _quantile_cut(self.held, quantile)
+
     def rejects(self, vector: dict, query) -> bool:
-        """Below the cut, and closer to the disliked papers than to the liked ones."""
-        if self.probability(vector, query) >= self.cut:
-            return False
+        """Below the cut, and the Rocchio evidence agrees (:meth:`agrees`)."""
+        return self.probability(vector, query) < self.cut and self.agrees(vector)
+
+    def agrees(self, vector: dict) -> bool:
+        """The Rocchio evidence of MODEL_AGREE: closer to the disliked papers than to the liked
+        ones (1), or that or far out of what the reader keeps (2); always with 0."""
         if not MODEL_AGREE:
             return True
         liked = cosine(vector, self.liked.centroid)
@@ -295,14 +551,19 @@ class Side:
 def recall_cut(x: list[list[float]], y: list[int]) -> float:
     """The probability below which the model calls a paper disliked: what the least likely
     KEEP_QUANTILE of the liked rows get when each is held out of the fit, at most MODEL_CEILING."""
-    probs = sorted(p for p, t in _held_out(x, y) if t)
-    return min(MODEL_CEILING, probs[int(KEEP_QUANTILE * (len(probs) - 1))]) if probs else 0.0
+    return _quantile_cut(sorted(p for p, t in _held_out(x, y) if t), KEEP_QUANTILE)
 
 
-def f1_cut(x: list[list[float]], y: list[int]) -> float:
+def _quantile_cut(probs: list[float], quantile: float) -> float:
+    """``probs`` (ascending) at ``quantile``, at most MODEL_CEILING; 0 without any."""
+    return min(MODEL_CEILING, probs[int(quantile * (len(probs) - 1))]) if probs else 0.0
+
+
+def f1_cut(x: list[list[float]], y: list[int], held=None) -> float:
     """The probability below which the model calls a paper disliked when it is the profile's
-    only filter (no query): the one that gives the best F1 on the rated rows held out."""
-    rows = sorted(_held_out(x, y), reverse=True)
+    only filter (no query): the one that gives the best F1 on the rated rows held out
+    (``held``: those rows' :func:`_held_out`, when the caller has them)."""
+    rows = sorted(held if held is not None else _held_out(x, y), reverse=True)
     total = sum(t for _, t in rows)
     best, cut, hit = -1.0, 0.0, 0
     for k, (p, t) in enumerate(rows, 1):  # keep the k most likely
@@ -313,27 +574,28 @@ def f1_cut(x: list[list[float]], y: list[int]) -> float:
     return cut
 
 
-def _held_out(x: list[list[float]], y: list[int]) -> list[float]:
+def _held_out(x: list[list[float]], y: list[int], start: list[float] | None = None) -> list[float]:
     """``(probability, label)`` of each row under a model fitted without its fold (FOLDS
-    folds, every FOLDS-th row): how a new paper would fare."""
+    folds, every FOLDS-th row): how a new paper would fare. ``start``: the weights fitted on
+    all rows, where each fold's fit starts (it ends where it would from zero, in fewer steps)."""
     out = []
     for k in range(FOLDS):
         train = [i for i in range(len(y)) if i % FOLDS != k]
         if not any(y[i] for i in train) or all(y[i] for i in train):
             continue
-        w = _logistic([x[i] for i in train], [y[i] for i in train])
+        w = _logistic([x[i] for i in train], [y[i] for i in train], start=start)
         out += [(_sigmoid(_dot(w, [1.0, *x[i]])), y[i]) for i in range(k, len(y), FOLDS)]
     return out
 
 
-def _logistic(x: list[list[float]], y: list[int], steps: int = 25) -> list[float]:
+def _logistic(x: list[list[float]], y: list[int], steps: int = 25, start: list[float] | None = None) -> list[float]:
     """Weights (intercept first) of an L2-penalised logistic regression with balanced classes,
-    by Newton's method (a handful of features: the Hessian is tiny)."""
+    by Newton's method (a handful of features: the Hessian is tiny), from ``start`` (else 0)."""
     n = len(x[0]) + 1
     pos = sum(y)
     neg = len(y) - pos
     cw = {1: len(y) / (2.0 * pos), 0: len(y) / (2.0 * neg)}
-    w = [0.0] * n
+    w = list(start) if start is not None else [0.0] * n
     rows = [[1.0, *r] for r in x]
     for _ in range(steps):
         grad = [RIDGE * w[k] if k else 0.0 for k in range(n)]
@@ -379,4 +641,4 @@ def _dot(a, b) -> float:
     return sum(x * y for x, y in zip(a, b))
 
 
-__all__ = ["Feedback", "Model", "Change", "rating_changes", "change_order", "liked_reason", "disliked_reason", "label"]
+__all__ = ["Feedback", "Model", "Change", "Check", "Estimate", "decide_additions", "decide_removals", "time_pieces", "rating_changes", "change_order", "liked_reason", "disliked_reason", "label"]

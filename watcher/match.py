@@ -41,13 +41,14 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
+from functools import partial
 from typing import Iterable, Sequence
 
 from .docfreq import DocFreq, default_doc_freq
 from .formats.xmlsafe import gc_paused
 from .index import (CENTROID_WORDS, SIMILAR_ONE, Batch, cosine, example_vector, paper_vector, prepare,
                     similarity, top_words, vector_sum)
-from .learn import liked_reason
+from .learn import Check, liked_reason
 from .models import Match, Paper, reason_label, unique_papers
 from .percolate import Percolator
 from .query import parse_query
@@ -94,10 +95,26 @@ class ProfileMatcher:
         liked = list(feedback.liked) if self.feedback else []
         self.examples = (_Examples([*liked, *example_papers], self.doc_freq.vector_weight,
                                    {p.key for p in liked}) if example_papers or liked else None)
+        # the profile without its ratings: what the ratings' self-check measures changes against
+        self._plain = None
         if self.feedback:
-            self.examples = self.feedback.attach(self.examples, self.doc_freq.vector_weight,
-                                                 TITLE_BOOST, reach=not (self.query or self.authors),
-                                                 query_parts=self.query_parts if self.query else None)
+            reach = not (self.query or self.authors)
+            if not reach:
+                self._plain = ProfileMatcher(profile, example_papers, self.doc_freq)
+            self.examples = self.feedback.attach(
+                self.examples, self.doc_freq.vector_weight, TITLE_BOOST, reach=reach,
+                query_parts=self.query_parts if self.query else None,
+                check=None if reach else Check(self._plain.selects, partial(self._examples_with, example_papers)))
+
+    def _examples_with(self, example_papers: Sequence[Paper], liked: Sequence[Paper]):
+        """The examples this matcher would have with only ``liked`` as liked papers."""
+        papers = [*liked, *example_papers]
+        return _Examples(papers, self.doc_freq.vector_weight, {p.key for p in liked}) if papers else None
+
+    def selects(self, papers: Sequence[Paper]) -> list[bool]:
+        """For each of ``papers``, whether the profile selects it."""
+        found = self.score_batch(prepare(list(papers)))
+        return [i in found for i in range(len(papers))]
 
     def score(self, paper: Paper) -> Match | None:
         """The match of ``paper``, or None when the profile does not select it."""
@@ -137,8 +154,14 @@ class ProfileMatcher:
         by_author = self._authors(batch)
         similar = self._similar(batch, explain)
         threshold = self.examples.threshold if self.examples else 0.0
-        candidates = only if only is not None else (
-            matched | by_author.keys() | {i for i, s in similar.items() if s >= threshold})
+        # ratings checked against the profile without them (learn.Feedback's self-check): the
+        # likes bring in a paper it does not select itself only as far as the check allows
+        gate = self.feedback if self._plain is not None else None
+        own = (set(self._plain._similar(batch, False)) if gate is not None and self._plain.examples
+               else set())  # similar to the profile's own examples
+        candidates = only if only is not None else (matched | by_author.keys() | {
+            i for i, s in similar.items()
+            if s >= threshold and (gate is None or i in own or gate.adds(s / threshold))})
         excluded = batch.evaluate(self.exclude.root, within) if self.exclude else set()
         if not explain:  # the cuts that need no score first: these papers would be dropped
             candidates = [i for i in candidates if i not in excluded and not (
@@ -154,15 +177,19 @@ class ProfileMatcher:
             query = list(scored)
             for name in by_author.get(i, ()):
                 scored.append((AUTHOR_BOOST, f"author: {name}"))
+            plain = i in matched or i in by_author or i in own
             sim = similar.get(i, 0.0)
-            if self.examples and sim >= threshold:
+            held_back = (self.examples and sim >= threshold and not plain and gate is not None
+                         and not gate.adds(sim / threshold))
+            if self.examples and sim >= threshold and not held_back:
                 scored.append((EXAMPLE_SCORE * sim / threshold, _SIMILAR))  # named if kept
             why_not = []
             if not scored:
-                why_not.append(self._no_match(batch, i, sim))
+                why_not.append(f"not added ({self.examples.closest(doc)}): {gate.estimate('added')}"
+                               if held_back else self._no_match(batch, i, sim))
             elif doc.paper.upvotes:
                 scored.append((math.log1p(doc.paper.upvotes), plural(doc.paper.upvotes, "upvote")))
-            if scored and self.feedback and (penalty := self.feedback.penalty(doc, scored, query)):
+            if scored and self.feedback and (penalty := self.feedback.penalty(doc, scored, query, plain)):
                 scored.append(penalty)  # the ratings put it among the disliked
             score = round(sum(s for s, _ in scored), 3)
             if self.categories and doc.categories and not (self.categories & doc.categories):

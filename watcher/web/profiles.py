@@ -166,6 +166,8 @@ def profile(request: Request):
         # the rated paper each "like …" / "unlike …" reason of the changes names, to link it
         deciders = {**{liked_reason(p): p for p in liked}, **{disliked_reason(p): p for p in disliked}}
         changed = _rating_changes(st, store, name) if rated else None
+        feedback = st.matcher(name, store).feedback if rated else None
+        checked = feedback.checked() if feedback else []  # what the ratings' check on themselves found
         start, end = store.recent_days(CHART_DAYS)
         selected = _selected_per_day(st, store, name, start, end)
         delivered = store.delivered_per_day(name, start, end)
@@ -209,6 +211,7 @@ def profile(request: Request):
                              source=r["source"]) if r["paper"] in rated_papers
                         else dict(r, id=r["arxiv_id"] or r["paper"]) for r in rated],
             "error": error,
+            "ratings_checked": checked,
             "rating_changes": None if changed is None else [
                 dict(paper_ref(request, c.match.paper), added=c.added, rating=c.rating,
                      decided_by=paper_ref(request, deciders[c.rating]) if c.rating in deciders else None)
@@ -225,7 +228,7 @@ def profile(request: Request):
                 caret=caret, preview=preview, digests=digests, preview_days=PREVIEW_DAYS, tldrs=shown,
                 rated=rated[::-1], rated_papers=rated_papers, ratings_chart=ratings_chart,
                 rated_first=rated_first, rated_last=rated_last, marks=marked, changed=changed,
-                deciders=deciders, rated_days=RATED_DAYS)
+                deciders=deciders, rated_days=RATED_DAYS, checked=checked)
 
 
 routes = [Route("/profiles/{name}", profile)]  # and its JSON twin, /profiles/{name}.json
