@@ -67,9 +67,8 @@ def feedback(store, profile: str):
     """The ratings of ``profile`` as the matcher's examples and counter-examples, with when
     each was made (the learner checks itself on them in that order)."""
     from .learn import Feedback
-    from .ratings import ratings
 
-    times = {r["paper"]: r["rated_at"] for r in ratings(store, profile)}
+    times = {r["paper"]: r["rated_at"] for r in store.rating_rows(profile)}
     return Feedback(*store.rated_papers(profile), times=times)
 
 
