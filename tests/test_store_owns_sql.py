@@ -1,4 +1,5 @@
-"""The store owns the SQL: no module of watcher/ outside store.py runs a statement of its own.
+"""The store owns the SQL: no module of watcher/ outside the store package (watcher/store/, one
+module per domain) runs a statement of its own.
 A few modules still do (listed in REMAINING, each with what is left); the list only shrinks:
 the test fails when another module starts running SQL, and when a listed one stops (so that
 the list stays true)."""
@@ -11,9 +12,8 @@ from pathlib import Path
 
 from conftest import REPO
 
-STORE = {"watcher/store.py"}
-REMAINING = {  # to move into the store, module by module
-    "watcher/search.py": "the FTS5 candidate queries",
+STORE = "watcher/store/"  # the package: every module in it
+REMAINING: dict[str, str] = {  # to move into the store, module by module (none left)
 }
 CALLS = {"execute", "executemany", "executescript", "query", "rows_where", "backup"}
 STATEMENT = re.compile(r"^\s*(?:SELECT\s|INSERT\s+(?:OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|"
@@ -41,10 +41,10 @@ def test_no_module_outside_the_store_runs_sql():
     running = {}
     for path in sorted((REPO / "watcher").rglob("*.py")):
         rel = path.relative_to(REPO).as_posix()
-        if rel not in STORE and (found := sql_in(path)):
+        if not rel.startswith(STORE) and (found := sql_in(path)):
             running[rel] = found
     new = {k: v for k, v in running.items() if k not in REMAINING}
-    assert new == {}, f"SQL belongs in watcher/store.py (a Store method): {new}"
+    assert new == {}, f"SQL belongs in watcher/store/ (a Store method): {new}"
     assert set(REMAINING) <= set(running), f"no SQL left in {set(REMAINING) - set(running)}: strike it from REMAINING"
 
 
@@ -53,3 +53,11 @@ def test_the_check_finds_sql(tmp_path):
     module = tmp_path / "m.py"
     module.write_text("def n(store):\n    return store.db.execute('SELECT count(*) FROM papers').fetchone()\n")
     assert len(sql_in(module)) == 2
+
+
+def test_the_store_is_the_package_and_runs_the_sql():
+    """The exemption is the package watcher/store/ and nothing beside it: its modules run the
+    SQL (so the check, pointed at them, finds it), and no file of that name sits outside it."""
+    package = sorted((REPO / "watcher" / "store").glob("*.py"))
+    assert package and not (REPO / "watcher" / "store.py").exists()
+    assert sum(bool(sql_in(path)) for path in package) >= 8

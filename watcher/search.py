@@ -131,44 +131,13 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
     raises to stop a search past its caller's deadline (the web's). Only the page's own
     papers are kept; those before it are counted."""
     expr = fts_expression(query.root) if query else None
-    where, args = [], []
-    if expr:
-        sql = "SELECT p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
-        where.append("papers_fts MATCH ?")
-        args.append(expr)
-    else:
-        sql = "SELECT p.* FROM papers p"
-    if filters.day_from:
-        where.append("p.day >= ?")
-        args.append(filters.day_from.isoformat())
-    if filters.day_to:
-        where.append("p.day <= ?")
-        args.append(filters.day_to.isoformat())
-    if filters.category:
-        where.append("(p.primary_category = ? OR EXISTS (SELECT 1 FROM json_each(p.categories) "
-                     "WHERE value = ? OR value LIKE ? || '.%'))")
-        args += [filters.category] * 3
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    counting = (sql.replace("SELECT p.*", "SELECT count(*)", 1), list(args))  # the filters' count, no query
-    # newest: the order papers were stored in, which the index walks without sorting
-    if expr and order == "relevance":
-        # best match first among the newest RANKED candidates: ranking every match of a common
-        # word costs in proportion to the database (and to the number of terms)
-        sql = ("SELECT p.* FROM (" + sql.replace("SELECT p.*", "SELECT p.rowid AS id, papers_fts.rank AS score", 1)
-               + f" ORDER BY papers_fts.rowid DESC LIMIT {RANKED}) AS c JOIN papers p ON p.rowid = c.id"
-               " ORDER BY c.score")
-    elif expr:
-        sql += " ORDER BY papers_fts.rowid DESC"
-    else:
-        sql += " ORDER BY p.rowid DESC"
     exact = query is None and filters.matcher is None  # no query: every paper of the filters
     out = Results()
     want = offset + limit + 1
-    if exact:  # the index alone decides: one page straight from SQLite
-        sql += " LIMIT ? OFFSET ?"
-        args += [limit + 1, offset]
-    cursor = store.db.execute(sql, args)
+    # exact: the index alone decides, one page straight from SQLite
+    cursor, count = store.search_rows(expr, day_from=filters.day_from, day_to=filters.day_to,
+                                      category=filters.category, order=order, ranked=RANKED,
+                                      page=(limit + 1, offset) if exact else None)
     names = [d[0] for d in cursor.description]
     if exact:
         out.papers = [row_to_paper(dict(zip(names, r))) for r in cursor.fetchall()]
@@ -180,7 +149,7 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
         if not out.more:  # every paper of the filters was seen
             out.total = offset + len(out.papers) if out.papers or not offset else None
         else:  # SQLite counts what the filters select
-            out.total = store.db.execute(*counting).fetchone()[0]
+            out.total = count()
         return out
     page: list[Paper] = []  # the papers from ``offset`` on; those before it are only counted
     passed = 0
@@ -305,12 +274,7 @@ def similar_papers(store: Store, paper: Paper, weight, limit: int = 5,
     if not tokens:
         return []
     expr = " OR ".join(f'"{t}"' for t in dict.fromkeys(tokens))
-    rows = store.db.execute(
-        "SELECT p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid "
-        "WHERE papers_fts MATCH ? AND p.key != ? ORDER BY papers_fts.rank LIMIT 200",
-        [f"{{search_title search_abstract}} : ({expr})", paper.key])
-    names = [d[0] for d in rows.description]
-    found = [dict(zip(names, r)) for r in rows.fetchall()]  # with the words the index holds of each
+    found = store.similar_rows(expr, paper.key)  # with the words the index holds of each
     candidates = [row_to_paper(row) for row in found]
     if not candidates:
         return []

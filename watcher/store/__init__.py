@@ -1,0 +1,166 @@
+"""The SQLite store (sqlite-utils): papers, source state, runs and the delivery ledger. Every
+SQL statement of watcher is here, one module per domain:
+
+- ``migrations``: the schema, m001 to m015 (sqlite-utils migrations, applied in order when the
+  database is opened);
+- ``papers``: papers, the identity rules' lookups and re-keying, short keys, papers as sent;
+- ``search``: the full-text index's queries;
+- ``ledger``: deliveries, issues, messages and their papers;
+- ``ratings``: ratings and the reading list;
+- ``runs``: runs and the state of sources, channels and digests;
+- ``tldr``: the summarizer's cache and budget;
+- ``zotero``: Zotero's sync and saves;
+- ``sessions``: the web's session generation;
+- ``connection``, ``files``, ``rows``: connections and their errors, the database file (copy,
+  state file, integrity), stored values as text.
+
+:class:`Store` is composed of each domain's methods; this module re-exports every name that the
+rest of watcher imports from ``watcher.store``.
+
+Every write that belongs together happens in one transaction; the ledger row for a delivery is
+written only after the channel accepted it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import sqlite_utils
+
+from ..errors import StoreError
+from ..models import now_utc
+from .connection import (_check_intact, busy_timeout, connect_readonly, database_error, error_kind,
+                         no_database, require_database)
+from .files import STATE_ERROR_NOT_KEPT, copy_database, saved_database_intact, strip_for_state
+from .ledger import LedgerStore
+from .migrations import (m001_initial, m002_web_search, m003_ratings, m004_tldr_cache, m005_change_counters,
+                         m006_web_sessions, m007_works, m008_messages, m009_search_text, m010_deliveries_by_paper,
+                         m011_short_keys, m012_papers_as_sent, m013_field_origins, m014_zotero, m015_citations,
+                         migrations)
+from .papers import (SHORT_LOOKUP, SINCE_FIELDS, PaperStore, UpsertCounts, _filed_paper, _paper_row, _short,
+                     changed_since, paper_snapshot, rekey_references, row_to_paper)
+from .ratings import DELIVERED_UNDER, RatingStore
+from .rows import _equal, iso, local, local_text, parse_time, stamp
+from .runs import RunStore
+from .search import SearchStore
+from .sessions import SessionStore
+from .tldr import TldrStore
+from .zotero import ZoteroStore
+
+__all__ = [
+    "DELIVERED_UNDER", "SHORT_LOOKUP", "SINCE_FIELDS", "STATE_ERROR_NOT_KEPT", "Store", "UpsertCounts",
+    "busy_timeout", "changed_since", "connect_readonly", "copy_database", "database_error", "error_kind",
+    "iso", "local", "local_text", "m001_initial", "m002_web_search", "m003_ratings", "m004_tldr_cache",
+    "m005_change_counters", "m006_web_sessions", "m007_works", "m008_messages", "m009_search_text",
+    "m010_deliveries_by_paper", "m011_short_keys", "m012_papers_as_sent", "m013_field_origins", "m014_zotero",
+    "m015_citations", "migrations", "no_database", "now_utc", "paper_snapshot", "parse_time", "rekey_references",
+    "require_database", "row_to_paper", "saved_database_intact", "stamp", "strip_for_state",
+    # private, for the tests and benchmarks that build old schemas
+    "_check_intact", "_equal", "_filed_paper", "_paper_row", "_short",
+]
+
+
+class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrStore, ZoteroStore, SessionStore):
+    """A watcher database. Open with :meth:`open`; use as a context manager to close it."""
+
+    def __init__(self, db: sqlite_utils.Database, path: Path | None):
+        self.db = db
+        self.path = path
+
+    @classmethod
+    def open(cls, path: str | Path | None, *, readonly: bool = False) -> "Store":
+        """Open (creating and migrating) the database at ``path``; None means in memory.
+        ``readonly``: open an existing database as it is, through a read-only connection
+        (SQLite's ``mode=ro``: nothing is created, migrated or written; a write raises)."""
+        try:
+            if path is None:
+                db = sqlite_utils.Database(memory=True)
+            elif readonly:
+                path = Path(path)
+                if not path.exists():
+                    raise no_database(path)
+                db = sqlite_utils.Database(connect_readonly(path, busy_timeout()))
+            else:
+                path = Path(path)
+                existed = path.exists() and path.stat().st_size > 0
+                path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(str(path), timeout=busy_timeout(), isolation_level=None)
+                db = sqlite_utils.Database(conn)
+                try:
+                    if existed:  # refuse a damaged file before writing to it
+                        _check_intact(conn)
+                    db.execute("PRAGMA journal_mode=WAL")
+                    db.execute("PRAGMA synchronous=NORMAL")
+                    migrations.apply(db)
+                except BaseException:
+                    conn.close()
+                    raise
+            if path is None and not readonly:
+                migrations.apply(db)
+        except sqlite3.Error as e:
+            raise database_error(path, e, opening=True) from None
+        except OSError as e:
+            raise StoreError(f"{path}: cannot create the database ({e.strerror})") from None
+        return cls(db, path)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @contextmanager
+    def writing(self) -> Iterator["Store"]:
+        """One write transaction, started ``BEGIN IMMEDIATE``: the write lock is taken before
+        the first read, so the connection's busy timeout really waits for another writer (a
+        deferred ``BEGIN`` that reads, then writes after another connection committed, gets
+        SQLITE_BUSY_SNAPSHOT at once, whatever the timeout). Commits at the end, rolls back on
+        any error. Nested inside another transaction it is a savepoint of that one. Every
+        write of watcher goes through here (papers, sources, the ledger, runs, ratings, the
+        TL;DR cache). SQLite errors become :func:`database_error`'s, with the wait measured."""
+        conn = self.db.conn
+        if conn.in_transaction:
+            with self.db.atomic():  # a SAVEPOINT inside the transaction already open
+                yield self
+            return
+        started = time.monotonic()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as e:
+            raise database_error(self.path, e, waited=time.monotonic() - started) from None
+        try:
+            yield self
+            conn.execute("COMMIT")
+        except BaseException as e:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if isinstance(e, sqlite3.Error):
+                raise database_error(self.path, e, waited=time.monotonic() - started) from None
+            raise
+
+    def rows_in(self, sql: str, keys) -> list[tuple]:
+        """The rows of ``sql`` whose ``IN ({})`` takes ``keys``, asked in chunks of 500 (within
+        SQLite's limit on parameters)."""
+        keys = list(keys)
+        rows = []
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            rows += self.db.execute(sql.format(",".join("?" * len(chunk))), chunk).fetchall()
+        return rows
+
+    def data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version`` of this connection: it changes when any other
+        connection commits."""
+        return self.db.execute("PRAGMA data_version").fetchone()[0]
+
+    def readable(self) -> None:
+        """Read one row of ``papers``: an sqlite3.Error when the database cannot answer."""
+        self.db.execute("SELECT 1 FROM papers LIMIT 1").fetchall()

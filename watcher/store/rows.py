@@ -1,0 +1,44 @@
+"""Stored values as text and back: times (ISO 8601 UTC), and WHERE clauses of equal columns."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from ..models import utc
+
+
+def iso(dt: datetime | date | None) -> str | None:
+    """A datetime as ISO 8601 UTC text (sortable), a date as YYYY-MM-DD."""
+    if dt is None:
+        return None
+    if isinstance(dt, datetime):
+        return utc(dt).isoformat(timespec="seconds")
+    return dt.isoformat()
+
+
+def stamp(dt: datetime) -> str:
+    """A datetime as ISO 8601 UTC text with microseconds: for the times compared with each
+    other (``first_seen``, ``revised_at``, watermarks), so that a paper stored in the same second
+    as a delivery still counts as stored after it. Sorts correctly against :func:`iso` text."""
+    return utc(dt).isoformat(timespec="microseconds")
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """The inverse of :func:`iso` for datetimes."""
+    return datetime.fromisoformat(text) if text else None
+
+
+def local(when: datetime, tz) -> str:
+    """``when`` (naive: UTC) in ``tz``, as status shows every time: ``2025-04-12T23:59:00+02:00``."""
+    return utc(when).astimezone(tz).isoformat(timespec="seconds")
+
+
+def local_text(text: str | None, tz) -> str:
+    """A stored UTC time (``2025-04-12T21:59:00``) in ``tz`` as :func:`local` shows it; "" for none."""
+    return local(parse_time(text), tz) if text else ""
+
+
+def _equal(**columns) -> tuple[str, list]:
+    """A WHERE clause (and its arguments) asking each column for its value; None: any."""
+    given = {c: v for c, v in columns.items() if v is not None}
+    return " AND ".join([f"{c} = ?" for c in given] or ["1"]), list(given.values())

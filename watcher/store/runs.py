@@ -1,0 +1,113 @@
+"""Runs, and the state of sources, channels and digests (what status and the schedule read)."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime
+
+from ..masking import redact
+from .rows import iso, parse_time
+
+
+class RunStore:
+    """The sources, channels, digests and runs tables."""
+
+    def all_sources_failed(self, names) -> bool:
+        """True when each of the sources ``names`` (at least one) was fetched and its last
+        attempt failed."""
+        rows = {r["name"]: r for r in self.db["sources"].rows}
+        return bool(names) and all(
+            n in rows and rows[n]["last_error_at"] and rows[n]["last_error_at"] == rows[n]["last_attempt"]
+            for n in names)
+
+    def source_state(self, name: str) -> dict:
+        """The saved state dict of a source (ETag, cursors, ...)."""
+        rows = list(self.db["sources"].rows_where("name = ?", [name]))
+        return json.loads(rows[0]["state"]) if rows else {}
+
+    def source_ok(self, name: str, state: dict, counts: dict, now: datetime) -> None:
+        """Record a successful fetch: new state, counts, failures reset."""
+        with self.writing():
+            self.db["sources"].upsert({
+                "name": name, "state": json.dumps(state), "last_attempt": iso(now),
+                "last_success": iso(now), "failures": 0, "last_counts": json.dumps(counts),
+            }, pk="name")
+
+    def source_failed(self, name: str, error: str, now: datetime) -> None:
+        """Record a failed fetch; the state stays as it was."""
+        with self.writing():
+            rows = list(self.db["sources"].rows_where("name = ?", [name]))
+            failures = (rows[0]["failures"] if rows else 0) + 1
+            self.db["sources"].upsert({"name": name, "last_attempt": iso(now), "last_error": redact(error),
+                                       "last_error_at": iso(now), "failures": failures}, pk="name")
+
+    def sources(self) -> list[dict]:
+        """All rows of the sources table, with the number of papers each source stored first."""
+        counts = {r["source"]: r["n"] for r in self.db.query(
+            "SELECT source, count(*) AS n FROM papers GROUP BY source")}
+        return [dict(r, papers=counts.get(r["name"], 0)) for r in self.db["sources"].rows]
+
+    def channel_state(self, digest: str, channel: str) -> dict:
+        """The (digest, channel) row, or {} before the first run."""
+        rows = list(self.db["channels"].rows_where("digest = ? AND channel = ?", [digest, channel]))
+        return rows[0] if rows else {}
+
+    def delivery_failed(self, digest: str, channel: str, error: str, now: datetime,
+                        first_window: date | None = None) -> None:
+        """Record a failed delivery; nothing enters the ledger and the watermark stays. A first
+        run's window start is kept (``first_window``) so that retries after a long outage still
+        reach back to it."""
+        row = {"digest": digest, "channel": channel, "last_attempt": iso(now),
+               "last_error": redact(error), "last_error_at": iso(now)}
+        with self.writing():
+            if first_window and not self.channel_state(digest, channel).get("first_window"):
+                row["first_window"] = iso(first_window)
+            self.db["channels"].upsert(row, pk=("digest", "channel"))
+
+    def digest_ran(self, name: str, now: datetime, ok: bool, error: str | None = None,
+                   degraded: str | None = None) -> None:
+        """Record a digest run (the daemon's catch-up and ``--due`` read it). A run that
+        delivered without something it should carry (``degraded``: why) counts as a success
+        for the schedule, with the status ``degraded`` and the reason as its error."""
+        status = "failed" if not ok else "degraded" if degraded else "ok"
+        row = {"name": name, "last_run": iso(now), "last_status": status,
+               "last_error": redact((error if not ok else degraded) or "") or None}
+        if ok:
+            row["last_success"] = iso(now)
+        with self.writing():
+            self.db["digests"].upsert(row, pk="name")
+
+    def digest_state(self, name: str) -> dict:
+        """The digests row, or {} before the first run."""
+        rows = list(self.db["digests"].rows_where("name = ?", [name]))
+        return rows[0] if rows else {}
+
+    def digest_times(self, names, column: str) -> dict[str, datetime | None]:
+        """Each named digest's ``last_run`` or ``last_success`` (None before the first)."""
+        assert column in ("last_run", "last_success")
+        return {n: parse_time(self.digest_state(n).get(column)) for n in names}
+
+    def last_run_channels(self, digest: str, limit: int = 50) -> list[dict]:
+        """What each channel of ``digest`` did in the newest of the last ``limit`` runs that
+        delivered it (their recorded detail: ``papers``, ``sent``, ``empty`` - why nothing was
+        sent -, ``profiles``: name -> papers brought); [] when none of them did."""
+        for row in self.db.query("SELECT detail FROM runs WHERE detail IS NOT NULL ORDER BY id DESC LIMIT ?",
+                                 [limit]):
+            try:
+                channels = [c for c in json.loads(row["detail"]).get("channels", []) if c.get("digest") == digest]
+            except (ValueError, AttributeError):
+                continue
+            if channels:
+                return channels
+        return []
+
+    def start_run(self, kind: str, now: datetime) -> int:
+        """A new row in runs; returns its id."""
+        with self.writing():
+            return self.db["runs"].insert({"kind": kind, "started": iso(now), "status": "running"}).last_pk
+
+    def finish_run(self, run_id: int, status: str, detail: dict, now: datetime) -> None:
+        """Close a run with its status and a JSON detail."""
+        with self.writing():
+            self.db["runs"].update(run_id, {"finished": iso(now), "status": status,
+                                            "detail": redact(json.dumps(detail))})
