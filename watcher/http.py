@@ -168,10 +168,10 @@ def with_retries(attempt, policy: Policy, *, give_up, retryable=lambda e: None,
             if retry is None:
                 raise
         if too_long is not None and retry.wait is not None and retry.wait > policy.retry_after_cap:
-            raise too_long(retry) from None
+            raise too_long(retry) from retry.error
         limit = policy.retries if retry.limit is None else min(policy.retries, retry.limit)
         if n >= limit:
-            raise give_up(retry, n + 1) from None
+            raise give_up(retry, n + 1) from retry.error
         sleep(retry.wait if retry.wait is not None else policy.delay(n))
         n += 1
 
@@ -312,13 +312,13 @@ class HttpClient:
         def retryable(e: Exception) -> Retry | None:
             shown = state["shown"]
             if isinstance(e, httpx.UnsupportedProtocol):
-                raise SourceError(f"GET {shown}: {e}; check the source's url") from None
+                raise SourceError(f"GET {shown}: {e}; check the source's url") from e
             if isinstance(e, (httpx.TransportError, httpx.DecodingError)):
                 # a host that does not resolve (no network, a typo) rarely heals in seconds:
                 # one more try, not the full backoff
                 return Retry(_describe(e), error=e, limit=1 if _unresolvable(e) else None)
             if isinstance(e, httpx.HTTPError):  # too many redirects, invalid headers, ...
-                raise SourceError(f"GET {shown}: {_describe(e)}; check the source's url") from None
+                raise SourceError(f"GET {shown}: {_describe(e)}; check the source's url") from e
             return None
 
         def too_long(r: Retry) -> Exception:
@@ -403,7 +403,7 @@ class HttpClient:
             with open(path, "rb") as f:
                 data = f.read(limit + 1)
         except OSError as e:
-            raise SourceError(f"{url}: cannot read: {e.strerror}; check the path") from None
+            raise SourceError(f"{url}: cannot read: {e.strerror}; check the path") from e
         if len(data) > limit:
             raise SourceError(f"{url}: file is larger than the limit of {limit:,} bytes")
         return Response(url, 200, data)
@@ -594,4 +594,4 @@ def fetch_url(url: str, timeout: float = 30.0, user_agent: str = "watcher") -> b
     try:
         return shared_client(user_agent).get(url, timeout=timeout).content
     except SourceError as e:
-        raise InputError(str(e)) from None
+        raise InputError(str(e)) from e

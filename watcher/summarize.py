@@ -103,11 +103,11 @@ def ask(http: httpx.Client, cfg: SummarizerConfig, paper: Paper, timeout: float)
                                      json=request_body(cfg, paper), timeout=timeout,
                                      limit=POLICY.max_bytes)
     except TooLarge as e:
-        raise Failure(str(e)) from None
+        raise Failure(str(e)) from e
     except httpx.TimeoutException:
         raise Failure("timed out") from None
     except httpx.TransportError as e:
-        raise Failure(f"cannot connect ({type(e).__name__})") from None
+        raise Failure(f"cannot connect ({type(e).__name__})") from e
     if response.status_code == 429:
         wait = retry_after(response.headers.get("Retry-After"))
         raise Failure(f"HTTP 429 (rate limited; retry after {wait:g}s)", retry_after=wait)

@@ -65,12 +65,12 @@ def post_json(http: httpx.Client, url: str, payload, *, who: str, sleep=time.sle
         try:
             response, body = post_capped(http, url, json=payload, limit=rules.max_bytes)
         except TooLarge as e:
-            raise DeliveryError(f"{who}: {e} (not retried: the server may have accepted it)") from None
+            raise DeliveryError(f"{who}: {e} (not retried: the server may have accepted it)") from e
         except httpx.TimeoutException as e:
             if isinstance(e, httpx.ConnectTimeout):
                 raise
             raise DeliveryError(f"{who}: timed out waiting for an answer (not retried: the server may "
-                                "have accepted it)") from None
+                                "have accepted it)") from e
         except (httpx.UnsupportedProtocol, httpx.InvalidURL):
             raise DeliveryError(f"{who}: the URL is not a valid http(s) URL") from None
         if response.is_success:
