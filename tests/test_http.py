@@ -243,3 +243,51 @@ def test_a_redirect_to_a_local_file_is_refused(server, tmp_path):
     server.route("/a", Reply(status=302, headers={"Location": secret.as_uri()}))
     with pytest.raises(SourceError, match="not an http\\(s\\) URL"):
         fast_client().get(server.url("/a"))
+
+
+def test_with_retries_retries_only_what_its_caller_calls_retryable():
+    """The one retry loop: the caller's retryable() decides, the policy counts and waits."""
+    from watcher.http import Policy, Retry, with_retries
+
+    policy = Policy(retries=2, backoff=1.0, max_backoff=4.0, jitter=False, retry_after_cap=10.0)
+    waits: list[float] = []
+
+    def refused(n):
+        raise ConnectionRefusedError("refused")
+
+    def retryable(e):
+        return Retry(f"cannot connect ({type(e).__name__})", error=e) \
+            if isinstance(e, ConnectionRefusedError) else None
+
+    with pytest.raises(RuntimeError, match=r"^3 tries, last cannot connect") as caught:
+        with_retries(refused, policy, retryable=retryable, sleep=waits.append,
+                     give_up=lambda r, tries: RuntimeError(f"{tries} tries, last {r.last}"))
+    assert waits == [1.0, 2.0]
+    assert isinstance(caught.value.__cause__, ConnectionRefusedError)  # the last try's error
+
+    def timed_out(n):  # not retryable for this caller: raised as it is, after one try
+        waits.append(-1)
+        raise TimeoutError("may have been accepted")
+
+    waits.clear()
+    with pytest.raises(TimeoutError):
+        with_retries(timed_out, policy, retryable=retryable, sleep=waits.append,
+                     give_up=lambda r, tries: RuntimeError("retried"))
+    assert waits == [-1]
+
+    answers = iter([Retry("HTTP 503", wait=3.0), "ok"])
+
+    def busy_then_ok(n):
+        answer = next(answers)
+        if isinstance(answer, Retry):
+            raise answer
+        return answer
+
+    waits.clear()
+    assert with_retries(busy_then_ok, policy, sleep=waits.append, give_up=None) == "ok"
+    assert waits == [3.0]  # the server's Retry-After, not the backoff
+
+    with pytest.raises(RuntimeError, match="asks 60"):
+        with_retries(lambda n: (_ for _ in ()).throw(Retry("HTTP 429", wait=60.0)), policy,
+                     sleep=waits.append, give_up=None,
+                     too_long=lambda r: RuntimeError(f"asks {r.wait:g}"))

@@ -59,7 +59,7 @@ def example_papers(profile, lookup) -> list:
             else:
                 papers.extend(formats.read(path.read_bytes(), str(path)).papers)
         except OSError as e:
-            raise InputError(f"profile {profile.name}: example file {path}: {e.strerror}") from None
+            raise InputError(f"profile {profile.name}: example file {path}: {e.strerror}") from e
     return papers
 
 

@@ -33,7 +33,7 @@ def read_input(spec: str, stdin: BinaryIO | None, today: date | None,
         except IsADirectoryError:
             raise InputError(f"{spec}: is a folder, not a listing") from None
         except OSError as e:
-            raise InputError(f"{spec}: cannot read: {e.strerror}") from None
+            raise InputError(f"{spec}: cannot read: {e.strerror}") from e
         origin = spec
     if len(data) > formats.MAX_UNPACKED:
         raise InputError(f"{origin}: larger than the limit of {formats.MAX_UNPACKED:,} bytes")

@@ -16,6 +16,10 @@
   from a public address to a private one, nor from either to a loopback address (a remote
   server must not make watcher read a service of the machine it runs on).
 
+The rules themselves are a :class:`Policy` and :func:`with_retries` is the one retry loop: the
+channels (:mod:`watcher.deliver.httppost`) and the summarizer use them with their own settings,
+and their own say of what is retried (a channel never retries what may have been accepted).
+
 Every failure is raised as :class:`watcher.errors.SourceError` (or :class:`HttpStatusError`, a
 SourceError that keeps the status and body) with a message that says what to check.
 """
@@ -100,6 +104,78 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
     return max(0.0, when.timestamp() - now)
 
 
+@dataclass(frozen=True)
+class Policy:
+    """How one kind of caller talks HTTP: the sources' GETs, a channel's POSTs, the summarizer.
+
+    ``retries`` (after the first try), ``backoff`` (the first retry's delay, doubled each retry,
+    at most ``max_backoff``; with ±50% ``jitter`` or exact), ``retry_after_cap`` (a longer
+    ``Retry-After`` fails at once: it is tried again on the next run), ``min_interval`` (seconds
+    between requests to one of ``polite_hosts``), ``max_bytes`` (an answer's size cap) and
+    ``deadline`` (seconds for a whole exchange, connect and body together).
+    """
+
+    retries: int = 4
+    backoff: float = 2.0
+    max_backoff: float = 60.0
+    jitter: bool = True
+    retry_after_cap: float = 300.0
+    min_interval: float = 0.0
+    polite_hosts: tuple[str, ...] = ()
+    max_bytes: int = DEFAULT_MAX_BYTES
+    deadline: float = 30.0
+
+    def delay(self, retry: int) -> float:
+        """Seconds to wait before retry number ``retry`` + 1 when the server named no wait."""
+        base = min(self.max_backoff, self.backoff * (2 ** retry))
+        return base * random.uniform(0.5, 1.5) if self.jitter else base
+
+
+class Retry(Exception):
+    """One try failed in a way its caller retries. ``last`` says how (for the final message),
+    ``wait`` is the server's ``Retry-After`` (None: the policy's backoff), ``limit`` lowers the
+    number of retries for this failure, ``error`` is the exception it came from, ``info``
+    anything the caller's ``give_up`` needs (a status and body)."""
+
+    def __init__(self, last: str, *, wait: float | None = None, limit: int | None = None,
+                 error: BaseException | None = None, info=None):
+        super().__init__(last)
+        self.last = last
+        self.wait = wait
+        self.limit = limit
+        self.error = error
+        self.info = info
+
+
+def with_retries(attempt, policy: Policy, *, give_up, retryable=lambda e: None,
+                 too_long=None, sleep=time.sleep):
+    """The one retry loop: ``attempt(n)`` (n = 0, 1, …) until it returns, and return that.
+
+    What is retried is the caller's to say, since a channel must not retry what the server may
+    already have accepted: ``attempt`` raises :class:`Retry` itself, and ``retryable(e)`` turns
+    another exception it raised into a Retry (None: not retried, raised as it is). A Retry whose
+    ``wait`` is longer than ``policy.retry_after_cap`` raises ``too_long(retry)``; after the last
+    retry, ``give_up(retry, tries)`` is raised. Between tries: the server's wait, else
+    ``policy.delay``."""
+    n = 0
+    while True:
+        try:
+            return attempt(n)
+        except Retry as r:
+            retry = r
+        except Exception as e:  # noqa: BLE001 - the caller's retryable() decides
+            retry = retryable(e)
+            if retry is None:
+                raise
+        if too_long is not None and retry.wait is not None and retry.wait > policy.retry_after_cap:
+            raise too_long(retry) from retry.error
+        limit = policy.retries if retry.limit is None else min(policy.retries, retry.limit)
+        if n >= limit:
+            raise give_up(retry, n + 1) from retry.error
+        sleep(retry.wait if retry.wait is not None else policy.delay(n))
+        n += 1
+
+
 class HttpClient:
     """A polite, bounded HTTP client; one instance is shared by all sources of a process.
 
@@ -171,9 +247,13 @@ class HttpClient:
             with self._lock:
                 self._last[domain] = time.monotonic()
 
-    def _delay(self, attempt: int) -> float:
-        base = min(self.max_backoff, self.backoff * (2 ** attempt))
-        return base * random.uniform(0.5, 1.5)
+    @property
+    def policy(self) -> Policy:
+        """This client's settings as a :class:`Policy` (its attributes may be changed)."""
+        return Policy(retries=self.retries, backoff=self.backoff, max_backoff=self.max_backoff,
+                      retry_after_cap=self.retry_after_cap, min_interval=self.min_interval,
+                      polite_hosts=self.polite_hosts, max_bytes=self.max_bytes,
+                      deadline=self.timeout)
 
     # --- requests -----------------------------------------------------------------------
 
@@ -197,58 +277,68 @@ class HttpClient:
         shown = origin = safe_url(str(request.url))
         host = request.url.host
         limit = max_bytes or self.max_bytes
-        attempt = hops = 0
-        while True:
-            self._wait_turn(host)
-            try:
+        state = {"request": request, "shown": shown, "host": host, "hops": 0}
+        deadline = timeout or self.timeout
+
+        def attempt(n: int) -> Response:
+            while True:  # redirect hops are not tries
+                request, shown, host = state["request"], state["shown"], state["host"]
+                self._wait_turn(host)
                 try:
-                    status, resp_headers, body = self._send(request, limit, shown,
-                                                            timeout or self.timeout)
+                    status, resp_headers, body = self._send(request, limit, shown, deadline)
                 finally:
                     self._done(host)
-            except httpx.UnsupportedProtocol as e:
-                raise SourceError(f"GET {shown}: {e}; check the source's url") from None
-            except (httpx.TransportError, httpx.DecodingError) as e:
-                problem = _describe(e)
+                if status in REDIRECT_STATUSES and resp_headers.get("location"):
+                    hops = state["hops"]
+                    if hops >= self.max_redirects:
+                        raise SourceError(f"GET {origin}: {REDIRECT_LOOP}; check the source's url "
+                                          f"({hops} hops, the last to {shown})")
+                    request = self._redirected(request, resp_headers["location"], shown, deadline)
+                    remember_url(str(request.url))  # the token a redirect adds (a signed URL)
+                    state.update(request=request, shown=safe_url(str(request.url)),
+                                 host=request.url.host, hops=hops + 1)
+                    continue
+                if status == 304:
+                    return Response(origin, status, b"", etag, last_modified, not_modified=True)
+                if status in RETRY_STATUSES:
+                    raise Retry(f"HTTP {status} {_reason(status)}", info=(status, body),
+                                wait=parse_retry_after(resp_headers.get("retry-after")))
+                if status >= 400:
+                    raise HttpStatusError(f"GET {shown}: HTTP {status} {_reason(status)}; check the "
+                                          "source's url and query", status, body)
+                return Response(origin, status, body, resp_headers.get("etag"),
+                                resp_headers.get("last-modified"))
+
+        def retryable(e: Exception) -> Retry | None:
+            shown = state["shown"]
+            if isinstance(e, httpx.UnsupportedProtocol):
+                raise SourceError(f"GET {shown}: {e}; check the source's url") from e
+            if isinstance(e, (httpx.TransportError, httpx.DecodingError)):
                 # a host that does not resolve (no network, a typo) rarely heals in seconds:
                 # one more try, not the full backoff
-                if attempt >= (min(self.retries, 1) if _unresolvable(e) else self.retries):
-                    raise SourceError(f"GET {shown}: {problem} ({plural(attempt + 1, 'try', 'tries')}); check the "
-                                      "network connection and the source's url") from None
-                self.sleep(self._delay(attempt))
-                attempt += 1
-                continue
-            except httpx.HTTPError as e:  # too many redirects, invalid headers, ...
-                raise SourceError(f"GET {shown}: {_describe(e)}; check the source's url") from None
-            if status in REDIRECT_STATUSES and resp_headers.get("location"):
-                if hops >= self.max_redirects:
-                    raise SourceError(f"GET {origin}: {REDIRECT_LOOP}; check the source's url "
-                                      f"({hops} hops, the last to {shown})")
-                request = self._redirected(request, resp_headers["location"], shown,
-                                           timeout or self.timeout)
-                remember_url(str(request.url))  # the token a redirect adds (a signed URL)
-                shown, host, hops = safe_url(str(request.url)), request.url.host, hops + 1
-                continue
-            if status == 304:
-                return Response(origin, status, b"", etag, last_modified, not_modified=True)
-            if status in RETRY_STATUSES:
-                wait = parse_retry_after(resp_headers.get("retry-after"))
-                if wait is not None and wait > self.retry_after_cap:
-                    raise HttpStatusError(
-                        f"GET {shown}: HTTP {status}, the server asks to wait {wait:.0f} s; "
-                        "it will be tried again on the next run", status, body)
-                if attempt >= self.retries:
-                    raise HttpStatusError(
-                        f"GET {shown}: HTTP {status} {_reason(status)} ({plural(attempt + 1, 'try', 'tries')}); "
-                        "the server may be down or overloaded, try again later", status, body)
-                self.sleep(wait if wait is not None else self._delay(attempt))
-                attempt += 1
-                continue
-            if status >= 400:
-                raise HttpStatusError(f"GET {shown}: HTTP {status} {_reason(status)}; check the "
-                                      "source's url and query", status, body)
-            return Response(origin, status, body, resp_headers.get("etag"),
-                            resp_headers.get("last-modified"))
+                return Retry(_describe(e), error=e, limit=1 if _unresolvable(e) else None)
+            if isinstance(e, httpx.HTTPError):  # too many redirects, invalid headers, ...
+                raise SourceError(f"GET {shown}: {_describe(e)}; check the source's url") from e
+            return None
+
+        def too_long(r: Retry) -> Exception:
+            status, body = r.info
+            return HttpStatusError(f"GET {state['shown']}: HTTP {status}, the server asks to wait "
+                                   f"{r.wait:.0f} s; it will be tried again on the next run",
+                                   status, body)
+
+        def give_up(r: Retry, tries: int) -> Exception:
+            shown, counted = state["shown"], plural(tries, 'try', 'tries')
+            if r.info is None:
+                return SourceError(f"GET {shown}: {r.last} ({counted}); check the "
+                                   "network connection and the source's url")
+            status, body = r.info
+            return HttpStatusError(f"GET {shown}: {r.last} ({counted}); "
+                                   "the server may be down or overloaded, try again later",
+                                   status, body)
+
+        return with_retries(attempt, self.policy, retryable=retryable, too_long=too_long,
+                            give_up=give_up, sleep=self.sleep)
 
     def _redirected(self, request: httpx.Request, location: str, shown: str,
                     timeout: float) -> httpx.Request:
@@ -313,7 +403,7 @@ class HttpClient:
             with open(path, "rb") as f:
                 data = f.read(limit + 1)
         except OSError as e:
-            raise SourceError(f"{url}: cannot read: {e.strerror}; check the path") from None
+            raise SourceError(f"{url}: cannot read: {e.strerror}; check the path") from e
         if len(data) > limit:
             raise SourceError(f"{url}: file is larger than the limit of {limit:,} bytes")
         return Response(url, 200, data)
@@ -504,4 +594,4 @@ def fetch_url(url: str, timeout: float = 30.0, user_agent: str = "watcher") -> b
     try:
         return shared_client(user_agent).get(url, timeout=timeout).content
     except SourceError as e:
-        raise InputError(str(e)) from None
+        raise InputError(str(e)) from e

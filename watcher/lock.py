@@ -60,7 +60,7 @@ class FileLock:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as e:
-            raise StoreError(f"{self.path}: cannot open the lock file ({e.strerror})") from None
+            raise StoreError(f"{self.path}: cannot open the lock file ({e.strerror})") from e
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

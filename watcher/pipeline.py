@@ -441,7 +441,7 @@ def run_once(config: Config, cycle: Cycle, fetch: Fetch | None = None, deliver: 
             with open_store(config) as store:
                 _run_locked(config, store, cycle, fetch, deliver, report, http)
         except sqlite3.Error as e:  # locked past the timeout, read-only, damaged: stop the cycle
-            raise database_error(db, e) from None
+            raise database_error(db, e) from e
     return report
 
 

@@ -208,9 +208,9 @@ def macros(name: str, user_dir: str | Path | None = None):
     try:
         return environment(str(user_dir) if user_dir else None).get_template(name).module
     except jinja2.TemplateSyntaxError as e:
-        raise RenderError(f"template {e.filename or name}: line {e.lineno}: {e.message}") from None
+        raise RenderError(f"template {e.filename or name}: line {e.lineno}: {e.message}") from e
     except jinja2.TemplateError as e:
-        raise RenderError(f"template {name}: {e}") from None
+        raise RenderError(f"template {name}: {e}") from e
 
 
 def call_macro(name: str, macro: str, user_dir: str | Path | None, *args) -> str:
@@ -219,7 +219,7 @@ def call_macro(name: str, macro: str, user_dir: str | Path | None, *args) -> str
     try:
         return str(getattr(macros(name, user_dir), macro)(*args))
     except jinja2.TemplateError as e:
-        raise RenderError(f"template {name}: {macro}: {e}") from None
+        raise RenderError(f"template {name}: {macro}: {e}") from e
 
 
 def render(digest: Digest, fmt: str, user_dir: str | Path | None = None, *,
@@ -245,6 +245,6 @@ def render(digest: Digest, fmt: str, user_dir: str | Path | None = None, *,
             return template.render(digest=digest, matches=matches, full=full, overflow=overflow,
                                    hidden=len(rest) - len(overflow), updated=digest.updated)
     except jinja2.TemplateSyntaxError as e:
-        raise RenderError(f"template {e.filename or name}: line {e.lineno}: {e.message}") from None
+        raise RenderError(f"template {e.filename or name}: line {e.lineno}: {e.message}") from e
     except jinja2.TemplateError as e:
-        raise RenderError(f"template {name}: {e}") from None
+        raise RenderError(f"template {name}: {e}") from e

@@ -75,7 +75,7 @@ def restore(packed: Path, database: Path, force: bool = False) -> bool:
                     f.write(chunk)
             ok = saved_database_intact(copy)
         except (OSError, EOFError, sqlite3.Error) as e:
-            raise InputError(f"{packed}: not a saved watcher database ({e})") from None
+            raise InputError(f"{packed}: not a saved watcher database ({e})") from e
         if not ok:
             raise InputError(f"{packed}: the saved database is damaged (quick_check failed)")
         for suffix in ("-wal", "-shm"):  # a stale journal must not be replayed over the copy

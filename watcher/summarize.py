@@ -33,7 +33,7 @@ from datetime import datetime
 import httpx
 
 from .config import SummarizerConfig
-from .http import TooLarge, post_capped
+from .http import ANSWER_BYTES, Policy, TooLarge, parse_retry_after, post_capped
 from .models import Digest, Paper, clean_text
 from .tldr import MAX_CHARS, extractive_tldr
 
@@ -61,6 +61,8 @@ class Failure(Exception):
 
 DEFAULT_RETRY_AFTER = 60.0  # a 429 without a usable Retry-After
 MAX_RETRY_AFTER = 86400.0
+# not retried within a run (a 429 pauses the endpoint instead); answers capped; a day's wait at most
+POLICY = Policy(retries=0, retry_after_cap=MAX_RETRY_AFTER, max_bytes=ANSWER_BYTES)
 _PAUSED: dict[str, float] = {}  # endpoint -> time.monotonic() before which it is not called
 # (a 429's Retry-After, honoured by every digest of this process: the daemon's later cycles too)
 
@@ -68,10 +70,8 @@ _PAUSED: dict[str, float] = {}  # endpoint -> time.monotonic() before which it i
 def retry_after(value: str | None, now: float | None = None) -> float:
     """Seconds a ``Retry-After`` header asks to wait (delta-seconds or an HTTP date), bounded
     to a day; DEFAULT_RETRY_AFTER when it is absent or unreadable."""
-    from .http import parse_retry_after
-
     wait = parse_retry_after(value, now)
-    return DEFAULT_RETRY_AFTER if wait is None else min(wait, MAX_RETRY_AFTER)
+    return DEFAULT_RETRY_AFTER if wait is None else min(wait, POLICY.retry_after_cap)
 
 
 def clean_answer(content: object) -> str:
@@ -100,13 +100,14 @@ def ask(http: httpx.Client, cfg: SummarizerConfig, paper: Paper, timeout: float)
     """One call; the cleaned sentence, or :class:`Failure` saying why not."""
     try:
         response, body = post_capped(http, f"{cfg.base_url}/chat/completions",
-                                     json=request_body(cfg, paper), timeout=timeout)
+                                     json=request_body(cfg, paper), timeout=timeout,
+                                     limit=POLICY.max_bytes)
     except TooLarge as e:
-        raise Failure(str(e)) from None
+        raise Failure(str(e)) from e
     except httpx.TimeoutException:
         raise Failure("timed out") from None
     except httpx.TransportError as e:
-        raise Failure(f"cannot connect ({type(e).__name__})") from None
+        raise Failure(f"cannot connect ({type(e).__name__})") from e
     if response.status_code == 429:
         wait = retry_after(response.headers.get("Retry-After"))
         raise Failure(f"HTTP 429 (rate limited; retry after {wait:g}s)", retry_after=wait)

@@ -240,7 +240,7 @@ class Client:
                                                                if content else {}), **(headers or {})})) as r:
                     raw = _read_capped(r, shown)
             except httpx.HTTPError as e:
-                raise ZoteroError(f"Zotero {shown}: {_describe(e)}") from None
+                raise ZoteroError(f"Zotero {shown}: {_describe(e)}") from e
             answer = Answer(r.status_code, {k.lower(): v for k, v in r.headers.items()})
             backoff = _seconds(answer.headers.get("backoff"))
             if backoff:
@@ -302,7 +302,7 @@ def _read_capped(response, shown: str) -> bytes:
     try:
         return read_capped(response, MAX_BYTES)
     except TooLarge as e:
-        raise ZoteroError(f"Zotero {shown}: {e}") from None
+        raise ZoteroError(f"Zotero {shown}: {e}") from e
 
 
 def _seconds(value: str | None) -> float | None:

@@ -255,7 +255,7 @@ class AppriseChannel(Channel):
         try:
             apprise = _apprise()
         except DeliveryError as e:
-            raise DeliveryError(f"channel {name}: {e}") from None
+            raise DeliveryError(f"channel {name}: {e}") from e
         urls = self.urls()
         failed = []
         for i, url in enumerate(urls, 1):

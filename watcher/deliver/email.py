@@ -88,7 +88,7 @@ class EmailChannel(Channel):
             msg["From"] = cfg.sender
             msg["To"] = ", ".join(cfg.to)
         except (ValueError, IndexError) as e:
-            raise DeliveryError(f"channel {cfg.name}: bad address in from/to ({e})") from None
+            raise DeliveryError(f"channel {cfg.name}: bad address in from/to ({e})") from e
         msg["Date"] = format_datetime((now or datetime.now()).astimezone())
         msg["Message-ID"] = make_msgid("watcher", domain=_domain(cfg.sender))
         msg["Auto-Submitted"] = "auto-generated"
@@ -184,11 +184,11 @@ class EmailChannel(Channel):
         except DeliveryError as e:
             if sent == len(messages):
                 return  # all accepted; only the goodbye failed
-            raise _partial(e, delivered, sent + 1, len(messages)) from None
+            raise _partial(e, delivered, sent + 1, len(messages)) from e
         except (smtplib.SMTPException, ssl.SSLError, OSError) as e:
             if sent == len(messages):
                 return
-            raise _partial(self._failure(e, where), delivered, sent + 1, len(messages)) from None
+            raise _partial(self._failure(e, where), delivered, sent + 1, len(messages)) from e
 
     def _failure(self, e: Exception, where: str) -> DeliveryError:
         """The one-line DeliveryError for an exception of smtplib, ssl or the socket."""

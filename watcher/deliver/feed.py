@@ -107,7 +107,7 @@ def existing_entries(data: bytes | None, origin: str) -> list[ET.Element]:
         root_name = check_prolog(data, origin)
         root = ET.fromstring(data)
     except ET.ParseError as e:
-        raise InputError(f"{origin}: not well-formed XML ({e})") from None
+        raise InputError(f"{origin}: not well-formed XML ({e})") from e
     if root.tag != _q("feed"):
         raise InputError(f"{origin}: not an Atom feed (root element {root_name or root.tag!r})")
     return root.findall(_q("entry"))
@@ -193,23 +193,23 @@ class FeedChannel(Channel):
         except (FileNotFoundError, NotADirectoryError):  # a first delivery (or a path the
             data = None  # write below refuses, saying why)
         except OSError as e:
-            raise DeliveryError(f"channel {name}: cannot read {path}: {e.strerror}") from None
+            raise DeliveryError(f"channel {name}: cannot read {path}: {e.strerror}") from e
         try:
             old = existing_entries(data, str(path))
         except InputError as e:
             raise DeliveryError(f"channel {name}: {e}; move the file away and the next run "
-                                "starts a new feed") from None
+                                "starts a new feed") from e
         web = self.ctx.web_url
         try:
             body = merge_feed(digest, old, now or self.ctx.now or datetime.now(timezone.utc), self.cfg.max_entries,
                               feed_url(web, digest.name) if web else path.resolve().as_uri(), web,
                               self.ctx.templates_dir)
         except RenderError as e:
-            raise DeliveryError(f"channel {name}: {e}") from None
+            raise DeliveryError(f"channel {name}: {e}") from e
         try:
             atomic_write(path, body)
         except OSError as e:
-            raise DeliveryError(f"channel {name}: cannot write {path}: {e.strerror}") from None
+            raise DeliveryError(f"channel {name}: cannot write {path}: {e.strerror}") from e
 
 
 __all__ = ["FeedChannel", "build_entry", "entry_id", "feed_path", "merge_feed", "read_feed"]

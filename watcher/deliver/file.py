@@ -51,7 +51,7 @@ def file_path(cfg, base_dir: Path, digest: str, day: date, fmt: str) -> Path:
         rel = cfg.path.format(digest=digest, date=day.isoformat(), ext=EXTENSIONS[fmt], format=fmt)
     except (KeyError, IndexError, ValueError) as e:
         raise DeliveryError(f"channel {cfg.name}: bad path template {cfg.path!r} "
-                            f"(known fields: digest, date, ext, format): {e}") from None
+                            f"(known fields: digest, date, ext, format): {e}") from e
     return base_dir / rel
 
 
@@ -68,5 +68,5 @@ class FileChannel(Channel):
             try:
                 atomic_write(path, body)
             except OSError as e:
-                raise DeliveryError(f"channel {self.cfg.name}: cannot write {path}: {e.strerror}") from None
+                raise DeliveryError(f"channel {self.cfg.name}: cannot write {path}: {e.strerror}") from e
             self.written.append(path)

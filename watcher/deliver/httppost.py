@@ -1,4 +1,5 @@
-"""A JSON POST with the retry rules shared by the ``slack`` and ``webhook`` channels.
+"""A JSON POST with the retry rules shared by the ``slack`` and ``webhook`` channels: their
+:class:`~watcher.http.Policy` (:func:`policy`) run by :func:`watcher.http.with_retries`.
 
 * 2xx: accepted.
 * 429 and 5xx: retried up to ``ATTEMPTS`` times in all, waiting ``Retry-After`` when the server
@@ -24,12 +25,18 @@ import time
 import httpx
 
 from ..errors import DeliveryError
-from ..http import TooLarge, parse_retry_after, post_capped
+from ..http import ANSWER_BYTES, Policy, Retry, TooLarge, parse_retry_after, post_capped, with_retries
 from ..masking import redact, remember_url
 
 ATTEMPTS = 4
 MAX_WAIT = 60.0
-BACKOFF = (1.0, 2.0, 4.0)
+BACKOFF = (1.0, 2.0, 4.0)  # seconds between tries: each the double of the one before, no jitter
+
+
+def policy() -> Policy:
+    """The channels' :class:`~watcher.http.Policy`, from the constants above."""
+    return Policy(retries=ATTEMPTS - 1, backoff=BACKOFF[0], max_backoff=BACKOFF[-1], jitter=False,
+                  retry_after_cap=MAX_WAIT, max_bytes=ANSWER_BYTES)
 
 
 def client(timeout: float, user_agent: str) -> httpx.Client:
@@ -38,45 +45,46 @@ def client(timeout: float, user_agent: str) -> httpx.Client:
                         follow_redirects=False)
 
 
+def _nothing_taken(e: Exception) -> Retry | None:
+    """The failures retried: a connection not made, or broken (a timeout waiting for the
+    answer is not one of them: the server may have taken the message)."""
+    if isinstance(e, httpx.ConnectTimeout):
+        return Retry("timed out connecting", error=e)
+    if isinstance(e, httpx.TransportError):
+        return Retry(f"cannot connect ({type(e).__name__})", error=e)
+    return None
+
+
 def post_json(http: httpx.Client, url: str, payload, *, who: str, sleep=time.sleep) -> httpx.Response:
     """POST ``payload`` as JSON until it is accepted; DeliveryError (naming ``who``, never the
     URL) when it is refused or every attempt failed."""
-    last = "no attempt made"
     remember_url(url)  # a token in a webhook's own url (not from url_env) is masked too
-    for attempt in range(ATTEMPTS):
+    rules = policy()
+
+    def attempt(n: int) -> httpx.Response:
         try:
-            response, body = post_capped(http, url, json=payload)
+            response, body = post_capped(http, url, json=payload, limit=rules.max_bytes)
         except TooLarge as e:
-            raise DeliveryError(f"{who}: {e} (not retried: the server may have accepted it)") from None
+            raise DeliveryError(f"{who}: {e} (not retried: the server may have accepted it)") from e
         except httpx.TimeoutException as e:
-            phase = "connecting" if isinstance(e, httpx.ConnectTimeout) else "waiting for an answer"
             if isinstance(e, httpx.ConnectTimeout):
-                last = f"timed out {phase}"
-                wait = BACKOFF[min(attempt, len(BACKOFF) - 1)]
-            else:
-                raise DeliveryError(f"{who}: timed out {phase} (not retried: the server may "
-                                    "have accepted it)") from None
+                raise
+            raise DeliveryError(f"{who}: timed out waiting for an answer (not retried: the server may "
+                                "have accepted it)") from e
         except (httpx.UnsupportedProtocol, httpx.InvalidURL):
             raise DeliveryError(f"{who}: the URL is not a valid http(s) URL") from None
-        except httpx.TransportError as e:
-            last = f"cannot connect ({type(e).__name__})"
-            wait = BACKOFF[min(attempt, len(BACKOFF) - 1)]
-        else:
-            if response.is_success:
-                return response
-            reason = _reason(response, body, url)
-            if response.status_code != 429 and response.status_code < 500:
-                raise DeliveryError(f"{who}: refused with HTTP {response.status_code}: {reason}")
-            last = f"HTTP {response.status_code}: {reason}"
-            wait = _retry_after(response)
-            if wait is None:
-                wait = BACKOFF[min(attempt, len(BACKOFF) - 1)]
-            elif wait > MAX_WAIT:
-                raise DeliveryError(f"{who}: {last}; the server asks to wait {wait:g}s, "
-                                    "more than watcher waits in one run")
-        if attempt < ATTEMPTS - 1:
-            sleep(wait)
-    raise DeliveryError(f"{who}: failed {ATTEMPTS} times, last {last}")
+        if response.is_success:
+            return response
+        reason = _reason(response, body, url)
+        if response.status_code != 429 and response.status_code < 500:
+            raise DeliveryError(f"{who}: refused with HTTP {response.status_code}: {reason}")
+        raise Retry(f"HTTP {response.status_code}: {reason}", wait=_retry_after(response))
+
+    return with_retries(
+        attempt, rules, retryable=_nothing_taken, sleep=sleep,
+        too_long=lambda r: DeliveryError(f"{who}: {r.last}; the server asks to wait {r.wait:g}s, "
+                                         "more than watcher waits in one run"),
+        give_up=lambda r, tries: DeliveryError(f"{who}: failed {tries} times, last {r.last}"))
 
 
 def _retry_after(response: httpx.Response) -> float | None:

@@ -98,7 +98,7 @@ class SlackChannel(Channel):
             messages = split_messages(json.loads(rendered["slack"]))
         except ValueError as e:
             raise DeliveryError(f"channel {name}: the slack template did not give Block Kit "
-                                f"JSON ({e})") from None
+                                f"JSON ({e})") from e
         with httppost.client(self.cfg.timeout, self.ctx.user_agent) as http:
             for i, message in enumerate(messages, 1):
                 who = f"channel {name}: Slack" + (f" (part {i} of {len(messages)})" if len(messages) > 1 else "")
@@ -108,5 +108,5 @@ class SlackChannel(Channel):
                     if i > 1:
                         done = "part 1 was" if i == 2 else f"parts 1-{i - 1} were"
                         raise DeliveryError(f"{e}; {done} posted and will be posted again with "
-                                            "the whole digest on the next run") from None
+                                            "the whole digest on the next run") from e
                     raise

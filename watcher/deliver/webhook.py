@@ -27,7 +27,7 @@ def payload(digest: Digest, papers_json: str) -> dict:
     try:
         papers = json.loads(papers_json)
     except ValueError as e:
-        raise DeliveryError(f"the json template did not give JSON ({e})") from None
+        raise DeliveryError(f"the json template did not give JSON ({e})") from e
     return {"digest": digest.name, "title": digest.title, "date": digest.date.isoformat(),
             "count": len(digest.matches), "empty_reason": digest.empty_reason,
             "papers": papers, "updated": [match_json(m) for m in digest.updated]}

@@ -88,7 +88,7 @@ def _head(data: bytes, origin: str) -> str:
         return data[:65536].decode("utf-8")
     except UnicodeDecodeError as e:
         if e.start < 65536 - 4:
-            raise InputError(f"{origin}: not UTF-8 text (byte {e.start})") from None
+            raise InputError(f"{origin}: not UTF-8 text (byte {e.start})") from e
         return data[: e.start].decode("utf-8")
 
 
@@ -134,7 +134,7 @@ def gunzip(data: bytes, origin: str, limit: int = MAX_UNPACKED) -> bytes:
                     piece, fed = unpack.unused_data, False
                     unpack = zlib.decompressobj(16 + zlib.MAX_WBITS)
     except zlib.error as e:
-        raise InputError(f"{origin}: broken gzip data ({e})") from None
+        raise InputError(f"{origin}: broken gzip data ({e})") from e
     if fed:
         raise InputError(f"{origin}: broken gzip data (it ends before its last block)")
     return b"".join(out)
@@ -161,7 +161,7 @@ def decode_text(data: bytes, origin: str) -> str:
     try:
         return clean_text(data.decode("utf-8-sig"))
     except UnicodeDecodeError as e:
-        raise InputError(f"{origin}: not UTF-8 text (byte {e.start})") from None
+        raise InputError(f"{origin}: not UTF-8 text (byte {e.start})") from e
 
 
 MAX_JSON_CONTAINERS = 1_000_000  # objects and arrays one JSON listing may hold (~100 a paper)
@@ -190,4 +190,4 @@ def load_json(data: bytes, origin: str):
         return json.loads(text)
     except (ValueError, RecursionError) as e:  # RecursionError: [[[[… nested past the stack
         raise InputError(f"{origin}: invalid JSON ({e}); the response may be truncated or an "
-                         "error page") from None
+                         "error page") from e

@@ -130,7 +130,7 @@ def _parse(data: bytes, origin: str) -> Listing:
             try:
                 papers.append(entry_to_paper(elem))
             except ArxivApiError as e:
-                raise type(e)(f"{origin}: {e}") from None
+                raise type(e)(f"{origin}: {e}") from e
             except InputError as e:
                 skip_entry(listing, origin, e)
         elif tag == _TOTAL:

@@ -45,7 +45,7 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
         try:
             records = json.loads(text)
         except (ValueError, RecursionError) as e:  # RecursionError: [[[[… nested past the stack
-            raise InputError(f"{origin}: invalid JSON: {e}") from None
+            raise InputError(f"{origin}: invalid JSON: {e}") from e
         numbered = list(enumerate(records, start=1))
         what = "item"
     else:
@@ -58,7 +58,7 @@ def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
             try:
                 numbered.append((number, json.loads(line)))
             except (ValueError, RecursionError) as e:
-                raise InputError(f"{origin}: line {number}: invalid JSON: {e}") from None
+                raise InputError(f"{origin}: line {number}: invalid JSON: {e}") from e
         what = "line"
     papers = [record_to_paper(rec, f"{origin}: {what} {n}") for n, rec in numbered]
     return Listing(papers=papers)
@@ -129,7 +129,7 @@ def _own_layout(rec: dict, where: str) -> Paper:
     try:
         return Paper.from_json(clean)
     except (TypeError, ValueError) as e:
-        raise InputError(f"{where}: {e}") from None
+        raise InputError(f"{where}: {e}") from e
 
 
 def record_to_paper(rec: object, where: str) -> Paper:

@@ -109,7 +109,7 @@ def check_root(data: bytes, origin: str, expected: str, roots: tuple[str, ...]) 
                                  f"({want})")
         parser.close()
     except (ET.ParseError, LookupError) as e:  # LookupError: an unknown encoding= in the prolog
-        raise not_xml_error(data, origin, expected, e) from None
+        raise not_xml_error(data, origin, expected, e) from e
     raise InputError(f"{origin}: XML document <{written}> has no root element where {expected} "
                      "was expected")
 
@@ -133,7 +133,7 @@ def iter_ends(data: bytes, origin: str, expected: str, roots: tuple[str, ...],
             if elem.tag in tags:
                 yield elem
     except (ET.ParseError, LookupError) as e:  # LookupError: an unknown encoding= in the prolog
-        raise not_xml_error(data, origin, expected, e) from None
+        raise not_xml_error(data, origin, expected, e) from e
 
 
 def text(elem: ET.Element | None) -> str:
@@ -168,7 +168,7 @@ def parse_feed(data: bytes, origin: str, expected: str, roots: tuple[str, ...]):
     try:
         parsed = feedparser.parse(data)
     except Exception as e:  # a third-party parser on untrusted bytes: any crash means "not a feed"
-        raise not_xml_error(data, origin, expected, e) from None
+        raise not_xml_error(data, origin, expected, e) from e
     problem = parsed.get("bozo_exception")
     if not parsed.get("version") or isinstance(problem, xml.sax.SAXParseException) or (
             parsed.get("bozo") and not parsed.entries):

@@ -173,7 +173,7 @@ async def logout(request: Request):
         try:
             await in_thread(sessions.end_all, st.database, st.write_timeout)
         except StoreError as e:
-            raise HTTPException(503, f"could not end the sessions ({e}); try again") from None
+            raise HTTPException(503, f"could not end the sessions ({e}); try again") from e
     request.session.clear()
     return RedirectResponse(url(request, "/login" if state(request).password else "/"), status_code=303)
 

@@ -68,7 +68,7 @@ def feed(request: Request):  # reads a file: a worker thread
         data = read_feed(st.config, digest)
     except OSError as e:
         log.error("web: feed of %s: cannot read it: %s", digest, e.strerror or e)
-        raise HTTPException(503, f"the feed of {digest!r} cannot be read ({e.strerror or e})") from None
+        raise HTTPException(503, f"the feed of {digest!r} cannot be read ({e.strerror or e})") from e
     if data is None:
         if feed_file(st.config, digest) is not None:
             raise not_found(f"digest {digest!r} has no feed yet: its feed channel writes it at "

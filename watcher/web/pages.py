@@ -344,10 +344,10 @@ def reading(request: Request) -> Iterator[Store]:
     except FileNotFoundError:
         raise no_database(st.database) from None
     except OSError as e:
-        raise StoreError(f"{st.database}: cannot read the database ({e.strerror})") from None
+        raise StoreError(f"{st.database}: cannot read the database ({e.strerror})") from e
     except sqlite3.Error as e:
         _drop()
-        raise database_error(st.database, e) from None
+        raise database_error(st.database, e) from e
     outer = getattr(_local, "deadline", None)
     # from the request's arrival (guard.RequestGuard): time waiting for a worker thread counts
     _local.deadline = outer or request.scope.get("watcher.arrived", time.monotonic()) + st.query_timeout
@@ -364,9 +364,9 @@ def reading(request: Request) -> Iterator[Store]:
                    f"it took longer than {st.query_timeout:g} s")  # from its arrival
             log.warning("web: %s %s: stopped: %s", request.method, request.url.path, why)
             raise TooSlow(503, f"this page was stopped: {why}. A narrower search (fewer or rarer "
-                               "words, a date range) answers faster.") from None
+                               "words, a date range) answers faster.") from e
         _drop()  # a broken connection is not kept for the next request
-        raise database_error(st.database, e) from None
+        raise database_error(st.database, e) from e
     finally:
         _local.deadline = outer
         if conn.in_transaction:
@@ -394,11 +394,11 @@ def writable(database: Path, timeout: float) -> Iterator[Store]:
     try:
         conn = sqlite3.connect(str(database), timeout=timeout, isolation_level=None)
     except sqlite3.Error as e:
-        raise database_error(database, e) from None
+        raise database_error(database, e) from e
     try:
         yield Store(sqlite_utils.Database(conn), database)
     except sqlite3.Error as e:
-        raise database_error(database, e) from None
+        raise database_error(database, e) from e
     finally:
         conn.close()
 

@@ -93,7 +93,7 @@ def _asked(request: Request):
     except BadLink as e:
         log.warning("web: refused a rating link from %s: %s",
                     request.client.host if request.client else "?", e)
-        raise HTTPException(403, f"{e}; nothing was recorded") from None
+        raise HTTPException(403, f"{e}; nothing was recorded") from e
 
 
 def _gone(request: Request, asked, paper) -> str | None:
@@ -196,7 +196,7 @@ async def rate(request: Request):
     try:
         done = await in_thread(record)
     except RatingError as e:
-        raise HTTPException(400, f"{e}; nothing was recorded") from None
+        raise HTTPException(400, f"{e}; nothing was recorded") from e
     _logged(done, "web")
     return RedirectResponse(url(request, target) + "#p-" + quote(done.paper.key, safe="/:"),
                             status_code=303)

@@ -42,7 +42,7 @@ def plan(config: Config, listen: str | None = None, sample: bool = False, daemon
         try:
             host, port = parse_listen(listen)
         except ValueError as e:
-            raise ConfigError(f"--listen: {e}") from None
+            raise ConfigError(f"--listen: {e}") from e
         web = replace(web, host=host, port=port)
         if not is_loopback(host) and not web.password_env:
             raise ConfigError(f"--listen {listen} is not a loopback address: set web.password_env "
@@ -97,7 +97,7 @@ def bind(web: WebConfig) -> socket.socket:
         sock.bind((web.host, web.port))
     except OSError as e:
         sock.close()
-        raise WatcherError(f"cannot listen on {web.listen}: {e.strerror}") from None
+        raise WatcherError(f"cannot listen on {web.listen}: {e.strerror}") from e
     sock.listen(128)
     sock.set_inheritable(True)
     return sock
