@@ -54,16 +54,16 @@ def check_config(config: Config) -> tuple[list[str], str]:
 def optional_secret_notes(config: Config) -> dict[str, str]:
     """The secrets a source runs without, by key, each with what ``check`` says when its
     variable is unset (a note, not a problem): a PubMed source without its API key is read at
-    the keyless rate (:data:`watcher.sources.pubmed.RATE`), an OpenAlex one asked without."""
-    from .sources.pubmed import RATE
+    the keyless rate (:data:`watcher.sources.pubmed.RATE`), an OpenAlex one asked without: each
+    kind says what in its module (``optional_secret``)."""
+    from .sources import KINDS
 
-    without = {"pubmed": f"PubMed is read at {RATE[False]:g} requests a second ({RATE[True]:g} "
-                         "with an NCBI API key)",
-               "openalex": "OpenAlex is asked without a key (within its keyless daily budget)"}
     return {f"source.{s.name}.api_key_env": (
-        f"{config.path}: source.{s.name}.api_key_env: {s.api_key_env} is not set: {without[s.type]}")
+        f"{config.path}: source.{s.name}.api_key_env: {s.api_key_env} is not set: "
+        f"{KINDS[s.type].optional_secret}")
         for s in config.sources.values()
-        if s.type in without and s.api_key_env and not os.environ.get(s.api_key_env)}
+        if s.type in KINDS and KINDS[s.type].optional_secret and s.api_key_env
+        and not os.environ.get(s.api_key_env)}
 
 
 def followed_notes(config: Config) -> list[str]:
@@ -73,8 +73,8 @@ def followed_notes(config: Config) -> list[str]:
     from .formats.openalex import matches_ref
     from .query import parse_query, terms
 
-    follows = {"cites": [k for s in config.sources.values() if s.type == "openalex" for k in s.cites],
-               "by": [k for s in config.sources.values() if s.type == "openalex" for k in s.authors]}
+    follows = {"cites": [k for s in config.sources.values() for k in s.cites],  # only openalex has any
+               "by": [k for s in config.sources.values() for k in s.authors]}
     what = {"cites": ("a work", "cites"), "by": ("an author", "authors")}
     out = []
     for p in config.profiles.values():

@@ -20,13 +20,12 @@ from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError, QuerySyntaxError
-from .categories import category_problem, nearest
-from .subjects import ALL as SUBJECTS_ALL, SUBJECTS, subject
+from .categories import category_problem
+from .kinds import REQUIRED
+from .sources import KINDS as SOURCE_KINDS
+from .subjects import ALL as SUBJECTS_ALL, subject
 
-REQUIRED = object()  # marks a key without default
-
-SOURCE_TYPES = ("arxiv", "arxiv-rss", "arxiv-oai", "hf-daily", "listing", "biorxiv", "pubmed",
-                "feed", "openalex")
+SOURCE_TYPES = tuple(SOURCE_KINDS)  # each source kind declares itself in its module (watcher.sources)
 CHANNEL_TYPES = ("email", "slack", "file", "webhook", "stdout", "apprise", "feed")
 FORMATS = ("text", "markdown", "html", "slack", "json")
 FORMAT_CHANNELS = ("file", "stdout")  # the channel types that write the digest's own formats
@@ -243,19 +242,7 @@ _WATCHER_KEYS = {
     "templates_dir": (str, None),
 }
 _SOURCE_COMMON = {"type": (str, REQUIRED), "url": (str, None), "timeout": (float, 30.0)}
-_SOURCE_KEYS = {
-    "arxiv": {"query": (str, REQUIRED), "page_size": (int, 200), "first_fetch": (str, "3d")},
-    "arxiv-rss": {"categories": (list, REQUIRED)},
-    "arxiv-oai": {"set": (str, None), "first_fetch": (str, "3d")},
-    "hf-daily": {"first_fetch": (str, "3d")},
-    "listing": {"path": (str, None), "url_env": (str, None)},
-    "biorxiv": {"server": (str, "biorxiv"), "categories": (list, []), "first_fetch": (str, "3d")},
-    "pubmed": {"term": (str, REQUIRED), "api_key_env": (str, None), "first_fetch": (str, "3d")},
-    "feed": {"first_fetch": (str, None)},
-    "openalex": {"cites": (list, []), "authors": (list, []), "search": (str, None),
-                 "topics": (list, []), "mailto": (str, None), "api_key_env": (str, None),
-                 "first_fetch": (str, "3d")},
-}
+_SOURCE_KEYS = {name: kind.keys for name, kind in SOURCE_KINDS.items()}  # each kind's own keys
 _PROFILE_KEYS = {
     "title": (str, None),
     "query": (str, None),
@@ -380,6 +367,16 @@ class _Reader:
         if value not in choices:
             raise self.fail(key, f"{value!r} is not one of {', '.join(choices)}")
         return value
+
+    # the shared checks a kind's validation (watcher.kinds) uses, without importing this module
+    def env_name(self, key: str, value: str | None) -> str | None:
+        return _env_name(self, key, value)
+
+    def http_url(self, key: str, url: str, example: str = "https://example.org/hook") -> None:
+        _check_http_url(self, key, url, example)
+
+    def address(self, key: str, value: str) -> None:
+        _check_address(self, key, value)
 
 
 def _kind(value: object) -> str:
@@ -607,93 +604,28 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
     typ = r.value(f"{where}.type", t.get("type", ""), str) if "type" in t else None
     if typ is None:
         raise r.fail(f"{where}.type", "required key is missing")
-    r.choice(f"{where}.type", typ, SOURCE_TYPES)
-    v = r.table(where, t, _SOURCE_COMMON | _SOURCE_KEYS[typ])
-    if typ == "listing" and not (v.get("url") or v.get("path") or v.get("url_env")):
-        raise r.fail(f"{where}.url", "a listing source needs url, url_env or path")
+    kind = SOURCE_KINDS[r.choice(f"{where}.type", typ, SOURCE_TYPES)]
+    v = r.table(where, t, _SOURCE_COMMON | kind.keys)
     if v.get("url_env") and v.get("url"):
         raise r.fail(f"{where}.url_env", "give url or url_env, not both")
-    if typ == "feed" and not v.get("url"):
-        raise r.fail(f"{where}.url", "a feed source needs the url of the journal's RSS or Atom feed")
-    if typ == "feed" and not v["url"].startswith("file://"):  # file:// works, as for any source
-        _check_http_url(r, f"{where}.url", v["url"], "https://www.nature.com/nature.rss")
-    if typ == "pubmed" and not v["term"].strip():
-        raise r.fail(f"{where}.term", "must not be empty (a PubMed query such as CRISPR[tiab])")
-    if typ in ("pubmed", "openalex"):
-        _env_name(r, f"{where}.api_key_env", v["api_key_env"])
-    if typ == "biorxiv":
-        r.choice(f"{where}.server", v["server"], tuple(SUBJECTS))
-        v["categories"] = tuple(_subject(r, f"{where}.categories", c, v["server"])
-                                for c in v["categories"])
-    if typ == "openalex":
-        v["openalex"] = _openalex(r, where, v)
-    if typ == "arxiv-rss" and not v["categories"]:
-        raise r.fail(f"{where}.categories", "needs at least one category")
-    if typ == "arxiv" and not v["query"].strip():
-        raise r.fail(f"{where}.query", "must not be empty (an arXiv API query such as cat:cs.LG)")
-    if typ == "arxiv" and not 1 <= v["page_size"] <= 2000:
-        raise r.fail(f"{where}.page_size", "must be between 1 and 2000")
+    if kind.validate:  # the kind's own rules, in its module
+        v.update(kind.validate(r, where, v) or {})
     r.timeout(f"{where}.timeout", v["timeout"])
-    for category in v.get("categories") or () if typ != "biorxiv" else ():
-        r.category(f"{where}.categories", category, archive_wildcard=False)
     url = v.get("url")
     if url and not url.startswith(("http://", "https://", "file://")):
-        url = _resolve(base, url).as_uri() if typ == "listing" else url
+        url = _resolve(base, url).as_uri() if kind.local_url else url
     return SourceConfig(
         name=name, type=typ, url=url, query=v.get("query"),
         categories=v.get("categories") or (), set=v.get("set"),
         path=_resolve(base, v["path"]) if v.get("path") else None,
         page_size=v.get("page_size", 200), timeout=v["timeout"],
         first_fetch=r.duration(f"{where}.first_fetch", v["first_fetch"])
-        if v.get("first_fetch") else None if typ == "feed" else timedelta(days=3),
+        if v.get("first_fetch") else kind.first_fetch,
         server=v.get("server"), term=v.get("term"), api_key_env=v.get("api_key_env"),
-        url_env=_env_name(r, f"{where}.url_env", v.get("url_env")), **v.get("openalex", {}),
+        url_env=_env_name(r, f"{where}.url_env", v.get("url_env")), cites=v.get("cites", ()),
+        authors=v.get("authors", ()), search=v.get("search"), topics=v.get("topics", ()),
+        mailto=v.get("mailto"),
     )
-
-
-def _openalex(r: _Reader, where: str, v: dict) -> dict:
-    """An ``openalex`` source's keys, each identifier in one spelling (see
-    :mod:`watcher.formats.openalex`): what it follows must be said, and said right."""
-    from .formats.openalex import author_ref, work_ref
-
-    cites, authors = [], []
-    for key, values, ref, out, example in (
-            ("cites", v["cites"], work_ref, cites, "a DOI, arxiv:2106.09685 or W2741809807"),
-            ("authors", v["authors"], author_ref, authors, "an ORCID such as 0000-0002-1825-0097 "
-                                                           "(whose last character checks the others) "
-                                                           "or an OpenAlex id such as A5023888391")):
-        for value in values:
-            found = ref(value)
-            if found is None:
-                raise r.fail(f"{where}.{key}", f"{value!r} is not {example}")
-            out.append(found)
-    topics = []
-    for value in v["topics"]:
-        topic = value.strip().rsplit("/", 1)[-1].upper()
-        if not topic[:1] == "T" or not topic[1:].isdigit():
-            raise r.fail(f"{where}.topics", f"{value!r} is not an OpenAlex topic id such as T10102")
-        topics.append(topic)
-    if not (cites or authors or (v["search"] or "").strip() or topics):
-        raise r.fail(f"{where}.cites", "an openalex source follows something: give cites (works "
-                                       "whose new citations you want), authors, search or topics")
-    if v["mailto"] is not None:
-        _check_address(r, f"{where}.mailto", v["mailto"])
-    return {"cites": tuple(dict.fromkeys(cites)), "authors": tuple(dict.fromkeys(authors)),
-            "search": (v["search"] or "").strip() or None, "topics": tuple(topics),
-            "mailto": v["mailto"]}
-
-
-def _subject(r: _Reader, key: str, value: str, server: str) -> str:
-    """A bioRxiv / medRxiv subject of ``server`` (see :mod:`watcher.subjects`), as the server
-    writes it."""
-    name = subject(value)
-    if name not in SUBJECTS[server]:
-        near = nearest(name, {s: s for s in SUBJECTS[server]})
-        raise r.fail(key, f"{value!r} is not a {server} subject" + (
-            f"; did you mean {near}?" if near else
-            f" (such as {', '.join(repr(s) for s in SUBJECTS[server][:3])}; see the server's "
-            "subject list)"))
-    return name
 
 
 def _profile(r: _Reader, name: str, t: dict, base: Path) -> Profile:
