@@ -21,14 +21,17 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError, QuerySyntaxError
 from .categories import category_problem
+from .deliver import KINDS as CHANNEL_KINDS
+from .deliver.base import split_urls  # noqa: F401 (read here by logs and check)
+from .hosts import is_loopback, is_loopback_url  # noqa: F401 (the web reads them here)
 from .kinds import REQUIRED
 from .sources import KINDS as SOURCE_KINDS
 from .subjects import ALL as SUBJECTS_ALL, subject
 
 SOURCE_TYPES = tuple(SOURCE_KINDS)  # each source kind declares itself in its module (watcher.sources)
-CHANNEL_TYPES = ("email", "slack", "file", "webhook", "stdout", "apprise", "feed")
+CHANNEL_TYPES = tuple(CHANNEL_KINDS)  # each channel kind declares itself in its module (watcher.deliver)
 FORMATS = ("text", "markdown", "html", "slack", "json")
-FORMAT_CHANNELS = ("file", "stdout")  # the channel types that write the digest's own formats
+FORMAT_CHANNELS = tuple(n for n, k in CHANNEL_KINDS.items() if k.writes_formats)  # the digest's own formats
 
 _DURATION_RE = re.compile(r"(\d+)\s*([wdhms])")
 _UNIT_SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
@@ -39,8 +42,6 @@ CRON_HORIZON = timedelta(days=5 * 366)  # a cron line must fire at least once wi
 # An arXiv category (cs.LG, math.AG, hep-ex, astro-ph.CO, q-bio.NC, cond-mat.str-el) or a whole
 # archive (cs, hep-th); permissive about case, strict about spaces and punctuation.
 _CATEGORY_RE = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*(?:\.[A-Za-z]+(?:-[A-Za-z]+)*)?")
-FILE_PATH_FIELDS = ("digest", "date", "ext", "format")
-FEED_PATH_FIELDS = ("digest",)  # one file a reader follows: no {date}
 
 
 def parse_duration(text: str) -> timedelta:
@@ -285,19 +286,7 @@ _SUMMARIZER_KEYS = {
     "timeout": (float, 30.0),
 }
 _CHANNEL_COMMON = {"type": (str, REQUIRED), "timeout": (float, 30.0)}
-_CHANNEL_KEYS = {
-    "email": {
-        "host": (str, REQUIRED), "port": (int, None), "security": (str, "starttls"),
-        "username": (str, None), "password_env": (str, None), "from": (str, REQUIRED),
-        "to": (list, REQUIRED), "max_bytes": (int, 100_000),
-    },
-    "slack": {"webhook_url_env": (str, REQUIRED)},
-    "file": {"path": (str, REQUIRED)},
-    "webhook": {"url": (str, None), "url_env": (str, None)},
-    "stdout": {},
-    "apprise": {"urls_env": (str, REQUIRED)},
-    "feed": {"path": (str, REQUIRED), "max_entries": (int, 200)},
-}
+_CHANNEL_KEYS = {name: kind.keys for name, kind in CHANNEL_KINDS.items()}  # each kind's own keys
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
                list: "a list", dict: "a table"}
 
@@ -378,6 +367,9 @@ class _Reader:
     def address(self, key: str, value: str) -> None:
         _check_address(self, key, value)
 
+    def path_template(self, key: str, template: str, allowed: tuple[str, ...]) -> None:
+        _check_path_template(self, key, template, allowed)
+
 
 def _kind(value: object) -> str:
     for typ, name in _TYPE_NAMES.items():
@@ -452,30 +444,6 @@ def parse_config(data: dict, path: Path) -> Config:
     web = _web(r, data.get("web", {}))
     summarizer = _summarizer(r, data.get("summarizer", {}))
     return Config(path, settings, sources, profiles, digests, channels, web, summarizer)
-
-
-def split_urls(value: str | None) -> list[str]:
-    """The URLs an ``urls_env`` variable holds (apprise): separated by spaces, commas or lines."""
-    return [u for u in re.split(r"[\s,]+", value or "") if u]
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and addresses in 127.0.0.0/8 or ``::1``."""
-    import ipaddress
-
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def is_loopback_url(url: str) -> bool:
-    """Whether ``url`` names this machine only (``http://127.0.0.1:8080``)."""
-    from urllib.parse import urlsplit
-
-    return is_loopback((urlsplit(url).hostname or "").strip("[]"))
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -696,12 +664,10 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
     from .assemble import ORDERS
 
     r.choice(f"{where}.order", v["order"], tuple(ORDERS))
-    for c in v["channels"]:  # one file per format: a path without {ext} would number them x, x-2
-        path = channels[c].path or ""
-        if channels[c].type == "file" and len(v["formats"]) > 1 and not {"ext", "format"} & _fields(path):
-            raise r.fail(f"channel.{c}.path", f"has neither {{ext}} nor {{format}}, but digest {name} "
-                                              f"writes {len(v['formats'])} formats ({', '.join(v['formats'])}) "
-                                              "through it: add .{ext}, as in digests/{digest}-{date}.{ext}")
+    for c in v["channels"]:  # what the channel's kind asks of a digest sent through it
+        in_digest = CHANNEL_KINDS[channels[c].type].in_digest
+        if in_digest:
+            in_digest(r, channels[c], name, v["formats"])
     writers = [f"{c} ({channels[c].type})" for c in v["channels"]
                if channels[c].type in FORMAT_CHANNELS]
     if not v["formats"] and writers:  # they would write nothing, yet record the papers
@@ -732,14 +698,8 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
     )
 
 
-def _fields(template: str) -> set[str]:
-    """The {fields} a valid path template uses."""
-    return {f for _, f, _, _ in string.Formatter().parse(template) if f}
-
-
-def _check_path_template(r: _Reader, key: str, template: str,
-                         allowed: tuple[str, ...] = FILE_PATH_FIELDS) -> None:
-    """Format the file channel's path with dummy values, as FileChannel.send will for real."""
+def _check_path_template(r: _Reader, key: str, template: str, allowed: tuple[str, ...]) -> None:
+    """Format a file or feed channel's path with dummy values, as its send will for real."""
     known = ", ".join("{" + f + "}" for f in allowed)
     if not template.strip():
         raise r.fail(key, "must not be empty")
@@ -760,40 +720,16 @@ def _channel(r: _Reader, name: str, t: dict) -> ChannelConfig:
     if "type" not in t:
         raise r.fail(f"{where}.type", "required key is missing")
     typ = r.value(f"{where}.type", t["type"], str)
-    r.choice(f"{where}.type", typ, CHANNEL_TYPES)
-    v = r.table(where, t, _CHANNEL_COMMON | _CHANNEL_KEYS[typ])
+    kind = CHANNEL_KINDS[r.choice(f"{where}.type", typ, CHANNEL_TYPES)]
+    v = r.table(where, t, _CHANNEL_COMMON | kind.keys)
     r.timeout(f"{where}.timeout", v["timeout"])
-    if typ == "email":
-        r.choice(f"{where}.security", v["security"], ("starttls", "tls", "none"))
-        if v["port"] is not None and not 1 <= v["port"] <= 65535:
-            raise r.fail(f"{where}.port", f"must be between 1 and 65535, got {v['port']}")
-        if not 10_000 <= v["max_bytes"] <= 100_000:  # SPEC §6: an e-mail stays under 100 KB
-            raise r.fail(f"{where}.max_bytes", f"must be between 10000 and 100000, got {v['max_bytes']}")
-        if not v["host"].strip():
-            raise r.fail(f"{where}.host", "must not be empty (the SMTP server, such as smtp.example.org)")
-        _check_address(r, f"{where}.from", v["from"])
-        if not v["to"]:
-            raise r.fail(f"{where}.to", "needs at least one recipient")
-        for address in v["to"]:
-            _check_address(r, f"{where}.to", address)
-        if v["username"] and not v["password_env"]:
-            raise r.fail(f"{where}.password_env", "a username needs password_env (never a password in the file)")
-    if typ == "file":
-        _check_path_template(r, f"{where}.path", v["path"])
-    if typ == "feed":
-        _check_path_template(r, f"{where}.path", v["path"], FEED_PATH_FIELDS)
-        if v["max_entries"] < 1:
-            raise r.fail(f"{where}.max_entries", f"must be at least 1, got {v['max_entries']}")
+    if kind.validate:  # the kind's own rules, in its module
+        v.update(kind.validate(r, where, v) or {})
     for key in v:
         if key.endswith("_env"):
             _env_name(r, f"{where}.{key}", v[key])
-    if typ == "webhook" and bool(v["url"]) == bool(v["url_env"]):
-        raise r.fail(f"{where}.url", "give exactly one of url or url_env")
-    if typ == "webhook" and v["url"]:
-        _check_http_url(r, f"{where}.url", v["url"])
-    port = v.get("port") or {"starttls": 587, "tls": 465, "none": 25}.get(v.get("security", ""))
     return ChannelConfig(
-        name=name, type=typ, host=v.get("host"), port=port,
+        name=name, type=typ, host=v.get("host"), port=v.get("port"),
         security=v.get("security", "starttls"), username=v.get("username"),
         password_env=v.get("password_env"), sender=v.get("from"), to=v.get("to") or (),
         webhook_url_env=v.get("webhook_url_env"), path=v.get("path"), url=v.get("url"),

@@ -5,7 +5,7 @@ Each module under :mod:`watcher.sources` (and :mod:`watcher.deliver`) ends with 
 :data:`REQUIRED` for a key without default, and ``validate(r, where, v)``, which checks the
 kind's own table (``v``, the values the keys declared, already of the right types) with the
 config reader ``r`` and returns the values it changed. The registries
-(:data:`watcher.sources.KINDS`) list one line per kind; :mod:`watcher.config` reads them and
+(:data:`watcher.sources.KINDS`, :data:`watcher.deliver.KINDS`) list one line per kind; :mod:`watcher.config` reads them and
 names no kind. This module imports nothing of watcher's, so every layer may use it.
 """
 
@@ -30,3 +30,7 @@ class Kind:
     local_url: bool = False  # sources: a url that is not http(s) or file:// is a file beside the config
     optional_secret: str | None = None  # sources: what `check` notes when api_key_env is unset
     no_backfill: str | None = None  # sources: why `fetch --since` cannot reach back
+    writes_formats: bool = False  # channels: writes the digest's own formats (file, stdout)
+    in_digest: Callable | None = None  # channels: (reader, channel, digest name, formats) -> None
+    check: Callable | None = None  # channels: what `watcher check` adds, (config, file, channel,
+    #                                folder_problem) -> problem lines
