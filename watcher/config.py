@@ -21,17 +21,35 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError, QuerySyntaxError
 from .categories import category_problem
-from .deliver import KINDS as CHANNEL_KINDS
-from .deliver.base import split_urls  # noqa: F401 (read here by logs and check)
 from .hosts import is_loopback, is_loopback_url  # noqa: F401 (the web reads them here)
 from .kinds import REQUIRED
-from .sources import KINDS as SOURCE_KINDS
 from .subjects import ALL as SUBJECTS_ALL, subject
 
-SOURCE_TYPES = tuple(SOURCE_KINDS)  # each source kind declares itself in its module (watcher.sources)
-CHANNEL_TYPES = tuple(CHANNEL_KINDS)  # each channel kind declares itself in its module (watcher.deliver)
 FORMATS = ("text", "markdown", "html", "slack", "json")
-FORMAT_CHANNELS = tuple(n for n, k in CHANNEL_KINDS.items() if k.writes_formats)  # the digest's own formats
+
+
+def __getattr__(name: str):
+    """The kinds' tables, read from their registries (watcher.sources, watcher.deliver) when
+    first asked for: importing config stays light (the kinds' modules load httpx, Jinja2)."""
+    if name not in ("SOURCE_TYPES", "CHANNEL_TYPES", "FORMAT_CHANNELS", "_SOURCE_KEYS", "_CHANNEL_KEYS",
+                    "split_urls"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .deliver import KINDS as channels
+    from .sources import KINDS as sources
+
+    tables = {
+        "SOURCE_TYPES": lambda: tuple(sources),  # each kind declares itself in its module
+        "CHANNEL_TYPES": lambda: tuple(channels),
+        "FORMAT_CHANNELS": lambda: tuple(n for n, k in channels.items() if k.writes_formats),
+        "_SOURCE_KEYS": lambda: {n: k.keys for n, k in sources.items()},
+        "_CHANNEL_KEYS": lambda: {n: k.keys for n, k in channels.items()},
+    }
+    if name == "split_urls":  # read here by logs and check
+        from .deliver.base import split_urls
+
+        return split_urls
+    return tables[name]()
+
 
 _DURATION_RE = re.compile(r"(\d+)\s*([wdhms])")
 _UNIT_SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
@@ -243,7 +261,6 @@ _WATCHER_KEYS = {
     "templates_dir": (str, None),
 }
 _SOURCE_COMMON = {"type": (str, REQUIRED), "url": (str, None), "timeout": (float, 30.0)}
-_SOURCE_KEYS = {name: kind.keys for name, kind in SOURCE_KINDS.items()}  # each kind's own keys
 _PROFILE_KEYS = {
     "title": (str, None),
     "query": (str, None),
@@ -286,7 +303,6 @@ _SUMMARIZER_KEYS = {
     "timeout": (float, 30.0),
 }
 _CHANNEL_COMMON = {"type": (str, REQUIRED), "timeout": (float, 30.0)}
-_CHANNEL_KEYS = {name: kind.keys for name, kind in CHANNEL_KINDS.items()}  # each kind's own keys
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
                list: "a list", dict: "a table"}
 
@@ -572,7 +588,9 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
     typ = r.value(f"{where}.type", t.get("type", ""), str) if "type" in t else None
     if typ is None:
         raise r.fail(f"{where}.type", "required key is missing")
-    kind = SOURCE_KINDS[r.choice(f"{where}.type", typ, SOURCE_TYPES)]
+    from .sources import KINDS
+
+    kind = KINDS[r.choice(f"{where}.type", typ, tuple(KINDS))]
     v = r.table(where, t, _SOURCE_COMMON | kind.keys)
     if v.get("url_env") and v.get("url"):
         raise r.fail(f"{where}.url_env", "give url or url_env, not both")
@@ -662,14 +680,15 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
     for f in v["formats"]:
         r.choice(f"{where}.formats", f, FORMATS)
     from .assemble import ORDERS
+    from .deliver import KINDS
 
     r.choice(f"{where}.order", v["order"], tuple(ORDERS))
     for c in v["channels"]:  # what the channel's kind asks of a digest sent through it
-        in_digest = CHANNEL_KINDS[channels[c].type].in_digest
+        in_digest = KINDS[channels[c].type].in_digest
         if in_digest:
             in_digest(r, channels[c], name, v["formats"])
     writers = [f"{c} ({channels[c].type})" for c in v["channels"]
-               if channels[c].type in FORMAT_CHANNELS]
+               if KINDS[channels[c].type].writes_formats]
     if not v["formats"] and writers:  # they would write nothing, yet record the papers
         raise r.fail(f"{where}.formats", f"is empty, but {'channels' if len(writers) > 1 else 'channel'} "
                                          f"{', '.join(writers)} write{'' if len(writers) > 1 else 's'} the "
@@ -720,7 +739,9 @@ def _channel(r: _Reader, name: str, t: dict) -> ChannelConfig:
     if "type" not in t:
         raise r.fail(f"{where}.type", "required key is missing")
     typ = r.value(f"{where}.type", t["type"], str)
-    kind = CHANNEL_KINDS[r.choice(f"{where}.type", typ, CHANNEL_TYPES)]
+    from .deliver import KINDS
+
+    kind = KINDS[r.choice(f"{where}.type", typ, tuple(KINDS))]
     v = r.table(where, t, _CHANNEL_COMMON | kind.keys)
     r.timeout(f"{where}.timeout", v["timeout"])
     if kind.validate:  # the kind's own rules, in its module
