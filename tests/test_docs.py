@@ -10,6 +10,8 @@ from conftest import REPO
 from helpers import run_cli
 from watcher import config as cfg
 from watcher.cli import cli
+from watcher.deliver import KINDS as CHANNEL_KINDS
+from watcher.sources import KINDS as SOURCE_KINDS
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 # the documentation: the README, then its pages in docs/ (the references live there)
@@ -26,8 +28,8 @@ def test_every_command_is_in_the_readme_and_in_help(command):
 def _all_keys():
     tables = [("watcher", cfg._WATCHER_KEYS), ("source", cfg._SOURCE_COMMON), ("profile", cfg._PROFILE_KEYS),
               ("digest", cfg._DIGEST_KEYS), ("channel", cfg._CHANNEL_COMMON)]
-    tables += [("source", keys) for keys in cfg._SOURCE_KEYS.values()]
-    tables += [("channel", keys) for keys in cfg._CHANNEL_KEYS.values()]
+    tables += [("source", kind.keys) for kind in SOURCE_KINDS.values()]  # each kind's, from its module
+    tables += [("channel", kind.keys) for kind in CHANNEL_KINDS.values()]
     return sorted({(section, key) for section, keys in tables for key in keys})
 
 
@@ -37,7 +39,7 @@ def test_every_config_key_is_documented_in_its_section(section, key):
     assert re.search(rf"`{re.escape(key)}`", part), f"[{section}] {key} is not in the docs"
 
 
-@pytest.mark.parametrize("kind", cfg.SOURCE_TYPES + cfg.CHANNEL_TYPES)
+@pytest.mark.parametrize("kind", [*SOURCE_KINDS, *CHANNEL_KINDS])
 def test_every_source_and_channel_type_is_documented(kind):
     assert f"| `{kind}` |" in DOCS
 

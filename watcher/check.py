@@ -32,11 +32,11 @@ def check_config(config: Config) -> tuple[list[str], str]:
                  if not os.environ.get(var) and key not in optional]
     problems += web_password_problems(config)
     problems += category_problems(config)
-    for ch in config.channels.values():
-        if ch.type == "apprise":
-            problems += check_apprise(where, ch)
-        if ch.type in ("file", "feed"):
-            problems += check_paths(config, where, ch)
+    from .deliver import KINDS
+
+    for ch in config.channels.values():  # what each channel's kind adds, from its module
+        if KINDS[ch.type].check:
+            problems += KINDS[ch.type].check(config, where, ch, folder_problem)
     from .zotsync import access_problems  # SPEC §10: what each Zotero key may do
 
     problems += access_problems(config)
@@ -54,16 +54,16 @@ def check_config(config: Config) -> tuple[list[str], str]:
 def optional_secret_notes(config: Config) -> dict[str, str]:
     """The secrets a source runs without, by key, each with what ``check`` says when its
     variable is unset (a note, not a problem): a PubMed source without its API key is read at
-    the keyless rate (:data:`watcher.sources.pubmed.RATE`), an OpenAlex one asked without."""
-    from .sources.pubmed import RATE
+    the keyless rate (:data:`watcher.sources.pubmed.RATE`), an OpenAlex one asked without: each
+    kind says what in its module (``optional_secret``)."""
+    from .sources import KINDS
 
-    without = {"pubmed": f"PubMed is read at {RATE[False]:g} requests a second ({RATE[True]:g} "
-                         "with an NCBI API key)",
-               "openalex": "OpenAlex is asked without a key (within its keyless daily budget)"}
     return {f"source.{s.name}.api_key_env": (
-        f"{config.path}: source.{s.name}.api_key_env: {s.api_key_env} is not set: {without[s.type]}")
+        f"{config.path}: source.{s.name}.api_key_env: {s.api_key_env} is not set: "
+        f"{KINDS[s.type].optional_secret}")
         for s in config.sources.values()
-        if s.type in without and s.api_key_env and not os.environ.get(s.api_key_env)}
+        if s.type in KINDS and KINDS[s.type].optional_secret and s.api_key_env
+        and not os.environ.get(s.api_key_env)}
 
 
 def followed_notes(config: Config) -> list[str]:
@@ -73,8 +73,8 @@ def followed_notes(config: Config) -> list[str]:
     from .formats.openalex import matches_ref
     from .query import parse_query, terms
 
-    follows = {"cites": [k for s in config.sources.values() if s.type == "openalex" for k in s.cites],
-               "by": [k for s in config.sources.values() if s.type == "openalex" for k in s.authors]}
+    follows = {"cites": [k for s in config.sources.values() for k in s.cites],  # only openalex has any
+               "by": [k for s in config.sources.values() for k in s.authors]}
     what = {"cites": ("a work", "cites"), "by": ("an author", "authors")}
     out = []
     for p in config.profiles.values():
@@ -136,58 +136,6 @@ def folder_problem(folder: Path) -> str | None:
     except OSError as e:
         return f"folder {folder} {what} ({e.strerror})"
     return None
-
-
-def check_paths(config: Config, where: str, ch) -> list[str]:
-    """A file or feed channel writes under its path's folder, made when missing: each digest's
-    folder (today's, in each of the digest's formats) must pass :func:`folder_problem`, as the
-    database's does, and a feed's path must not be an existing folder. One line per folder."""
-    from .deliver.feed import feed_path
-    from .deliver.file import file_path
-
-    today = datetime.now(config.settings.timezone).date()
-    problems = []
-    for d in config.digests.values():
-        if ch.name not in d.channels:
-            continue
-        if ch.type == "feed":
-            paths = [feed_path(ch, config.base_dir, d.name)]
-        else:
-            paths = [file_path(ch, config.base_dir, d.name, today, fmt) for fmt in d.formats]
-        for path in paths:
-            if ch.type == "feed" and path.is_dir():
-                problem = f"{path} is a folder, not a feed file"
-            else:
-                problem = folder_problem(path.parent)
-            line = f"{where}: channel.{ch.name}.path: {problem}"
-            if problem and line not in problems:
-                problems.append(line)
-    return problems
-
-
-def check_apprise(where: str, ch) -> list[str]:
-    """apprise must be installed, and every URL in ``urls_env`` must name a service apprise
-    knows, in a form it accepts. URLs are shown by position and scheme only (they hold tokens)."""
-    from .config import split_urls
-    from .deliver.apprise_channel import INSTALL_HINT, mask, url_problem
-
-    key = f"{where}: channel.{ch.name}"
-    try:
-        import apprise  # noqa: F401
-    except ImportError:
-        return [f"{key}.type: {INSTALL_HINT}"]
-    value = os.environ.get(ch.urls_env or "")
-    if not value:
-        return []  # said above: the variable is not set
-    urls = split_urls(value)
-    if not urls:
-        return [f"{key}.urls_env: {ch.urls_env} holds no apprise URL"]
-    problems = []
-    for i, url in enumerate(urls, 1):
-        problem = url_problem(url)
-        if problem:
-            problems.append(f"{key}.urls_env: URL {i} of {len(urls)} ({mask(url)}) {problem}")
-    return problems
 
 
 def check_templates(templates_dir: str | None) -> list[str]:

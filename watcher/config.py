@@ -20,16 +20,36 @@ from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .errors import ConfigError, QuerySyntaxError
-from .categories import category_problem, nearest
-from .subjects import ALL as SUBJECTS_ALL, SUBJECTS, subject
+from .categories import category_problem
+from .hosts import is_loopback, is_loopback_url  # noqa: F401 (the web reads them here)
+from .kinds import REQUIRED
+from .subjects import ALL as SUBJECTS_ALL, subject
 
-REQUIRED = object()  # marks a key without default
-
-SOURCE_TYPES = ("arxiv", "arxiv-rss", "arxiv-oai", "hf-daily", "listing", "biorxiv", "pubmed",
-                "feed", "openalex")
-CHANNEL_TYPES = ("email", "slack", "file", "webhook", "stdout", "apprise", "feed")
 FORMATS = ("text", "markdown", "html", "slack", "json")
-FORMAT_CHANNELS = ("file", "stdout")  # the channel types that write the digest's own formats
+
+
+def __getattr__(name: str):
+    """The kinds' tables, read from their registries (watcher.sources, watcher.deliver) when
+    first asked for: importing config stays light (the kinds' modules load httpx, Jinja2)."""
+    if name not in ("SOURCE_TYPES", "CHANNEL_TYPES", "FORMAT_CHANNELS", "_SOURCE_KEYS", "_CHANNEL_KEYS",
+                    "split_urls"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .deliver import KINDS as channels
+    from .sources import KINDS as sources
+
+    tables = {
+        "SOURCE_TYPES": lambda: tuple(sources),  # each kind declares itself in its module
+        "CHANNEL_TYPES": lambda: tuple(channels),
+        "FORMAT_CHANNELS": lambda: tuple(n for n, k in channels.items() if k.writes_formats),
+        "_SOURCE_KEYS": lambda: {n: k.keys for n, k in sources.items()},
+        "_CHANNEL_KEYS": lambda: {n: k.keys for n, k in channels.items()},
+    }
+    if name == "split_urls":  # read here by logs and check
+        from .deliver.base import split_urls
+
+        return split_urls
+    return tables[name]()
+
 
 _DURATION_RE = re.compile(r"(\d+)\s*([wdhms])")
 _UNIT_SECONDS = {"w": 604800, "d": 86400, "h": 3600, "m": 60, "s": 1}
@@ -40,8 +60,6 @@ CRON_HORIZON = timedelta(days=5 * 366)  # a cron line must fire at least once wi
 # An arXiv category (cs.LG, math.AG, hep-ex, astro-ph.CO, q-bio.NC, cond-mat.str-el) or a whole
 # archive (cs, hep-th); permissive about case, strict about spaces and punctuation.
 _CATEGORY_RE = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)*(?:\.[A-Za-z]+(?:-[A-Za-z]+)*)?")
-FILE_PATH_FIELDS = ("digest", "date", "ext", "format")
-FEED_PATH_FIELDS = ("digest",)  # one file a reader follows: no {date}
 
 
 def parse_duration(text: str) -> timedelta:
@@ -243,19 +261,6 @@ _WATCHER_KEYS = {
     "templates_dir": (str, None),
 }
 _SOURCE_COMMON = {"type": (str, REQUIRED), "url": (str, None), "timeout": (float, 30.0)}
-_SOURCE_KEYS = {
-    "arxiv": {"query": (str, REQUIRED), "page_size": (int, 200), "first_fetch": (str, "3d")},
-    "arxiv-rss": {"categories": (list, REQUIRED)},
-    "arxiv-oai": {"set": (str, None), "first_fetch": (str, "3d")},
-    "hf-daily": {"first_fetch": (str, "3d")},
-    "listing": {"path": (str, None), "url_env": (str, None)},
-    "biorxiv": {"server": (str, "biorxiv"), "categories": (list, []), "first_fetch": (str, "3d")},
-    "pubmed": {"term": (str, REQUIRED), "api_key_env": (str, None), "first_fetch": (str, "3d")},
-    "feed": {"first_fetch": (str, None)},
-    "openalex": {"cites": (list, []), "authors": (list, []), "search": (str, None),
-                 "topics": (list, []), "mailto": (str, None), "api_key_env": (str, None),
-                 "first_fetch": (str, "3d")},
-}
 _PROFILE_KEYS = {
     "title": (str, None),
     "query": (str, None),
@@ -298,19 +303,6 @@ _SUMMARIZER_KEYS = {
     "timeout": (float, 30.0),
 }
 _CHANNEL_COMMON = {"type": (str, REQUIRED), "timeout": (float, 30.0)}
-_CHANNEL_KEYS = {
-    "email": {
-        "host": (str, REQUIRED), "port": (int, None), "security": (str, "starttls"),
-        "username": (str, None), "password_env": (str, None), "from": (str, REQUIRED),
-        "to": (list, REQUIRED), "max_bytes": (int, 100_000),
-    },
-    "slack": {"webhook_url_env": (str, REQUIRED)},
-    "file": {"path": (str, REQUIRED)},
-    "webhook": {"url": (str, None), "url_env": (str, None)},
-    "stdout": {},
-    "apprise": {"urls_env": (str, REQUIRED)},
-    "feed": {"path": (str, REQUIRED), "max_entries": (int, 200)},
-}
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
                list: "a list", dict: "a table"}
 
@@ -380,6 +372,19 @@ class _Reader:
         if value not in choices:
             raise self.fail(key, f"{value!r} is not one of {', '.join(choices)}")
         return value
+
+    # the shared checks a kind's validation (watcher.kinds) uses, without importing this module
+    def env_name(self, key: str, value: str | None) -> str | None:
+        return _env_name(self, key, value)
+
+    def http_url(self, key: str, url: str, example: str = "https://example.org/hook") -> None:
+        _check_http_url(self, key, url, example)
+
+    def address(self, key: str, value: str) -> None:
+        _check_address(self, key, value)
+
+    def path_template(self, key: str, template: str, allowed: tuple[str, ...]) -> None:
+        _check_path_template(self, key, template, allowed)
 
 
 def _kind(value: object) -> str:
@@ -455,30 +460,6 @@ def parse_config(data: dict, path: Path) -> Config:
     web = _web(r, data.get("web", {}))
     summarizer = _summarizer(r, data.get("summarizer", {}))
     return Config(path, settings, sources, profiles, digests, channels, web, summarizer)
-
-
-def split_urls(value: str | None) -> list[str]:
-    """The URLs an ``urls_env`` variable holds (apprise): separated by spaces, commas or lines."""
-    return [u for u in re.split(r"[\s,]+", value or "") if u]
-
-
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and addresses in 127.0.0.0/8 or ``::1``."""
-    import ipaddress
-
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def is_loopback_url(url: str) -> bool:
-    """Whether ``url`` names this machine only (``http://127.0.0.1:8080``)."""
-    from urllib.parse import urlsplit
-
-    return is_loopback((urlsplit(url).hostname or "").strip("[]"))
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -607,93 +588,30 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
     typ = r.value(f"{where}.type", t.get("type", ""), str) if "type" in t else None
     if typ is None:
         raise r.fail(f"{where}.type", "required key is missing")
-    r.choice(f"{where}.type", typ, SOURCE_TYPES)
-    v = r.table(where, t, _SOURCE_COMMON | _SOURCE_KEYS[typ])
-    if typ == "listing" and not (v.get("url") or v.get("path") or v.get("url_env")):
-        raise r.fail(f"{where}.url", "a listing source needs url, url_env or path")
+    from .sources import KINDS
+
+    kind = KINDS[r.choice(f"{where}.type", typ, tuple(KINDS))]
+    v = r.table(where, t, _SOURCE_COMMON | kind.keys)
     if v.get("url_env") and v.get("url"):
         raise r.fail(f"{where}.url_env", "give url or url_env, not both")
-    if typ == "feed" and not v.get("url"):
-        raise r.fail(f"{where}.url", "a feed source needs the url of the journal's RSS or Atom feed")
-    if typ == "feed" and not v["url"].startswith("file://"):  # file:// works, as for any source
-        _check_http_url(r, f"{where}.url", v["url"], "https://www.nature.com/nature.rss")
-    if typ == "pubmed" and not v["term"].strip():
-        raise r.fail(f"{where}.term", "must not be empty (a PubMed query such as CRISPR[tiab])")
-    if typ in ("pubmed", "openalex"):
-        _env_name(r, f"{where}.api_key_env", v["api_key_env"])
-    if typ == "biorxiv":
-        r.choice(f"{where}.server", v["server"], tuple(SUBJECTS))
-        v["categories"] = tuple(_subject(r, f"{where}.categories", c, v["server"])
-                                for c in v["categories"])
-    if typ == "openalex":
-        v["openalex"] = _openalex(r, where, v)
-    if typ == "arxiv-rss" and not v["categories"]:
-        raise r.fail(f"{where}.categories", "needs at least one category")
-    if typ == "arxiv" and not v["query"].strip():
-        raise r.fail(f"{where}.query", "must not be empty (an arXiv API query such as cat:cs.LG)")
-    if typ == "arxiv" and not 1 <= v["page_size"] <= 2000:
-        raise r.fail(f"{where}.page_size", "must be between 1 and 2000")
+    if kind.validate:  # the kind's own rules, in its module
+        v.update(kind.validate(r, where, v) or {})
     r.timeout(f"{where}.timeout", v["timeout"])
-    for category in v.get("categories") or () if typ != "biorxiv" else ():
-        r.category(f"{where}.categories", category, archive_wildcard=False)
     url = v.get("url")
     if url and not url.startswith(("http://", "https://", "file://")):
-        url = _resolve(base, url).as_uri() if typ == "listing" else url
+        url = _resolve(base, url).as_uri() if kind.local_url else url
     return SourceConfig(
         name=name, type=typ, url=url, query=v.get("query"),
         categories=v.get("categories") or (), set=v.get("set"),
         path=_resolve(base, v["path"]) if v.get("path") else None,
         page_size=v.get("page_size", 200), timeout=v["timeout"],
         first_fetch=r.duration(f"{where}.first_fetch", v["first_fetch"])
-        if v.get("first_fetch") else None if typ == "feed" else timedelta(days=3),
+        if v.get("first_fetch") else kind.first_fetch,
         server=v.get("server"), term=v.get("term"), api_key_env=v.get("api_key_env"),
-        url_env=_env_name(r, f"{where}.url_env", v.get("url_env")), **v.get("openalex", {}),
+        url_env=_env_name(r, f"{where}.url_env", v.get("url_env")), cites=v.get("cites", ()),
+        authors=v.get("authors", ()), search=v.get("search"), topics=v.get("topics", ()),
+        mailto=v.get("mailto"),
     )
-
-
-def _openalex(r: _Reader, where: str, v: dict) -> dict:
-    """An ``openalex`` source's keys, each identifier in one spelling (see
-    :mod:`watcher.formats.openalex`): what it follows must be said, and said right."""
-    from .formats.openalex import author_ref, work_ref
-
-    cites, authors = [], []
-    for key, values, ref, out, example in (
-            ("cites", v["cites"], work_ref, cites, "a DOI, arxiv:2106.09685 or W2741809807"),
-            ("authors", v["authors"], author_ref, authors, "an ORCID such as 0000-0002-1825-0097 "
-                                                           "(whose last character checks the others) "
-                                                           "or an OpenAlex id such as A5023888391")):
-        for value in values:
-            found = ref(value)
-            if found is None:
-                raise r.fail(f"{where}.{key}", f"{value!r} is not {example}")
-            out.append(found)
-    topics = []
-    for value in v["topics"]:
-        topic = value.strip().rsplit("/", 1)[-1].upper()
-        if not topic[:1] == "T" or not topic[1:].isdigit():
-            raise r.fail(f"{where}.topics", f"{value!r} is not an OpenAlex topic id such as T10102")
-        topics.append(topic)
-    if not (cites or authors or (v["search"] or "").strip() or topics):
-        raise r.fail(f"{where}.cites", "an openalex source follows something: give cites (works "
-                                       "whose new citations you want), authors, search or topics")
-    if v["mailto"] is not None:
-        _check_address(r, f"{where}.mailto", v["mailto"])
-    return {"cites": tuple(dict.fromkeys(cites)), "authors": tuple(dict.fromkeys(authors)),
-            "search": (v["search"] or "").strip() or None, "topics": tuple(topics),
-            "mailto": v["mailto"]}
-
-
-def _subject(r: _Reader, key: str, value: str, server: str) -> str:
-    """A bioRxiv / medRxiv subject of ``server`` (see :mod:`watcher.subjects`), as the server
-    writes it."""
-    name = subject(value)
-    if name not in SUBJECTS[server]:
-        near = nearest(name, {s: s for s in SUBJECTS[server]})
-        raise r.fail(key, f"{value!r} is not a {server} subject" + (
-            f"; did you mean {near}?" if near else
-            f" (such as {', '.join(repr(s) for s in SUBJECTS[server][:3])}; see the server's "
-            "subject list)"))
-    return name
 
 
 def _profile(r: _Reader, name: str, t: dict, base: Path) -> Profile:
@@ -762,16 +680,15 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
     for f in v["formats"]:
         r.choice(f"{where}.formats", f, FORMATS)
     from .assemble import ORDERS
+    from .deliver import KINDS
 
     r.choice(f"{where}.order", v["order"], tuple(ORDERS))
-    for c in v["channels"]:  # one file per format: a path without {ext} would number them x, x-2
-        path = channels[c].path or ""
-        if channels[c].type == "file" and len(v["formats"]) > 1 and not {"ext", "format"} & _fields(path):
-            raise r.fail(f"channel.{c}.path", f"has neither {{ext}} nor {{format}}, but digest {name} "
-                                              f"writes {len(v['formats'])} formats ({', '.join(v['formats'])}) "
-                                              "through it: add .{ext}, as in digests/{digest}-{date}.{ext}")
+    for c in v["channels"]:  # what the channel's kind asks of a digest sent through it
+        in_digest = KINDS[channels[c].type].in_digest
+        if in_digest:
+            in_digest(r, channels[c], name, v["formats"])
     writers = [f"{c} ({channels[c].type})" for c in v["channels"]
-               if channels[c].type in FORMAT_CHANNELS]
+               if KINDS[channels[c].type].writes_formats]
     if not v["formats"] and writers:  # they would write nothing, yet record the papers
         raise r.fail(f"{where}.formats", f"is empty, but {'channels' if len(writers) > 1 else 'channel'} "
                                          f"{', '.join(writers)} write{'' if len(writers) > 1 else 's'} the "
@@ -800,14 +717,8 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
     )
 
 
-def _fields(template: str) -> set[str]:
-    """The {fields} a valid path template uses."""
-    return {f for _, f, _, _ in string.Formatter().parse(template) if f}
-
-
-def _check_path_template(r: _Reader, key: str, template: str,
-                         allowed: tuple[str, ...] = FILE_PATH_FIELDS) -> None:
-    """Format the file channel's path with dummy values, as FileChannel.send will for real."""
+def _check_path_template(r: _Reader, key: str, template: str, allowed: tuple[str, ...]) -> None:
+    """Format a file or feed channel's path with dummy values, as its send will for real."""
     known = ", ".join("{" + f + "}" for f in allowed)
     if not template.strip():
         raise r.fail(key, "must not be empty")
@@ -828,40 +739,18 @@ def _channel(r: _Reader, name: str, t: dict) -> ChannelConfig:
     if "type" not in t:
         raise r.fail(f"{where}.type", "required key is missing")
     typ = r.value(f"{where}.type", t["type"], str)
-    r.choice(f"{where}.type", typ, CHANNEL_TYPES)
-    v = r.table(where, t, _CHANNEL_COMMON | _CHANNEL_KEYS[typ])
+    from .deliver import KINDS
+
+    kind = KINDS[r.choice(f"{where}.type", typ, tuple(KINDS))]
+    v = r.table(where, t, _CHANNEL_COMMON | kind.keys)
     r.timeout(f"{where}.timeout", v["timeout"])
-    if typ == "email":
-        r.choice(f"{where}.security", v["security"], ("starttls", "tls", "none"))
-        if v["port"] is not None and not 1 <= v["port"] <= 65535:
-            raise r.fail(f"{where}.port", f"must be between 1 and 65535, got {v['port']}")
-        if not 10_000 <= v["max_bytes"] <= 100_000:  # SPEC §6: an e-mail stays under 100 KB
-            raise r.fail(f"{where}.max_bytes", f"must be between 10000 and 100000, got {v['max_bytes']}")
-        if not v["host"].strip():
-            raise r.fail(f"{where}.host", "must not be empty (the SMTP server, such as smtp.example.org)")
-        _check_address(r, f"{where}.from", v["from"])
-        if not v["to"]:
-            raise r.fail(f"{where}.to", "needs at least one recipient")
-        for address in v["to"]:
-            _check_address(r, f"{where}.to", address)
-        if v["username"] and not v["password_env"]:
-            raise r.fail(f"{where}.password_env", "a username needs password_env (never a password in the file)")
-    if typ == "file":
-        _check_path_template(r, f"{where}.path", v["path"])
-    if typ == "feed":
-        _check_path_template(r, f"{where}.path", v["path"], FEED_PATH_FIELDS)
-        if v["max_entries"] < 1:
-            raise r.fail(f"{where}.max_entries", f"must be at least 1, got {v['max_entries']}")
+    if kind.validate:  # the kind's own rules, in its module
+        v.update(kind.validate(r, where, v) or {})
     for key in v:
         if key.endswith("_env"):
             _env_name(r, f"{where}.{key}", v[key])
-    if typ == "webhook" and bool(v["url"]) == bool(v["url_env"]):
-        raise r.fail(f"{where}.url", "give exactly one of url or url_env")
-    if typ == "webhook" and v["url"]:
-        _check_http_url(r, f"{where}.url", v["url"])
-    port = v.get("port") or {"starttls": 587, "tls": 465, "none": 25}.get(v.get("security", ""))
     return ChannelConfig(
-        name=name, type=typ, host=v.get("host"), port=port,
+        name=name, type=typ, host=v.get("host"), port=v.get("port"),
         security=v.get("security", "starttls"), username=v.get("username"),
         password_env=v.get("password_env"), sender=v.get("from"), to=v.get("to") or (),
         webhook_url_env=v.get("webhook_url_env"), path=v.get("path"), url=v.get("url"),

@@ -259,7 +259,7 @@ def base_url_off_listen(web) -> str | None:
     ``base_url`` names another machine (a reverse proxy may map any port there)."""
     from urllib.parse import urlsplit
 
-    from .config import is_loopback_url
+    from .hosts import is_loopback_url
 
     if not is_loopback_url(web.base_url):
         return None

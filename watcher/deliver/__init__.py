@@ -1,33 +1,34 @@
-"""Channels: one module per way of delivering a digest. ``CHANNELS`` maps the config's
-``type`` to the class; every channel raises :class:`~watcher.errors.DeliveryError` on failure
+"""Channels: one module per way of delivering a digest, each declaring its kind (a
+:class:`~watcher.kinds.Kind`: its ``type``, keys, validation, what ``check`` adds); ``KINDS``
+lists them, one line per kind, in the order error messages name them, and :mod:`watcher.config`
+reads it. Every channel raises :class:`~watcher.errors.DeliveryError` on failure
 and returns only once the other side accepted the digest."""
 
 from __future__ import annotations
 
-import importlib
-
+from ..kinds import Kind
+from . import apprise_channel, email, feed, file, slack, stdout, webhook
 from .base import Channel, DeliveryContext, redact, secret_env
 
-CHANNELS: dict[str, str] = {
-    "email": "watcher.deliver.email:EmailChannel",
-    "file": "watcher.deliver.file:FileChannel",
-    "slack": "watcher.deliver.slack:SlackChannel",
-    "stdout": "watcher.deliver.stdout:StdoutChannel",
-    "webhook": "watcher.deliver.webhook:WebhookChannel",
-    "apprise": "watcher.deliver.apprise_channel:AppriseChannel",
-    "feed": "watcher.deliver.feed:FeedChannel",
-}
+KINDS: dict[str, Kind] = {kind.name: kind for kind in (
+    email.KIND,
+    slack.KIND,
+    file.KIND,
+    webhook.KIND,
+    stdout.KIND,
+    apprise_channel.KIND,
+    feed.KIND,
+)}
 
 
 def make_channel(cfg, ctx: DeliveryContext) -> Channel:
     """The Channel object for one ``[channel.NAME]`` config table."""
-    if cfg.type not in CHANNELS:
+    if cfg.type not in KINDS:
         from ..errors import ConfigError
 
         raise ConfigError(f"channel type {cfg.type!r} is not available in this version",
                           key=f"channel.{cfg.name}.type")
-    module, _, cls = CHANNELS[cfg.type].partition(":")
-    return getattr(importlib.import_module(module), cls)(cfg, ctx)
+    return KINDS[cfg.type].cls(cfg, ctx)
 
 
 def channel_for(config, name: str, formats: tuple[str, ...], stdout=None, now=None) -> Channel:
@@ -42,4 +43,4 @@ def channel_for(config, name: str, formats: tuple[str, ...], stdout=None, now=No
     return make_channel(config.channels[name], ctx)
 
 
-__all__ = ["channel_for", "CHANNELS", "Channel", "DeliveryContext", "make_channel", "redact", "secret_env"]
+__all__ = ["channel_for", "Channel", "DeliveryContext", "KINDS", "make_channel", "redact", "secret_env"]

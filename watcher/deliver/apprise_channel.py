@@ -39,13 +39,13 @@ import re
 from contextlib import contextmanager
 from urllib.parse import parse_qsl, urlsplit
 
-from ..config import split_urls
 from ..errors import DeliveryError, RenderError
 from ..formats.text import one_line
 from ..http import ANSWER_BYTES
 from ..models import Digest, Match
 from ..render import call_macro, inert, plural
-from .base import Channel, remember_secret, secret_env
+from ..kinds import REQUIRED, Kind
+from .base import Channel, remember_secret, secret_env, split_urls
 
 INSTALL_HINT = "apprise is not installed; install it beside watcher with: pip install 'apprise>=1.9'"
 DEFAULT_MAXLEN = 32768
@@ -301,6 +301,34 @@ class AppriseChannel(Channel):
                     where = f"part {k} of {len(parts)} " if len(parts) > 1 else ""
                     return f"{where}not accepted ({reason})"
         return None
+
+
+def check_apprise(config, where: str, ch, folder_problem=None) -> list[str]:
+    """For ``watcher check``: apprise must be installed, and every URL in ``urls_env`` must name
+    a service apprise knows, in a form it accepts. URLs are shown by position and scheme only
+    (they hold tokens)."""
+    import os
+
+    key = f"{where}: channel.{ch.name}"
+    try:
+        import apprise  # noqa: F401
+    except ImportError:
+        return [f"{key}.type: {INSTALL_HINT}"]
+    value = os.environ.get(ch.urls_env or "")
+    if not value:
+        return []  # said above: the variable is not set
+    urls = split_urls(value)
+    if not urls:
+        return [f"{key}.urls_env: {ch.urls_env} holds no apprise URL"]
+    problems = []
+    for i, url in enumerate(urls, 1):
+        problem = url_problem(url)
+        if problem:
+            problems.append(f"{key}.urls_env: URL {i} of {len(urls)} ({mask(url)}) {problem}")
+    return problems
+
+
+KIND = Kind("apprise", AppriseChannel, {"urls_env": (str, REQUIRED)}, check=check_apprise)
 
 
 __all__ = ["AppriseChannel", "messages", "pack", "paper_block", "url_problem", "mask",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -77,3 +78,22 @@ class _RedactingFilter(logging.Filter):
 
 for _name in ("httpx", "httpcore"):
     logging.getLogger(_name).addFilter(_RedactingFilter())
+
+
+def split_urls(value: str | None) -> list[str]:
+    """The URLs an ``urls_env`` variable holds (apprise): separated by spaces, commas or lines."""
+    return [u for u in re.split(r"[\s,]+", value or "") if u]
+
+
+def path_problems(config, where: str, ch, problems_of) -> list[str]:
+    """For ``watcher check``: one line per problem ``problems_of(digest)`` finds with the files a
+    file or feed channel writes for each of its digests (:func:`watcher.check.folder_problem`)."""
+    problems = []
+    for d in config.digests.values():
+        if ch.name not in d.channels:
+            continue
+        for problem in problems_of(d):
+            line = f"{where}: channel.{ch.name}.path: {problem}"
+            if problem and line not in problems:
+                problems.append(line)
+    return problems

@@ -33,6 +33,7 @@ from email.utils import format_datetime, getaddresses, make_msgid, parseaddr
 from ..errors import DeliveryError
 from ..models import Digest, Paper, Sent
 from ..render import plural, render
+from ..kinds import REQUIRED, Kind
 from .base import Channel, secret_env
 
 
@@ -323,3 +324,28 @@ def _text(reply: bytes | str) -> str:
 
 
 __all__ = ["EmailChannel", "PartialDelivery", "subject"]
+
+
+def _validate(r, where: str, v: dict) -> dict:
+    r.choice(f"{where}.security", v["security"], ("starttls", "tls", "none"))
+    if v["port"] is not None and not 1 <= v["port"] <= 65535:
+        raise r.fail(f"{where}.port", f"must be between 1 and 65535, got {v['port']}")
+    if not 10_000 <= v["max_bytes"] <= 100_000:  # SPEC §6: an e-mail stays under 100 KB
+        raise r.fail(f"{where}.max_bytes", f"must be between 10000 and 100000, got {v['max_bytes']}")
+    if not v["host"].strip():
+        raise r.fail(f"{where}.host", "must not be empty (the SMTP server, such as smtp.example.org)")
+    r.address(f"{where}.from", v["from"])
+    if not v["to"]:
+        raise r.fail(f"{where}.to", "needs at least one recipient")
+    for address in v["to"]:
+        r.address(f"{where}.to", address)
+    if v["username"] and not v["password_env"]:
+        raise r.fail(f"{where}.password_env", "a username needs password_env (never a password in the file)")
+    return {"port": v["port"] or {"starttls": 587, "tls": 465, "none": 25}[v["security"]]}
+
+
+KIND = Kind("email", EmailChannel, {
+    "host": (str, REQUIRED), "port": (int, None), "security": (str, "starttls"),
+    "username": (str, None), "password_env": (str, None), "from": (str, REQUIRED),
+    "to": (list, REQUIRED), "max_bytes": (int, 100_000),
+}, _validate)

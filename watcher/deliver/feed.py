@@ -35,7 +35,8 @@ from ..links import digest_page, feed_url
 from ..models import Digest, Match, Paper
 from ..render import call_macro, safe_url, xml_text
 from ..tldr import tldr_of
-from .base import Channel
+from ..kinds import REQUIRED, Kind
+from .base import Channel, path_problems
 from .file import atomic_write
 
 ATOM = "http://www.w3.org/2005/Atom"
@@ -213,3 +214,26 @@ class FeedChannel(Channel):
 
 
 __all__ = ["FeedChannel", "build_entry", "entry_id", "feed_path", "merge_feed", "read_feed"]
+
+
+PATH_FIELDS = ("digest",)  # one file a reader follows: no {date}
+
+
+def _validate(r, where: str, v: dict) -> None:
+    r.path_template(f"{where}.path", v["path"], PATH_FIELDS)
+    if v["max_entries"] < 1:
+        raise r.fail(f"{where}.max_entries", f"must be at least 1, got {v['max_entries']}")
+
+
+def check_paths(config, where: str, ch, folder_problem) -> list[str]:
+    """A feed channel writes its file under its path's folder, made when missing: each
+    digest's folder must pass ``folder_problem``, and its path must not be an existing
+    folder. One line per folder."""
+    def problem(path: Path) -> str | None:
+        return f"{path} is a folder, not a feed file" if path.is_dir() else folder_problem(path.parent)
+
+    return path_problems(config, where, ch, lambda d: [problem(feed_path(ch, config.base_dir, d.name))])
+
+
+KIND = Kind("feed", FeedChannel, {"path": (str, REQUIRED), "max_entries": (int, 200)}, _validate,
+            check=check_paths)

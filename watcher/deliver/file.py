@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import string
 import tempfile
 from datetime import date
 from pathlib import Path
@@ -12,7 +13,8 @@ from pathlib import Path
 from ..errors import DeliveryError
 from ..models import Digest
 from ..render import EXTENSIONS
-from .base import Channel
+from ..kinds import REQUIRED, Kind
+from .base import Channel, path_problems
 
 
 def atomic_write(path: Path, data: str) -> None:
@@ -70,3 +72,38 @@ class FileChannel(Channel):
             except OSError as e:
                 raise DeliveryError(f"channel {self.cfg.name}: cannot write {path}: {e.strerror}") from e
             self.written.append(path)
+
+
+PATH_FIELDS = ("digest", "date", "ext", "format")
+
+
+def fields(template: str) -> set[str]:
+    """The {fields} a valid path template uses."""
+    return {f for _, f, _, _ in string.Formatter().parse(template) if f}
+
+
+def _validate(r, where: str, v: dict) -> None:
+    r.path_template(f"{where}.path", v["path"], PATH_FIELDS)
+
+
+def _in_digest(r, ch, digest: str, formats: tuple[str, ...]) -> None:
+    """One file per format: a path without {ext} would number them x, x-2."""
+    if len(formats) > 1 and not {"ext", "format"} & fields(ch.path or ""):
+        raise r.fail(f"channel.{ch.name}.path", f"has neither {{ext}} nor {{format}}, but digest {digest} "
+                                                f"writes {len(formats)} formats ({', '.join(formats)}) "
+                                                "through it: add .{ext}, as in digests/{digest}-{date}.{ext}")
+
+
+def check_paths(config, where: str, ch, folder_problem) -> list[str]:
+    """A file channel writes under its path's folder, made when missing: each digest's folder
+    (today's, in each of the digest's formats) must pass ``folder_problem``, as the
+    database's does. One line per folder."""
+    from datetime import datetime
+
+    today = datetime.now(config.settings.timezone).date()
+    return path_problems(config, where, ch, lambda d: [
+        folder_problem(file_path(ch, config.base_dir, d.name, today, fmt).parent) for fmt in d.formats])
+
+
+KIND = Kind("file", FileChannel, {"path": (str, REQUIRED)}, _validate, writes_formats=True,
+            in_digest=_in_digest, check=check_paths)

@@ -19,6 +19,7 @@ import json
 from ..errors import DeliveryError
 from ..models import Digest
 from . import httppost
+from ..kinds import REQUIRED, Kind
 from .base import Channel, secret_env
 
 MAX_BLOCKS = 50
@@ -110,3 +111,6 @@ class SlackChannel(Channel):
                         raise DeliveryError(f"{e}; {done} posted and will be posted again with "
                                             "the whole digest on the next run") from e
                     raise
+
+
+KIND = Kind("slack", SlackChannel, {"webhook_url_env": (str, REQUIRED)})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..models import Digest
+from ..kinds import Kind
 from .base import Channel
 
 
@@ -18,3 +19,6 @@ class StdoutChannel(Channel):
                 out.write(("\n" if n else "") + f"==> digest {digest.name}, format {fmt} <==\n")
             out.write(body + "\n")
         out.flush()
+
+
+KIND = Kind("stdout", StdoutChannel, {}, writes_formats=True)

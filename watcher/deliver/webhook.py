@@ -19,6 +19,7 @@ from ..errors import DeliveryError
 from ..models import Digest
 from ..render import match_json
 from . import httppost
+from ..kinds import Kind
 from .base import Channel, secret_env
 
 
@@ -48,3 +49,14 @@ class WebhookChannel(Channel):
         body = payload(digest, rendered["json"])
         with httppost.client(self.cfg.timeout, self.ctx.user_agent) as http:
             httppost.post_json(http, url, body, who=f"channel {self.cfg.name}: webhook")
+
+
+def _validate(r, where: str, v: dict) -> None:
+    r.env_name(f"{where}.url_env", v["url_env"])  # a name, before what it names
+    if bool(v["url"]) == bool(v["url_env"]):
+        raise r.fail(f"{where}.url", "give exactly one of url or url_env")
+    if v["url"]:
+        r.http_url(f"{where}.url", v["url"])
+
+
+KIND = Kind("webhook", WebhookChannel, {"url": (str, None), "url_env": (str, None)}, _validate)

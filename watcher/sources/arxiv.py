@@ -28,6 +28,7 @@ from datetime import timedelta
 from ..errors import InputError, SourceError
 from ..formats import Listing, arxiv_atom
 from ..http import HttpStatusError
+from ..kinds import REQUIRED, Kind
 from .base import FetchResult, Source
 from .common import http_client, iso, name_papers, parse_failure, state_time
 
@@ -128,3 +129,14 @@ class ArxivSource(Source):
                               f"{self.cfg.query!r})") from None
         except InputError as e:
             raise parse_failure(self, e) from None
+
+
+def _validate(r, where: str, v: dict) -> None:
+    if not v["query"].strip():
+        raise r.fail(f"{where}.query", "must not be empty (an arXiv API query such as cat:cs.LG)")
+    if not 1 <= v["page_size"] <= 2000:
+        raise r.fail(f"{where}.page_size", "must be between 1 and 2000")
+
+
+KIND = Kind("arxiv", ArxivSource, {"query": (str, REQUIRED), "page_size": (int, 200), "first_fetch": (str, "3d")},
+            _validate)

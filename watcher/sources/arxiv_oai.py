@@ -14,6 +14,7 @@ from datetime import date, timedelta
 from ..errors import SourceError
 from ..formats import arxiv_oai
 from ..http import HttpStatusError
+from ..kinds import Kind
 from .base import FetchResult, Source
 from .common import http_client, name_papers, parse_listing, state_day
 
@@ -74,3 +75,6 @@ class ArxivOaiSource(Source):
         except SourceError as e:
             hint = f" (check set = {self.cfg.set!r})" if self.cfg.set and "badArgument" in str(e) else ""
             raise SourceError(f"{e}{hint}") from None
+
+
+KIND = Kind("arxiv-oai", ArxivOaiSource, {"set": (str, None), "first_fetch": (str, "3d")})

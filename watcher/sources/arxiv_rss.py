@@ -11,6 +11,7 @@ An empty feed (weekends and holidays) is normal and gives no papers.
 from __future__ import annotations
 
 from ..formats import arxiv_rss
+from ..kinds import REQUIRED, Kind
 from .base import FetchResult, Source
 from .common import conditional_get, name_papers, parse_listing
 
@@ -37,3 +38,15 @@ class ArxivRssSource(Source):
         if day:
             new_state["feed_day"] = day.isoformat()
         return FetchResult(papers=listing.papers, state=new_state)
+
+
+def _validate(r, where: str, v: dict) -> None:
+    if not v["categories"]:
+        raise r.fail(f"{where}.categories", "needs at least one category")
+    r.timeout(f"{where}.timeout", v["timeout"])  # said before a category, as it always was
+    for category in v["categories"]:
+        r.category(f"{where}.categories", category, archive_wildcard=False)
+
+
+KIND = Kind("arxiv-rss", ArxivRssSource, {"categories": (list, REQUIRED)}, _validate,
+            no_backfill="the feed holds only the latest announcement")

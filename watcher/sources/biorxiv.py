@@ -23,6 +23,9 @@ from __future__ import annotations
 from ..errors import SourceError
 from ..formats import biorxiv_json
 from .arxiv import OVERLAP as ARXIV_OVERLAP
+from ..kinds import Kind
+from ..categories import nearest
+from ..subjects import SUBJECTS, subject
 from .base import FetchResult, Source
 from .common import first_day, http_client, name_papers, parse_listing
 
@@ -77,3 +80,25 @@ class BiorxivSource(Source):
                 return
         raise SourceError(f"{url}: the bioRxiv API was still paging after {MAX_PAGES} pages; "
                           "the next run will try again")
+
+
+def _validate(r, where: str, v: dict) -> dict:
+    r.choice(f"{where}.server", v["server"], tuple(SUBJECTS))
+    return {"categories": tuple(_subject(r, f"{where}.categories", c, v["server"]) for c in v["categories"])}
+
+
+def _subject(r, key: str, value: str, server: str) -> str:
+    """A bioRxiv / medRxiv subject of ``server`` (see :mod:`watcher.subjects`), as the server
+    writes it."""
+    name = subject(value)
+    if name not in SUBJECTS[server]:
+        near = nearest(name, {s: s for s in SUBJECTS[server]})
+        raise r.fail(key, f"{value!r} is not a {server} subject" + (
+            f"; did you mean {near}?" if near else
+            f" (such as {', '.join(repr(s) for s in SUBJECTS[server][:3])}; see the server's "
+            "subject list)"))
+    return name
+
+
+KIND = Kind("biorxiv", BiorxivSource,
+            {"server": (str, "biorxiv"), "categories": (list, []), "first_fetch": (str, "3d")}, _validate)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import date
 
 from ..formats import journal_feed
+from ..kinds import Kind
 from .base import FetchResult, Source
 from .common import conditional_get, name_papers, parse_listing
 
@@ -37,3 +38,14 @@ class FeedSource(Source):
         if not state.get("fetched") and self.cfg.first_fetch is not None:
             return (self.ctx.now - self.cfg.first_fetch).date()
         return date.min
+
+
+def _validate(r, where: str, v: dict) -> None:
+    if not v.get("url"):
+        raise r.fail(f"{where}.url", "a feed source needs the url of the journal's RSS or Atom feed")
+    if not v["url"].startswith("file://"):  # file:// works, as for any source
+        r.http_url(f"{where}.url", v["url"], "https://www.nature.com/nature.rss")
+
+
+KIND = Kind("feed", FeedSource, {"first_fetch": (str, None)}, _validate, first_fetch=None,
+            no_backfill="a table of contents holds only the latest issue")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from ..formats import hf_json
+from ..kinds import Kind
 from .base import FetchResult, Source
 from .common import first_day, http_client, name_papers, parse_listing
 
@@ -46,3 +47,6 @@ class HfDailySource(Source):
         found = list(papers.values())
         name_papers(self, found)
         return FetchResult(papers=found, state={**state, "last_day": self.ctx.now.date().isoformat()})
+
+
+KIND = Kind("hf-daily", HfDailySource, {"first_fetch": (str, "3d")})

@@ -9,6 +9,7 @@ import os
 from .. import formats
 from ..errors import InputError, SourceError
 from ..masking import remember
+from ..kinds import Kind
 from .base import FetchResult, Source
 from .common import conditional_get, name_papers, parse_failure
 
@@ -47,3 +48,12 @@ class ListingSource(Source):
         name_papers(self, listing.papers)
         new_state = dict(validators)
         return FetchResult(papers=listing.papers, state=new_state)
+
+
+def _validate(r, where: str, v: dict) -> None:
+    if not (v.get("url") or v.get("path") or v.get("url_env")):
+        raise r.fail(f"{where}.url", "a listing source needs url, url_env or path")
+
+
+KIND = Kind("listing", ListingSource, {"path": (str, None), "url_env": (str, None)}, _validate,
+            local_url=True, no_backfill="a listing is read whole, as it is")

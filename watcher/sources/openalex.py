@@ -43,6 +43,7 @@ from ..errors import InputError, SourceError
 from ..http import HttpStatusError
 from ..masking import remember
 from ..formats import openalex
+from ..kinds import Kind
 from .base import FetchResult, Source
 from .common import first_day, http_client, name_papers, parse_failure
 
@@ -184,3 +185,42 @@ def works_of(source: OpenalexSource, author: str) -> list[tuple[str, str]]:
     params = {"filter": openalex.author_filters([author])[0], "per-page": PER_PAGE,
               "select": "id,doi,title,display_name"}
     return list(dict.fromkeys(ref for page in source.pages(params) for ref in page.refs))
+
+
+def _validate(r, where: str, v: dict) -> dict:
+    """An ``openalex`` source's keys, each identifier in one spelling (see
+    :mod:`watcher.formats.openalex`): what it follows must be said, and said right."""
+    from ..formats.openalex import author_ref, work_ref
+
+    r.env_name(f"{where}.api_key_env", v["api_key_env"])
+    cites, authors = [], []
+    for key, values, ref, out, example in (
+            ("cites", v["cites"], work_ref, cites, "a DOI, arxiv:2106.09685 or W2741809807"),
+            ("authors", v["authors"], author_ref, authors, "an ORCID such as 0000-0002-1825-0097 "
+                                                           "(whose last character checks the others) "
+                                                           "or an OpenAlex id such as A5023888391")):
+        for value in values:
+            found = ref(value)
+            if found is None:
+                raise r.fail(f"{where}.{key}", f"{value!r} is not {example}")
+            out.append(found)
+    topics = []
+    for value in v["topics"]:
+        topic = value.strip().rsplit("/", 1)[-1].upper()
+        if not topic[:1] == "T" or not topic[1:].isdigit():
+            raise r.fail(f"{where}.topics", f"{value!r} is not an OpenAlex topic id such as T10102")
+        topics.append(topic)
+    if not (cites or authors or (v["search"] or "").strip() or topics):
+        raise r.fail(f"{where}.cites", "an openalex source follows something: give cites (works "
+                                       "whose new citations you want), authors, search or topics")
+    if v["mailto"] is not None:
+        r.address(f"{where}.mailto", v["mailto"])
+    return {"cites": tuple(dict.fromkeys(cites)), "authors": tuple(dict.fromkeys(authors)),
+            "search": (v["search"] or "").strip() or None, "topics": tuple(topics),
+            "mailto": v["mailto"]}
+
+
+KIND = Kind("openalex", OpenalexSource,
+            {"cites": (list, []), "authors": (list, []), "search": (str, None), "topics": (list, []),
+             "mailto": (str, None), "api_key_env": (str, None), "first_fetch": (str, "3d")},
+            _validate, optional_secret="OpenAlex is asked without a key (within its keyless daily budget)")

@@ -25,6 +25,7 @@ from datetime import timedelta
 from ..errors import InputError, SourceError
 from ..formats import pubmed_xml
 from ..masking import remember
+from ..kinds import REQUIRED, Kind
 from .base import FetchResult, Source
 from ..text import plural
 from .common import first_day, http_client, name_papers, parse_failure, parse_listing
@@ -93,3 +94,14 @@ class PubmedSource(Source):
                 progress.advance(len(listing.papers) + len(listing.skipped))
         name_papers(self, papers)
         return FetchResult(papers=papers, state={**state, "last_day": today.isoformat()})
+
+
+def _validate(r, where: str, v: dict) -> None:
+    if not v["term"].strip():
+        raise r.fail(f"{where}.term", "must not be empty (a PubMed query such as CRISPR[tiab])")
+    r.env_name(f"{where}.api_key_env", v["api_key_env"])
+
+
+KIND = Kind("pubmed", PubmedSource, {"term": (str, REQUIRED), "api_key_env": (str, None), "first_fetch": (str, "3d")},
+            _validate, optional_secret=f"PubMed is read at {RATE[False]:g} requests a second ({RATE[True]:g} "
+                                       "with an NCBI API key)")
