@@ -350,7 +350,7 @@ class _Reader:
         try:
             return parse_duration(text)
         except ValueError as e:
-            raise self.fail(key, str(e)) from None
+            raise self.fail(key, str(e)) from e
 
     def timeout(self, key: str, seconds: float) -> float:
         if not (math.isfinite(seconds) and seconds > 0):
@@ -414,16 +414,16 @@ def load_config(path: str | os.PathLike) -> Config:
     path = Path(path)
     try:
         raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError("file not found", path=str(path)) from None
+    except FileNotFoundError as e:
+        raise ConfigError("file not found", path=str(path)) from e
     except OSError as e:
-        raise ConfigError(f"cannot read: {e.strerror}", path=str(path)) from None
+        raise ConfigError(f"cannot read: {e.strerror}", path=str(path)) from e
     try:
         data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ConfigError("not UTF-8 text", path=str(path)) from None
+    except UnicodeDecodeError as e:
+        raise ConfigError("not UTF-8 text", path=str(path)) from e
     except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"invalid TOML: {e}", path=str(path)) from None
+        raise ConfigError(f"invalid TOML: {e}", path=str(path)) from e
     return parse_config(data, path)
 
 
@@ -438,8 +438,8 @@ def parse_config(data: dict, path: Path) -> Config:
     w = r.table("watcher", data.get("watcher", {}), _WATCHER_KEYS)
     try:
         tz = ZoneInfo(w["timezone"])
-    except (ZoneInfoNotFoundError, ValueError):
-        raise r.fail("watcher.timezone", f"unknown time zone {w['timezone']!r}") from None
+    except (ZoneInfoNotFoundError, ValueError) as e:
+        raise r.fail("watcher.timezone", f"unknown time zone {w['timezone']!r}") from e
     if not w["user_agent"].strip():
         raise r.fail("watcher.user_agent", "must not be empty (servers want a contact address)")
     _check_header_value(r, "watcher.user_agent", w["user_agent"])
@@ -530,7 +530,7 @@ def _web(r: _Reader, t: object) -> WebConfig:
     try:
         host, port = parse_listen(w["listen"])
     except ValueError as e:
-        raise r.fail("web.listen", str(e)) from None
+        raise r.fail("web.listen", str(e)) from e
     base_url = w["base_url"]
     if base_url is not None:
         _check_http_url(r, "web.base_url", base_url, "https://papers.example.org", bare=True)
@@ -661,7 +661,7 @@ def _check_query(r: _Reader, key: str, text: str) -> None:
     try:
         parse_query(text)
     except QuerySyntaxError as e:
-        raise QuerySyntaxError(e.problem, e.query, e.position, path=str(r.path), key=key) from None
+        raise QuerySyntaxError(e.problem, e.query, e.position, path=str(r.path), key=key) from e
 
 
 def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
@@ -703,7 +703,7 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
         try:
             trigger = crontab_trigger(v["schedule"], tz)
         except ValueError as e:
-            raise r.fail(f"{where}.schedule", f"not a cron expression ({e})") from None
+            raise r.fail(f"{where}.schedule", f"not a cron expression ({e})") from e
         now = datetime.now(timezone.utc)
         first = trigger.get_next_fire_time(None, now)
         if first is None or first > now + CRON_HORIZON:
@@ -731,7 +731,7 @@ def _check_path_template(r: _Reader, key: str, template: str, allowed: tuple[str
                 raise r.fail(key, f"unknown field {{{f}}} (known fields: {known})")
         template.format(digest="d", date="2000-01-01", ext="txt", format="text")
     except (ValueError, IndexError, KeyError, AttributeError) as e:
-        raise r.fail(key, f"not a path template ({e}; known fields: {known})") from None
+        raise r.fail(key, f"not a path template ({e}; known fields: {known})") from e
 
 
 def _channel(r: _Reader, name: str, t: dict) -> ChannelConfig:

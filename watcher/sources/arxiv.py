@@ -126,9 +126,9 @@ class ArxivSource(Source):
             return arxiv_atom.parse(data, origin)
         except arxiv_atom.ArxivApiError as e:
             raise SourceError(f"{e} (check the query of [source.{self.name}]: "
-                              f"{self.cfg.query!r})") from None
+                              f"{self.cfg.query!r})") from e
         except InputError as e:
-            raise parse_failure(self, e) from None
+            raise parse_failure(self, e) from e
 
 
 def _validate(r, where: str, v: dict) -> None:

@@ -74,7 +74,7 @@ class ArxivOaiSource(Source):
             return parse_listing(self, arxiv_oai, response.content, response.url)
         except SourceError as e:
             hint = f" (check set = {self.cfg.set!r})" if self.cfg.set and "badArgument" in str(e) else ""
-            raise SourceError(f"{e}{hint}") from None
+            raise SourceError(f"{e}{hint}") from e
 
 
 KIND = Kind("arxiv-oai", ArxivOaiSource, {"set": (str, None), "first_fetch": (str, "3d")})

@@ -22,7 +22,7 @@ def parse_listing(source, reader, data: bytes, origin: str, *, today: date | Non
     try:
         return reader.parse(data, origin, today)
     except InputError as e:
-        raise parse_failure(source, e) from None
+        raise parse_failure(source, e) from e
 
 
 def parse_failure(source, error: InputError) -> SourceError:

@@ -42,7 +42,7 @@ class ListingSource(Source):
         try:
             listing = formats.read(response.content, response.url, today=self.ctx.now.date())
         except InputError as e:
-            raise parse_failure(self, e) from None
+            raise parse_failure(self, e) from e
         for paper in listing.papers:
             paper.announced = paper.announced or listing.date
         name_papers(self, listing.papers)

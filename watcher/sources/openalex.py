@@ -110,7 +110,7 @@ class OpenalexSource(Source):
             try:
                 out[ref] = list(openalex.parse_work(response.content, response.url))
             except InputError as e:
-                raise parse_failure(self, e) from None
+                raise parse_failure(self, e) from e
         return out
 
     def streams(self, works: dict) -> list[str | None]:
@@ -169,7 +169,7 @@ class OpenalexSource(Source):
             try:
                 page = openalex.parse_page(response.content, response.url, follow)
             except InputError as e:
-                raise parse_failure(self, e) from None
+                raise parse_failure(self, e) from e
             yield page
             if not page.next_cursor or not (page.papers or page.skipped):
                 return

@@ -74,7 +74,7 @@ class PubmedSource(Source):
         try:
             search = pubmed_xml.parse_esearch(response.content, response.url)
         except InputError as e:
-            raise parse_failure(self, e) from None
+            raise parse_failure(self, e) from e
         count = search["count"]
         if count and not (search["webenv"] and search["querykey"]):
             raise SourceError(f"{response.url}: esearch found {plural(count, 'record')} but gave no "

@@ -102,9 +102,9 @@ class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrSto
             if path is None and not readonly:
                 migrations.apply(db)
         except sqlite3.Error as e:
-            raise database_error(path, e, opening=True) from None
+            raise database_error(path, e, opening=True) from e
         except OSError as e:
-            raise StoreError(f"{path}: cannot create the database ({e.strerror})") from None
+            raise StoreError(f"{path}: cannot create the database ({e.strerror})") from e
         return cls(db, path)
 
     def close(self) -> None:
@@ -135,7 +135,7 @@ class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrSto
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as e:
-            raise database_error(self.path, e, waited=time.monotonic() - started) from None
+            raise database_error(self.path, e, waited=time.monotonic() - started) from e
         try:
             yield self
             conn.execute("COMMIT")
@@ -143,7 +143,7 @@ class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrSto
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             if isinstance(e, sqlite3.Error):
-                raise database_error(self.path, e, waited=time.monotonic() - started) from None
+                raise database_error(self.path, e, waited=time.monotonic() - started) from e
             raise
 
     def rows_in(self, sql: str, keys) -> list[tuple]:
