@@ -68,6 +68,8 @@ def test_every_relative_link_reaches_a_file_and_heading(page):
         where = (page.parent / path).resolve() if path else page
         if not where.exists():
             broken.append(target)
+        elif page.parent == DOCS and DOCS not in where.parents and where != DOCS:
+            broken.append(f"{target} (outside docs/: the site built from docs/ has no such page)")
         elif anchor and where.suffix == ".md" and anchor not in _anchors(where):
             broken.append(target)
     assert not broken, f"{page.name}: {broken}"
