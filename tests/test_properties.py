@@ -25,7 +25,7 @@ from watcher import formats
 from watcher.errors import InputError, QuerySyntaxError
 from watcher.formats import hf_json, hf_page, papers_json, text
 from watcher.models import Digest, Match, Paper
-from watcher.query import Query, parse_query
+from watcher.matching.query import Query, parse_query
 from watcher.render import render
 from watcher.store import Store
 

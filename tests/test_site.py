@@ -250,7 +250,7 @@ def test_the_static_search_finds_what_the_server_finds_for_plain_words(site, bro
     server's search (the query language, :func:`watcher.search.run_search`) finds: whole words,
     folded alike ("RL" never finds "world"; "policies" finds "policy"; "fine-tuning" is a
     phrase)."""
-    from watcher.query import parse_query
+    from watcher.matching.query import parse_query
     from watcher.search import Filters, run_search
     from watcher.store import Store
 

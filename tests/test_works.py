@@ -185,8 +185,8 @@ def test_the_migration_keeps_every_paper_and_its_history(tmp_path):
 def test_jr_doi_and_subjects_select_papers_by_venue_and_doi():
     from watcher.config import Profile
     from watcher.errors import QuerySyntaxError
-    from watcher.match import ProfileMatcher, select
-    from watcher.query import parse_query
+    from watcher.matching.match import ProfileMatcher, select
+    from watcher.matching.query import parse_query
 
     linked = preprint(published="10.1038/s41593-026-02114-7", journal="Nature Neuroscience")
     med = Paper(title="Wastewater RSV", doi="10.1101/2026.11.20.26354902", venues=["medRxiv"],

@@ -71,7 +71,7 @@ def followed_notes(config: Config) -> list[str]:
     exclude that names a work (an author) no ``openalex`` source follows: such a term matches
     nothing, since a paper records only the followed works it cites (SPEC §10)."""
     from .formats.openalex import matches_ref
-    from .query import parse_query, terms
+    from .matching.query import parse_query, terms
 
     follows = {"cites": [k for s in config.sources.values() for k in s.cites],  # only openalex has any
                "by": [k for s in config.sources.values() for k in s.authors]}

@@ -362,7 +362,7 @@ def explain(ctx: Context, paper, profile, sample) -> None:
     now, then the messages that delivered it with the score and reasons recorded then; without
     PAPER, the papers of the last 30 days that each profile's ratings added or removed, each
     with the rating that decided it, after what the ratings' check on themselves found."""
-    from .compile import compile_profile, explain_paper, what_ratings_changed
+    from .matching.compile import compile_profile, explain_paper, what_ratings_changed
     from .pipeline import open_store
     from .store import require_database
 

@@ -73,8 +73,8 @@ def _select(config, profile: str, papers: list[Paper], limit: int | None, now: d
     from dataclasses import replace
 
     from .errors import ConfigError
-    from .match import select
-    from .compile import compile_profiles
+    from .matching.match import select
+    from .matching.compile import compile_profiles
 
     if profile not in config.profiles:
         raise ConfigError(f"no profile named {profile!r} (defined: {', '.join(config.profiles) or 'none'})",

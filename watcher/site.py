@@ -192,10 +192,10 @@ def outside_papers(database: Path, found, files) -> dict[str, str | None]:
 def search_index(database: Path, papers: dict[str, str]) -> list[dict]:
     """One entry per paper page of the site (``papers``: key -> file), newest first: what the
     browser's search looks through and shows. ``words`` are the matcher's own normalised words
-    of the fields a plain word searches (:func:`watcher.index.prepare_doc`: title, abstract,
+    of the fields a plain word searches (:func:`watcher.matching.index.prepare_doc`: title, abstract,
     authors, each as the matcher holds it), so that the browser finds a plain word where the
     server's search does ("RL" is a word, not a part of "world")."""
-    from .index import prepare_doc
+    from .matching.index import prepare_doc
     from .store import Store
     from .tldr import stored_tldrs
 
