@@ -19,7 +19,7 @@ from watcher.config import ChannelConfig
 from watcher.deliver import DeliveryContext, make_channel
 from watcher.deliver.apprise_channel import messages
 from watcher.deliver.feed import merge_feed
-from watcher.render import render
+from watcher.present.render import render
 
 LATEX_TITLE = r"Pok\'emon agents learn $\alpha$-policies with \textbf{RL}"
 DECODED = "Pokémon agents learn α-policies with RL"

@@ -522,7 +522,7 @@ def test_saved_bib_never_keeps_a_javascript_url(tmp_path):
     from starlette.testclient import TestClient
     from webkit import app_for
 
-    from watcher.bibtex import write
+    from watcher.present.bibtex import write
     from watcher.config import load_config
     from watcher.models import Paper
     from watcher.ratings import apply_rating

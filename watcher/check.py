@@ -9,7 +9,7 @@ from pathlib import Path
 from .categories import category_problems
 from .config import MIN_PASSWORD, Config
 from .errors import DeliveryError
-from .render import TEMPLATE_NAMES, render
+from .present.render import TEMPLATE_NAMES, render
 
 
 def check_config(config: Config) -> tuple[list[str], str]:

@@ -74,7 +74,7 @@ def _report_cycle(report, sample_stdout: bool, digests: list[str] | None = None)
     and stderr a terminal, one line per digest on stderr — a cron job stays silent, and so
     does a run whose log already says it (--log-level info). The exit status. Failures were
     logged as they happened."""
-    from .summary import digest_lines, skim
+    from .present.summary import digest_lines, skim
 
     if sample_stdout:
         shown = set()

@@ -10,7 +10,7 @@ from . import formats
 from .errors import InputError
 from .models import Digest, Match, Paper
 from .progress import ProgressFactory, start
-from .render import render
+from .present.render import render
 from .identity import merge_batch as dedupe
 
 
@@ -87,7 +87,7 @@ def _select(config, profile: str, papers: list[Paper], limit: int | None, now: d
 
 
 def _json(m: Match, scored: bool) -> dict:
-    from .tldr import tldr_of
+    from .present.tldr import tldr_of
 
     out = m.paper.to_json()
     out["tldr"] = tldr_of(m)

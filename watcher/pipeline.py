@@ -55,7 +55,7 @@ from .lock import write_lock
 from .matching.compile import compile_profiles
 from .matching.match import ProfileMatcher
 from .models import Digest, utc
-from .render import render
+from .present.render import render
 from .schedule import quiet_day_reason
 from .sources import SourceContext, make_source
 from .sources.common import name_papers
@@ -63,7 +63,7 @@ from .sources.sample import is_sample
 from .steps import failure, stops_the_cycle
 from .store import Store, database_error, parse_time
 from .text import plural
-from .summarize import Summarizer
+from .present.summarize import Summarizer
 
 log = logging.getLogger("watcher")
 

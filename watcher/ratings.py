@@ -183,14 +183,14 @@ def export_saved(items, fmt: str) -> str:
     import json
 
     if fmt == "bibtex":
-        from .bibtex import write
+        from .present.bibtex import write
 
         return write([p for p, _ in items])
     if fmt == "json":
         return json.dumps([dict(p.to_json(), saved_at=when) for p, when in items],
                           ensure_ascii=False, indent=2)
     if fmt == "markdown":  # a card list: the template saved.md
-        from .render import environment
+        from .present.render import environment
 
         return environment().get_template("saved.md").render(items=items).rstrip("\n")
     from .formats.text import one_line  # a title broken over lines stays one line per paper

@@ -24,7 +24,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from .config import Config
 from .errors import InputError
-from .latex import title_text
+from .present.latex import title_text
 
 HOST = "http://127.0.0.1"  # the address the app allows (loopback)
 NOT_CRAWLED = ("/r/", "/rate", "/login", "/logout", "/healthz")  # actions, not pages
@@ -176,7 +176,7 @@ def rewrite(text: str, here: str, files: dict[str, str], outside: dict[str, str 
 def outside_papers(database: Path, found, files) -> dict[str, str | None]:
     """Each link of the pages to a paper that has no page here -> the paper's own address
     (arXiv, its publisher), None when it has none."""
-    from .render import safe_url
+    from .present.render import safe_url
     from .store import Store
 
     links = {link.split("#", 1)[0] for _, body, is_html in found.values() if is_html
@@ -197,7 +197,7 @@ def search_index(database: Path, papers: dict[str, str]) -> list[dict]:
     server's search does ("RL" is a word, not a part of "world")."""
     from .matching.index import prepare_doc
     from .store import Store
-    from .tldr import stored_tldrs
+    from .present.tldr import stored_tldrs
 
     with Store.open(database) as store:
         stored = [p for p in (store.get(k) for k in papers) if p is not None]

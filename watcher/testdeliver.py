@@ -12,7 +12,7 @@ from datetime import datetime
 from .config import Config
 from .deliver import channel_for
 from .models import Digest, Match
-from .render import render
+from .present.render import render
 from .identity import merge
 
 

@@ -384,7 +384,7 @@ def paper_item(paper: Paper, collection: str) -> dict:
     ``arXiv:ID [category]``; a journal article has no archiveID, so ``extra`` only). The title
     and abstract are plain text, their LaTeX decoded (``\\emph{x}`` -> x, ``$\\alpha$`` -> α),
     as the BibTeX export writes them."""
-    from .bibtex import _name_parts, plain_text
+    from .present.bibtex import _name_parts, plain_text
 
     creators = []
     for author in paper.authors:

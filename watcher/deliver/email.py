@@ -32,7 +32,7 @@ from email.utils import format_datetime, getaddresses, make_msgid, parseaddr
 
 from ..errors import DeliveryError
 from ..models import Digest, Paper, Sent
-from ..render import plural, render
+from ..present.render import plural, render
 from ..kinds import REQUIRED, Kind
 from .base import Channel, secret_env
 

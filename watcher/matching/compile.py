@@ -52,7 +52,7 @@ def example_papers(profile, lookup) -> list:
             continue
         try:
             if path.suffix.lower() == ".bib":  # papers one likes, e.g. exported from Zotero
-                from ..bibtex import read as read_bib
+                from ..present.bibtex import read as read_bib
 
                 papers.extend(p.arxiv_id and lookup(p.arxiv_id) or p
                               for p in read_bib(path.read_bytes(), str(path)))

@@ -27,9 +27,9 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from ..errors import StoreError
 from ..matching.learn import names_a_rating
 from ..links import issue_path
-from ..render import ABSTRACT_CHARS, FILTERS, safe_url, shipped_templates_dir
+from ..present.render import ABSTRACT_CHARS, FILTERS, safe_url, shipped_templates_dir
 from ..store import Store, connect_readonly, database_error, no_database
-from ..tldr import stored_excerpt, stored_tldrs
+from ..present.tldr import stored_excerpt, stored_tldrs
 from .state import WebState
 
 log = logging.getLogger("watcher")
