@@ -136,7 +136,7 @@ def test_the_card_check_finds_a_card_drawn_in_python(tmp_path):
 
 
 def test_check_names_a_broken_apprise_or_feed_template(tmp_path):
-    from watcher.check import check_templates
+    from watcher.cli.check import check_templates
 
     fine = tmp_path / "fine"
     fine.mkdir()

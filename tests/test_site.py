@@ -16,7 +16,7 @@ import pytest
 
 from conftest import REPO
 from helpers import run_cli
-from watcher.site import file_for, relative
+from watcher.cli.site import file_for, relative
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
@@ -283,7 +283,7 @@ def test_the_crawl_reports_a_broken_link_and_follows_a_redirect():
     from starlette.responses import HTMLResponse, RedirectResponse
     from starlette.routing import Route
 
-    from watcher.site import crawl
+    from watcher.cli.site import crawl
 
     def home(request):
         return HTMLResponse('<a href="/a">a</a> <a href="/old#x">old</a> <a href="/missing">gone</a>'

@@ -299,7 +299,7 @@ def test_throttling_is_waited_out_within_the_deadline_else_queued(tmp_path, zote
 # --- check -----------------------------------------------------------------------------------
 
 def test_check_says_in_one_line_what_the_key_lacks(tmp_path, zotero, monkeypatch):
-    from watcher.check import check_config
+    from watcher.cli.check import check_config
 
     config = make_config(tmp_path, zotero)
     monkeypatch.setenv("ZOTERO_TEST_KEY", "read-key-0123")
