@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from corpus import read_corpus  # noqa: E402
 from inputs import distinct_papers  # noqa: E402
 from watcher.config import Profile  # noqa: E402
-from watcher.match import ProfileMatcher, prepare, select  # noqa: E402
+from watcher.matching.match import ProfileMatcher, prepare, select  # noqa: E402
 
 QUERIES = [
     '("reinforcement learning" OR RLHF OR GRPO) AND (LLM OR "language model")',

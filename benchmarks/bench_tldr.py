@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from corpus import corpus_records  # noqa: E402
 
-from watcher.tldr import extractive_tldr, tldr_quality  # noqa: E402
+from watcher.present.tldr import extractive_tldr, tldr_quality  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -45,9 +45,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import httpx  # noqa: E402
 
 from corpus import read_corpus  # noqa: E402
-from watcher.assemble import assemble  # noqa: E402
+from watcher.matching.assemble import assemble  # noqa: E402
 from watcher.config import load_config  # noqa: E402
-from watcher.compile import compile_profiles  # noqa: E402
+from watcher.matching.compile import compile_profiles  # noqa: E402
 from watcher.store import Store  # noqa: E402
 
 QUERIES = ["GRPO", "reinforcement learning", "ti:survey", "diffusion", "au:Levine",

@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE))
 
 from eval_feedback import TOPICS, day_papers, read_judgements  # noqa: E402
 from watcher.config import Profile  # noqa: E402
-from watcher.match import ProfileMatcher, prepare  # noqa: E402
+from watcher.matching.match import ProfileMatcher, prepare  # noqa: E402
 
 FIRST = 20  # days to learn from; the rest are scored
 RECALL_LOSS = 0.02

@@ -3,7 +3,7 @@
     python benchmarks/choose_learner.py [--days N]
 
 Runs ``eval_feedback``'s simulated reader (its own functions, the whole pipeline) on the three
-judged topics for each candidate setting of :mod:`watcher.learn`'s constants in SETTINGS. Then, for
+judged topics for each candidate setting of :mod:`watcher.matching.learn`'s constants in SETTINGS. Then, for
 each topic in turn, picks the setting that does best on the *other two* (most targets met, then
 the higher mean F1 of the rated runs) and reports how that setting does on the topic left out.
 The setting shipped is the one picked most often (ties: the first of SETTINGS); the README's table

@@ -27,7 +27,7 @@ below 0.9 at least 15% fewer false positives; cold+ratings reaches COLD_SHARE x 
 bound (BOUNDS, from bound_learner.py) over the last 10 days. ``--other`` adds the held-out other
 topics (OTHER_TOPICS), and a per-topic table, worst first, ends the output. Exit status 1 when
 a target is missed. ``--set`` overrides a constant of
-:mod:`watcher.learn` (``choose_learner.py`` uses it to choose them); ``--judgements`` and
+:mod:`watcher.matching.learn` (``choose_learner.py`` uses it to choose them); ``--judgements`` and
 ``--query`` run any other topic.
 """
 
@@ -185,13 +185,13 @@ def read_judgements(path: Path) -> dict[str, int]:
 
 
 def set_constants(pairs: list[str]) -> None:
-    """``NAME=VALUE`` overrides of :mod:`watcher.learn`'s constants (for choosing them)."""
-    from watcher import learn
+    """``NAME=VALUE`` overrides of :mod:`watcher.matching.learn`'s constants (for choosing them)."""
+    from watcher.matching import learn
 
     for pair in pairs:
         name, _, value = pair.partition("=")
         if not hasattr(learn, name) or not name.isupper():
-            raise SystemExit(f"eval_feedback: no constant {name!r} in watcher.learn")
+            raise SystemExit(f"eval_feedback: no constant {name!r} in watcher.matching.learn")
         setattr(learn, name, type(getattr(learn, name))(value))
 
 
@@ -272,7 +272,7 @@ def main() -> int:
     ap.add_argument("--only", default="query,query+ratings,cold+ratings,cold")
     ap.add_argument("--days", type=int, help="only the first N days (a smoke test; targets not judged)")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                    help="override a constant of watcher.learn (to choose them)")
+                    help="override a constant of watcher.matching.learn (to choose them)")
     ap.add_argument("--json", action="store_true", help="also print each topic's figures as JSON")
     args = ap.parse_args()
 

@@ -27,7 +27,7 @@ sys.path.insert(0, str(HERE))
 
 from corpus import read_corpus, read_digest  # noqa: E402
 from watcher.config import Profile, parse_config  # noqa: E402
-from watcher.match import ProfileMatcher, prepare  # noqa: E402
+from watcher.matching.match import ProfileMatcher, prepare  # noqa: E402
 
 
 def main() -> None:

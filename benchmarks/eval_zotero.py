@@ -50,7 +50,7 @@ def liked_papers(days, judged: dict, cold: int) -> list:
 def run_topic(judged: dict, days, cold: int) -> dict:
     from zoteroserver import ZoteroServer
 
-    from watcher.bibtex import write
+    from watcher.present.bibtex import write
     from watcher.store import now_utc
     from watcher.zotero import paper_item
     from watcher.zotsync import sync

@@ -123,11 +123,11 @@ from corpus import corpus_records, read_corpus  # noqa: E402
 from inputs import build_atom, build_hf_json, distinct_papers  # noqa: E402
 from watcher import formats  # noqa: E402
 from watcher.formats import arxiv_atom  # noqa: E402
-from watcher.match import ProfileMatcher, prepare, select  # noqa: E402
+from watcher.matching.match import ProfileMatcher, prepare, select  # noqa: E402
 from watcher.models import Digest, Match  # noqa: E402
-from watcher.query import parse_query  # noqa: E402
-from watcher.render import render  # noqa: E402
-from watcher.tldr import _memo, stored_excerpt  # noqa: E402
+from watcher.matching.query import parse_query  # noqa: E402
+from watcher.present.render import render  # noqa: E402
+from watcher.present.tldr import _memo, stored_excerpt  # noqa: E402
 from watcher.store import Store  # noqa: E402
 
 SECTIONS = ("ingest", "match", "cli", "daemon", "scale")

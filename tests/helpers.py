@@ -90,7 +90,8 @@ def _as_a_new_process() -> None:
     made, and keeps each host's rate limit), the secrets remembered for masking (a secret
     another test made known must not hide a leak here), and the summarizer's paused endpoints.
     Memoised pure functions (templates, stems, TL;DRs) are left: they give the same answers."""
-    from watcher import http, masking, summarize
+    from watcher import http, masking
+    from watcher.present import summarize
 
     with http._shared_lock:
         http._shared.clear()

@@ -17,7 +17,7 @@ from watcher.deliver import DeliveryContext, make_channel
 from watcher.deliver.apprise_channel import messages, pack
 from watcher.errors import DeliveryError
 from watcher.text import shorten
-from watcher.tldr import tldr_of
+from watcher.present.tldr import tldr_of
 
 apprise = pytest.importorskip("apprise")
 ENV = "WATCHER_TEST_APPRISE_URLS"

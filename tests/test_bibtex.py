@@ -14,7 +14,7 @@ import pytest
 from conftest import DATA
 from test_ratings import compiles
 from watcher import formats
-from watcher.bibtex import paper_year, plain_text, read, write
+from watcher.present.bibtex import paper_year, plain_text, read, write
 from watcher.models import Paper
 
 # real captures with LaTeX in titles and abstracts: arXiv API, OAI-PMH, old RSS, a listing day

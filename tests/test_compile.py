@@ -1,4 +1,4 @@
-"""One way to compile a profile (watcher/compile.py): the web's matchers follow every change of
+"""One way to compile a profile (watcher/matching/compile.py): the web's matchers follow every change of
 what they are made of (examples stored later, ratings changed within one second, example
 files), and the query preview of the unchanged query counts what the profile selects now."""
 
@@ -17,8 +17,8 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 from webkit import app_for, database_copy, sample_setup, text
 
-from watcher.compile import changes, compile_profile
-from watcher.index import prepare
+from watcher.matching.compile import changes, compile_profile
+from watcher.matching.index import prepare
 from watcher.models import Paper
 from watcher.ratings import apply_rating
 from watcher.store import Store

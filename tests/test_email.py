@@ -12,7 +12,7 @@ from deliverkit import MailServer, free_port, injection_digest, make_cert, sampl
 from watcher.config import ChannelConfig
 from watcher.deliver import DeliveryContext, make_channel
 from watcher.errors import DeliveryError
-from watcher.render import render
+from watcher.present.render import render
 
 
 def channel(port: int, **kw):

@@ -139,7 +139,7 @@ def test_the_channel_holds_100_kb_whatever_max_bytes_says():
 
     from watcher.config import ChannelConfig
     from watcher.deliver import DeliveryContext, make_channel
-    from watcher.render import render
+    from watcher.present.render import render
 
     cfg = ChannelConfig(name="mail", type="email", host="127.0.0.1", port=1, security="none",
                         sender="w@example.org", to=("me@example.org",), max_bytes=10**7)

@@ -17,7 +17,7 @@ from watcher.deliver import DeliveryContext, make_channel
 from watcher.deliver.feed import entry_id, read_feed
 from watcher.errors import ConfigError, DeliveryError
 from watcher.models import Paper
-from watcher.tldr import tldr_of
+from watcher.present.tldr import tldr_of
 
 NOW = datetime(2025, 4, 12, 20, 0, tzinfo=timezone.utc)
 

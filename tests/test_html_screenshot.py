@@ -25,7 +25,7 @@ from deliverkit import injection_digest, sample_digest
 
 from watcher.models import Match
 
-from watcher.render import render
+from watcher.present.render import render
 
 pytestmark = pytest.mark.slow  # drives Chromium: the full suite (CI) runs it, not the inner loop
 

@@ -239,7 +239,7 @@ def test_the_wheel_init_writes_is_the_running_watcher_and_always_the_same_bytes(
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
         info = f"watcher_papers-{__version__}.dist-info"
-        assert {f"{info}/METADATA", f"{info}/RECORD", f"{info}/WHEEL", "watcher/cli.py",
+        assert {f"{info}/METADATA", f"{info}/RECORD", f"{info}/WHEEL", "watcher/cli/__init__.py",
                 "watcher/templates/digest.html", "watcher/data/config.toml"} <= names
         assert zf.read("watcher/data/config.toml").decode() == starter_config()
         assert "watcher = watcher.cli:main" in zf.read(f"{info}/entry_points.txt").decode()

@@ -26,7 +26,7 @@ from watcher.config import ChannelConfig
 from watcher.deliver import DeliveryContext, make_channel
 from watcher.deliver.slack import MAX_BLOCKS, MAX_HEADER, MAX_SECTION, split_messages
 from watcher.models import Digest, Match, Paper
-from watcher.render import TEMPLATE_NAMES, render
+from watcher.present.render import TEMPLATE_NAMES, render
 from watcher.store import Store
 
 SLACK_CONTROLS = ("<!channel>", "<!here>", "<!everyone>", "<@U123>", "<#C123>", "<https://x|y>",

@@ -74,7 +74,7 @@ def _kind_comparisons(path, family: str):
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("module", ["config.py", "check.py"])
+@pytest.mark.parametrize("module", ["config.py", "cli/check.py"])
 def test_no_kind_is_named_in_config_or_check(module, family):
     found = _kind_comparisons(REPO / "watcher" / module, family)
     assert not found, f"{module} compares a {family}'s type with {found}: the kind's rules belong in its module"
@@ -113,7 +113,7 @@ def test_a_channel_kinds_check_runs_from_its_module(monkeypatch, write_config, t
     """`watcher check` asks each channel's kind: swap the file kind's check and its line shows."""
     import dataclasses
 
-    from watcher.check import check_config
+    from watcher.cli.check import check_config
 
     text = """
     [profile.p]

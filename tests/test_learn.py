@@ -1,4 +1,4 @@
-"""Learning from ratings (watcher.learn through ProfileMatcher): liked papers are examples,
+"""Learning from ratings (watcher.matching.learn through ProfileMatcher): liked papers are examples,
 disliked ones counter-examples; the reasons name them."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from watcher.config import Profile
-from watcher.learn import Feedback
-from watcher.match import ProfileMatcher, select
+from watcher.matching.learn import Feedback
+from watcher.matching.match import ProfileMatcher, select
 from watcher.models import Paper
 
 
@@ -111,9 +111,10 @@ import tomllib  # noqa: E402
 
 from conftest import REPO  # noqa: E402
 
-from watcher import formats, learn  # noqa: E402
-from watcher.index import prepare  # noqa: E402
-from watcher.learn import rating_changes  # noqa: E402
+from watcher import formats  # noqa: E402
+from watcher.matching import learn  # noqa: E402
+from watcher.matching.index import prepare  # noqa: E402
+from watcher.matching.learn import rating_changes  # noqa: E402
 
 RAG_WORDS = ("retriever reranker passages corpus grounded generator chunking dense sparse index "
              "open-domain question answering knowledge citations hallucination").split()

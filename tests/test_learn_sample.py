@@ -18,10 +18,10 @@ with warnings.catch_warnings():
 from helpers import run_cli
 from webkit import app_for, sample_setup, text
 
-from watcher.compile import compile_profile, what_ratings_changed
-from watcher.index import prepare
-from watcher.learn import Feedback
-from watcher.match import ProfileMatcher
+from watcher.matching.compile import compile_profile, what_ratings_changed
+from watcher.matching.index import prepare
+from watcher.matching.learn import Feedback
+from watcher.matching.match import ProfileMatcher
 from watcher.ratings import apply_rating
 from watcher.store import Store
 
@@ -288,7 +288,7 @@ def test_the_profile_page_links_the_rating_that_decided_each_change(site):
     to the rated paper's page and gives its title; the JSON twin carries it as ``decided_by``."""
     from urllib.parse import quote
 
-    from watcher.learn import disliked_reason, liked_reason
+    from watcher.matching.learn import disliked_reason, liked_reason
 
     config, db = site
     config, changes = rate_all(config, db)

@@ -16,7 +16,7 @@ from helpers import mailed_links_config
 from watcher.config import load_config
 from watcher.links import BadLink, Links, links_for, make_token, verify_token
 from watcher.ratings import apply_rating, ratings
-from watcher.render import render
+from watcher.present.render import render
 from watcher.store import Store
 
 SECRET = "correct horse battery staple"

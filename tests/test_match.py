@@ -10,9 +10,9 @@ import pytest
 
 from watcher import formats
 from watcher.config import Profile, parse_config
-from watcher.docfreq import DocFreq, default_doc_freq
+from watcher.matching.docfreq import DocFreq, default_doc_freq
 from watcher.errors import QuerySyntaxError
-from watcher.match import AUTHOR_BOOST, CATEGORY_WEIGHT, QUERY_BASE, ProfileMatcher, prepare, select
+from watcher.matching.match import AUTHOR_BOOST, CATEGORY_WEIGHT, QUERY_BASE, ProfileMatcher, prepare, select
 from watcher.models import Paper
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -354,7 +354,7 @@ def test_llm_rl_profile_keeps_the_seed_and_little_else():
 
 
 def test_batch_similarity_is_the_cosine_of_the_paper_vectors():
-    from watcher.index import cosine, paper_vector, similarity
+    from watcher.matching.index import cosine, paper_vector, similarity
 
     papers = reward_examples() + [paper("Reward hacking", "policy optimization, twice: policy"),
                                   paper("Nothing shared", "")]

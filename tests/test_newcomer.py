@@ -126,7 +126,7 @@ def test_a_profile_with_no_papers_is_named_with_its_count_and_left_out_of_the_ti
 
     from watcher.config import load_config
     from watcher.pipeline import Cycle, Deliver, Fetch, run_once, sample_config, sample_now
-    from watcher.summary import digest_lines, skim
+    from watcher.present.summary import digest_lines, skim
     from webkit import app_for
 
     hint = "Diffusion models for protein design none, preview its query: watcher serve, then /profiles/protein"
@@ -231,7 +231,7 @@ def test_status_says_a_digest_whose_only_profile_matched_nothing_delivered_nothi
                                           + PROTEIN)
     from watcher.config import load_config  # the terminal's line per digest (stderr on a tty)
     from watcher.pipeline import Cycle, Deliver, Fetch, run_once, sample_config, sample_now
-    from watcher.summary import digest_lines
+    from watcher.present.summary import digest_lines
 
     config = sample_config(load_config(tmp_path / "config.toml"))
     with inside(tmp_path):
@@ -289,7 +289,7 @@ def test_an_issue_names_a_profile_it_carried_that_the_digest_no_longer_has(tmp_p
               '\n[channel.mine]\ntype = "file"\npath = "mine/{digest}-{date}.{ext}"\n')
     (tmp_path / "config.toml").write_text(text)
     from watcher.pipeline import Cycle, Deliver, Fetch, run_once, sample_now
-    from watcher.summary import digest_lines
+    from watcher.present.summary import digest_lines
 
     config = sample_config_of(tmp_path)
     with inside(tmp_path):

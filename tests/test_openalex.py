@@ -23,8 +23,8 @@ from watcher.cli import cli
 from watcher.config import Profile, SourceConfig, load_config
 from watcher.errors import QuerySyntaxError, SourceError
 from watcher.formats import openalex
-from watcher.match import ProfileMatcher
-from watcher.query import parse_query
+from watcher.matching.match import ProfileMatcher
+from watcher.matching.query import parse_query
 from watcher.sources import make_source
 
 NOW = datetime(2017, 8, 10, 12, 0, tzinfo=timezone.utc)

@@ -1,4 +1,4 @@
-"""The percolator (watcher/percolate.py): profiles are evaluated only where one of their anchor
+"""The percolator (watcher/matching/percolate.py): profiles are evaluated only where one of their anchor
 terms occurs, and select exactly what evaluating every profile on every paper selects."""
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ import pytest
 
 from watcher import formats
 from watcher.config import Profile
-from watcher.docfreq import default_doc_freq
+from watcher.matching.docfreq import default_doc_freq
 from watcher.identity import merge_batch
-from watcher.match import ProfileMatcher, merge, prepare, select
+from watcher.matching.match import ProfileMatcher, merge, prepare, select
 from watcher.models import Match, Paper
-from watcher.percolate import Percolator, anchors
-from watcher.query import parse_query
+from watcher.matching.percolate import Percolator, anchors
+from watcher.matching.query import parse_query
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"

@@ -19,7 +19,7 @@ from watcher.config import ChannelConfig
 from watcher.deliver import DeliveryContext, make_channel
 from watcher.deliver.apprise_channel import messages
 from watcher.deliver.feed import merge_feed
-from watcher.render import render
+from watcher.present.render import render
 
 LATEX_TITLE = r"Pok\'emon agents learn $\alpha$-policies with \textbf{RL}"
 DECODED = "Pokémon agents learn α-policies with RL"
@@ -136,7 +136,7 @@ def test_the_card_check_finds_a_card_drawn_in_python(tmp_path):
 
 
 def test_check_names_a_broken_apprise_or_feed_template(tmp_path):
-    from watcher.check import check_templates
+    from watcher.cli.check import check_templates
 
     fine = tmp_path / "fine"
     fine.mkdir()

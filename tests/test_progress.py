@@ -27,7 +27,7 @@ from test_formats_arxiv import with_token
 
 from watcher import progress
 from watcher.config import SourceConfig
-from watcher.convert import convert_inputs
+from watcher.cli.convert import convert_inputs
 from watcher.sources import make_source
 
 PAGE = "arxivpy2026_q_testing_s0_m100_cfe7536492ca.xml"  # 100 real arXiv API entries

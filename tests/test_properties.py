@@ -25,8 +25,8 @@ from watcher import formats
 from watcher.errors import InputError, QuerySyntaxError
 from watcher.formats import hf_json, hf_page, papers_json, text
 from watcher.models import Digest, Match, Paper
-from watcher.query import Query, parse_query
-from watcher.render import render
+from watcher.matching.query import Query, parse_query
+from watcher.present.render import render
 from watcher.store import Store
 
 # 200 examples each keeps the default run fast; WATCHER_PROPERTY_EXAMPLES=5000 searches harder.

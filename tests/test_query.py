@@ -10,9 +10,9 @@ from conftest import MINIMAL_CONFIG
 from helpers import run_cli
 
 from watcher.errors import ConfigError, QuerySyntaxError
-from watcher.index import Batch
+from watcher.matching.index import Batch
 from watcher.models import Paper
-from watcher.query import And, Not, Or, Term, parse_query
+from watcher.matching.query import And, Not, Or, Term, parse_query
 from watcher.text import fold, name_key, same_person, words
 
 PAPER = Paper(
@@ -210,7 +210,7 @@ def test_too_deep_nesting_is_a_syntax_error_at_the_first_level_too_many(query, b
 def test_every_accepted_depth_evaluates_everywhere(query, tmp_path):
     """The matchers, the percolator's anchors and the web search walk the whole tree: any
     query the parser accepts must not exhaust their stack."""
-    from watcher.percolate import anchors
+    from watcher.matching.percolate import anchors
     from watcher.search import Filters, run_search
     from watcher.store import Store
 

@@ -302,7 +302,7 @@ def compiles(bib: str, folder, entries: int) -> None:
 def test_bibtex_decodes_arxiv_math_escapes_the_rest_and_compiles(tmp_path):
     import bibtexparser
 
-    from watcher.bibtex import read, write
+    from watcher.present.bibtex import read, write
 
     titles = ["LLM$\\times$MapReduce-V2: Entropy-Driven Scaling", "F$^3$Set: Fast Events",
               "SAEs $\\textit{Can}$ Improve Unlearning", "R&D at 100% of $5 #1 {braces} under_score",

@@ -23,7 +23,7 @@ from test_late_papers import CONFIG as LATE_CONFIG
 from webkit import app_for, text
 from watcher.cli import cli
 from watcher.config import load_config
-from watcher.site import build_site, file_for
+from watcher.cli.site import build_site, file_for
 
 with warnings.catch_warnings():  # newer Starlette suggests httpx2 for its test client; httpx works
     warnings.simplefilter("ignore")

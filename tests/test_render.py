@@ -12,9 +12,9 @@ from deliverkit import HtmlCollector, GOLDEN, SEED_DIGEST, injection_digest, sam
 
 from watcher.errors import RenderError
 from watcher.models import Digest, Match
-from watcher.render import (ABSTRACT_CHARS, EXTENSIONS, TEMPLATE_NAMES, authors, md, mrkdwn, render,
+from watcher.present.render import (ABSTRACT_CHARS, EXTENSIONS, TEMPLATE_NAMES, authors, md, mrkdwn, render,
                             safe_url, shorten)
-from watcher.tldr import extractive_tldr
+from watcher.present.tldr import extractive_tldr
 
 FORMATS = list(TEMPLATE_NAMES)
 

@@ -16,7 +16,7 @@ from html.parser import HTMLParser
 import pytest
 
 from watcher.models import Digest, Match, Paper
-from watcher.render import render
+from watcher.present.render import render
 
 
 def small_digest() -> Digest:

@@ -11,8 +11,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from watcher import formats
-from watcher.index import prepare
-from watcher.query import parse_query
+from watcher.matching.index import prepare
+from watcher.matching.query import parse_query
 from watcher.search import Filters, run_search
 from watcher.store import Store
 
@@ -99,7 +99,7 @@ def test_a_small_batch_reads_a_word_from_its_papers_as_its_index_finds_it():
     """A search's chunk of candidates looks its few words up by reading each paper's field
     (index.SCANS words a field) instead of indexing every word of every paper: the same
     papers for every word, prefix and category of the corpus, in every field."""
-    from watcher import index
+    from watcher.matching import index
 
     papers = corpus()
     indexed = prepare(papers)
@@ -127,7 +127,7 @@ def test_the_check_reads_the_stored_words_which_are_the_matchers_own(tmp_path):
     """The words the store keeps of each paper (search_title, search_abstract: what the index
     holds) are the ones normalising its text gives, so the check reads them instead of
     normalising again; a paper whose stored words are missing is normalised as before."""
-    from watcher.index import prepare_doc
+    from watcher.matching.index import prepare_doc
     from watcher.store import row_to_paper
 
     papers = corpus()

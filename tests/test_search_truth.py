@@ -18,9 +18,9 @@ from test_search_check import NOW, corpus
 from webkit import app_for
 
 from watcher.categories import category_problem
-from watcher.compile import compile_profile
+from watcher.matching.compile import compile_profile
 from watcher.config import load_config
-from watcher.index import prepare
+from watcher.matching.index import prepare
 from watcher.models import Paper
 from watcher.store import Store
 from watcher.text import words

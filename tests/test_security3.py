@@ -231,7 +231,7 @@ def test_a_doi_or_pmid_with_a_path_out_is_no_identifier():
 def test_the_site_writes_only_inside_its_folder_whatever_the_keys(tmp_path):
     from pathlib import PurePosixPath
 
-    from watcher.site import _write, file_for
+    from watcher.cli.site import _write, file_for
 
     for target in ("/papers/doi:10.1234/../../../../escaped", "/papers/pmid:..%2F..%2F..%2Fx",
                    "/papers/doi:10.1/..\\..\\..\\x", "/../../status", "/feeds/../../daily.atom"):
@@ -522,7 +522,7 @@ def test_saved_bib_never_keeps_a_javascript_url(tmp_path):
     from starlette.testclient import TestClient
     from webkit import app_for
 
-    from watcher.bibtex import write
+    from watcher.present.bibtex import write
     from watcher.config import load_config
     from watcher.models import Paper
     from watcher.ratings import apply_rating
@@ -561,7 +561,7 @@ def test_a_webhook_dripping_its_answer_fails_after_about_its_timeout():
 
 
 def test_a_state_file_that_unpacks_without_end_is_not_restored(tmp_path):
-    from watcher import statefile
+    from watcher.cli import statefile
 
     packed = tmp_path / "bomb.db.gz"
     with gzip.GzipFile(packed, "wb", mtime=0) as z:

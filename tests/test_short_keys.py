@@ -11,7 +11,7 @@ import sqlite_utils
 
 from watcher import store as store_module
 from watcher.models import Paper, short_key
-from watcher.query import parse_query
+from watcher.matching.query import parse_query
 from watcher.search import Filters, run_search
 from watcher.store import SHORT_LOOKUP, Store
 

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import REPO
 from helpers import run_cli
-from watcher.site import file_for, relative
+from watcher.cli.site import file_for, relative
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
@@ -250,7 +250,7 @@ def test_the_static_search_finds_what_the_server_finds_for_plain_words(site, bro
     server's search (the query language, :func:`watcher.search.run_search`) finds: whole words,
     folded alike ("RL" never finds "world"; "policies" finds "policy"; "fine-tuning" is a
     phrase)."""
-    from watcher.query import parse_query
+    from watcher.matching.query import parse_query
     from watcher.search import Filters, run_search
     from watcher.store import Store
 
@@ -283,7 +283,7 @@ def test_the_crawl_reports_a_broken_link_and_follows_a_redirect():
     from starlette.responses import HTMLResponse, RedirectResponse
     from starlette.routing import Route
 
-    from watcher.site import crawl
+    from watcher.cli.site import crawl
 
     def home(request):
         return HTMLResponse('<a href="/a">a</a> <a href="/old#x">old</a> <a href="/missing">gone</a>'

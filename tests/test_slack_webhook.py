@@ -14,7 +14,7 @@ from watcher.config import ChannelConfig
 from watcher.deliver import DeliveryContext, httppost, make_channel
 from watcher.deliver.slack import MAX_BLOCKS, MAX_SECTION, split_messages
 from watcher.errors import DeliveryError
-from watcher.render import render
+from watcher.present.render import render
 
 
 @pytest.fixture(autouse=True)

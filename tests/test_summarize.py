@@ -14,8 +14,8 @@ from llmserver import LlmServer
 from helpers import run_cli
 from watcher.config import SummarizerConfig
 from watcher.store import Store
-from watcher.summarize import Summarizer
-from watcher.tldr import extractive_tldr
+from watcher.present.summarize import Summarizer
+from watcher.present.tldr import extractive_tldr
 
 NOW = datetime(2025, 4, 12, 20, 0, tzinfo=timezone.utc)
 KEY = "sk-test-5ecret-key-value-0123456789"
@@ -238,7 +238,7 @@ def test_a_200_mb_answer_is_cut_at_1_mb_and_once_stays_under_300_mb(tmp_path):
 
 
 def test_a_429_stops_the_calls_for_the_run_and_its_retry_after_is_honoured(store, caplog):
-    from watcher import summarize
+    from watcher.present import summarize
 
     with LlmServer("429") as server:
         digest = sample_digest(12, updated=0)
@@ -258,7 +258,7 @@ def test_a_429_stops_the_calls_for_the_run_and_its_retry_after_is_honoured(store
 
 
 def test_retry_after_reads_seconds_and_dates_within_a_day():
-    from watcher.summarize import DEFAULT_RETRY_AFTER, retry_after
+    from watcher.present.summarize import DEFAULT_RETRY_AFTER, retry_after
 
     assert retry_after("30") == 30 and retry_after(" 2.5 ") == 2.5
     assert retry_after("Wed, 21 Oct 2015 07:28:00 GMT", now=1445412400.0) == 80.0

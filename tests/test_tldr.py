@@ -9,7 +9,7 @@ import pytest
 
 from helpers import DATA
 from watcher.models import Match, Paper
-from watcher.tldr import MAX_CHARS, clean_latex, excerpt, extractive_tldr, sentences, tldr_of
+from watcher.present.tldr import MAX_CHARS, clean_latex, excerpt, extractive_tldr, sentences, tldr_of
 
 
 def corpus() -> dict[str, dict]:
@@ -139,7 +139,7 @@ def test_the_excerpt_under_the_tldr_does_not_repeat_it():
 def test_tldrs_are_whole_sentences_that_stand_alone():
     """A TL;DR is read alone (a card, a push message): not cut mid-sentence, not leaning on what
     the abstract said before it, no LaTeX tilde left over."""
-    from watcher.tldr import stands_alone, tldr_quality
+    from watcher.present.tldr import stands_alone, tldr_quality
 
     tldrs = [extractive_tldr(r["summary"], r["title"]) for r in CORPUS.values()]
     q = tldr_quality(tldrs)

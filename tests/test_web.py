@@ -512,7 +512,7 @@ def test_a_paper_without_versions_says_nothing_rather_than_unknown(client):
 
 def test_similar_papers_below_the_floor_are_not_shown(client, sample):
     """A paper page lists only papers that share a topic, not a few words."""
-    from watcher.docfreq import default_doc_freq
+    from watcher.matching.docfreq import default_doc_freq
     from watcher.search import SIMILAR_SHOWN, similar_papers
     from watcher.store import Store
 

@@ -117,8 +117,8 @@ def test_a_pages_buttons_find_their_profiles_in_one_batch_through_the_percolator
                                                                                   monkeypatch):
     """With many profiles, the search page's buttons: one percolator batch for all its papers
     (not one score per paper and profile), and the same profiles as one paper at a time."""
-    from watcher import percolate
-    from watcher.compile import compile_profile
+    from watcher.matching import percolate
+    from watcher.matching.compile import compile_profile
     from watcher.ratings import owners, owners_of
 
     config, db = sample

@@ -32,7 +32,7 @@ from watcher.config import load_config
 from watcher.deliver import DeliveryContext, make_channel
 from watcher.ratings import apply_rating
 from watcher.store import Store
-from watcher.tldr import extractive_tldr
+from watcher.present.tldr import extractive_tldr
 from watcher.web.feeds import feed_key
 
 BASE = "https://papers.example.org/watcher"

@@ -13,7 +13,7 @@ from sqlite_utils.migrations import Migrations
 
 from watcher import store as store_module
 from watcher.models import Digest, Match, Paper
-from watcher.query import parse_query
+from watcher.matching.query import parse_query
 from watcher.search import Filters, fts_expression, run_search
 from watcher.store import Store
 
@@ -128,7 +128,7 @@ def test_the_fts_expression_is_a_superset_of_the_query_over_the_normalised_words
 
 def test_searches_agree_with_the_profile_language(tmp_path):
     """The papers found are those the profiles' own matcher selects."""
-    from watcher.index import prepare
+    from watcher.matching.index import prepare
 
     papers = [paper(arxiv_id=f"2504.{i:05d}", title=t, abstract=a, authors=au, categories=c)
               for i, (t, a, au, c) in enumerate([

@@ -185,8 +185,8 @@ def test_the_migration_keeps_every_paper_and_its_history(tmp_path):
 def test_jr_doi_and_subjects_select_papers_by_venue_and_doi():
     from watcher.config import Profile
     from watcher.errors import QuerySyntaxError
-    from watcher.match import ProfileMatcher, select
-    from watcher.query import parse_query
+    from watcher.matching.match import ProfileMatcher, select
+    from watcher.matching.query import parse_query
 
     linked = preprint(published="10.1038/s41593-026-02114-7", journal="Nature Neuroscience")
     med = Paper(title="Wastewater RSV", doi="10.1101/2026.11.20.26354902", venues=["medRxiv"],
@@ -230,10 +230,10 @@ def test_a_stored_paper_is_found_by_doi_pmid_or_key(tmp_path):
 def test_the_atom_feed_bibtex_and_updates_show_the_venue_and_the_doi():
     import json as jsonlib
 
-    from watcher.bibtex import write
+    from watcher.present.bibtex import write
     from watcher.deliver.feed import build_entry
     from watcher.models import Digest, Match
-    from watcher.render import render
+    from watcher.present.render import render
 
     work = preprint(published="10.1038/s41593-026-01234-5", journal="Nature Neuroscience",
                     sources=["bio", "natneuro"])
@@ -259,7 +259,7 @@ def test_the_json_format_round_trips_a_work_and_refuses_wrong_types():
     from watcher import formats
     from watcher.errors import InputError
     from watcher.models import Digest, Match
-    from watcher.render import render
+    from watcher.present.render import render
 
     work = pubmed(dois=["10.1101/2026.03.01.612345", "10.1038/s41593-026-01234-5"], sources=["bio", "pm"])
     text = render(Digest(name="d", title="D", date=T0.date(), matches=[Match(work, 1.0, [], "p")]), "json")

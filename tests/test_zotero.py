@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 import pytest
 from zoteroserver import ZoteroServer, data, zotero  # noqa: F401
 
-from watcher.compile import compile_profile
+from watcher.matching.compile import compile_profile
 from watcher.config import load_config
 from watcher.errors import ConfigError
 from watcher.models import Paper
@@ -299,7 +299,7 @@ def test_throttling_is_waited_out_within_the_deadline_else_queued(tmp_path, zote
 # --- check -----------------------------------------------------------------------------------
 
 def test_check_says_in_one_line_what_the_key_lacks(tmp_path, zotero, monkeypatch):
-    from watcher.check import check_config
+    from watcher.cli.check import check_config
 
     config = make_config(tmp_path, zotero)
     monkeypatch.setenv("ZOTERO_TEST_KEY", "read-key-0123")
@@ -425,7 +425,7 @@ def test_the_desktop_local_api_is_read_without_a_key(tmp_path, papers, store):
 
 
 def test_the_webs_kept_matchers_compile_again_after_a_sync(tmp_path, zotero, store, papers, monkeypatch):
-    from watcher.compile import Compiled
+    from watcher.matching.compile import Compiled
 
     monkeypatch.setenv("ZOTERO_TEST_KEY", "read-key-0123")
     config = make_config(tmp_path, zotero, extra="")

@@ -18,7 +18,7 @@ from test_source_arxiv import ALL, PAGE
 from test_zotero import READS, SAVES, translator_item
 from zoteroserver import zotero  # noqa: F401
 
-from watcher.bibtex import plain_text
+from watcher.present.bibtex import plain_text
 from watcher.config import load_config
 
 with warnings.catch_warnings():

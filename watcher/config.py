@@ -113,7 +113,7 @@ class SourceConfig:
 
 @dataclass(frozen=True)
 class Profile:
-    """A ``[profile.NAME]`` table: what one topic matches (see :mod:`watcher.match`)."""
+    """A ``[profile.NAME]`` table: what one topic matches (see :mod:`watcher.matching.match`)."""
 
     name: str
     title: str
@@ -617,7 +617,7 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
 def _profile(r: _Reader, name: str, t: dict, base: Path) -> Profile:
     where = f"profile.{name}"
     v = r.table(where, t, _PROFILE_KEYS)
-    # no query, authors or examples: the profile selects what its ratings teach (watcher.learn)
+    # no query, authors or examples: the profile selects what its ratings teach (watcher.matching.learn)
     if v["max_papers"] < 1:
         raise r.fail(f"{where}.max_papers", "must be at least 1")
     for key, leave_out in (("query", "a profile without one selects by its authors, examples and ratings"),
@@ -656,7 +656,7 @@ def _check_example(r: _Reader, key: str, example: str, base: Path) -> None:
 
 
 def _check_query(r: _Reader, key: str, text: str) -> None:
-    from .query import parse_query  # the matcher's parser is the one authority on syntax
+    from .matching.query import parse_query  # the matcher's parser is the one authority on syntax
 
     try:
         parse_query(text)
@@ -679,7 +679,7 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
             raise r.fail(f"{where}.channels", f"no [channel.{c}] is defined")
     for f in v["formats"]:
         r.choice(f"{where}.formats", f, FORMATS)
-    from .assemble import ORDERS
+    from .matching.assemble import ORDERS
     from .deliver import KINDS
 
     r.choice(f"{where}.order", v["order"], tuple(ORDERS))

@@ -236,7 +236,7 @@ def link_notes(config) -> list[str]:
     links, and without any link for a paper that has no page of its own (a listing that gave
     none), because ``[web] base_url`` (and ``secret_env``) is not set — naming the keys to set.
     A channel that only writes the text format (which carries no links) is left out; an unset
-    secret variable is a problem of its own (:func:`watcher.check.check_config`)."""
+    secret variable is a problem of its own (:func:`watcher.cli.check.check_config`)."""
     web = config.web
     if web.base_url:
         off = base_url_off_listen(web)

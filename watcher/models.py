@@ -379,7 +379,7 @@ class Match:
     """A paper that a profile selected, with its score and the human-readable reasons.
 
     ``tldr`` is the one-sentence summary the pipeline computed before rendering (SPEC §7);
-    when it is None, renderers use the extractive one (:func:`watcher.tldr.tldr_of`).
+    when it is None, renderers use the extractive one (:func:`watcher.present.tldr.tldr_of`).
 
     A match read back from a delivered message (:meth:`watcher.store.Store.issue`, SPEC §11)
     holds the paper as sent; ``as_sent`` is False for one recorded before messages kept their

@@ -45,17 +45,17 @@ from datetime import date, datetime, time, timezone
 from pathlib import Path
 from typing import Callable, TextIO
 
-from .assemble import (NOTHING_ANNOUNCED, assemble, brought_by, delivered_reason, digest_title, nothing_since,
+from .matching.assemble import (NOTHING_ANNOUNCED, assemble, brought_by, delivered_reason, digest_title, nothing_since,
                        profile_counts, window_start)
 from .config import FORMAT_CHANNELS, Config, DigestConfig, SourceConfig
 from .deliver import channel_for, redact
 from .errors import DeliveryError, StoreError, WatcherError
 from .links import links_for, links_missing
 from .lock import write_lock
-from .compile import compile_profiles
-from .match import ProfileMatcher
+from .matching.compile import compile_profiles
+from .matching.match import ProfileMatcher
 from .models import Digest, utc
-from .render import render
+from .present.render import render
 from .schedule import quiet_day_reason
 from .sources import SourceContext, make_source
 from .sources.common import name_papers
@@ -63,7 +63,7 @@ from .sources.sample import is_sample
 from .steps import failure, stops_the_cycle
 from .store import Store, database_error, parse_time
 from .text import plural
-from .summarize import Summarizer
+from .present.summarize import Summarizer
 
 log = logging.getLogger("watcher")
 

@@ -126,7 +126,7 @@ def owners_of(config, store: Store, papers: Collection[Paper], matcher=None) -> 
     every message that showed it), a delivery without one (recorded before profiles were, or
     under a profile no longer configured) counting for its digest's profiles; else the profiles
     that select it now, decided for all the remaining papers in one batch through the
-    percolator (:mod:`watcher.percolate`), as a digest selects: a profile none of whose anchor
+    percolator (:mod:`watcher.matching.percolate`), as a digest selects: a profile none of whose anchor
     terms occurs is not evaluated at all. The deliveries of all the papers are one query
     (:meth:`~watcher.store.Store.delivered_under`). ``matcher(name)``: a profile's compiled matcher (default:
     compiled here, learning from the ratings). Each list sorted; empty when none."""
@@ -147,11 +147,11 @@ def owners_of(config, store: Store, papers: Collection[Paper], matcher=None) -> 
             out[key].update(config.digests[digest].profiles)
     rest = [p for p in papers if not out[p.key]]
     if rest:
-        from .index import prepare
-        from .percolate import Percolator
+        from .matching.index import prepare
+        from .matching.percolate import Percolator
 
         if matcher is None:
-            from .compile import compile_profile
+            from .matching.compile import compile_profile
 
             matcher = lambda n: compile_profile(config, n, store)  # noqa: E731
         for name, selected in zip(names, Percolator([matcher(n) for n in names]).match(prepare(rest))):
@@ -183,14 +183,14 @@ def export_saved(items, fmt: str) -> str:
     import json
 
     if fmt == "bibtex":
-        from .bibtex import write
+        from .present.bibtex import write
 
         return write([p for p, _ in items])
     if fmt == "json":
         return json.dumps([dict(p.to_json(), saved_at=when) for p, when in items],
                           ensure_ascii=False, indent=2)
     if fmt == "markdown":  # a card list: the template saved.md
-        from .render import environment
+        from .present.render import environment
 
         return environment().get_template("saved.md").render(items=items).rstrip("\n")
     from .formats.text import one_line  # a title broken over lines stays one line per paper

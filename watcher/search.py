@@ -3,19 +3,19 @@
 A search is a query in the profile query language (SPEC §4: ``GRPO``, ``ti:survey``,
 ``au:Levine AND cat:cs.LG``, ...) and returns exactly the papers a profile with that query
 selects. The ``papers_fts`` index holds the matcher's own normalised words
-(:func:`watcher.index.search_text`: LaTeX, accents, ligatures, apostrophes and plurals folded
+(:func:`watcher.matching.index.search_text`: LaTeX, accents, ligatures, apostrophes and plurals folded
 as the matcher folds them, categories as whole tokens, no stemmer of its own), so
 :func:`fts_expression` can turn the query's tree into an FTS5 expression that matches at least
 every paper the query matches (a ``NOT`` or an unknown field is left out: every paper is then a
 candidate). The index returns those candidates newest first (or best first, bm25), and the
-query itself, run by the same code as the profiles (:mod:`watcher.index`), keeps the papers it
+query itself, run by the same code as the profiles (:mod:`watcher.matching.index`), keeps the papers it
 really matches: every candidate is checked, so the index only decides where to look. Candidates
 are checked in growing chunks until a page is full, so the first page of a search costs a few
 dozen checks, never a scan of every paper. A check reads each candidate's title and abstract
-words as the store keeps them beside the paper (the same :func:`~watcher.index.search_text`
+words as the store keeps them beside the paper (the same :func:`~watcher.matching.index.search_text`
 the index holds, computed by every write) rather than normalising the text again, and looks
 the query's few words up in each paper of the chunk rather than indexing the chunk
-(:meth:`watcher.index.Batch.postings`).
+(:meth:`watcher.matching.index.Batch.postings`).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from .errors import QuerySyntaxError
-from .index import prepare
+from .matching.index import prepare
 from .models import Paper
-from .query import And, Not, Or, Query, Term, parse_query
+from .matching.query import And, Not, Or, Query, Term, parse_query
 from .store import Store, row_to_paper
 
 MAX_SCAN = 20_000  # candidates checked at most for one page; past it the page says so
@@ -266,7 +266,7 @@ def similar_papers(store: Store, paper: Paper, weight, limit: int = 5,
     """Stored papers most like ``paper``: candidates sharing its rarest title and abstract
     words (FTS5, bm25), ranked by the cosine similarity the profiles' examples use; none
     below ``floor``."""
-    from .index import paper_vector, prepare_doc, similarity
+    from .matching.index import paper_vector, prepare_doc, similarity
 
     vector = paper_vector(prepare_doc(paper), weight)
     words = sorted(vector, key=lambda w: (-vector[w], w))[:12]  # ties by word: the same on every run

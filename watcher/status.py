@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from .assemble import counts_line, profile_counts
+from .matching.assemble import counts_line, profile_counts
 from .config import Config
 from .schedule import due_digests, next_fire as _next_fire
 from .store import Store, local, parse_time, require_database
@@ -20,7 +20,7 @@ def _delivered_nothing(d, config: Config, channels: list[dict]) -> str | None:
     (``no new papers (nothing matched your profiles)``), with each profile's count and where
     to preview its query when papers came and no profile took one; None when a channel got
     papers, one failed (its own line says so) or the digest never ran."""
-    from .assemble import NOTHING_MATCHED
+    from .matching.assemble import NOTHING_MATCHED
 
     if not channels or any(c.get("sent") or c.get("error") or not c.get("empty") for c in channels):
         return None

@@ -42,7 +42,7 @@ def shipped_config_path() -> Path:
 
 def _package_files() -> dict[str, Path]:
     """Archive name -> file of the running package, as a built wheel lays it out."""
-    from .render import shipped_templates_dir
+    from .present.render import shipped_templates_dir
 
     package = Path(__file__).resolve().parent
     files = {f"watcher/{p.relative_to(package).as_posix()}": p for p in sorted(package.rglob("*"))

@@ -1,6 +1,6 @@
 """Zotero (SPEC §10): the profile's ``zotero = {...}`` table, the Web API client, the
 conversion between Zotero items and papers (pure), and a profile's examples as the last sync
-stored them (:func:`examples`, read by :mod:`watcher.compile`; the sync itself is
+stored them (:func:`examples`, read by :mod:`watcher.matching.compile`; the sync itself is
 :mod:`watcher.zotsync`).
 
 The client speaks the Zotero Web API v3 (https://www.zotero.org/support/dev/web_api/v3/basics)
@@ -384,7 +384,7 @@ def paper_item(paper: Paper, collection: str) -> dict:
     ``arXiv:ID [category]``; a journal article has no archiveID, so ``extra`` only). The title
     and abstract are plain text, their LaTeX decoded (``\\emph{x}`` -> x, ``$\\alpha$`` -> α),
     as the BibTeX export writes them."""
-    from .bibtex import _name_parts, plain_text
+    from .present.bibtex import _name_parts, plain_text
 
     creators = []
     for author in paper.authors:
@@ -454,6 +454,6 @@ def examples(store, profile) -> list[Paper]:
 
 def read_state(store, profile) -> tuple | None:
     """What the stored Zotero items of ``profile`` are now (the library version and count
-    read last), for the web's kept matchers (:class:`watcher.compile.Compiled`); None without."""
+    read last), for the web's kept matchers (:class:`watcher.matching.compile.Compiled`); None without."""
     lib = getattr(profile, "zotero", None)
     return None if lib is None else store.zotero_read_state(lib.sync_key)

@@ -42,7 +42,7 @@ DATA = REPO / "tests" / "data"
 PLANT = """
 import os, sqlite3, sys
 import watcher.formats.hf_json as hf_json
-import watcher.match as match
+import watcher.matching.match as match
 import watcher.pipeline as pipeline
 
 def broken_reader(data, origin, today=None):

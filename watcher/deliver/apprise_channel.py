@@ -43,7 +43,7 @@ from ..errors import DeliveryError, RenderError
 from ..formats.text import one_line
 from ..http import ANSWER_BYTES
 from ..models import Digest, Match
-from ..render import call_macro, inert, plural
+from ..present.render import call_macro, inert, plural
 from ..kinds import REQUIRED, Kind
 from .base import Channel, remember_secret, secret_env, split_urls
 

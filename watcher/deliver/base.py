@@ -87,7 +87,7 @@ def split_urls(value: str | None) -> list[str]:
 
 def path_problems(config, where: str, ch, problems_of) -> list[str]:
     """For ``watcher check``: one line per problem ``problems_of(digest)`` finds with the files a
-    file or feed channel writes for each of its digests (:func:`watcher.check.folder_problem`)."""
+    file or feed channel writes for each of its digests (:func:`watcher.cli.check.folder_problem`)."""
     problems = []
     for d in config.digests.values():
         if ch.name not in d.channels:

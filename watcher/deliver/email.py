@@ -32,7 +32,7 @@ from email.utils import format_datetime, getaddresses, make_msgid, parseaddr
 
 from ..errors import DeliveryError
 from ..models import Digest, Paper, Sent
-from ..render import plural, render
+from ..present.render import plural, render
 from ..kinds import REQUIRED, Kind
 from .base import Channel, secret_env
 
@@ -43,7 +43,7 @@ MAX_BYTES = 100_000  # SPEC §6: an e-mail stays under 100 KB, whatever max_byte
 def subject(digest: Digest) -> str:
     """``LLM-RL — 2025-04-12: 12 new papers`` on one line (no header injection possible);
     with several profiles, what each brought: ``(LLM-RL 10, Robotics 2, Protein design none)``."""
-    from ..assemble import counts_line
+    from ..matching.assemble import counts_line
 
     what = plural(len(digest.matches), "new paper") if digest.matches else "no new papers"
     per = f" ({counts_line(digest.per_profile)})" if digest.per_profile else ""

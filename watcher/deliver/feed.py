@@ -30,11 +30,11 @@ from pathlib import Path
 
 from ..errors import DeliveryError, InputError, RenderError
 from ..formats.xmlsafe import check_prolog
-from ..latex import title_text
+from ..present.latex import title_text
 from ..links import digest_page, feed_url
 from ..models import Digest, Match, Paper
-from ..render import call_macro, safe_url, xml_text
-from ..tldr import tldr_of
+from ..present.render import call_macro, safe_url, xml_text
+from ..present.tldr import tldr_of
 from ..kinds import REQUIRED, Kind
 from .base import Channel, path_problems
 from .file import atomic_write

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import DeliveryError
 from ..models import Digest
-from ..render import EXTENSIONS
+from ..present.render import EXTENSIONS
 from ..kinds import REQUIRED, Kind
 from .base import Channel, path_problems
 

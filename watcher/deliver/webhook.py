@@ -17,7 +17,7 @@ import json
 
 from ..errors import DeliveryError
 from ..models import Digest
-from ..render import match_json
+from ..present.render import match_json
 from . import httppost
 from ..kinds import Kind
 from .base import Channel, secret_env

@@ -1,5 +1,5 @@
 """The database file as a whole: a consistent copy, what a saved state file keeps of it, its
-integrity (:mod:`watcher.statefile`)."""
+integrity (:mod:`watcher.cli.statefile`)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ STATE_ERROR_NOT_KEPT = "(failed; the error itself is not kept in a saved state f
 
 def strip_for_state(path: Path, keep_ratings: bool = False) -> None:
     """Leave in the database copy at ``path`` only what a saved state file holds (papers, the
-    ledger, messages and the sources' state: :mod:`watcher.statefile`): no web password
+    ledger, messages and the sources' state: :mod:`watcher.cli.statefile`): no web password
     material, no stored errors, and no ratings or saved list unless ``keep_ratings``; then
     rebuild the file so nothing deleted survives in its free pages."""
     conn = sqlite3.connect(path)

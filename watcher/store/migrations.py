@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
-from ..index import search_text
+from ..matching.index import search_text
 from ..models import normalize_doi
 from .papers import _short, rekey_references, row_to_paper
 
@@ -130,7 +130,7 @@ def m005_change_counters(db: sqlite_utils.Database) -> None:
     """Change counters (``changes``): every insert, update or delete of a paper or a rating
     adds one to its counter, by triggers, whoever writes. What is compiled from papers and
     ratings (a profile's matcher, with its examples and ratings) is kept by these numbers
-    (:class:`watcher.compile.Compiled`): unlike a summary (a count, the latest time), they never
+    (:class:`watcher.matching.compile.Compiled`): unlike a summary (a count, the latest time), they never
     come back to an earlier value."""
     db.execute("CREATE TABLE changes (name TEXT PRIMARY KEY, serial INTEGER NOT NULL DEFAULT 0)")
     db.execute("INSERT INTO changes (name, serial) VALUES ('papers', 0), ('ratings', 0)")
@@ -239,7 +239,7 @@ def m008_messages(db: sqlite_utils.Database) -> None:
 @migrations()
 def m009_search_text(db: sqlite_utils.Database) -> None:
     """Search is the query language (SPEC §7): the full-text index holds the matcher's own
-    normalised words (:func:`watcher.index.search_text`) instead of the raw text under a
+    normalised words (:func:`watcher.matching.index.search_text`) instead of the raw text under a
     Porter stemmer, which found "learned" for ``learning``, cs.LG for ``cat:lg``, and missed
     ``Pok\\'emon`` for ``pokemon``. New columns hold those words for every paper, filled here
     for the stored ones; the index is built again over them (categories keep their dots and

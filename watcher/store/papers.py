@@ -19,7 +19,7 @@ from datetime import date, datetime
 from typing import Iterator
 
 from ..identity import contradicts, merge, merge_batch, other_arxiv_ids
-from ..index import search_text
+from ..matching.index import search_text
 from ..models import Paper, normalize_doi, now_utc, short_key, title_fingerprint
 from .rows import iso, parse_time, stamp
 

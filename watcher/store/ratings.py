@@ -21,7 +21,7 @@ class RatingStore:
 
     def rated_papers(self, profile: str) -> tuple[list[Paper], list[Paper]]:
         """The papers rated up and down for ``profile``, oldest rating first: what the learner
-        (:mod:`watcher.learn`) takes as examples and counter-examples."""
+        (:mod:`watcher.matching.learn`) takes as examples and counter-examples."""
         liked, disliked = [], []
         for row in self.db.query(
                 """SELECT p.*, r.value AS rating FROM ratings r JOIN papers p ON p.key = r.paper

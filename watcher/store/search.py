@@ -8,7 +8,7 @@ import sqlite3
 from datetime import date
 from typing import Callable
 
-from ..index import search_text
+from ..matching.index import search_text
 from ..models import Paper
 from .papers import row_to_paper
 

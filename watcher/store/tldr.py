@@ -18,7 +18,7 @@ class TldrStore:
     def tldrs_recorded(self, keys: list[str]) -> dict[str, str]:
         """The TL;DR recorded for each of these papers: the summarizer's remembered model
         TL;DR, else the one the latest message that showed it carried; a paper with neither is
-        left out (its TL;DR is the extractive one, :func:`watcher.tldr.stored_tldrs`). A
+        left out (its TL;DR is the extractive one, :func:`watcher.present.tldr.stored_tldrs`). A
         message's own cards show the TL;DR that message carried (:meth:`issue`)."""
         out = dict(self.rows_in("SELECT paper, tldr FROM message_papers WHERE tldr IS NOT NULL "
                                 "AND paper IN ({}) ORDER BY message, position", keys))

@@ -24,7 +24,7 @@ from starlette.staticfiles import StaticFiles
 
 from ..config import Config
 from ..errors import InputError, StoreError
-from ..render import shipped_templates_dir
+from ..present.render import shipped_templates_dir
 from ..store import database_error
 from . import sessions
 from .auth import PUBLIC, AuthGate, Throttle

@@ -25,11 +25,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from ..errors import StoreError
-from ..learn import names_a_rating
+from ..matching.learn import names_a_rating
 from ..links import issue_path
-from ..render import ABSTRACT_CHARS, FILTERS, safe_url, shipped_templates_dir
+from ..present.render import ABSTRACT_CHARS, FILTERS, safe_url, shipped_templates_dir
 from ..store import Store, connect_readonly, database_error, no_database
-from ..tldr import stored_excerpt, stored_tldrs
+from ..present.tldr import stored_excerpt, stored_tldrs
 from .state import WebState
 
 log = logging.getLogger("watcher")
@@ -67,7 +67,7 @@ def environment() -> jinja2.Environment:
 @jinja2.pass_context
 def reasons_shown(context, reasons) -> list[str]:
     """The reasons of a match a page shows: every one, but on a published site
-    (``static_site``) none that names a rated paper (:func:`watcher.learn.names_a_rating`)."""
+    (``static_site``) none that names a rated paper (:func:`watcher.matching.learn.names_a_rating`)."""
     return [r for r in reasons if not (context["static_site"] and names_a_rating(r))]
 
 

@@ -12,8 +12,8 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
-from ..compile import explain_paper
-from ..docfreq import default_doc_freq
+from ..matching.compile import explain_paper
+from ..matching.docfreq import default_doc_freq
 from ..models import parse_arxiv_id
 from ..search import similar_papers
 from ..links import issue_path

@@ -3,7 +3,7 @@ delivered (an SVG chart), and a query preview: what a draft query would select o
 7 or 30 days, with the TOML to paste.
 
 "Delivered" is what the messages recorded when they were sent; "match now" is computed with the
-profile as compiled now (:func:`watcher.compile.compile_profile`: today's query, examples and
+profile as compiled now (:func:`watcher.matching.compile.compile_profile`: today's query, examples and
 ratings). The page says how many delivered papers would not be selected now, and how many
 selected now were never delivered, so the two never contradict each other unexplained."""
 
@@ -19,10 +19,10 @@ from starlette.routing import Route
 
 from ..categories import query_category_problems
 from ..errors import QuerySyntaxError
-from ..index import prepare
-from ..compile import RATED_DAYS, compile_profile, what_ratings_changed
-from ..learn import disliked_reason, liked_reason
-from ..match import rank_key
+from ..matching.index import prepare
+from ..matching.compile import RATED_DAYS, compile_profile, what_ratings_changed
+from ..matching.learn import disliked_reason, liked_reason
+from ..matching.match import rank_key
 from ..ratings import ratings as profile_ratings
 from .chart import bar_chart
 from .pages import (json_page, match_ref, not_found, page, paper_ref, reading, state, threaded, tldrs,
@@ -113,7 +113,7 @@ def _preview(store, draft, selected: dict[date, set[str]], start: date, end: dat
 
 def _rating_changes(st, store, name: str) -> tuple:
     """What the profile's ratings added and removed over the last RATED_DAYS days
-    (:func:`~watcher.compile.what_ratings_changed`, read CHUNK papers at a time); kept until
+    (:func:`~watcher.matching.compile.what_ratings_changed`, read CHUNK papers at a time); kept until
     the matcher is compiled again."""
     with st.flight(("rating changes", name)):
         matcher = st.matcher(name, store)

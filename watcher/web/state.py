@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlparse
 
-from ..compile import Compiled
+from ..matching.compile import Compiled
 from ..config import Config, load_config
 from ..errors import ConfigError
 
@@ -152,7 +152,7 @@ class WebState:
 
     def matcher(self, name: str, store, ratings: bool = True):
         """The compiled matcher of profile ``name``, as the digests compile it
-        (:func:`watcher.compile.compile_profile`: examples, ratings; ``ratings`` False: without
+        (:func:`watcher.matching.compile.compile_profile`: examples, ratings; ``ratings`` False: without
         them), kept until the config, the database's papers or ratings, or an example file
         change."""
         return self.matchers.matcher(self.config, name, store, ratings)

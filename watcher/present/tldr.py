@@ -20,14 +20,14 @@ import re
 from functools import lru_cache
 
 from .latex import to_text
-from .text import shorten
+from ..text import shorten
 
 MAX_CHARS = 200
 
 # --- LaTeX ---------------------------------------------------------------------------------
 
 def clean_latex(text: str) -> str:
-    """``text`` with LaTeX markup turned into plain text, on one line (:func:`watcher.latex.to_text`,
+    """``text`` with LaTeX markup turned into plain text, on one line (:func:`watcher.present.latex.to_text`,
     on pylatexenc); text without LaTeX only gets TeX's quotes and non-breaking spaces read.
 
     >>> clean_latex(r"We reach $92.5\\%$ on \\textbf{MATH} with $\\sim 3\\times$ fewer tokens~\\cite{x}.")

@@ -12,7 +12,7 @@ can select holds at least one of them:
 * a followed author anchors the profile by that author.
 
 It then keeps an inverted index ``anchor -> profiles``. For a batch, each distinct anchor is
-looked up once in the batch's own index (:class:`~watcher.index.Batch`), whatever the number of
+looked up once in the batch's own index (:class:`~watcher.matching.index.Batch`), whatever the number of
 profiles sharing it; a profile none of whose anchors occurs is not evaluated at all, and the
 others are evaluated only on the papers holding one of their anchors. Profiles without anchors
 (a purely negative query, or examples, whose similarity reaches papers without any query term)
@@ -29,7 +29,7 @@ from collections import defaultdict
 from typing import Sequence
 
 from .index import Batch
-from .models import Match
+from ..models import Match
 from .query import And, Not, Or, Term
 
 CATEGORY_SHARE = 0.3  # the share of papers a cat: term is guessed to match (no table for them)
@@ -61,7 +61,7 @@ def anchors(node, rarity) -> list[Term] | None:
 
 
 def profile_anchors(matcher) -> list[Term] | None:
-    """The anchors of a :class:`~watcher.match.ProfileMatcher`: its query's and its followed
+    """The anchors of a :class:`~watcher.matching.match.ProfileMatcher`: its query's and its followed
     authors', or None when it must see every paper (no query anchor, or examples)."""
     if matcher.sees_every_paper() or (matcher.query is None and not matcher.authors):
         return _ANYWHERE

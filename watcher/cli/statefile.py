@@ -25,8 +25,8 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from .errors import InputError
-from .store import copy_database, saved_database_intact, strip_for_state
+from ..errors import InputError
+from ..store import copy_database, saved_database_intact, strip_for_state
 
 # what a saved file may unpack to: a database compresses a few times (about 4x), a file of
 # zeros a thousand times; bounded by what it produces, never only by the bytes read

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from .config import Config
-from .deliver import channel_for
-from .models import Digest, Match
-from .render import render
-from .identity import merge
+from ..config import Config
+from ..deliver import channel_for
+from ..models import Digest, Match
+from ..present.render import render
+from ..identity import merge
 
 
 def sample_digest(now: datetime, tz) -> Digest:
     """Three papers of the shipped samples, marked as a test, dated today."""
-    from . import formats
-    from .sources.sample import SAMPLES_DIR, read_samples
+    from .. import formats
+    from ..sources.sample import SAMPLES_DIR, read_samples
 
     listing = formats.read((SAMPLES_DIR / "llm-rl-2025-04-12.txt").read_bytes(), "sample")
     known = {p.fingerprint: p for p in read_samples() if p.arxiv_id}

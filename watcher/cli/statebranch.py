@@ -13,7 +13,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from .errors import WatcherError
+from ..errors import WatcherError
 
 FILE = "watcher.db.gz"  # the one file of the state branch
 LOCAL_REF = "refs/watcher/state"  # where the fetched branch is kept between restore and save

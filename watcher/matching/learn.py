@@ -1,7 +1,7 @@
 """Learning from ratings: up-rated papers are examples of their profile, down-rated ones
-counter-examples (pure: no I/O, no clock). On the tf-idf vectors of :mod:`watcher.index`.
+counter-examples (pure: no I/O, no clock). On the tf-idf vectors of :mod:`watcher.matching.index`.
 
-**Likes.** The matcher (:mod:`watcher.match`) compares papers with a profile's examples as a
+**Likes.** The matcher (:mod:`watcher.matching.match`) compares papers with a profile's examples as a
 whole: the tf-idf centroid, and a threshold taken from the examples themselves. Liked papers join
 those examples, so a paper like them scores higher, and one similar enough comes in even without
 a query match; its reason names the closest liked paper, ``like 2504.07615 (you liked)``. A
@@ -86,7 +86,7 @@ from typing import Callable, Sequence
 
 from .index import (CENTROID_WORDS, SIMILAR_ONE, Doc, cosine, example_vector, paper_vector, prepare,
                     top_words, vector_sum)
-from .models import Match, Paper, reason_label as label, unique_papers
+from ..models import Match, Paper, reason_label as label, unique_papers
 
 DISLIKE_SCORE = 4.0  # what a paper as close to a disliked one as the threshold loses beyond its score
 QUERY_VOTES = 2  # a query match needs this many disliked papers against it (others: one)

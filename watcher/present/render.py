@@ -24,15 +24,15 @@ from pathlib import Path
 
 import jinja2
 
-from .errors import RenderError
-from .formats.text import one_line
-from .formats.text import utc_stamp as _utc_stamp
-from .formats.xmlsafe import gc_paused
+from ..errors import RenderError
+from ..formats.text import one_line
+from ..formats.text import utc_stamp as _utc_stamp
+from ..formats.xmlsafe import gc_paused
 from .latex import title_text
-from .links import RATING_LABELS
-from .models import Digest, Match
+from ..links import RATING_LABELS
+from ..models import Digest, Match
 from .tldr import stored_excerpt, tldr_of
-from .text import plural, shorten
+from ..text import plural, shorten
 
 # The rich formats show the TL;DR and the abstract cut to this many characters (SPEC §7); the
 # full abstract is a click away, and the text format keeps it whole.
@@ -47,7 +47,7 @@ EXTENSIONS = {"text": "txt", "markdown": "md", "html": "html", "slack": "slack.j
 
 def shipped_templates_dir() -> Path:
     """The default templates: ``watcher/templates`` in a wheel, ``templates/`` in a checkout."""
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent  # watcher/present/render.py -> watcher/
     installed = here / "templates"
     return installed if installed.is_dir() else here.parent / "templates"
 

@@ -6,12 +6,12 @@ import json
 from datetime import date, datetime, timezone
 from typing import BinaryIO
 
-from . import formats
-from .errors import InputError
-from .models import Digest, Match, Paper
-from .progress import ProgressFactory, start
-from .render import render
-from .identity import merge_batch as dedupe
+from .. import formats
+from ..errors import InputError
+from ..models import Digest, Match, Paper
+from ..progress import ProgressFactory, start
+from ..present.render import render
+from ..identity import merge_batch as dedupe
 
 
 def read_input(spec: str, stdin: BinaryIO | None, today: date | None,
@@ -21,7 +21,7 @@ def read_input(spec: str, stdin: BinaryIO | None, today: date | None,
     if spec == "-":
         data, origin = (stdin.read(formats.MAX_UNPACKED + 1) if stdin else b""), "<stdin>"
     elif spec.startswith(("http://", "https://", "file://")):
-        from .http import fetch_url
+        from ..http import fetch_url
 
         data, origin = fetch_url(spec), spec
     else:
@@ -72,9 +72,9 @@ def convert_inputs(inputs, *, config=None, profile=None, limit=None, fmt="text",
 def _select(config, profile: str, papers: list[Paper], limit: int | None, now: datetime) -> list[Match]:
     from dataclasses import replace
 
-    from .errors import ConfigError
-    from .match import select
-    from .compile import compile_profiles
+    from ..errors import ConfigError
+    from ..matching.match import select
+    from ..matching.compile import compile_profiles
 
     if profile not in config.profiles:
         raise ConfigError(f"no profile named {profile!r} (defined: {', '.join(config.profiles) or 'none'})",
@@ -87,7 +87,7 @@ def _select(config, profile: str, papers: list[Paper], limit: int | None, now: d
 
 
 def _json(m: Match, scored: bool) -> dict:
-    from .tldr import tldr_of
+    from ..present.tldr import tldr_of
 
     out = m.paper.to_json()
     out["tldr"] = tldr_of(m)

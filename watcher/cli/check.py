@@ -6,10 +6,10 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .categories import category_problems
-from .config import MIN_PASSWORD, Config
-from .errors import DeliveryError
-from .render import TEMPLATE_NAMES, render
+from ..categories import category_problems
+from ..config import MIN_PASSWORD, Config
+from ..errors import DeliveryError
+from ..present.render import TEMPLATE_NAMES, render
 
 
 def check_config(config: Config) -> tuple[list[str], str]:
@@ -32,18 +32,18 @@ def check_config(config: Config) -> tuple[list[str], str]:
                  if not os.environ.get(var) and key not in optional]
     problems += web_password_problems(config)
     problems += category_problems(config)
-    from .deliver import KINDS
+    from ..deliver import KINDS
 
     for ch in config.channels.values():  # what each channel's kind adds, from its module
         if KINDS[ch.type].check:
             problems += KINDS[ch.type].check(config, where, ch, folder_problem)
-    from .zotsync import access_problems  # SPEC §10: what each Zotero key may do
+    from ..zotsync import access_problems  # SPEC §10: what each Zotero key may do
 
     problems += access_problems(config)
     problem = database_problem(config.settings.database)
     if problem:
         problems.append(f"{where}: watcher.database: {problem}")
-    from .text import plural
+    from ..text import plural
 
     summary = (f"{where}: OK — {plural(len(config.sources), 'source')}, "
                f"{plural(len(config.profiles), 'profile')}, {plural(len(config.digests), 'digest')}, "
@@ -56,7 +56,7 @@ def optional_secret_notes(config: Config) -> dict[str, str]:
     variable is unset (a note, not a problem): a PubMed source without its API key is read at
     the keyless rate (:data:`watcher.sources.pubmed.RATE`), an OpenAlex one asked without: each
     kind says what in its module (``optional_secret``)."""
-    from .sources import KINDS
+    from ..sources import KINDS
 
     return {f"source.{s.name}.api_key_env": (
         f"{config.path}: source.{s.name}.api_key_env: {s.api_key_env} is not set: "
@@ -70,8 +70,8 @@ def followed_notes(config: Config) -> list[str]:
     """For ``watcher check``: one line per ``cites:``/``by:`` term of a profile's query or
     exclude that names a work (an author) no ``openalex`` source follows: such a term matches
     nothing, since a paper records only the followed works it cites (SPEC §10)."""
-    from .formats.openalex import matches_ref
-    from .query import parse_query, terms
+    from ..formats.openalex import matches_ref
+    from ..matching.query import parse_query, terms
 
     follows = {"cites": [k for s in config.sources.values() for k in s.cites],  # only openalex has any
                "by": [k for s in config.sources.values() for k in s.authors]}
@@ -144,7 +144,7 @@ def check_templates(templates_dir: str | None) -> list[str]:
     fails, or whose Slack/JSON output does not parse."""
     import json
 
-    from .deliver.slack import split_messages
+    from ..deliver.slack import split_messages
     from .testdeliver import sample_digest
 
     digest = sample_digest(datetime.now(timezone.utc), timezone.utc)
@@ -160,8 +160,8 @@ def check_templates(templates_dir: str | None) -> list[str]:
             problems.append(str(e))
         except ValueError as e:
             problems.append(f"template {name}: output is not valid {fmt} JSON ({e})")
-    from .deliver.apprise_channel import TEMPLATES, blocks
-    from .deliver.feed import entry_html
+    from ..deliver.apprise_channel import TEMPLATES, blocks
+    from ..deliver.feed import entry_html
 
     drawn = [(TEMPLATES[fmt], lambda fmt=fmt: blocks(digest, fmt, templates_dir)) for fmt in TEMPLATES]
     drawn.append(("feed_entry.html", lambda: [entry_html(m, digest.links, templates_dir) for m in digest.matches]))

@@ -11,9 +11,9 @@ import json
 import click
 
 from .clikit import SAMPLE_HELP, Context, handle_errors, pass_ctx, reading_config
-from .errors import ConfigError
-from .models import now_utc
-from .ratings import ACTIONS, PROFILE_ACTIONS, RatingError
+from ..errors import ConfigError
+from ..models import now_utc
+from ..ratings import ACTIONS, PROFILE_ACTIONS, RatingError
 
 
 @click.command()
@@ -29,12 +29,12 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
     (the reading list; save also adds the paper to a profile's save_to_zotero collection). Up-rated papers teach their profile "more like this", down-rated ones
     "not this". Nothing is recorded unless every paper and the profile are known; clear also
     takes a profile no longer in the config that still has ratings."""
-    from .pipeline import open_store
-    from .models import unique_papers
-    from .ratings import apply_rating, find_paper, owners_of
-    from .store import require_database
+    from ..pipeline import open_store
+    from ..models import unique_papers
+    from ..ratings import apply_rating, find_paper, owners_of
+    from ..store import require_database
 
-    from .ratings import ratings as all_ratings
+    from ..ratings import ratings as all_ratings
 
     config = reading_config(ctx, sample)
     require_database(config.settings.database)
@@ -58,7 +58,7 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
     for applied in done:
         click.echo(str(applied))
     if action == "save":  # Save also adds the paper to Zotero (SPEC §10); queued when it cannot
-        from .zotsync import after_save
+        from ..zotsync import after_save
 
         with open_store(config) as store:
             note = after_save(config, store, now)
@@ -90,9 +90,9 @@ def _profile_of(config, paper, owners: list[str]) -> str:
 def ratings(ctx: Context, profile, fmt, sample) -> None:
     """Every rating: paper, profile, value, when, from where (for backup and scripts).
     Ratings of profiles no longer in the config are listed too."""
-    from .pipeline import open_store
-    from .ratings import ratings as all_ratings
-    from .store import require_database
+    from ..pipeline import open_store
+    from ..ratings import ratings as all_ratings
+    from ..store import require_database
 
     config = reading_config(ctx, sample)
     require_database(config.settings.database)
@@ -104,8 +104,8 @@ def ratings(ctx: Context, profile, fmt, sample) -> None:
     if fmt == "json":
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
-    from .formats.text import one_line
-    from .store import local_text
+    from ..formats.text import one_line
+    from ..store import local_text
 
     for r in rows:  # the time in the config's time zone, as status shows times
         gone = "" if r["profile"] in config.profiles else " (profile no longer in the config)"
@@ -122,10 +122,10 @@ def ratings(ctx: Context, profile, fmt, sample) -> None:
 def saved(ctx: Context, fmt, sample) -> None:
     """The reading list (papers saved with 'watcher rate save' or from a digest), oldest first;
     --to bibtex writes a .bib for LaTeX and Zotero."""
-    from .pipeline import open_store
-    from .ratings import export_saved
-    from .ratings import saved as saved_papers
-    from .store import require_database
+    from ..pipeline import open_store
+    from ..ratings import export_saved
+    from ..ratings import saved as saved_papers
+    from ..store import require_database
 
     config = reading_config(ctx, sample)
     require_database(config.settings.database)

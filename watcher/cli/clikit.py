@@ -1,7 +1,7 @@
 """What every ``watcher`` command shares (SPEC §3): the :class:`Context` with the lazily loaded
 config, :func:`handle_errors` (watcher's errors as one line and an exit code), ``pass_ctx``,
 ``--sample``'s help and :func:`reading_config`. :mod:`watcher.cli` (the ``watcher`` group) and
-the modules of its commands (:mod:`watcher.cli_init`, :mod:`watcher.cli_ratings`) import it, so
+the modules of its commands (:mod:`watcher.cli.cli_init`, :mod:`watcher.cli.cli_ratings`) import it, so
 the command modules need not import the group they are added to.
 
 Exit status: 0 all good; 1 the run finished but a source, digest or channel failed (said on
@@ -22,9 +22,9 @@ import sys
 
 import click
 
-from .config import Config, find_config, load_config
-from .errors import ConfigError, InputError, QuerySyntaxError, StoreError, WatcherError
-from .masking import redact
+from ..config import Config, find_config, load_config
+from ..errors import ConfigError, InputError, QuerySyntaxError, StoreError, WatcherError
+from ..masking import redact
 
 log = logging.getLogger("watcher")
 
@@ -75,7 +75,7 @@ def handle_errors(fn):
         except (StoreError, WatcherError) as e:
             fail(str(e), 1)
         except sqlite3.Error as e:  # any command reading a locked, read-only or damaged database
-            from .store import database_error
+            from ..store import database_error
 
             ctx = args[0] if args and isinstance(args[0], Context) else None
             fail(str(database_error(ctx.database if ctx else "the database", e)), 1)
@@ -121,7 +121,7 @@ class Context:
 
     def configure_logging(self) -> None:
         """Log to stderr at the chosen level, masking the loaded config's secrets."""
-        from .logs import configure
+        from ..logs import configure
 
         configure(self.log_level, daemon=self.daemon_log, config=self._config)
 
@@ -135,7 +135,7 @@ SAMPLE_HELP = ("Use the sample database of 'watcher once --sample' (the default 
 def reading_config(ctx: Context, sample: bool) -> Config:
     """The config of a reading command (status, explain, rate, ratings, saved): with the
     sample database when asked or when only it exists, saying so on stderr."""
-    from .pipeline import reading_config as resolve
+    from ..pipeline import reading_config as resolve
 
     config, note = resolve(ctx.config, sample)
     if note:

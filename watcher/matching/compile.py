@@ -23,7 +23,7 @@ import logging
 import threading
 from dataclasses import replace
 
-from .errors import InputError
+from ..errors import InputError
 from .match import ProfileMatcher
 
 log = logging.getLogger("watcher")
@@ -36,8 +36,8 @@ def example_papers(profile, lookup) -> list:
     listing, or as BibTeX when it ends in ``.bib`` (a stored paper stands in for its entry, as it
     has the abstract); anything else is an arXiv id looked up with ``lookup(id) -> Paper | None``.
     A file that cannot be read is an InputError naming it."""
-    from . import formats
-    from .models import parse_arxiv_id
+    from .. import formats
+    from ..models import parse_arxiv_id
 
     papers = []
     for example in profile.examples:
@@ -52,7 +52,7 @@ def example_papers(profile, lookup) -> list:
             continue
         try:
             if path.suffix.lower() == ".bib":  # papers one likes, e.g. exported from Zotero
-                from .bibtex import read as read_bib
+                from ..present.bibtex import read as read_bib
 
                 papers.extend(p.arxiv_id and lookup(p.arxiv_id) or p
                               for p in read_bib(path.read_bytes(), str(path)))
@@ -86,7 +86,7 @@ def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP,
         lookup = store.get if store is not None else (lambda key: None)
     examples = example_papers(profile, lookup)
     if store is not None and profile.zotero is not None:
-        from .zotero import examples as zotero_examples
+        from ..zotero import examples as zotero_examples
 
         examples += zotero_examples(store, profile)
     return ProfileMatcher(profile, examples,
@@ -128,7 +128,7 @@ RATED_DAYS = 30  # what ratings changed: over the stored papers of this many day
 def what_ratings_changed(config, name: str, store, days: int = RATED_DAYS, rated=None, chunks=None):
     """``(first day, last day, changes)``: the papers of the last ``days`` stored days that the
     ratings of profile ``name`` added to or removed from its selection, each with the rating
-    that decided it (:func:`watcher.learn.rating_changes`: the profile compiled with and
+    that decided it (:func:`watcher.matching.learn.rating_changes`: the profile compiled with and
     without its ratings, here). ``rated``: the profile's matcher with its ratings, when the
     caller has it (the web's); ``chunks(start, end)``: the papers of those days in lists, when
     the caller reads them in pieces (default: all at once)."""
@@ -175,7 +175,7 @@ class Compiled:
     def matcher(self, config, name: str, store, ratings: bool = True) -> ProfileMatcher:
         """The matcher :func:`compile_profile` gives now for ``name`` (``ratings`` False:
         :func:`compile_plain`'s, without its ratings)."""
-        from .zotero import read_state
+        from ..zotero import read_state
 
         profile = config.profiles[name]
         key = (id(config), changes(store), _files(profile), read_state(store, profile))

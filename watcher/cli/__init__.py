@@ -16,14 +16,14 @@ from datetime import date, datetime, timezone
 
 import click
 
-from . import __version__
+from .. import __version__
 from . import cli_init, cli_ratings
 from .clikit import (SAMPLE_HELP, Context, _drop_stdout, fail, handle_errors, pass_ctx, reading_config,
                      write_failed)
-from .config import FORMATS, Config
-from .errors import ConfigError, InputError
-from .formats import READERS as READER_NAMES
-from .models import now_utc
+from ..config import FORMATS, Config
+from ..errors import ConfigError, InputError
+from ..formats import READERS as READER_NAMES
+from ..models import now_utc
 
 log = logging.getLogger("watcher")
 
@@ -74,7 +74,7 @@ def _report_cycle(report, sample_stdout: bool, digests: list[str] | None = None)
     and stderr a terminal, one line per digest on stderr — a cron job stays silent, and so
     does a run whose log already says it (--log-level info). The exit status. Failures were
     logged as they happened."""
-    from .summary import digest_lines, skim
+    from ..present.summary import digest_lines, skim
 
     if sample_stdout:
         shown = set()
@@ -114,7 +114,7 @@ def _check_digests(config: Config, names: tuple[str, ...]) -> None:
 @handle_errors
 def once(ctx: Context, digests, due, dry_run, sample) -> None:
     """One full cycle now: fetch all sources, store, build and deliver digests."""
-    from .pipeline import Cycle, Deliver, DryRun, Fetch, open_store, run_once, sample_config, sample_now
+    from ..pipeline import Cycle, Deliver, DryRun, Fetch, open_store, run_once, sample_config, sample_now
 
     config = ctx.config
     _check_digests(config, digests)
@@ -123,7 +123,7 @@ def once(ctx: Context, digests, due, dry_run, sample) -> None:
     now = sample_now(config) if sample else now_utc()
     selected = list(digests) or list(config.digests)
     if due:
-        from .schedule import due_digests
+        from ..schedule import due_digests
 
         with open_store(config) as store:
             last = store.digest_times(config.digests, "last_run")
@@ -148,14 +148,14 @@ def run(ctx: Context) -> None:
     stderr (level info unless --log-level says otherwise). With [web].serve = true in the
     config it also serves the web inbox (as `watcher serve` does) in the same process.
     """
-    from .daemon import run_daemon
-    from .lock import LockBusy
+    from ..daemon import run_daemon
+    from ..lock import LockBusy
 
     ctx.log_level = ctx.log_level if ctx.log_level_given else "info"
     ctx.daemon_log = True
     ctx.configure_logging()
     config = ctx.config
-    from .web.serve import background
+    from ..web.serve import background
 
     try:
         with background(config):  # [web].serve = true: the web inbox in this process too
@@ -178,7 +178,7 @@ def fetch(ctx: Context, sources, since) -> None:
     Long fetches (a --since backfill, page after page) show progress on stderr: a bar on a
     terminal, else a log line at most every 30 s.
     """
-    from .pipeline import Cycle, Fetch, run_once
+    from ..pipeline import Cycle, Fetch, run_once
 
     config = ctx.config
     for name in sources:
@@ -216,7 +216,7 @@ def _backfill_sources(config: Config, names: tuple[str, ...]) -> tuple[list[str]
     """The sources a ``fetch --since`` backfills, and a report line for each one left out
     because its type cannot reach back. Naming such a source, or having no other, is a
     usage error (exit 2)."""
-    from .sources import NO_BACKFILL
+    from ..sources import NO_BACKFILL
 
     def why(name: str) -> str:
         typ = config.sources[name].type
@@ -264,7 +264,7 @@ def digest(ctx: Context, name, fmt, since, dry_run, sample) -> None:
     stderr; when there is nothing to send stdout stays empty and stderr says
     "digest NAME: no new papers (reason)".
     """
-    from .pipeline import Cycle, Deliver, DryRun, run_once, sample_config, sample_now
+    from ..pipeline import Cycle, Deliver, DryRun, run_once, sample_config, sample_now
 
     config = ctx.config
     _check_digests(config, (name,))
@@ -277,7 +277,7 @@ def digest(ctx: Context, name, fmt, since, dry_run, sample) -> None:
     deliver = Deliver(digests=[name], since_day=_since_day(config, since, cycle.now) if since else None,
                       dry_run=DryRun(print_format=fmt) if dry_run else None)
     if dry_run or sample:  # never creates a database to print nothing from
-        from .store import require_database
+        from ..store import require_database
 
         require_database(config.settings.database)
     report = run_once(config, cycle, None, deliver)
@@ -329,8 +329,8 @@ def check(ctx: Context) -> None:
     if problems:
         sys.exit(2)
     from .check import followed_notes, optional_secret_notes
-    from .links import link_notes
-    from .ratings import orphan_notes
+    from ..links import link_notes
+    from ..ratings import orphan_notes
 
     notes = orphan_notes(ctx.config) + link_notes(ctx.config)  # reads the database: may fail (exit 1)
     notes += optional_secret_notes(ctx.config).values()
@@ -346,7 +346,7 @@ def check(ctx: Context) -> None:
 @handle_errors
 def status(ctx: Context, sample) -> None:
     """Show sources (last fetch, errors, counts) and digests (last run, next fire, deliveries)."""
-    from .status import status_text
+    from ..status import status_text
 
     click.echo(status_text(reading_config(ctx, sample), now_utc()))
 
@@ -362,9 +362,9 @@ def explain(ctx: Context, paper, profile, sample) -> None:
     now, then the messages that delivered it with the score and reasons recorded then; without
     PAPER, the papers of the last 30 days that each profile's ratings added or removed, each
     with the rating that decided it, after what the ratings' check on themselves found."""
-    from .compile import compile_profile, explain_paper, what_ratings_changed
-    from .pipeline import open_store
-    from .store import require_database
+    from ..matching.compile import compile_profile, explain_paper, what_ratings_changed
+    from ..pipeline import open_store
+    from ..store import require_database
 
     config = reading_config(ctx, sample)
     if profile is not None and profile not in config.profiles:
@@ -383,7 +383,7 @@ def explain(ctx: Context, paper, profile, sample) -> None:
         else:
             found = store.find(paper)
             if found is None:
-                from .ratings import suggestions
+                from ..ratings import suggestions
 
                 raise InputError(f"{paper}: no such paper in {config.settings.database}"
                                  f"{suggestions(store, paper)}")
@@ -392,7 +392,7 @@ def explain(ctx: Context, paper, profile, sample) -> None:
     if paper is None:
         click.echo("\n".join(blocks))
         return
-    from .identity import describe_origins
+    from ..identity import describe_origins
 
     click.echo(f"{found.title}")
     click.echo(f"{found.abs_url or found.key}")
@@ -429,8 +429,8 @@ def delivery_record_text(sent: list[dict]) -> list[str]:
 def ratings_changed_text(profile: str, start, end, changed, rated: int, checked=()) -> str:
     """``watcher explain --profile NAME``: what the ratings added and removed, one line each,
     after what the ratings' check on themselves found (``checked``, one ``why:`` line each)."""
-    from .formats.text import one_line
-    from .text import plural
+    from ..formats.text import one_line
+    from ..text import plural
 
     added = sum(1 for c in changed if c.added)
     head = (f"profile {profile}: {plural(rated, 'rating')}; over {start} to {end}"
@@ -459,7 +459,7 @@ def serve(ctx: Context, listen, sample) -> None:
     that password). Reads the config again when the file changes, and on SIGHUP. Stops on
     Ctrl-C / SIGTERM.
     """
-    from .web.serve import serve as run_server
+    from ..web.serve import serve as run_server
 
     if log.getEffectiveLevel() > logging.INFO:
         log.setLevel(logging.INFO)
@@ -482,7 +482,7 @@ def test_deliver(ctx: Context, channel) -> None:
                           path=str(config.path))
     send_test_digest(config, channel, now_utc())
     click.echo(f"sent a test digest through channel {channel}")
-    from .links import link_notes, links_for, links_missing
+    from ..links import link_notes, links_for, links_missing
 
     # its papers are the shipped samples, never stored here: no rating link could be recorded
     if config.channels[channel].type not in ("file", "stdout"):

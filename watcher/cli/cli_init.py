@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from .clikit import SAMPLE_HELP, Context, handle_errors, pass_ctx, reading_config
-from .text import plural
+from ..text import plural
 
 
 @click.command()
@@ -51,7 +51,7 @@ def init(folder: Path, github, gitlab, force, cites, orcid, mailto, openalex_url
     works, or every work of that ORCID (from OpenAlex): a source "citations", a profile
     "cited" (query cites:*) and a daily digest "citations".
     """
-    from .init import files_for, write_files
+    from ..init import files_for, write_files
 
     if github and gitlab:
         raise click.UsageError("--github and --gitlab cannot be used together: choose the CI "
@@ -64,7 +64,7 @@ def init(folder: Path, github, gitlab, force, cites, orcid, mailto, openalex_url
     files = files_for(kind)
     if cites or orcid:  # "alert me when my papers are cited" (SPEC §10)
         from .init_citations import citations_config, seed
-        from .models import now_utc
+        from ..models import now_utc
 
         followed = seed(cites, orcid, mailto=mailto, url=openalex_url, now=now_utc(),
                         user_agent=f"watcher (mailto:{mailto})" if mailto else "watcher")
@@ -160,7 +160,7 @@ def state_restore(ctx: Context, file: Path, force, git_branch, git_remote) -> No
         click.echo(f"restored {db} from {file}" + (f" (branch {git_branch})" if git_branch else ""))
         return
     missing = f"{file} does not exist" if fetched else f"no branch {git_branch} on the remote yet"
-    from .progress import duration
+    from ..progress import duration
 
     def span(d):
         days, rest = divmod(d.lookback.total_seconds(), 86400)
@@ -185,7 +185,7 @@ def site(ctx: Context, folder: Path, sample) -> None:
     to be published). DIR must be new, empty or an earlier site.
     """
     from .site import build_site
-    from .store import require_database
+    from ..store import require_database
 
     config = reading_config(ctx, sample)
     require_database(config.settings.database)

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
-from .config import Config
-from .errors import InputError
-from .latex import title_text
+from ..config import Config
+from ..errors import InputError
+from ..present.latex import title_text
 
 HOST = "http://127.0.0.1"  # the address the app allows (loopback)
 NOT_CRAWLED = ("/r/", "/rate", "/login", "/logout", "/healthz")  # actions, not pages
@@ -176,8 +176,8 @@ def rewrite(text: str, here: str, files: dict[str, str], outside: dict[str, str 
 def outside_papers(database: Path, found, files) -> dict[str, str | None]:
     """Each link of the pages to a paper that has no page here -> the paper's own address
     (arXiv, its publisher), None when it has none."""
-    from .render import safe_url
-    from .store import Store
+    from ..present.render import safe_url
+    from ..store import Store
 
     links = {link.split("#", 1)[0] for _, body, is_html in found.values() if is_html
              for link in _links(body.decode()) if link.startswith(PAPERS)} - set(files)
@@ -192,12 +192,12 @@ def outside_papers(database: Path, found, files) -> dict[str, str | None]:
 def search_index(database: Path, papers: dict[str, str]) -> list[dict]:
     """One entry per paper page of the site (``papers``: key -> file), newest first: what the
     browser's search looks through and shows. ``words`` are the matcher's own normalised words
-    of the fields a plain word searches (:func:`watcher.index.prepare_doc`: title, abstract,
+    of the fields a plain word searches (:func:`watcher.matching.index.prepare_doc`: title, abstract,
     authors, each as the matcher holds it), so that the browser finds a plain word where the
     server's search does ("RL" is a word, not a part of "world")."""
-    from .index import prepare_doc
-    from .store import Store
-    from .tldr import stored_tldrs
+    from ..matching.index import prepare_doc
+    from ..store import Store
+    from ..present.tldr import stored_tldrs
 
     with Store.open(database) as store:
         stored = [p for p in (store.get(k) for k in papers) if p is not None]
@@ -225,8 +225,8 @@ def prepare(out: Path) -> None:
 
 def build_site(config: Config, out: Path, database: Path | None = None) -> SiteReport:
     """Write the static site of ``database`` (default: the config's) into ``out``."""
-    from .store import Store
-    from .web.app import create_app
+    from ..store import Store
+    from ..web.app import create_app
 
     database = Path(database or config.settings.database)
     prepare(out)

@@ -16,11 +16,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable
 
-from .models import Paper, title_fingerprint
+from ..models import Paper, title_fingerprint
 from .query import Not, Or, Term
-from .text import field_text, name_key, same_person
+from ..text import field_text, name_key, same_person
 
-CENTROID_WORDS = 300  # a centroid of examples keeps its heaviest words (watcher.match, watcher.learn)
+CENTROID_WORDS = 300  # a centroid of examples keeps its heaviest words (watcher.matching.match, watcher.matching.learn)
 SIMILAR_ONE = 0.12  # the similarity threshold of a single example (a prior for a few)
 _SETS = ("categories", "venues", "dois", "cites", "followed")  # Doc fields that are sets of whole values, not text
 _SET_OF = {"jr": "venues", "doi": "dois", "cites": "cites", "by": "followed"}  # field -> Doc set
@@ -82,7 +82,7 @@ def prepare_doc(paper: Paper, stored: dict | None = None) -> Doc:
 
 def _entry_keys(values) -> frozenset[str]:
     """The keys of a paper's ``cites`` or ``followed`` entries (``key|title``)."""
-    from .formats.openalex import entries
+    from ..formats.openalex import entries
 
     return frozenset(key for key, _ in entries(values)) if values else frozenset()
 

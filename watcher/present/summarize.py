@@ -1,6 +1,6 @@
 """The TL;DR per paper, computed in the pipeline before rendering (SPEC §7 ``[summarizer]``).
 
-``type = "extractive"`` (the default) needs nothing: :func:`watcher.tldr.extractive_tldr`.
+``type = "extractive"`` (the default) needs nothing: :func:`watcher.present.tldr.extractive_tldr`.
 
 ``type = "openai"`` asks an OpenAI-compatible chat-completions endpoint (Ollama, vLLM,
 llama.cpp's server, OpenAI ...) for one sentence per paper, under these rules:
@@ -32,9 +32,9 @@ from datetime import datetime
 
 import httpx
 
-from .config import SummarizerConfig
-from .http import ANSWER_BYTES, Policy, TooLarge, parse_retry_after, post_capped
-from .models import Digest, Paper, clean_text
+from ..config import SummarizerConfig
+from ..http import ANSWER_BYTES, Policy, TooLarge, parse_retry_after, post_capped
+from ..models import Digest, Paper, clean_text
 from .tldr import MAX_CHARS, extractive_tldr
 
 log = logging.getLogger("watcher")
@@ -174,7 +174,7 @@ class Summarizer:
             if not key:
                 return self._fallback(todo, f"environment variable {self.cfg.api_key_env} "
                                             "(summarizer.api_key_env) is not set")
-            from .deliver.base import remember_secret
+            from ..deliver.base import remember_secret
 
             remember_secret(key)
         day = self.now.date().isoformat() if self.now else time.strftime("%Y-%m-%d", time.gmtime())
@@ -270,7 +270,7 @@ class Summarizer:
         self._log_fallback([p.key for p in papers], reason)
 
     def _log_fallback(self, keys: list[str], reason: str) -> None:
-        from .deliver.base import redact
+        from ..deliver.base import redact
 
         names = [k if len(k) <= 40 else k[:39] + "…" for k in keys[:5]]
         shown = ", ".join(names) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")

@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 from .match import prepare, select
-from .models import Digest, Match, Paper, ProfileCount
+from ..models import Digest, Match, Paper, ProfileCount
 
 NOTHING_ANNOUNCED = "nothing new was announced"
 NOTHING_MATCHED = "nothing matched your profiles"

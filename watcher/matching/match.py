@@ -8,7 +8,7 @@ cuts::
 
 The score adds up, with reasons, best first:
 
-* each query term found: its idf (rare terms weigh more, see :mod:`watcher.docfreq`), times
+* each query term found: its idf (rare terms weigh more, see :mod:`watcher.matching.docfreq`), times
   TITLE_WEIGHT in the title, times 1 (+ a little for repeats) in the abstract; a ``cat:`` term
   found among the paper's categories (cross-lists too, as on arXiv): CATEGORY_WEIGHT, reason
   ``cat: cs.CV``;
@@ -45,14 +45,14 @@ from functools import partial
 from typing import Iterable, Sequence
 
 from .docfreq import DocFreq, default_doc_freq
-from .formats.xmlsafe import gc_paused
+from ..formats.xmlsafe import gc_paused
 from .index import (CENTROID_WORDS, SIMILAR_ONE, Batch, cosine, example_vector, paper_vector, prepare,
                     similarity, top_words, vector_sum)
 from .learn import Check, liked_reason
-from .models import Match, Paper, reason_label, unique_papers
+from ..models import Match, Paper, reason_label, unique_papers
 from .percolate import Percolator
 from .query import parse_query
-from .text import name_key, plural
+from ..text import name_key, plural
 
 TITLE_WEIGHT = 2.0
 AUTHOR_TERM_WEIGHT = 2.0  # a query word found in the author list
@@ -90,7 +90,7 @@ class ProfileMatcher:
         # arXiv categories, archives, bioRxiv / medRxiv subjects ("cell_biology": "cell biology")
         self.categories = frozenset(c.lower().removesuffix(".*").replace("_", " ")
                                     for c in profile.categories)
-        # ratings (see :mod:`watcher.learn`): liked papers join the examples
+        # ratings (see :mod:`watcher.matching.learn`): liked papers join the examples
         self.feedback = feedback if feedback else None
         liked = list(feedback.liked) if self.feedback else []
         self.examples = (_Examples([*liked, *example_papers], self.doc_freq.vector_weight,
@@ -127,7 +127,7 @@ class ProfileMatcher:
 
     def query_parts(self, papers: Sequence[Paper]) -> list[list[tuple[float, str]]]:
         """The query's parts of each paper's score, with their reasons (empty when the query
-        does not match it): what the ratings' model (:mod:`watcher.learn`) is fitted on."""
+        does not match it): what the ratings' model (:mod:`watcher.matching.learn`) is fitted on."""
         batch = prepare(list(papers))
         matched = batch.evaluate(self.query.root) if self.query else set()
         hits = self._term_hits(batch) if matched else None
@@ -139,7 +139,7 @@ class ProfileMatcher:
 
     def score_batch(self, batch: Batch, within: set[int] | None = None) -> dict[int, Match]:
         """The selected papers of a prepared batch, by position in the batch. ``within`` may
-        name the only papers the profile can select (see :mod:`watcher.percolate`): the query
+        name the only papers the profile can select (see :mod:`watcher.matching.percolate`): the query
         and the exclusion are then evaluated there alone, for the same result."""
         return self._judge(batch, None, explain=False, within=within)
 
@@ -310,7 +310,7 @@ class _Examples:
 def followed_reasons(paper: Paper, term) -> list[str]:
     """The reasons a ``cites:`` or ``by:`` term gives ``paper``: "cites your <title>" for each
     followed work it cites, "by <name>, whom you follow" for each followed author."""
-    from .formats.openalex import entries, matches_ref
+    from ..formats.openalex import entries, matches_ref
 
     if term.field == "cites":
         return [f"cites your {title}" for key, title in entries(paper.cites)
@@ -346,7 +346,7 @@ def select(papers: Iterable[Paper] | Batch, matchers: Sequence[ProfileMatcher], 
     pipeline's convenience; scores do not depend on the time.
     """
     # Each profile is evaluated only on the papers holding one of its anchor terms (see
-    # watcher.percolate). Matching builds many small acyclic objects (a match per profile and
+    # watcher.matching.percolate). Matching builds many small acyclic objects (a match per profile and
     # paper): with the collector running, half the time of 10,000 profiles went to full
     # collections walking them.
     with gc_paused():

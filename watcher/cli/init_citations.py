@@ -14,7 +14,7 @@ import json
 import tomllib
 from datetime import datetime
 
-from .errors import InputError, SourceError
+from ..errors import InputError, SourceError
 
 MAX_SEEDED = 2000  # works one ORCID may seed; a list past it is cut, and said so
 
@@ -50,7 +50,7 @@ def seed(cites: tuple[str, ...], orcid: str | None, *, mailto: str | None, url: 
          user_agent: str, now: datetime, timeout: float = 30.0) -> list[tuple[str, str | None]]:
     """The followed works of ``--cite`` values and of the works of ``--orcid``, each once;
     InputError for a value that names no work or person, or an ORCID OpenAlex knows no work of."""
-    from .formats.openalex import author_ref, work_ref
+    from ..formats.openalex import author_ref, work_ref
 
     out: dict[str, str | None] = {}
     for value in cites:
@@ -64,9 +64,9 @@ def seed(cites: tuple[str, ...], orcid: str | None, *, mailto: str | None, url: 
         if author is None:
             raise InputError(f"--orcid {orcid!r}: not an ORCID such as 0000-0002-1825-0097 "
                              "(whose last character checks the others: a typo?)")
-        from .config import SourceConfig
-        from .sources import SourceContext, make_source
-        from .sources.openalex import works_of
+        from ..config import SourceConfig
+        from ..sources import SourceContext, make_source
+        from ..sources.openalex import works_of
 
         source = make_source(SourceConfig(name="openalex", type="openalex", url=url, timeout=timeout,
                                           authors=(author,), mailto=mailto),

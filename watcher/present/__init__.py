@@ -1,0 +1,1 @@
+"""Presentation: templates and their filters, TL;DRs, LaTeX to text, BibTeX, summaries."""
