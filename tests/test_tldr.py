@@ -167,3 +167,15 @@ def test_the_benchmark_prints_the_shares():
     figures = dict(line.split()[:2] for line in out.stdout.splitlines())
     assert set(figures) >= {"tldr_whole_share", "tldr_alone_share", "tldr_tilde_share", "tldr_good_share"}
     assert float(figures["tldr_good_share"]) >= 0.9, out.stdout
+
+
+def test_a_link_or_colour_cut_off_before_its_text_is_decoded_not_a_crash():
+    """An abstract cut before ``\\href``'s or ``\\textcolor``'s text (found in the real corpus by
+    benchmarks/eval_feedback.py: the digest's channel failed with KeyError '2')."""
+    from watcher.present.latex import to_text
+
+    for cut in (r"code at \href{https://github.com/x/y}", r"results in \textcolor{red}"):
+        out = to_text(cut)
+        assert "\\" not in out and out.startswith(cut.split("\\")[0].rstrip())
+    assert to_text(r"x \href{u}{\textbf{RL}} y") == "x RL y"
+    assert clean_latex(r"see \href{https://a.b}") == to_text(r"see \href{https://a.b}")

@@ -25,6 +25,14 @@ _DROPPED = ("cite", "citep", "citet", "citealp", "ref", "eqref", "autoref", "cre
             "footnote", "url", "vspace", "hspace", "color")
 
 
+def _second_argument(n, l2tobj) -> str:
+    """The text of a macro's second argument (``\\href{url}{text}``, ``\\textcolor{red}{text}``),
+    or nothing when an abstract cut it off (``\\href{url}`` at the end of a piece): pylatexenc's
+    ``"%(2)s"`` raised KeyError there and took the whole digest down with it."""
+    args = n.nodeargd.argnlist if n.nodeargd and n.nodeargd.argnlist else []
+    return l2tobj._groupnodecontents_to_text(args[1]) if len(args) > 1 and args[1] is not None else ""
+
+
 @functools.cache
 def _converter():
     """pylatexenc's parser context and converter, with :data:`_DROPPED`, ``\\href`` and
@@ -37,8 +45,8 @@ def _converter():
         *[macrospec.MacroSpec(name, "*[{") for name in _DROPPED]])
     texts = latex2text.get_default_latex_context_db()
     texts.add_context_category("watcher", prepend=True, macros=[
-        latex2text.MacroTextSpec("href", simplify_repl="%(2)s"),
-        latex2text.MacroTextSpec("textcolor", simplify_repl="%(2)s"),
+        latex2text.MacroTextSpec("href", simplify_repl=_second_argument),
+        latex2text.MacroTextSpec("textcolor", simplify_repl=_second_argument),
         *[latex2text.MacroTextSpec(name, discard=True) for name in _DROPPED]])
     return parsing, latex2text.LatexNodes2Text(latex_context=texts, math_mode="text")
 
