@@ -197,11 +197,12 @@ class Feedback:
         adds: list[tuple[float, int]] = []
         base = [0, 0]  # liked, all: the rated papers held out that the profile selects itself
         pieces = time_pieces([r[0] for r in rated], TIME_FOLDS + 1)
+        before: dict[int, object] = {}  # piece start -> the examples with the likes before it (both checks)
         for start, end in pieces[1:]:
             liked = [r[2] for r in rated[:start] if r[3]]
             if not liked:
                 continue
-            examples = check.examples(liked)
+            examples = before[start] = check.examples(liked)
             for i in range(start, end):
                 if plain[i]:
                     base[0] += rated[i][3]
@@ -223,7 +224,8 @@ class Feedback:
         held = [0, 0]  # liked, disliked
         for start, end in pieces[1:]:
             fold = Feedback([r[2] for r in rated[:start] if r[3]], [r[2] for r in rated[:start] if not r[3]])
-            fold.attach(check.examples(fold.liked), weight, title_boost, False, query_parts)
+            examples = before[start] if start in before else check.examples(fold.liked)
+            fold.attach(examples, weight, title_boost, False, query_parts)
             if fold.model is None:
                 continue
             for i in range(start, end):

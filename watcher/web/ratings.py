@@ -206,11 +206,14 @@ async def rate(request: Request):
 
 @threaded
 def saved_page(request: Request):
+    twin = wants_json(request)
     with reading(request) as store:
         items = saved(store)
         papers = [p for p, _ in items]
-        shown, summaries = marks(request, store, papers, owned=True), tldrs(store, papers)
-    if wants_json(request):  # /saved.json: the reading list, oldest first
+        summaries = tldrs(store, papers)
+        # the rating buttons are the page's alone: their owners run every profile's matcher
+        shown = None if twin else marks(request, store, papers, owned=True)
+    if twin:  # /saved.json: the reading list, oldest first
         return json_page({"papers": [dict(paper_ref(request, p, summaries.get(p.key)), saved_at=at)
                                      for p, at in items]})
     return page(request, "saved.html", twin=True, items=items, marks=shown, tldrs=summaries)
