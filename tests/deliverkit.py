@@ -233,7 +233,6 @@ class HookServer:
                 pass
 
         self.httpd = QuietHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
         return self

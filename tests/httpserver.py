@@ -65,7 +65,6 @@ class Server:
         self.lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"server_state": self})
         self.httpd = QuietHTTPServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True)
         self.thread.start()
 

@@ -107,7 +107,6 @@ class LlmServer:
                     pass
 
         self.httpd = QuietHTTPServer(("127.0.0.1", port), Handler)
-        self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

@@ -15,7 +15,7 @@ import zlib
 import pytest
 
 from conftest import REPO
-from helpers import RawServer, fast_client
+from helpers import QuietHTTPServer, RawServer, fast_client
 from httpserver import Reply, server  # noqa: F401
 
 from watcher import formats
@@ -171,7 +171,7 @@ def outside_address() -> str | None:
 
 
 def test_a_redirect_to_a_loopback_address_is_not_followed():
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
 
     from watcher.http import _reach
 
@@ -199,8 +199,7 @@ def test_a_redirect_to_a_loopback_address_is_not_followed():
             if not where:
                 self.wfile.write(b"internal")
 
-    wide = ThreadingHTTPServer(("0.0.0.0", 0), Handler)
-    wide.daemon_threads = True
+    wide = QuietHTTPServer(("0.0.0.0", 0), Handler)
     port = wide.server_address[1]
     threading.Thread(target=wide.serve_forever, args=(0.02,), daemon=True).start()
     try:

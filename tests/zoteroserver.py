@@ -19,11 +19,13 @@ import re
 import socket
 import struct
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+
+from helpers import QuietHTTPServer
 
 DATA = Path(__file__).resolve().parent / "data" / "zotero"
 KEY_CHARS = "23456789ABCDEFGHIJKLMNPQRSTUVWXYZ"
@@ -53,8 +55,7 @@ class ZoteroServer:
         self.before_patch = None
         self.lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"lib": self})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.httpd.daemon_threads = True
+        self.httpd = QuietHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True).start()
 
     @property

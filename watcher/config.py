@@ -31,8 +31,7 @@ FORMATS = ("text", "markdown", "html", "slack", "json")
 def __getattr__(name: str):
     """The kinds' tables, read from their registries (watcher.sources, watcher.deliver) when
     first asked for: importing config stays light (the kinds' modules load httpx, Jinja2)."""
-    if name not in ("SOURCE_TYPES", "CHANNEL_TYPES", "FORMAT_CHANNELS", "_SOURCE_KEYS", "_CHANNEL_KEYS",
-                    "split_urls"):
+    if name not in ("SOURCE_TYPES", "CHANNEL_TYPES", "FORMAT_CHANNELS", "_SOURCE_KEYS", "_CHANNEL_KEYS"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from .deliver import KINDS as channels
     from .sources import KINDS as sources
@@ -44,10 +43,6 @@ def __getattr__(name: str):
         "_SOURCE_KEYS": lambda: {n: k.keys for n, k in sources.items()},
         "_CHANNEL_KEYS": lambda: {n: k.keys for n, k in channels.items()},
     }
-    if name == "split_urls":  # read here by logs and check
-        from .deliver.base import split_urls
-
-        return split_urls
     return tables[name]()
 
 

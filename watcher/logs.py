@@ -141,7 +141,7 @@ def secret_values(config, urls: bool = True) -> list[str]:
     """The current values of every secret the config names (``*_env`` keys) and, with
     ``urls``, each URL of a list of them (an apprise variable holds several URLs, each a
     secret of its own: :func:`watcher.masking.remember` of a value takes its URLs' parts)."""
-    from .config import split_urls
+    from .deliver.base import split_urls
 
     values = [os.environ.get(n, "") for n in set(config.secret_vars().values())]
     return [*values, *(url for v in values for url in split_urls(v))] if urls else values

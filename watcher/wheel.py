@@ -44,8 +44,7 @@ def _package_files() -> dict[str, Path]:
     """Archive name -> file of the running package, as a built wheel lays it out."""
     from .present.render import shipped_templates_dir
 
-    package = Path(__file__).resolve().parent
-    files = {f"watcher/{p.relative_to(package).as_posix()}": p for p in sorted(package.rglob("*"))
+    files = {f"watcher/{p.relative_to(HERE).as_posix()}": p for p in sorted(HERE.rglob("*"))
              if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".tmp")}
     templates = shipped_templates_dir()
     for p in sorted(templates.rglob("*")):
