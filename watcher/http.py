@@ -370,21 +370,13 @@ class HttpClient:
             response = self._client.send(request, stream=True)
             try:
                 watch.stream = response.extensions.get("network_stream") or watch.stream
-                declared = response.headers.get("content-length")
-                if declared and declared.isdigit() and int(declared) > limit \
-                        and "content-encoding" not in response.headers:
-                    raise SourceError(f"GET {shown}: response of {int(declared):,} bytes is larger "
-                                      f"than the limit of {limit:,} bytes")
-                chunks, size = [], 0
-                for chunk in response.iter_bytes():
-                    size += len(chunk)
-                    if size > limit:
-                        raise SourceError(f"GET {shown}: response is larger than the limit of "
-                                          f"{limit:,} bytes")
-                    chunks.append(chunk)
-                    if watch.passed():
-                        raise httpx.ReadTimeout("total deadline passed", request=request)
-                return response.status_code, response.headers, b"".join(chunks)
+                try:
+                    body = read_capped(response, limit, watch)
+                except TooLarge as e:
+                    size = "" if e.declared is None else f" of {e.declared:,} bytes"
+                    raise SourceError(f"GET {shown}: response{size} is larger than the limit "
+                                      f"of {limit:,} bytes") from e
+                return response.status_code, response.headers, body
             finally:
                 response.close()
         except httpx.TransportError:
@@ -475,7 +467,12 @@ ANSWER_BYTES = 1024 * 1024  # the answers of the summarizer and of webhooks: a s
 
 
 class TooLarge(Exception):
-    """An answer longer than the limit of :func:`post_capped` (nothing more of it was read)."""
+    """An answer longer than the limit of :func:`read_capped` (nothing more of it was read);
+    ``declared`` is the size its Content-Length gave (None: it was streamed past the limit)."""
+
+    def __init__(self, message: str, declared: int | None = None):
+        super().__init__(message)
+        self.declared = declared
 
 
 def post_capped(client: httpx.Client, url: str, *, limit: int = ANSWER_BYTES,
@@ -506,7 +503,7 @@ def read_capped(response: httpx.Response, limit: int, watch: "_Deadline | None" 
     deadline has passed."""
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit and "content-encoding" not in response.headers:
-        raise TooLarge(f"an answer of {int(declared):,} bytes, more than {limit:,}")
+        raise TooLarge(f"an answer of {int(declared):,} bytes, more than {limit:,}", int(declared))
     chunks, size = [], 0
     for chunk in response.iter_bytes():
         size += len(chunk)
