@@ -364,36 +364,19 @@ class HttpClient:
         whole exchange takes longer than ``deadline`` seconds. httpx's timeout bounds each
         read; the deadline bounds them all: when it passes, the connection's socket is shut
         down, so a read blocked on a dripping server ends at once."""
-        watch = _Deadline(deadline)
-        request.extensions["trace"] = watch.trace
-        try:
+        with _Deadline(deadline, request) as watch:
+            request.extensions["trace"] = watch.trace
             response = self._client.send(request, stream=True)
             try:
-                watch.stream = response.extensions.get("network_stream") or watch.stream
-                declared = response.headers.get("content-length")
-                if declared and declared.isdigit() and int(declared) > limit \
-                        and "content-encoding" not in response.headers:
-                    raise SourceError(f"GET {shown}: response of {int(declared):,} bytes is larger "
-                                      f"than the limit of {limit:,} bytes")
-                chunks, size = [], 0
-                for chunk in response.iter_bytes():
-                    size += len(chunk)
-                    if size > limit:
-                        raise SourceError(f"GET {shown}: response is larger than the limit of "
-                                          f"{limit:,} bytes")
-                    chunks.append(chunk)
-                    if watch.passed():
-                        raise httpx.ReadTimeout("total deadline passed", request=request)
-                return response.status_code, response.headers, b"".join(chunks)
+                try:
+                    body = read_capped(response, limit, watch)
+                except TooLarge as e:
+                    size = "" if e.declared is None else f" of {e.declared:,} bytes"
+                    raise SourceError(f"GET {shown}: response{size} is larger than the limit "
+                                      f"of {limit:,} bytes") from e
+                return response.status_code, response.headers, body
             finally:
                 response.close()
-        except httpx.TransportError:
-            if watch.fired:
-                raise httpx.ReadTimeout(f"total deadline of {deadline:g} s passed",
-                                        request=request) from None
-            raise
-        finally:
-            watch.cancel()
 
     def _file(self, url: str, limit: int) -> Response:
         from urllib.request import url2pathname
@@ -412,10 +395,13 @@ class HttpClient:
 class _Deadline:
     """The total deadline of one exchange: a timer that, when ``seconds`` pass, shuts down the
     socket of the connection the exchange uses (learnt from httpcore's trace of the connect,
-    or from the response), so whatever read is blocked on it returns."""
+    or from the response), so whatever read is blocked on it returns. Used as a context
+    manager: the timer stops at its end, and a transport error the timer caused comes out as
+    httpx.ReadTimeout."""
 
-    def __init__(self, seconds: float):
+    def __init__(self, seconds: float, request: httpx.Request | None = None):
         self.seconds = seconds
+        self.request = request
         self.stream = None
         self.fired = False
         self.end = time.monotonic() + seconds
@@ -441,6 +427,15 @@ class _Deadline:
 
     def cancel(self) -> None:
         self._timer.cancel()
+
+    def __enter__(self) -> "_Deadline":
+        return self
+
+    def __exit__(self, kind, error, tb) -> None:
+        self.cancel()
+        if isinstance(error, httpx.TransportError) and self.fired:
+            raise httpx.ReadTimeout(f"total deadline of {self.seconds:g} s passed",
+                                    request=self.request) from None
 
 
 # How far inside an address is: a redirect may never go further in than where it started.
@@ -475,7 +470,12 @@ ANSWER_BYTES = 1024 * 1024  # the answers of the summarizer and of webhooks: a s
 
 
 class TooLarge(Exception):
-    """An answer longer than the limit of :func:`post_capped` (nothing more of it was read)."""
+    """An answer longer than the limit of :func:`read_capped` (nothing more of it was read);
+    ``declared`` is the size its Content-Length gave (None: it was streamed past the limit)."""
+
+    def __init__(self, message: str, declared: int | None = None):
+        super().__init__(message)
+        self.declared = declared
 
 
 def post_capped(client: httpx.Client, url: str, *, limit: int = ANSWER_BYTES,
@@ -487,26 +487,20 @@ def post_capped(client: httpx.Client, url: str, *, limit: int = ANSWER_BYTES,
     given = kw.get("timeout")  # this call's own timeout, else the client's
     given = given.read if isinstance(given, httpx.Timeout) else given
     seconds = deadline or given or client.timeout.read or 30.0
-    watch = _Deadline(seconds)
-    try:
-        with client.stream("POST", url, extensions={"trace": watch.trace}, **kw) as response:
-            watch.stream = response.extensions.get("network_stream") or watch.stream
-            return response, read_capped(response, limit, watch)
-    except httpx.TransportError:
-        if watch.fired:
-            raise httpx.ReadTimeout(f"total deadline of {seconds:g} s passed") from None
-        raise
-    finally:
-        watch.cancel()
+    with _Deadline(seconds) as watch, \
+            client.stream("POST", url, extensions={"trace": watch.trace}, **kw) as response:
+        return response, read_capped(response, limit, watch)
 
 
 def read_capped(response: httpx.Response, limit: int, watch: "_Deadline | None" = None) -> bytes:
     """At most ``limit`` bytes of a streamed ``response``'s body (after decoding); TooLarge
     past it, whatever the server declares or streams; httpx.ReadTimeout once ``watch``'s
     deadline has passed."""
+    if watch is not None:  # the connection to shut down when the deadline passes
+        watch.stream = response.extensions.get("network_stream") or watch.stream
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit and "content-encoding" not in response.headers:
-        raise TooLarge(f"an answer of {int(declared):,} bytes, more than {limit:,}")
+        raise TooLarge(f"an answer of {int(declared):,} bytes, more than {limit:,}", int(declared))
     chunks, size = [], 0
     for chunk in response.iter_bytes():
         size += len(chunk)
