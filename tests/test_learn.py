@@ -320,3 +320,57 @@ def test_likes_whose_additions_held_out_ratings_liked_add_and_say_on_what_eviden
     assert changes and all(c.added for c in changes)
     assert all(c.estimate == rated.feedback.estimate("added") for c in changes)
     assert "held out by time" in changes[0].estimate
+
+
+def test_a_rated_paper_shown_only_to_check_stands_for_the_removed_papers_like_it():
+    """The self-check counts every rated paper the profile selects itself, and a paper the model
+    had removed but showed as the check sample (the record says so: ``kept``) CHECK_SAMPLE
+    times, for it stands for the removed papers like it that were never shown nor rated. One
+    liked paper that looks like the disliked ones: as one of 190 liked it is within the loss
+    budget; as a paper shown only to check, it is ten liked papers the model removed, and the
+    model removes nothing."""
+    rng = random.Random(34)
+    liked = synthetic("2501", 240, RAG_WORDS, rng)
+    disliked = synthetic("2502", 80, CLINIC_WORDS, rng)
+    odd = synthetic("2505", 1, CLINIC_WORDS, rng)[0]  # liked, but like the disliked papers
+    days = [p for k in range(80) for p in (*liked[3 * k:3 * k + 3], disliked[k])]
+    times = {p.key: f"2025-04-{1 + k // 16:02d}T20:00:00Z" for k, p in enumerate(days)}
+    times[odd.key] = "2025-04-05T21:00:00Z"  # in the last piece held out
+    seen = ProfileMatcher(RAG, feedback=Feedback([*liked, odd], disliked, times))
+    assert seen.feedback.remove, seen.feedback.estimate("removed")
+    assert "1 of them liked" in seen.feedback.estimate("removed")
+    kept = ProfileMatcher(RAG, feedback=Feedback([*liked, odd], disliked, times, kept={odd.key}))
+    assert not kept.feedback.remove
+    text = kept.feedback.estimate("removed")
+    assert text.startswith("the dislikes remove nothing") and "counting 10" in text, text
+    new_clinic = synthetic("2504", 20, CLINIC_WORDS, rng)
+    assert all(kept.score(p) is not None for p in new_clinic)  # the profile's own selection stands
+
+
+def test_the_learner_reads_which_rated_papers_were_shown_only_to_check(tmp_path):
+    """compile.feedback reads the record as sent: a rated paper a message carried with the
+    reason CHECKED under this profile is ``kept``; one sent without it, or with it under another
+    profile, is not."""
+    from watcher.config import parse_config
+    from watcher.matching.compile import feedback
+    from watcher.models import Digest, Match
+    from watcher.ratings import apply_rating
+    from watcher.store import Store
+
+    config = parse_config({
+        "watcher": {"database": str(tmp_path / "w.db")},
+        "profile": {"rag": {"query": "RAG"}, "other": {"query": "RAG"}},
+        "digest": {"d": {"profiles": ["rag", "other"], "channels": ["out"], "every": "1d"}},
+        "channel": {"out": {"type": "stdout"}}}, tmp_path / "config.toml")
+    now = datetime(2025, 4, 12, 21, tzinfo=timezone.utc)
+    checked, shown, elsewhere = DISLIKED[0], DISLIKED[1], RADIOLOGY
+    with Store.open(tmp_path / "w.db") as store:
+        store.upsert([checked, shown, elsewhere], now)
+        store.record_message(Digest("d", "D", now.date(), matches=[
+            Match(checked, 0.0, ["RAG", learn.CHECKED], "rag"),
+            Match(shown, 3.0, ["RAG"], "rag"),
+            Match(elsewhere, 0.0, ["RAG", learn.CHECKED], "other")]), "out", now)
+        for p in (checked, shown, elsewhere):
+            assert apply_rating(store, "down", "rag", p.key, "test", profiles=config.profiles, now=now)
+        assert feedback(store, "rag").kept == {checked.key}
+        assert feedback(store, "other").kept == set()  # "other" has no ratings

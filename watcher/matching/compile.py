@@ -65,11 +65,12 @@ def example_papers(profile, lookup) -> list:
 
 def feedback(store, profile: str):
     """The ratings of ``profile`` as the matcher's examples and counter-examples, with when
-    each was made (the learner checks itself on them in that order)."""
-    from .learn import Feedback
+    each was made (the learner checks itself on them in that order) and which of them were
+    shown only to check the ratings (the model would have removed them: the record says so)."""
+    from .learn import CHECKED, Feedback
 
     times = {r["paper"]: r["rated_at"] for r in store.rating_rows(profile)}
-    return Feedback(*store.rated_papers(profile), times=times)
+    return Feedback(*store.rated_papers(profile), times=times, kept=store.rated_sent_with(profile, CHECKED))
 
 
 def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP,

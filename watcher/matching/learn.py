@@ -55,13 +55,17 @@ by the learner fitted on the pieces before it, as new papers would be (:meth:`Fe
   ratings, and at least ADD_MIN of them (:func:`decide_additions`); else nothing comes in by the
   likes. The reason says which liked paper it is like, and the estimate says on what evidence.
 * *removals*: the model removes a paper the profile selects itself only at the loosest recall
-  quantile of QUANTILES at which, on the held-out ratings of the check sample, it loses at most
-  LOSS_BUDGET of the liked papers and removes a set less often liked than the whole
-  (:func:`decide_removals`); else it removes nothing the profile selects (a paper rated down
-  itself is always out). The check sample (:func:`in_check_sample`, one paper in CHECK_SAMPLE)
-  is never removed, because a removed paper is never shown and so never rated: without it the
-  held-out ratings would be only what the model let through, and would always say it removes
-  nothing (while on new papers it lost up to 8 points of recall on a broad query).
+  quantile of QUANTILES at which, on the held-out ratings, it loses at most LOSS_BUDGET of the
+  liked papers and removes a set less often liked than the whole (:func:`decide_removals`);
+  else it removes nothing the profile selects (a paper rated down itself is always out). A
+  removed paper is never shown and so never rated: the held-out ratings alone would be only what
+  the model let through, and would always say it removes nothing (while on new papers it lost up
+  to 8 points of recall on a broad query). So the check sample (:func:`in_check_sample`, one
+  paper in CHECK_SAMPLE) is never removed: it is shown with the reason CHECKED, and the record
+  as sent tells the learner which rated papers were (``kept``). Each of them stands for itself
+  and the CHECK_SAMPLE - 1 removed papers like it, and counts CHECK_SAMPLE times; every other
+  rated paper the profile selects itself counts once (an unbiased count of what the profile
+  selects, the removed papers included).
 
 With too little evidence nothing changes: the profile's own selection, ranked with the likes'
 help. The guarded rule of the first ratings (above) still applies until the model is fitted.
@@ -133,10 +137,11 @@ class Feedback:
     its latest rating)."""
 
     def __init__(self, liked: Sequence[Paper] = (), disliked: Sequence[Paper] = (),
-                 times: dict[str, str] | None = None):
+                 times: dict[str, str] | None = None, kept: set[str] | frozenset = frozenset()):
         self.liked = unique_papers(liked)
         self.disliked = unique_papers(disliked)
         self.times = dict(times or {})  # paper key -> when it was rated (ISO): the self-check's order
+        self.kept = set(kept)  # rated papers shown only as the check sample (CHECKED): the model had removed them
         self.add_floor: float | None = 1.0  # papers beyond the profile's own selection: x the threshold (None: none)
         self.remove = True  # the model may remove what the profile itself selects
         self.estimates: dict[str, Estimate] = {}  # "added" / "removed": what the self-check found
@@ -216,12 +221,14 @@ class Feedback:
         if self.model is None:
             return
         # Removals: a paper the model removed was never shown, so never rated, and the ratings
-        # made after it began are only what it let through: it would seem to remove nothing of
-        # them. The papers of the check sample (:func:`in_check_sample`) are never removed by it,
-        # so their ratings are a fair sample of what the profile selects: each later piece of
-        # them is judged by the model fitted on the ratings before it.
-        removed = {q: [0, 0] for q in QUANTILES}  # quantile -> [liked, disliked] it would remove
-        held = [0, 0]  # liked, disliked
+        # made after it began are only what it let through: they alone would say it removes
+        # nothing. But the papers of the check sample (:func:`in_check_sample`) are shown even
+        # when it removes them, with the reason CHECKED, and the record as sent says which: each
+        # such paper stands for itself and the CHECK_SAMPLE - 1 like it that were never shown
+        # (it counts CHECK_SAMPLE times), every other rated paper the profile selects for itself.
+        # Each later piece is judged by the model fitted on the ratings before it.
+        removed = {q: [0, 0] for q in QUANTILES}  # quantile -> [liked, disliked] it would remove (weighted)
+        held = [0, 0]  # liked, disliked (weighted)
         for start, end in pieces[1:]:
             fold = Feedback([r[2] for r in rated[:start] if r[3]], [r[2] for r in rated[:start] if not r[3]])
             examples = before[start] if start in before else check.examples(fold.liked)
@@ -229,14 +236,14 @@ class Feedback:
             if fold.model is None:
                 continue
             for i in range(start, end):
-                if plain[i] and vectors[i] and in_check_sample(rated[i][1]):
-                    y = rated[i][3]
-                    held[1 - y] += 1
+                if plain[i] and vectors[i]:
+                    y, times = rated[i][3], CHECK_SAMPLE if rated[i][1] in self.kept else 1
+                    held[1 - y] += times
                     p = fold.model.probability(vectors[i], parts[i])
                     if fold.model.agrees(vectors[i]):
                         for q in QUANTILES:
                             if p < fold.model.cut_at(q):
-                                removed[q][1 - y] += 1
+                                removed[q][1 - y] += times
         self.estimates["removed"] = decide_removals(removed, *held)
         quantile = self.estimates["removed"].setting
         self.remove = quantile is not None
@@ -350,14 +357,15 @@ class Estimate:
                         f"the profile's own ({own})")
             return (f"the likes add papers at least {self.setting:.2f} x as similar to them as the threshold: of "
                     f"the rated papers held out by time that they would have added, {share} ({own})")
-        allowed = int(LOSS_BUDGET * self.base_liked)
+        allowed = LOSS_BUDGET * self.base_liked
+        counted = f"each paper shown only to check counting {CHECK_SAMPLE}"
         if self.setting is None:
             return ("the dislikes remove nothing the profile selects itself: on the rated papers held out by "
-                    f"time, every cut tried would lose more than {allowed} of the {self.base_liked} liked "
-                    f"papers or not raise precision ({own})")
+                    f"time ({counted}), every cut tried would lose more than {allowed:.1f} of the "
+                    f"{self.base_liked} liked papers or not raise precision ({own})")
         return (f"the dislikes remove papers below the model's {self.setting:g} quantile: on the rated papers "
-                f"held out by time they would have removed {self.total}, {self.liked} of them liked "
-                f"(at most {allowed} of the {self.base_liked} liked allowed; {own})")
+                f"held out by time ({counted}) they would have removed {self.total}, {self.liked} of them liked "
+                f"(at most {allowed:.1f} of the {self.base_liked} liked allowed; {own})")
 
 
 def time_pieces(times: Sequence[str], n: int) -> list[tuple[int, int]]:
@@ -416,7 +424,7 @@ def decide_removals(removed: dict[float, Sequence[int]], liked: int, disliked: i
     fitted on the earlier ratings would have removed; ``liked``, ``disliked``: the held-out
     rated papers it judged. The loosest of QUANTILES that loses at most LOSS_BUDGET of the
     liked papers and removes a set less often liked than the whole (precision rises); else none."""
-    allowed = int(LOSS_BUDGET * liked)
+    allowed = LOSS_BUDGET * liked
     for q in QUANTILES:
         lost, cut = removed.get(q, (0, 0))
         if cut and lost <= allowed and lost * (liked + disliked) < liked * (lost + cut):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from ..models import Paper
 from .papers import row_to_paper
 
@@ -28,6 +30,15 @@ class RatingStore:
                    WHERE r.profile = ? ORDER BY r.rated_at, r.paper""", [profile]):
             (liked if row.pop("rating") == "up" else disliked).append(row_to_paper(row))
         return liked, disliked
+
+    def rated_sent_with(self, profile: str, reason: str) -> set[str]:
+        """The papers rated for ``profile`` that a message recorded under it with ``reason``
+        among their reasons (the record as sent, SPEC §11)."""
+        exact = json.dumps(reason, ensure_ascii=False)
+        return {r["paper"] for r in self.db.query(
+            """SELECT r.paper FROM ratings r WHERE r.profile = ? AND EXISTS (
+                   SELECT 1 FROM message_papers mp WHERE mp.paper = r.paper AND mp.profile = r.profile
+                   AND instr(mp.reasons, ?) > 0)""", [profile, exact])}
 
     def record_rating(self, action: str, profile: str | None, key: str, when: str, source: str) -> bool:
         """Apply one rating action to paper ``key`` in one transaction (``BEGIN IMMEDIATE``:
