@@ -109,7 +109,7 @@ REACH_FLOOR = 0.05
 # much evidence is enough and how much recall a removal may cost.
 TIME_FOLDS = 4  # the ratings, cut by time into TIME_FOLDS + 1 pieces: each later piece predicted from the earlier
 LOSS_BUDGET = 0.01  # removals may lose at most this share of the liked papers held out (half the 2-point target)
-QUANTILES = (0.02, 0.01, 0.005, 0.0)  # the recall quantiles tried, loosest first: the model predicts about that share of the liked lost, so none above the 2-point limit
+QUANTILES = (0.02, 0.015, 0.01, 0.0075, 0.005, 0.0025, 0.0)  # the recall quantiles tried, loosest first (steps of a quarter of the 1% budget): the model predicts about that share of the liked lost, so none above the 2-point limit
 ADD_MIN = 5  # rated papers beyond the profile's own selection an addition needs held out before it is believed
 CONFIDENCE_Z = 1.645  # one-sided 95%: the Wilson lower bound of the additions' precision
 CHECK_SAMPLE = 10  # one paper in this many is never removed by the model: the fair sample its removals are checked on
