@@ -171,7 +171,7 @@ def test_config_discovery_order(write_config, tmp_path, monkeypatch):
     assert str(find_config("x.toml")) == "x.toml"
     monkeypatch.delenv("WATCHER_CONFIG")
     here.unlink()
-    with pytest.raises(ConfigError, match="no config file found"):
+    with pytest.raises(ConfigError, match="no config file found .*; pass --config PATH, or write one here with 'watcher init'"):
         find_config(None)
 
 

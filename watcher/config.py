@@ -401,7 +401,8 @@ def find_config(explicit: str | os.PathLike | None = None) -> Path:
         if candidate.is_file():
             return candidate
     looked = ", ".join(str(c) for c in candidates)
-    raise ConfigError(f"no config file found (looked at {looked}); pass --config PATH")
+    raise ConfigError(f"no config file found (looked at {looked}); pass --config PATH, or write one "
+                      "here with 'watcher init'")
 
 
 def load_config(path: str | os.PathLike) -> Config:
