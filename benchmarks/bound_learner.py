@@ -171,12 +171,11 @@ def daily_frontier(x, y, day, matched) -> float:
         scores = model.fit(x[train], y[train]).decision_function(x[today])
         standard.update(zip(today, (scores - liked.mean()) / liked.std()))
     fp_all = int((y[matched] == 0).sum())
-    lost = cut = best = 0
-    for i in sorted(standard, key=standard.get):  # drop the lowest first
-        lost, cut = lost + y[i], cut + (1 - y[i])
-        if lost <= RECALL_LOSS * y.sum():
-            best = max(best, cut)
-    return best / fp_all if fp_all else 0.0
+    scored = np.array(list(standard))
+    if not fp_all or not len(scored):
+        return 0.0
+    share = fp_cut(y[scored], [standard[i] for i in scored], int(y.sum()))  # of the days scored
+    return share * int((y[scored] == 0).sum()) / fp_all
 
 
 def _dense(texts):

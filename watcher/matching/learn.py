@@ -237,13 +237,13 @@ class Feedback:
                 continue
             for i in range(start, end):
                 if plain[i] and vectors[i]:
-                    y, times = rated[i][3], CHECK_SAMPLE if rated[i][1] in self.kept else 1
-                    held[1 - y] += times
+                    y, count = rated[i][3], CHECK_SAMPLE if rated[i][1] in self.kept else 1
+                    held[1 - y] += count
                     p = fold.model.probability(vectors[i], parts[i])
                     if fold.model.agrees(vectors[i]):
                         for q in QUANTILES:
                             if p < fold.model.cut_at(q):
-                                removed[q][1 - y] += times
+                                removed[q][1 - y] += count
         self.estimates["removed"] = decide_removals(removed, *held)
         quantile = self.estimates["removed"].setting
         self.remove = quantile is not None
@@ -357,7 +357,7 @@ class Estimate:
                         f"the profile's own ({own})")
             return (f"the likes add papers at least {self.setting:.2f} x as similar to them as the threshold: of "
                     f"the rated papers held out by time that they would have added, {share} ({own})")
-        allowed = LOSS_BUDGET * self.base_liked
+        allowed = loss_allowed(self.base_liked)
         counted = f"each paper shown only to check counting {CHECK_SAMPLE}"
         if self.setting is None:
             return ("the dislikes remove nothing the profile selects itself: on the rated papers held out by "
@@ -418,13 +418,18 @@ def decide_additions(held: Sequence[tuple[float, int]], base_liked: int, base_to
     return Estimate("added", best[0], best[1], best[2], base_liked, base_total)
 
 
+def loss_allowed(liked: int) -> float:
+    """How many of ``liked`` held-out liked papers (weighted) removals may lose: LOSS_BUDGET of them."""
+    return LOSS_BUDGET * liked
+
+
 def decide_removals(removed: dict[float, Sequence[int]], liked: int, disliked: int) -> Estimate:
     """Whether, and at what recall quantile, the model removes papers the profile selects
     itself. ``removed``: quantile -> ``(liked, disliked)`` held-out rated papers the model
     fitted on the earlier ratings would have removed; ``liked``, ``disliked``: the held-out
     rated papers it judged. The loosest of QUANTILES that loses at most LOSS_BUDGET of the
     liked papers and removes a set less often liked than the whole (precision rises); else none."""
-    allowed = LOSS_BUDGET * liked
+    allowed = loss_allowed(liked)
     for q in QUANTILES:
         lost, cut = removed.get(q, (0, 0))
         if cut and lost <= allowed and lost * (liked + disliked) < liked * (lost + cut):
