@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from datetime import datetime, timezone
 import os
 import re
 
@@ -116,6 +118,30 @@ def test_rich_formats_show_the_tldr_and_shorten_the_abstract_text_keeps_it_whole
     d.matches[0].tldr = "A model's own sentence <b>."  # the pipeline's TL;DR wins, escaped
     assert "A model&#39;s own sentence &lt;b&gt;." in render(d, "html")
     assert json.loads(render(d, "json"))[0]["tldr"] == "A model's own sentence <b>."
+
+
+def test_a_paper_without_an_abstract_has_no_tldr_line_in_any_format():
+    """A journal feed that lists titles only: the TL;DR would be the title again, right under
+    it; every format leaves the line out and shows the title once."""
+    from watcher.deliver.apprise_channel import paper_block
+    from watcher.deliver.feed import build_entry
+
+    d = sample_digest(2, updated=0)
+    title = "Chiral Phonons in a Twisted Bilayer"
+    d.matches[0] = Match(replace(d.matches[0].paper, title=title, abstract=""), 2.0, ["ti: phonon"], "llm-rl")
+    for fmt in ("html", "markdown", "slack", "email"):
+        out = render(d, fmt)
+        assert out.count(title) == (2 if fmt == "html" else 1), fmt  # not again as its TL;DR (html: the preheader too)
+        assert fmt == "html" or out.count("TL;DR") == 1, fmt  # the other paper's (html has no label)
+    assert json.loads(render(d, "json"))[0]["tldr"] == ""
+    for fmt in ("text", "markdown", "html"):
+        block = paper_block(d.matches[0], fmt)
+        assert title in block and "TL;DR" not in block, fmt
+        assert "TL;DR" in paper_block(d.matches[1], fmt), fmt
+    entry = build_entry(d.matches[0], datetime(2025, 4, 12, tzinfo=timezone.utc))
+    assert not [e for e in entry if e.tag.endswith("summary")]
+    assert [e for e in build_entry(d.matches[1], datetime(2025, 4, 12, tzinfo=timezone.utc))
+            if e.tag.endswith("summary")]
 
 
 def test_authors_shortened():

@@ -146,6 +146,15 @@ def test_an_unset_api_key_falls_back_without_calling(server_ok, store, caplog, m
     assert "WATCHER_TEST_LLM_KEY" in caplog.text
 
 
+def test_a_paper_without_an_abstract_is_not_sent_to_the_model_and_has_no_tldr(server_ok, store):
+    """Titles only (many journal feeds): the model would have nothing to summarise but the title."""
+    digest = sample_digest(2, updated=0)
+    digest.matches[0].paper.abstract = ""
+    Summarizer(config(server_ok.base_url), store, NOW).fill(digest)
+    assert server_ok.calls == 1 and store.tldr_calls("2025-04-12") == 1
+    assert digest.matches[0].tldr == "" and digest.matches[1].tldr.startswith("Stand-in TL;DR")
+
+
 def test_extractive_type_never_calls(server_ok, store):
     digest = sample_digest(2, updated=0)
     Summarizer(SummarizerConfig(), store, NOW).fill(digest)

@@ -106,8 +106,8 @@ def test_sentences_do_not_split_at_abbreviations_or_decimals():
                                "See Fig. 2 for details, i.e. the curves.", "We propose X."]
 
 
-def test_no_abstract_falls_back_to_the_title_and_long_text_is_cut():
-    assert extractive_tldr("", "A Title") == "A Title"
+def test_no_abstract_has_no_tldr_and_long_text_is_cut():
+    assert extractive_tldr("", "A Title") == "" and extractive_tldr("  ", "A Title") == ""
     assert extractive_tldr("", "") == ""
     long = extractive_tldr("We propose " + "very " * 100 + "long things.")
     assert len(long) <= MAX_CHARS and long.endswith("…")

@@ -94,7 +94,8 @@ def build_entry(m: Match, delivered: datetime, links=None, user_dir=None) -> ET.
     for category in p.categories:
         if _text(category):
             ET.SubElement(entry, _q("category"), term=_text(category))
-    ET.SubElement(entry, _q("summary"), type="text").text = _text(tldr_of(m))
+    if _text(tldr_of(m)):  # none without an abstract (the title again would say nothing)
+        ET.SubElement(entry, _q("summary"), type="text").text = _text(tldr_of(m))
     ET.SubElement(entry, _q("content"), type="html").text = entry_html(m, links, user_dir)
     return entry
 

@@ -142,7 +142,8 @@ class Summarizer:
         """Set ``tldr`` on every match of ``digest`` (new and updated papers)."""
         matches = [*digest.matches, *digest.updated]
         if self.cfg.type == "openai" and self.store is not None:
-            self._from_model([m.paper for m in matches if m.paper.key not in self.memo])
+            self._from_model([m.paper for m in matches  # no abstract: nothing to summarise
+                              if m.paper.key not in self.memo and (m.paper.abstract or "").strip()])
         for m in matches:  # the extractive one is remembered too: the next channel asks again
             m.tldr = self.memo.get(m.paper.key) or self.memo.setdefault(
                 m.paper.key, extractive_tldr(m.paper.abstract, m.paper.title))

@@ -182,12 +182,13 @@ def tighten(sentence: str, limit: int = MAX_CHARS) -> str:
 
 
 def extractive_tldr(abstract: str, title: str = "", limit: int = MAX_CHARS) -> str:
-    """One sentence of ``abstract`` that says what the paper does, at most ``limit`` characters
-    (the title, cleaned, when there is no abstract)."""
+    """One sentence of ``abstract`` that says what the paper does, at most ``limit`` characters;
+    "" when there is no abstract (many journal feeds list titles only: the title again under
+    itself would say nothing, so every format leaves the TL;DR out). ``title`` is not used."""
     text = clean_latex(abstract or "")
     sents = sentences(text)
     if not sents:
-        return tighten(clean_latex(title or ""), limit) if title else ""
+        return ""
     out = tighten(choose(sents, limit), limit)
     if not out.endswith((".", "?", "!", ")", '"', "\u201d", "…")) and len(out) < limit:
         out += "."  # the abstract's last sentence, without its period
