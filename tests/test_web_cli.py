@@ -91,6 +91,23 @@ def test_serve_after_once_sample_prints_the_url_and_serves_the_sample_digest(sam
         assert proc.wait(60) == 0
 
 
+def test_serve_sample_before_once_sample_names_the_command_that_makes_it(tmp_path):
+    """A newcomer who runs `serve --sample` first: the log line and the 503 page say to run
+    `watcher once --sample` (not `watcher once`, which writes another database)."""
+    shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
+    port = free_port()
+    hint = "no sample database yet (run 'watcher once --sample' first)"
+    with started(["serve", "--sample", "--listen", f"127.0.0.1:{port}"], tmp_path) as proc:
+        url, _ = read_url(proc)
+        r = httpx.get(url, timeout=30)  # it listens before it prints the URL
+        assert r.status_code == 503 and hint.replace("'", "&#39;") in r.text
+        assert run_cli("once", "--sample", cwd=tmp_path).returncode == 0
+        assert wait_ok(url).status_code == 200
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+        assert hint in proc.stderr.read()
+
+
 def test_serve_refuses_a_public_address_without_a_password_and_an_unset_password(sample_dir):
     r = run_cli("serve", "--listen", "0.0.0.0:8080", cwd=sample_dir)
     assert r.returncode == 2 and b"not a loopback address" in r.stderr and b"Traceback" not in r.stderr

@@ -156,8 +156,10 @@ class Deliver:
 
 def sample_database(config: Config) -> Path:
     """Where ``watcher once --sample`` keeps its papers: beside the configured database."""
+    from .store.connection import SAMPLE_SUFFIX
+
     db = config.settings.database
-    return db.with_name(db.stem + "-sample" + db.suffix)
+    return db.with_name(db.stem + SAMPLE_SUFFIX + db.suffix)
 
 
 def sample_config(config: Config) -> Config:

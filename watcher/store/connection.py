@@ -78,8 +78,14 @@ def database_error(path, error: sqlite3.Error, *, opening: bool = False,
     return StoreError(f"{path}: database error ({text})")  # one step's problem, not the file's
 
 
+SAMPLE_SUFFIX = "-sample"  # the sample database's name: the configured one's stem + this
+
+
 def no_database(path: str | Path) -> StoreError:
-    """The error of a command that reads the database when there is none yet (exit 1)."""
+    """The error of a command that reads the database when there is none yet (exit 1), naming
+    the command that writes it (the sample database's: ``watcher once --sample``)."""
+    if Path(path).stem.endswith(SAMPLE_SUFFIX):
+        return StoreError(f"{path}: no sample database yet (run 'watcher once --sample' first)")
     return StoreError(f"{path}: no database yet (run 'watcher fetch' or 'watcher once' first)")
 
 

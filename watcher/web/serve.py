@@ -16,6 +16,7 @@ from typing import Iterator
 from ..config import MIN_PASSWORD, Config, WebConfig, is_loopback, is_loopback_url, parse_listen
 from ..errors import ConfigError, WatcherError
 from ..store import Store
+from ..store.connection import no_database
 
 log = logging.getLogger("watcher")
 
@@ -78,7 +79,7 @@ def migrate(database: Path) -> None:
     """Bring the database's schema up to date (the search index) before serving; a database
     that cannot be opened now is served anyway (its pages say 503 until it can)."""
     if not database.exists():
-        log.warning("web: %s does not exist yet; pages answer 503 until a run creates it", database)
+        log.warning("web: %s; pages answer 503 until it exists", no_database(database))
         return
     try:
         Store.open(database).close()
