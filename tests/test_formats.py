@@ -181,6 +181,25 @@ def test_convert_merges_inputs_into_one_listing_without_duplicates(tmp_path):
     assert r.stdout.decode().startswith("# Mine — 2025-05-01")
 
 
+def test_convert_dates_the_listing_by_the_input_not_by_today(tmp_path):
+    """The default --date: the listing's own (a text digest's header), else a date in the file's
+    name (a corpus or API file carries none), else the newest paper's day; never the day run."""
+    samples = formats.__file__.rsplit("/", 2)[0] + "/samples/"
+    for name, header in [("hf-daily-2025-04-11.json", "Papers - 2025-04-11"),
+                         ("corpus-2025-04-11.jsonl.gz", "Papers - 2025-04-11"),
+                         ("llm-rl-2025-04-12.txt", "LLM-RL - 2025-04-12")]:
+        r = run_cli("convert", samples + name, cwd=tmp_path)
+        assert r.returncode == 0 and r.stdout.decode().splitlines()[0] == header, name
+    corpus = run_cli("convert", samples + "corpus-2025-04-11.jsonl.gz", cwd=tmp_path).stdout.decode()
+    assert "\nDate:\n" not in corpus and "Date:2025-04-11 00:00:00" in corpus  # filed under the file's day
+    piped = (formats.__file__.rsplit("/", 2)[0] + "/samples/hf-daily-2025-04-11.json")
+    with open(piped, "rb") as f:  # no name: the newest paper's day (Daily Papers puts each on a day)
+        r = run_cli("convert", "-", cwd=tmp_path, input=f.read())
+    assert r.stdout.decode().startswith("Papers - 2025-04-11")
+    assert run_cli("convert", samples + "hf-daily-2025-04-11.json", "--date", "2025-05-01",
+                   cwd=tmp_path).stdout.decode().startswith("Papers - 2025-05-01")
+
+
 def test_convert_merges_an_id_less_listing_with_the_arxiv_entry_of_the_same_paper(tmp_path):
     corpus = tmp_path / "day.jsonl"
     corpus.write_text('{"id": "2504.07615", "categories": ["cs.CV"], "authors": ["Haozhan Shen"], '

@@ -290,7 +290,8 @@ def digest(ctx: Context, name, fmt, since, dry_run, sample) -> None:
 @click.option("--limit", type=click.IntRange(min=1), help="With --profile: at most N papers.")
 @click.option("--to", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @click.option("--title", help="The listing's title (default: the first input's, or the profile's).")
-@click.option("--date", "day", metavar="D", help="The listing's date YYYY-MM-DD (default: the first input's).")
+@click.option("--date", "day", metavar="D", help="The listing's date YYYY-MM-DD (default: the first input's own, else a date in its "
+                   "file name, else its newest paper's, else today).")
 @click.option("--from", "kind", type=click.Choice(list(READER_NAMES)), metavar="KIND",
               help="Read every input as this format instead of detecting it: "
                    + ", ".join(READER_NAMES) + ".")

@@ -47,16 +47,18 @@ def convert_inputs(inputs, *, config=None, profile=None, limit=None, fmt="text",
                    progress: ProgressFactory = start, kind: str | None = None) -> str:
     """Parse every input, optionally keep only a profile's matches, render as ``fmt``.
     Reading shows ``progress`` in inputs (a bar on a terminal's stderr; never on stdout)."""
-    listings = []
+    listings, days = [], []
     with progress("convert", total=len(inputs), unit="inputs") as shown:
         for spec in inputs:
             listings.append(read_input(spec, stdin, day, kind))
+            days.append(formats.file_dated(listings[-1], spec))
             shown.advance()
     papers = dedupe([p for listing in listings for p in listing.papers])
     first = listings[0]
     now = now or datetime.now(timezone.utc)
     header_title = title or first.title
-    header_date = day or first.date or now.date()
+    newest = max((p.day for p in first.papers if p.day), default=None)
+    header_date = day or days[0] or newest or now.date()
     if profile:
         matches = _select(config, profile, papers, limit, now)
         header_title = title or config.profiles[profile].title

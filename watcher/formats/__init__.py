@@ -9,6 +9,7 @@ sources fetch bytes and hand them here.
 from __future__ import annotations
 
 import importlib
+import re
 import zlib
 from dataclasses import dataclass, field
 from datetime import date
@@ -48,6 +49,24 @@ class Listing:
     page_size: int | None = None
     next_token: str | None = None
     skipped: list[str] = field(default_factory=list)  # entries that are no paper (no id / title)
+
+
+_DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
+
+
+def file_dated(listing: Listing, origin: str) -> date | None:
+    """The day a listing files its papers under: its own date, else a date in its file's name
+    (``corpus-2025-04-11.jsonl.gz``: the API answers and corpus files carry none); each paper
+    without an announcement day gets it. None when neither says."""
+    day = listing.date
+    if day is None and (m := _DATE_IN_NAME.search(origin.replace("\\", "/").rsplit("/", 1)[-1])):
+        try:
+            day = date.fromisoformat(m.group(1))
+        except ValueError:
+            day = None
+    for p in listing.papers:
+        p.announced = p.announced or day
+    return day
 
 
 def skip_entry(listing: "Listing", origin: str, problem: Exception) -> None:

@@ -4,7 +4,6 @@ named with a date (``corpus-2025-04-11.jsonl.gz``) files its papers under that d
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from datetime import date
 from functools import cache
@@ -19,7 +18,6 @@ if TYPE_CHECKING:
     from ..config import Config
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
-_DATE_IN_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})")
 
 
 def sample_files() -> list[Path]:
@@ -38,10 +36,8 @@ def _parsed_samples() -> tuple[Paper, ...]:
     papers: list[Paper] = []
     for path in sample_files():
         listing = formats.read(path.read_bytes(), path.name)
-        m = _DATE_IN_NAME.search(path.name)
-        day = listing.date or (date.fromisoformat(m.group(1)) if m else None)
+        formats.file_dated(listing, path.name)
         for p in listing.papers:
-            p.announced = p.announced or day
             p.source, p.sources = "sample", ["sample"]
         papers.extend(listing.papers)
     return tuple(papers)
