@@ -342,3 +342,27 @@ def test_check_on_a_damaged_database_prints_the_problem_never_ok(write_config, t
     r = run_cli("--config", str(cfg), "check", cwd=tmp_path)
     assert r.returncode != 0
     assert r.stdout == b"" and b"OK" not in r.stderr and r.stderr.count(b"\n") == 1, r.stderr
+
+
+def test_check_names_every_mistake_of_the_file_once_each(write_config, tmp_path):
+    """Four mistakes in four places (and two in one table): `watcher check` prints one line for
+    each, so a user fixes them in one go; a digest that names a profile or channel with a problem
+    of its own gets no second line for it."""
+    from helpers import run_cli
+
+    text = (MINIMAL_CONFIG.replace('timezone = "UTC"', 'timezone = "Europe/Berlinn"')
+            .replace('title = "LLM-RL"', 'title = "LLM-RL"\nmax_paper = 5\nmin_score = "high"')
+            .replace('channels = ["archive"]', 'channels = ["archive"]\nlookback = "3 days"')
+            .replace('type = "file"', 'type = "file"\nformat = "html"')
+            + '\n[web]\nlisten = 8080\n')
+    path = write_config(text)
+    with pytest.raises(ConfigError) as e:
+        load_config(path)
+    assert "\n" not in str(e.value)  # one line for a log
+    r = run_cli("--config", str(path), "check", cwd=tmp_path)
+    lines = r.stderr.decode().splitlines()
+    assert r.returncode == 2 and "Traceback" not in r.stderr.decode()
+    keys = ["watcher.timezone", "profile.llm-rl.max_paper", "profile.llm-rl.min_score",
+            "channel.archive.format", "digest.daily.lookback", "web.listen"]
+    assert sorted(line.split(": ")[2] for line in lines) == sorted(keys), lines
+    assert all(line.startswith(f"watcher: {path}: ") for line in lines)

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .errors import ConfigError, QuerySyntaxError
+from .errors import ConfigError, ConfigErrors, QuerySyntaxError
 from .categories import category_problem
 from .hosts import is_loopback, is_loopback_url  # noqa: F401 (the web reads them here)
 from .kinds import REQUIRED
@@ -303,29 +303,61 @@ _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "tru
 
 
 class _Reader:
-    """Checks one table against its declared keys, raising ConfigError with file and key."""
+    """Checks one table against its declared keys, raising ConfigError with file and key;
+    :meth:`each` keeps the problem of one part and goes on with the next (``errors``)."""
 
     def __init__(self, path: Path):
         self.path = path
+        self.errors: list[ConfigError] = []
+
+    def each(self, parse, items) -> dict:
+        """``name -> parse(name, table)`` of each ``(name, table)`` of ``items``; a part with a
+        problem is left out and its ConfigError kept, so every part's problem is reported."""
+        out = {}
+        for name, table in items:
+            try:
+                out[name] = parse(name, table)
+            except ConfigError as e:
+                self.keep(e)
+        return out
+
+    def keep(self, e: ConfigError) -> None:
+        self.errors.extend(e.errors if isinstance(e, ConfigErrors) else [e])
+
+    def first(self, parse, fallback):
+        """``parse()``, else (its problem kept) ``fallback()``: the rest of the file is still checked."""
+        try:
+            return parse()
+        except ConfigError as e:
+            self.keep(e)
+            return fallback()
 
     def fail(self, key: str, problem: str) -> ConfigError:
         return ConfigError(problem, path=str(self.path), key=key)
 
     def table(self, where: str, data: object, rules: dict) -> dict:
+        """The table's values by ``rules`` (key -> (type, default)); every unknown, missing or
+        mistyped key of it is reported (:class:`ConfigErrors` when more than one)."""
         if not isinstance(data, dict):
             raise self.fail(where, f"expected a table, got {_kind(data)}")
+        problems = []
         for key in data:
             if key not in rules:
                 known = ", ".join(sorted(rules)) or "none"
-                raise self.fail(f"{where}.{key}", f"unknown key (known keys: {known})")
+                problems.append(self.fail(f"{where}.{key}", f"unknown key (known keys: {known})"))
         out = {}
         for key, (typ, default) in rules.items():
             if key not in data:
                 if default is REQUIRED:
-                    raise self.fail(f"{where}.{key}", "required key is missing")
+                    problems.append(self.fail(f"{where}.{key}", "required key is missing"))
                 out[key] = tuple(default) if isinstance(default, list) else default
                 continue
-            out[key] = self.value(f"{where}.{key}", data[key], typ)
+            try:
+                out[key] = self.value(f"{where}.{key}", data[key], typ)
+            except ConfigError as e:
+                problems.append(e)
+        if problems:
+            raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
         return out
 
     def value(self, key: str, value: object, typ: type) -> object:
@@ -430,32 +462,42 @@ def parse_config(data: dict, path: Path) -> Config:
     sections = {"watcher", "source", "profile", "digest", "channel", "web", "summarizer"}
     for key in data:
         if key not in sections:
-            raise r.fail(key, f"unknown section (known: {', '.join(sorted(sections))})")
-    w = r.table("watcher", data.get("watcher", {}), _WATCHER_KEYS)
+            r.errors.append(r.fail(key, f"unknown section (known: {', '.join(sorted(sections))})"))
+    w = r.first(lambda: r.table("watcher", data.get("watcher", {}), _WATCHER_KEYS),
+                lambda: r.table("watcher", {}, _WATCHER_KEYS))
+    tz = r.first(lambda: _timezone(r, w["timezone"]), lambda: timezone.utc)
+    r.first(lambda: _check_watcher(r, w), lambda: None)
+    settings = Settings(
+        database=_resolve(base, w["database"] or "watcher.db"),
+        timezone=tz,
+        user_agent=w["user_agent"],
+        templates_dir=_resolve(base, w["templates_dir"]) if w["templates_dir"] else None,
+    )
+    sources = r.each(lambda name, t: _source(r, name, t, base), _named(r, data, "source"))
+    profiles = r.each(lambda name, t: _profile(r, name, t, base), _named(r, data, "profile"))
+    channels = r.each(lambda name, t: _channel(r, name, t), _named(r, data, "channel"))
+    declared = {s: set(data[s]) if isinstance(data.get(s), dict) else set() for s in ("profile", "channel")}
+    digests = r.each(lambda name, t: _digest(r, name, t, declared, channels, tz), _named(r, data, "digest"))
+    web = r.first(lambda: _web(r, data.get("web", {})), lambda: None)
+    summarizer = r.first(lambda: _summarizer(r, data.get("summarizer", {})), lambda: None)
+    if r.errors:
+        raise r.errors[0] if len(r.errors) == 1 else ConfigErrors(r.errors)
+    return Config(path, settings, sources, profiles, digests, channels, web, summarizer)
+
+
+def _timezone(r: _Reader, name: str) -> ZoneInfo:
     try:
-        tz = ZoneInfo(w["timezone"])
+        return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as e:
-        raise r.fail("watcher.timezone", f"unknown time zone {w['timezone']!r}") from e
+        raise r.fail("watcher.timezone", f"unknown time zone {name!r}") from e
+
+
+def _check_watcher(r: _Reader, w: dict) -> None:
     if not w["user_agent"].strip():
         raise r.fail("watcher.user_agent", "must not be empty (servers want a contact address)")
     _check_header_value(r, "watcher.user_agent", w["user_agent"])
     if not w["database"].strip():
         raise r.fail("watcher.database", "must not be empty (a file name such as watcher.db)")
-    settings = Settings(
-        database=_resolve(base, w["database"]),
-        timezone=tz,
-        user_agent=w["user_agent"],
-        templates_dir=_resolve(base, w["templates_dir"]) if w["templates_dir"] else None,
-    )
-    sources = {name: _source(r, name, t, base) for name, t in _named(r, data, "source")}
-    profiles = {name: _profile(r, name, t, base) for name, t in _named(r, data, "profile")}
-    channels = {name: _channel(r, name, t) for name, t in _named(r, data, "channel")}
-    digests = {
-        name: _digest(r, name, t, profiles, channels, tz) for name, t in _named(r, data, "digest")
-    }
-    web = _web(r, data.get("web", {}))
-    summarizer = _summarizer(r, data.get("summarizer", {}))
-    return Config(path, settings, sources, profiles, digests, channels, web, summarizer)
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -564,14 +606,19 @@ def _summarizer(r: _Reader, t: object) -> SummarizerConfig:
     )
 
 
-def _named(r: _Reader, data: dict, section: str):
+def _named(r: _Reader, data: dict, section: str) -> list[tuple[str, dict]]:
+    """The ``[section.NAME]`` tables; what is not a table is a problem kept in ``r``."""
     tables = data.get(section, {})
     if not isinstance(tables, dict):
-        raise r.fail(section, f"expected tables like [{section}.NAME], got {_kind(tables)}")
+        r.errors.append(r.fail(section, f"expected tables like [{section}.NAME], got {_kind(tables)}"))
+        return []
+    out = []
     for name, table in tables.items():
-        if not isinstance(table, dict):
-            raise r.fail(f"{section}.{name}", f"expected a table, got {_kind(table)}")
-        yield name, table
+        if isinstance(table, dict):
+            out.append((name, table))
+        else:
+            r.errors.append(r.fail(f"{section}.{name}", f"expected a table, got {_kind(table)}"))
+    return out
 
 
 def _resolve(base: Path, value: str) -> Path:
@@ -660,18 +707,21 @@ def _check_query(r: _Reader, key: str, text: str) -> None:
         raise QuerySyntaxError(e.problem, e.query, e.position, path=str(r.path), key=key) from e
 
 
-def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
+def _digest(r, name, t, declared: dict[str, set], channels, tz) -> DigestConfig:
+    """``declared``: the names of the profiles and channels the file defines (one with a
+    problem of its own is still defined: that problem is reported once, under its own key);
+    ``channels``: those that are valid."""
     where = f"digest.{name}"
     v = r.table(where, t, _DIGEST_KEYS)
     if not v["profiles"]:
         raise r.fail(f"{where}.profiles", "needs at least one profile")
     for p in v["profiles"]:
-        if p not in profiles:
+        if p not in declared["profile"]:
             raise r.fail(f"{where}.profiles", f"no [profile.{p}] is defined")
     if not v["channels"]:
         raise r.fail(f"{where}.channels", "needs at least one channel")
     for c in v["channels"]:
-        if c not in channels:
+        if c not in declared["channel"]:
             raise r.fail(f"{where}.channels", f"no [channel.{c}] is defined")
     for f in v["formats"]:
         r.choice(f"{where}.formats", f, FORMATS)
@@ -679,12 +729,12 @@ def _digest(r, name, t, profiles, channels, tz) -> DigestConfig:
     from .deliver import KINDS
 
     r.choice(f"{where}.order", v["order"], tuple(ORDERS))
-    for c in v["channels"]:  # what the channel's kind asks of a digest sent through it
+    valid = [c for c in v["channels"] if c in channels]  # a channel with a problem: reported as its own
+    for c in valid:  # what the channel's kind asks of a digest sent through it
         in_digest = KINDS[channels[c].type].in_digest
         if in_digest:
             in_digest(r, channels[c], name, v["formats"])
-    writers = [f"{c} ({channels[c].type})" for c in v["channels"]
-               if KINDS[channels[c].type].writes_formats]
+    writers = [f"{c} ({channels[c].type})" for c in valid if KINDS[channels[c].type].writes_formats]
     if not v["formats"] and writers:  # they would write nothing, yet record the papers
         raise r.fail(f"{where}.formats", f"is empty, but {'channels' if len(writers) > 1 else 'channel'} "
                                          f"{', '.join(writers)} write{'' if len(writers) > 1 else 's'} the "

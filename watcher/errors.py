@@ -37,6 +37,18 @@ class ConfigError(WatcherError):
         super().__init__(": ".join(parts + [problem]))
 
 
+class ConfigErrors(ConfigError):
+    """Several problems in one config file, each a :class:`ConfigError` of its own (``errors``):
+    a user fixes them all in one go, not one per run. ``str()`` is one line (for a log),
+    the problems joined by "; "; the command line prints each on a line of its own."""
+
+    def __init__(self, errors: list[ConfigError]):
+        self.errors = list(errors)
+        first = self.errors[0]
+        super().__init__(first.problem, path=first.path, key=first.key)
+        self.args = ("; ".join(str(e) for e in self.errors),)
+
+
 class QuerySyntaxError(ConfigError):
     """A profile query that does not parse; ``position`` is the offending character offset."""
 

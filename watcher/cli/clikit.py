@@ -23,7 +23,7 @@ import sys
 import click
 
 from ..config import Config, find_config, load_config
-from ..errors import ConfigError, InputError, QuerySyntaxError, StoreError, WatcherError
+from ..errors import ConfigError, ConfigErrors, InputError, QuerySyntaxError, StoreError, WatcherError
 from ..masking import redact
 
 log = logging.getLogger("watcher")
@@ -67,6 +67,12 @@ def handle_errors(fn):
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
+        except ConfigErrors as e:  # every problem of the config, one line each
+            for one in e.errors:
+                click.echo(f"watcher: {redact(str(one))}", err=True)
+                if isinstance(one, QuerySyntaxError):
+                    click.echo(one.caret(), err=True)
+            sys.exit(2)
         except QuerySyntaxError as e:
             click.echo(f"watcher: {e}\n{e.caret()}", err=True)
             sys.exit(2)
