@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 from watcher import formats
@@ -37,11 +37,17 @@ def corpus():
 
 
 def test_checked_pages_are_the_query_languages_matches_newest_first(tmp_path):
-    papers = corpus()
+    """Newest first is the latest day first (then the last stored), whatever order the papers
+    were stored in: here the days are scattered over the storing order, as a backfill stores them."""
+    papers = [replace(p, announced=date(2025, 4, 1 + (7 * i) % 10)) for i, p in enumerate(corpus())]
     with Store.open(tmp_path / "w.db") as s:
         s.upsert(papers, NOW)
         stored = [s.get(p.key) for p in papers]
-        order = {key: n for n, (key,) in enumerate(s.db.execute("SELECT key FROM papers ORDER BY rowid DESC"))}
+        rows = list(s.db.execute("SELECT key, day, rowid FROM papers"))
+        assert len({day for _, day, _ in rows}) == 10
+        order = {key: n for n, (key, _, _) in enumerate(sorted(rows, key=lambda r: (r[1], r[2]), reverse=True))}
+        every = run_search(s, None, Filters(), limit=len(rows))  # no query: SQLite's page alone
+        assert [p.key for p in every.papers] == sorted(order, key=order.get)
         batch = prepare(stored)
         for q in QUERIES:
             query = parse_query(q)

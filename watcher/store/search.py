@@ -39,13 +39,19 @@ class SearchStore:
                     page: tuple[int, int] | None) -> tuple[sqlite3.Cursor, Callable[[], int]]:
         """The candidates of a search (:func:`watcher.search.run_search`): a cursor over the
         stored papers that the FTS5 expression ``expr`` (None: every paper) and the filters
-        select, newest stored first (``order`` ``relevance`` with an ``expr``: bm25 over the
+        select, the latest day first, then the last stored (``order`` ``relevance`` with an ``expr``: bm25 over the
         newest ``ranked`` candidates); ``page``: ``(limit, offset)`` of them only. With it, a
         function counting what the filters and ``expr`` select (no page, no order)."""
         where, args = [], []
-        if expr:
+        if expr and order == "relevance":
             sql = "SELECT p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
             where.append("papers_fts MATCH ?")
+            args.append(expr)
+        elif expr:
+            # newest: the day index walked from its end, each paper looked up in the set of the
+            # index's matches (built once): streamed, no sort of every match of a common word
+            sql = "SELECT p.* FROM papers p INDEXED BY papers_day"
+            where.append("+p.rowid IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?)")
             args.append(expr)
         else:
             sql = "SELECT p.* FROM papers p"
@@ -62,17 +68,14 @@ class SearchStore:
         if where:
             sql += " WHERE " + " AND ".join(where)
         counting = (sql.replace("SELECT p.*", "SELECT count(*)", 1), list(args))  # the filters' count, no query
-        # newest: the order papers were stored in, which the index walks without sorting
         if expr and order == "relevance":
             # best match first among the newest ``ranked`` candidates: ranking every match of a
             # common word costs in proportion to the database (and to the number of terms)
             sql = ("SELECT p.* FROM (" + sql.replace("SELECT p.*", "SELECT p.rowid AS id, papers_fts.rank AS score", 1)
                    + f" ORDER BY papers_fts.rowid DESC LIMIT {int(ranked)}) AS c JOIN papers p ON p.rowid = c.id"
                    " ORDER BY c.score")
-        elif expr:
-            sql += " ORDER BY papers_fts.rowid DESC"
-        else:
-            sql += " ORDER BY p.rowid DESC"
+        else:  # newest: the latest day first (papers_day walked backwards: no sort), then the last stored
+            sql += " ORDER BY p.day DESC, p.rowid DESC"
         if page is not None:
             sql += " LIMIT ? OFFSET ?"
             args += list(page)
