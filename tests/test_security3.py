@@ -333,7 +333,7 @@ def test_a_page_deeper_than_the_bound_is_a_clear_400(tmp_path):
         for path in ("/search.json", "/search"):
             deep = web.get(path, params={"q": "NOT zzzzqqq", "page": "800"})
             assert deep.status_code == 400, deep.text
-            assert "page 800 is deeper than page 40" in deep.text
+            assert "page 800: a list shows at most 40 pages" in deep.text
         assert web.get("/search", params={"page": "99999999999999999999"}).status_code == 400
         # past its deadline, a search is stopped in its Python checks too (its statements here
         # are too short for SQLite's progress handler ever to look)

@@ -130,6 +130,8 @@ def test_search_filters_by_category_date_and_profile(client):
     assert prof and prof <= all_grpo
     r = client.get("/search", params={"q": "GRPO", "from": "yesterday"})
     assert r.status_code == 400 and "not a date" in text(r)
+    r = client.get("/search", params={"q": "GRPO", "from": "2025-04-12", "to": "2025-04-01"})
+    assert r.status_code == 400 and "from: 2025-04-12 is after to: 2025-04-01" in text(r)
 
 
 def test_search_is_paginated_without_repeating_a_paper(client):
@@ -143,6 +145,9 @@ def test_search_is_paginated_without_repeating_a_paper(client):
         url = nxt[0] if nxt else None
         pages += 1
     assert pages >= 2 and len(seen) == len(set(seen)) > 25
+    past = client.get("/search", params={"q": "learning", "page": pages + 3})  # past the last page
+    assert past.status_code == 200 and f"Page {pages + 3} is past the last page of this search." in text(past)
+    assert "No stored paper matches" not in text(past) and "/search?q=learning" in links(past, r"^/search\?")
 
 
 @pytest.mark.parametrize("query, caret", [("ti:(foo", "ti:(foo\n   ^"), ("GRPO AND", None),

@@ -431,8 +431,8 @@ def page_number(request: Request, deepest: int = 10_000) -> int:
     except ValueError:
         return 1
     if number > deepest:
-        raise HTTPException(400, f"page {number} is deeper than page {deepest}, the last one "
-                                 "this list shows; narrow it instead (more words, a date range)")
+        raise HTTPException(400, f"page {number}: a list shows at most {deepest} pages; "
+                                 "narrow it instead (more words, a date range)")
     return number
 
 

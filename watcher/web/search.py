@@ -45,6 +45,8 @@ def _search(request: Request):
     filters = Filters(day_from=_day(form["from"], "from", problems),
                       day_to=_day(form["to"], "to", problems),
                       category=form["cat"].strip() or None)
+    if filters.day_from and filters.day_to and filters.day_from > filters.day_to:
+        problems.append(f"from: {filters.day_from} is after to: {filters.day_to} (no day is in between)")
     order = form["order"] or ORDERS[0]
     number = page_number(request, MAX_PAGE)
     error = caret = None
