@@ -307,6 +307,11 @@ def test_an_empty_digest_says_when_every_source_failed(write_config, tmp_path):
     assert "digest daily: no new papers (every source failed; see watcher status)" in r.stderr.decode()
     r = run_cli("--config", str(cfg), "digest", "daily", "--dry-run", cwd=tmp_path)  # the last fetch
     assert r.stderr.decode() == "digest daily: no new papers (every source failed; see watcher status)\n"
+    assert run_cli("--config", str(cfg), "once", cwd=tmp_path).returncode == 1  # recorded this time
+    status = run_cli("--config", str(cfg), "status", cwd=tmp_path).stdout.decode()
+    daily = status[status.index("digests:"):]
+    assert "(degraded)" in daily and "(ok)" not in daily, daily  # nothing could arrive: not "ok"
+    assert daily.count("every source failed") == 1, daily
 
 
 def test_an_empty_digest_says_when_the_stored_papers_are_older_than_its_lookback(filled, tmp_path):

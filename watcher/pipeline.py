@@ -45,7 +45,7 @@ from datetime import date, datetime, time, timezone
 from pathlib import Path
 from typing import Callable, TextIO
 
-from .matching.assemble import (NOTHING_ANNOUNCED, assemble, brought_by, delivered_reason, digest_title, nothing_since,
+from .matching.assemble import (NOTHING_ANNOUNCED, SOURCES_FAILED, assemble, brought_by, delivered_reason, digest_title, nothing_since,
                        profile_counts, window_start)
 from .config import FORMAT_CHANNELS, Config, DigestConfig, SourceConfig
 from .deliver import channel_for, redact
@@ -505,8 +505,10 @@ def _deliver_digests(config: Config, store: Store, cycle: Cycle, deliver: Delive
             log.warning("digest %s: %s", name, missing.replace("delivered", "would be delivered"))
         if not deliver.dry_run and len(reports) == len(dcfg.channels):  # not cut short by stop()
             errors = [r.error for r in reports if r.error]
+            # nothing could arrive: a run, not a failure (the papers come with the next one), but not "ok"
+            starved = SOURCES_FAILED if reports and all(r.empty == SOURCES_FAILED for r in reports) else None
             store.digest_ran(name, cycle.now, not errors, "; ".join(errors) or None,
-                             degraded=report.degraded.get(name))
+                             degraded=report.degraded.get(name) or starved)
 
 
 __all__ = ["Cycle", "CycleReport", "Deliver", "DryRun", "Fetch", "run_once", "fetch_sources",

@@ -117,7 +117,7 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
                 counts = profile_counts(d, config.profiles, store.issue_profile_counts(name, days[0]))
                 lines.append(f"    last issue {days[0]}, per profile: {counts_line(counts, hint=True)}")
             empty = _delivered_nothing(d, config, store.last_run_channels(name))
-            if empty:
+            if empty and not (st.get("last_error") and st["last_error"] in empty):  # not said twice
                 lines.append(f"    last run delivered nothing: {empty}")
             for ch in d.channels:
                 c = store.channel_state(name, ch)
