@@ -134,6 +134,9 @@ def test_the_excerpt_under_the_tldr_does_not_repeat_it():
     assert excerpt(lead, extractive_tldr(lead), 240) == "Our key insight is that difficulty matters."
     # one sentence that is all TL;DR: nothing under it
     assert excerpt("We study RL.", "We study RL.", 240) == ""
+    # the excerpt's LaTeX is read as the TL;DR's (the sample's Pok\'emon paper showed the markup)
+    poke = r"Competitive Pok\'emon Singles is hard. We reach $92.5\%$ with a ``transformer''."
+    assert excerpt(poke, "A model's own TL;DR.", 240) == "Competitive Pokémon Singles is hard. We reach 92.5% with a “transformer”."
 
 
 def test_tldrs_are_whole_sentences_that_stand_alone():

@@ -209,13 +209,14 @@ def tldr_quality(tldrs: list[str]) -> dict[str, float]:
 
 
 def excerpt(abstract: str, tldr: str, limit: int) -> str:
-    """The abstract cut to ``limit`` characters at a word, shown under the TL;DR; when the
-    abstract opens with the TL;DR's sentence, the excerpt starts after it (no repeat), and an
-    abstract that is nothing but that sentence has no excerpt ("")."""
-    text = " ".join(str(abstract or "").split())
+    """The abstract, its LaTeX read as the TL;DR's is (``Pok\\'emon`` is Pokémon), cut to
+    ``limit`` characters at a word, shown under the TL;DR; when the abstract opens with the
+    TL;DR's sentence, the excerpt starts after it (no repeat), and an abstract that is nothing
+    but that sentence has no excerpt ("")."""
+    text = clean_latex(abstract or "")
     head = tldr.removesuffix("…")[:60].lower()
     sents = sentences(text)
-    if sents and head and head in clean_latex(sents[0]).lower():  # "In this paper, we …" too
+    if sents and head and head in sents[0].lower():  # "In this paper, we …" too
         if len(sents) == 1:
             return ""
         text = text[text.index(sents[1]):]
