@@ -307,6 +307,9 @@ def test_an_empty_digest_says_when_every_source_failed(write_config, tmp_path):
     assert "digest daily: no new papers (every source failed; see watcher status)" in r.stderr.decode()
     r = run_cli("--config", str(cfg), "digest", "daily", "--dry-run", cwd=tmp_path)  # the last fetch
     assert r.stderr.decode() == "digest daily: no new papers (every source failed; see watcher status)\n"
+    r = run_cli("--config", str(cfg), "fetch", cwd=tmp_path)
+    assert r.returncode == 1 and r.stdout.decode() == "lab: failed, nothing fetched (its error is on stderr)\n"
+    assert r.stderr.decode().count("gone.json") == 1  # the reason, once
     assert run_cli("--config", str(cfg), "once", cwd=tmp_path).returncode == 1  # recorded this time
     status = run_cli("--config", str(cfg), "status", cwd=tmp_path).stdout.decode()
     daily = status[status.index("digests:"):]

@@ -196,7 +196,7 @@ def fetch(ctx: Context, sources, since) -> None:
         click.echo(line)
     for r in report.sources:
         if r.error:
-            click.echo(f"{r.name}: failed: {r.error}")
+            click.echo(f"{r.name}: failed, nothing fetched (its error is on stderr)")  # not said twice
         else:
             click.echo(f"{r.name}: {r.new} new, {r.updated} updated, {r.unchanged} unchanged")
     sys.exit(0 if report.ok else 1)
