@@ -273,7 +273,9 @@ def test_after_the_quick_start_the_reading_commands_use_the_sample_database(tmp_
     with Store.open(tmp_path / "watcher.db") as store:  # a real database from now on: it is used
         store.upsert(formats.read(SEED_DIGEST.read_bytes(), "seed").papers, datetime.now(timezone.utc))
     r = run_cli("ratings", cwd=tmp_path)
-    assert r.returncode == 0 and r.stdout == b"" and r.stderr == b""
+    assert r.returncode == 0 and r.stdout == b""  # the empty list, and on stderr why
+    assert r.stderr.decode() == ("no ratings yet (rate with 'watcher rate up|down PAPER' or a digest's "
+                                 "rating links)\n")
     r = run_cli("ratings", "--sample", cwd=tmp_path)
     assert b"2504.07615" in r.stdout and r.stderr.decode() == note
 

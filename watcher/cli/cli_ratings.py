@@ -107,6 +107,10 @@ def ratings(ctx: Context, profile, fmt, sample) -> None:
     from ..formats.text import one_line
     from ..store import local_text
 
+    if not rows:  # said on stderr: stdout stays the (empty) list for a script
+        whose = f" for profile {profile}" if profile else ""
+        click.echo(f"no ratings yet{whose} (rate with 'watcher rate up|down PAPER' or a digest's "
+                   "rating links)", err=True)
     for r in rows:  # the time in the config's time zone, as status shows times
         gone = "" if r["profile"] in config.profiles else " (profile no longer in the config)"
         click.echo(f"{local_text(r['rated_at'], config.settings.timezone)}  {r['value']:<4}  {r['profile']}  {r['arxiv_id'] or r['paper']}  "
