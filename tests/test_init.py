@@ -79,8 +79,15 @@ def test_the_github_config_delivers_by_mail_after_each_announcement(tmp_path):
 
 
 def test_init_github_config_passes_check_once_its_secret_is_set(tmp_path):
-    assert run_cli("init", "--github", "repo", cwd=tmp_path).returncode == 0
+    r = run_cli("init", "--github", "repo", cwd=tmp_path)
+    assert r.returncode == 0
     repo = tmp_path / "repo"
+    # the command the last line says to run next works as written (its stand-in secret set)
+    step = r.stdout.decode().splitlines()[-1].split("then cd repo && ", 1)[1].split(" (", 1)[0]
+    *assignments, command, verb = step.split()
+    assert [command, verb] == ["watcher", "check"] and assignments == ["WATCHER_SMTP_PASSWORD=x"]
+    told = run_cli(verb, cwd=repo, env=dict(a.split("=", 1) for a in assignments))
+    assert told.returncode == 0, told.stderr
     unset = run_cli("check", cwd=repo, env={"WATCHER_SMTP_PASSWORD": ""})
     assert unset.returncode == 2 and b"WATCHER_SMTP_PASSWORD is not set" in unset.stderr
     ok = run_cli("check", cwd=repo, env={"WATCHER_SMTP_PASSWORD": "x"})

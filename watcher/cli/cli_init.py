@@ -75,8 +75,13 @@ def init(folder: Path, github, gitlab, force, cites, orcid, mailto, openalex_url
     for path in written:
         click.echo(f"wrote {path}")
     where = "" if folder == Path(".") else f"cd {folder} && "
-    if kind:
-        click.echo(f"next: read {folder / 'README.md'}, edit config.toml, then {where}watcher check")
+    if kind:  # the secrets are the CI's: a local check gets stand-ins, as the README's command does
+        from ..config import load_config
+
+        names = dict.fromkeys(load_config(folder / "config.toml").secret_vars().values())
+        stand_ins = "".join(f"{name}=x " for name in names)
+        click.echo(f"next: read {folder / 'README.md'}, edit config.toml, then {where}{stand_ins}watcher check"
+                   + (" (stand-in secrets: the real ones are the repository's)" if names else ""))
     elif cites or orcid:  # the sample has no citations: the first real run is the next step
         click.echo(f"next: {where}watcher check, then watcher once (the citations digest); "
                    "see docs/openalex.md")
