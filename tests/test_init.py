@@ -261,3 +261,10 @@ def test_init_names_every_file_that_exists_with_the_verb_agreeing(tmp_path):
     (tmp_path / "config.toml").write_text("# mine\n")
     two = invoke("init", "--github", cwd=tmp_path)
     assert two.exit_code == 2 and "config.toml, README.md already exist; pass --force" in two.output
+
+
+def test_state_save_before_any_run_says_there_is_nothing_yet(tmp_path):
+    assert run_cli("init", cwd=tmp_path).returncode == 0
+    r = run_cli("state", "save", "state.gz", cwd=tmp_path)
+    assert r.returncode == 0 and not (tmp_path / "state.gz").exists()
+    assert r.stdout.decode().endswith("watcher.db to save yet: no run has created it (nothing saved)\n")

@@ -127,7 +127,7 @@ def state_save(ctx: Context, file: Path, with_ratings, git_branch, git_remote) -
 
     db = ctx.config.settings.database
     if not save(db, file, keep_ratings=with_ratings):
-        click.echo(f"no database {db} to save (the run stopped before creating it)")
+        click.echo(f"no database {db} to save yet: no run has created it (nothing saved)")
         return
     click.echo(f"saved {db} to {file} ({file.stat().st_size} bytes)")
     if git_branch:
