@@ -278,6 +278,10 @@ def test_after_the_quick_start_the_reading_commands_use_the_sample_database(tmp_
                                  "rating links)\n")
     r = run_cli("ratings", "--sample", cwd=tmp_path)
     assert b"2504.07615" in r.stdout and r.stderr.decode() == note
+    r = run_cli("explain", "2504.07954", cwd=tmp_path)  # a sample paper, asked of the real database
+    assert r.returncode == 2 and r.stderr.decode().endswith(
+        "; the sample's papers are in watcher-sample.db: add --sample\n")
+    assert run_cli("explain", "2504.07954", "--sample", cwd=tmp_path).returncode == 0
 
 
 def test_a_title_with_line_breaks_stays_one_line_per_paper(write_config, tmp_path):

@@ -386,8 +386,13 @@ def explain(ctx: Context, paper, profile, sample) -> None:
             if found is None:
                 from ..ratings import suggestions
 
+                from ..pipeline import sample_database
+
+                other = sample_database(ctx.config)
+                hint = (f"; the sample's papers are in {other}: add --sample"
+                        if not sample and config is ctx.config and other.exists() else "")
                 raise InputError(f"{paper}: no such paper in {config.settings.database}"
-                                 f"{suggestions(store, paper)}")
+                                 f"{suggestions(store, paper)}{hint}")
             explained = [(name, *explain_paper(config, name, store, found)) for name in names]
             sent = [r for r in store.paper_messages(found.key) if profile is None or r["profile"] == profile]
     if paper is None:
