@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import date, datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 
@@ -116,12 +116,13 @@ def day(dt: datetime | None) -> str:
     return _utc_stamp(dt)[:10]
 
 
-def dated(paper) -> str:
+def dated(paper, show=date.isoformat) -> str:
     """The one date a card shows, labelled: ``announced 2025-04-12`` (the day a listing put it
-    out, what a digest files it under), else ``submitted 2025-04-10``; "" when none is known."""
+    out, what a digest files it under), else ``submitted 2025-04-10``; "" when none is known.
+    ``show`` writes the day (the web's: ``Sat 12 Apr 2025``)."""
     if paper.announced:
-        return f"announced {paper.announced.isoformat()}"
-    return f"submitted {day(paper.published)}" if paper.published else ""
+        return f"announced {show(paper.announced)}"
+    return f"submitted {show(paper.published.astimezone(timezone.utc).date())}" if paper.published else ""
 
 
 def abstract_excerpt(m: Match) -> str:

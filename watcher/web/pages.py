@@ -27,7 +27,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from ..errors import StoreError
 from ..matching.learn import names_a_rating
 from ..links import issue_path
-from ..present.render import ABSTRACT_CHARS, FILTERS, safe_url, shipped_templates_dir
+from ..present.render import ABSTRACT_CHARS, FILTERS, dated, safe_url, shipped_templates_dir
 from ..store import Store, connect_readonly, database_error, no_database
 from ..present.tldr import stored_excerpt, stored_tldrs
 from .state import WebState
@@ -58,6 +58,7 @@ def environment() -> jinja2.Environment:
     env.filters["local"] = local_time
     env.filters["when"] = human_time
     env.filters["day"] = human_day
+    env.filters["dated"] = lambda paper: dated(paper, human_day)  # as every other day on the pages
     env.globals["issue_path"] = issue_path
     env.filters["by_profile"] = by_profile
     env.globals["ISSUE_PAGE"] = ISSUE_PAGE
