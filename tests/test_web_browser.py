@@ -251,3 +251,29 @@ def test_the_phone_menu_with_several_profiles_stays_one_line_of_44_px_targets(br
         assert header <= 45, f"the menu wraps: the header is {header} px high"
         summary.click()
         assert page.locator("header.top details.profiles a", has_text="qec").is_visible()
+
+
+TARGETS = """() => [...document.querySelectorAll('main a, main button, main select, main summary, main input')]
+    .filter(e => e.offsetParent !== null && e.type !== 'hidden' && !e.closest('.tldr, .abstract, .why, ul.reasons'))
+    .map(e => { const r = e.getBoundingClientRect();
+                return [e.tagName + ' ' + (e.innerText || e.name || '').trim().slice(0, 30), r.width, r.height,
+                        !!e.closest('section.issue > p.meta, p.meta.sent, h2')]; })"""
+
+
+def test_every_control_on_a_phone_is_a_touch_target(browser, sample_dir):  # noqa: F811
+    """At 390 px on a touch screen, every link and field outside running text is at least
+    44 x 44 px: a card's arXiv / PDF links, lists, a paper's facts, the search form, "This page
+    as JSON"; the two facts lines of an issue (and its heading), at least 24 x 24 px (WCAG 2.5.8),
+    so that the first paper still starts in the top third of the screen."""
+    with inbox_page(browser, sample_dir) as (page, url):
+        context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+        phone = context.new_page()
+        try:
+            for path in ("", "?view=full", "digests", "digests/daily/2025-04-12", "search?q=GRPO",
+                         "profiles/llm-rl", "papers/2504.07615", "status", "saved"):
+                phone.goto(url + path)
+                small = [(name, round(w), round(h)) for name, w, h, facts in phone.evaluate(TARGETS)
+                         if min(w, h) < (24 if facts else 44)]
+                assert not small, (path, small)
+        finally:
+            context.close()
