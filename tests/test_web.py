@@ -198,6 +198,9 @@ def test_the_query_preview_shows_what_a_draft_would_select_and_the_toml(client):
 def test_a_malformed_preview_is_shown_back_with_the_caret(client):
     r = client.get("/profiles/llm-rl", params={"preview": "GRPO AND (", "days": "7"})
     assert r.status_code == 400 and '<pre class="caret">' in r.text and "GRPO AND (" in unescape(r.text)
+    empty = client.get("/profiles/llm-rl", params={"preview": "  ", "days": "7"})
+    assert empty.status_code == 400 and "the draft query is empty" in text(empty)
+    assert "paste" not in text(empty).lower()  # no TOML of an empty query to paste
 
 
 def test_a_misspelt_category_is_refused_as_watcher_check_refuses_it(client):
@@ -251,6 +254,11 @@ def test_a_digests_own_path_lists_its_issues_and_an_unknown_one_is_a_404_page(cl
     assert twin.status_code == 302 and twin.headers["location"] == "/digests.json?digest=daily"
     gone = client.get("/digests/nope")
     assert gone.status_code == 404 and "no digest named 'nope'" in text(gone) and "/digests" in text(gone)
+    asked = client.get("/digests", params={"digest": "nope"})  # the list's own filter says so too
+    assert asked.status_code == 404 and "no digest named 'nope'" in text(asked)
+    channel = client.get("/digests/daily/2025-04-12/nochannel")
+    assert channel.status_code == 404
+    assert "digest 'daily' sent no message through channel 'nochannel' on 2025-04-12" in text(channel)
 
 
 def test_status_and_healthz(client):

@@ -103,6 +103,8 @@ def archive(request: Request):
     name = request.query_params.get("digest") or None
     with reading(request) as store:
         rows = store.issues(name, limit=PER_PAGE + 1, offset=(number - 1) * PER_PAGE)
+        if name and not rows and name not in state(request).config.digests and not store.issue_days(name):
+            raise not_found(f"no digest named {name!r}: every digest is listed at {url(request, '/digests')}")
     past_end = number > 1 and not rows  # a page after the last: 404, saying so, not "none yet"
     status = 404 if past_end else 200
     if wants_json(request):
@@ -140,7 +142,8 @@ def _issue(request: Request, channel: str | None = None, number: int | None = No
         if found is None:
             raise not_found(f"no digest {name!r} was delivered on {day}")
         if not found["messages"] and channel is not None:
-            raise not_found(f"digest {name!r} sent no message {number} through channel {channel!r} on {day}")
+            what = f"message {number}" if number and number > 1 else "message"  # the first has no number
+            raise not_found(f"digest {name!r} sent no {what} through channel {channel!r} on {day}")
         days = store.issue_days(name)
         # every message of the issue, named on one message's page (the issue's page shows them all)
         others = store.issues(name, day=day)[0]["messages"] if channel is not None else []

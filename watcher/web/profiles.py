@@ -171,7 +171,9 @@ def profile(request: Request):
         start, end = store.recent_days(CHART_DAYS)
         selected = _selected_per_day(st, store, name, start, end)
         delivered = store.delivered_per_day(name, start, end)
-        if draft is not None:
+        if draft is not None and not draft.strip():
+            error = "the draft query is empty: write one to see what it would select"
+        elif draft is not None:
             draft = draft[:MAX_QUERY]
             try:
                 matcher = compile_profile(st.config, name, store, query=draft)
