@@ -366,3 +366,18 @@ def test_check_names_every_mistake_of_the_file_once_each(write_config, tmp_path)
             "channel.archive.format", "digest.daily.lookback", "web.listen"]
     assert sorted(line.split(": ")[2] for line in lines) == sorted(keys), lines
     assert all(line.startswith(f"watcher: {path}: ") for line in lines)
+
+
+def test_check_notes_a_config_that_would_never_fetch_or_deliver(write_config, tmp_path):
+    """Valid but idle (a newcomer's first edit): `check` passes and says, one line each, that
+    nothing will be fetched, nothing delivered, and which profile no digest names."""
+    from helpers import run_cli
+
+    path = write_config('[watcher]\ndatabase = "w.db"\n\n[profile.x]\nquery = "GRPO"\n')
+    r = run_cli("--config", str(path), "check", cwd=tmp_path)
+    lines = r.stdout.decode().splitlines()
+    assert r.returncode == 0 and lines[0].endswith("OK — 0 sources, 1 profile, 0 digests, 0 channels")
+    assert [line.split(": ", 1)[1] for line in lines[1:]] == [
+        "no [source.NAME]: nothing will be fetched ('watcher init' writes an example config)",
+        "no [digest.NAME]: nothing will be delivered (a digest names profiles and channels)",
+        "profile.x: in no digest's profiles: its papers are delivered nowhere"]

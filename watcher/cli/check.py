@@ -66,6 +66,23 @@ def optional_secret_notes(config: Config) -> dict[str, str]:
         and not os.environ.get(s.api_key_env)}
 
 
+def idle_notes(config: Config) -> list[str]:
+    """For ``watcher check``: what a valid config would never do (no source: nothing fetched; no
+    digest: nothing delivered; a profile no digest names: its papers go nowhere), one line each."""
+    where = config.path
+    notes = []
+    if not config.sources:
+        notes.append(f"{where}: no [source.NAME]: nothing will be fetched ('watcher init' writes an "
+                     "example config)")
+    if not config.digests:
+        notes.append(f"{where}: no [digest.NAME]: nothing will be delivered (a digest names profiles "
+                     "and channels)")
+    named = {p for d in config.digests.values() for p in d.profiles}
+    notes += [f"{where}: profile.{name}: in no digest's profiles: its papers are delivered nowhere"
+              for name in config.profiles if name not in named]
+    return notes
+
+
 def followed_notes(config: Config) -> list[str]:
     """For ``watcher check``: one line per ``cites:``/``by:`` term of a profile's query or
     exclude that names a work (an author) no ``openalex`` source follows: such a term matches
