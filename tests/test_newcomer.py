@@ -265,7 +265,9 @@ def test_test_deliver_says_why_its_e_mail_has_no_rating_links_and_whether_digest
             "sent a test digest through channel mail",
             "  (its papers are samples, not in your database, so it has no rating links; your digests have them)"], out + err
         code, out, err = watcher(tmp_path, "test-deliver", "archive", env={"WATCHER_SECRET": SECRET})
-        assert code == 0 and out.splitlines() == ["sent a test digest through channel archive"], out
+        assert code == 0 and out.splitlines()[0].startswith("sent a test digest through channel archive: wrote "), out
+        written = out.splitlines()[0].split(": wrote ", 1)[1].split(", ")
+        assert written and all((tmp_path / name).is_file() for name in written), out  # where it went
         assert len(smtp.received) == 2
 
 

@@ -486,8 +486,9 @@ def test_deliver(ctx: Context, channel) -> None:
     if channel not in config.channels:
         raise ConfigError(f"no channel named {channel!r} (defined: {', '.join(config.channels) or 'none'})",
                           path=str(config.path))
-    send_test_digest(config, channel, now_utc())
-    click.echo(f"sent a test digest through channel {channel}")
+    files = send_test_digest(config, channel, now_utc())
+    where = f": wrote {', '.join(str(f) for f in files)}" if files else ""
+    click.echo(f"sent a test digest through channel {channel}{where}")
     from ..links import link_notes, links_for, links_missing
 
     # its papers are the shipped samples, never stored here: no rating link could be recorded

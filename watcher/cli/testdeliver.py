@@ -30,9 +30,11 @@ def sample_digest(now: datetime, tz) -> Digest:
                   matches=matches)
 
 
-def send_test_digest(config: Config, channel: str, now: datetime) -> None:
-    """Render and send; raises DeliveryError when the channel refuses. Nothing is recorded."""
+def send_test_digest(config: Config, channel: str, now: datetime) -> list:
+    """Render and send; raises DeliveryError when the channel refuses. Nothing is recorded.
+    Returns the files a file channel wrote (as a run reports them), else []."""
     formats = next((d.formats for d in config.digests.values() if channel in d.channels), ("text",))
     ch = channel_for(config, channel, formats)
     digest = sample_digest(now, config.settings.timezone)
     ch.send(digest, {fmt: render(digest, fmt, config.settings.templates_dir) for fmt in ch.formats()})
+    return list(getattr(ch, "written", []))
