@@ -78,6 +78,18 @@ def test_a_missing_paper_digest_or_profile_is_a_404_page(client, path):
     assert "Not found" in r.text and "<!doctype html>" in r.text
 
 
+def test_the_urls_in_a_papers_comment_are_links_and_the_rest_stays_text(client):
+    from watcher.web.pages import linked
+
+    r = client.get("/papers/2504.06672")  # arXiv's comment: "Code available at: https://github.com/helia95/ragme"
+    assert r.status_code == 200
+    assert '<a href="https://github.com/helia95/ragme" rel="noopener noreferrer nofollow">' in r.text
+    hostile = linked('See https://a.org/p). <img src=x> javascript:alert(1) https://x.org/"onmouseover=1')
+    assert str(hostile) == ('See <a href="https://a.org/p" rel="noopener noreferrer nofollow">https://a.org/p</a>). '
+                            '&lt;img src=x&gt; javascript:alert(1) <a href="https://x.org/" rel="noopener '
+                            'noreferrer nofollow">https://x.org/</a>&#34;onmouseover=1')
+
+
 def test_a_paper_page_has_versions_deliveries_reasons_per_profile_and_similar_papers(client):
     r = client.get("/papers/2504.07615")
     assert r.status_code == 200

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 import logging
 import secrets
 import sqlite3
@@ -58,6 +59,7 @@ def environment() -> jinja2.Environment:
     env.filters["local"] = local_time
     env.filters["when"] = human_time
     env.filters["day"] = human_day
+    env.filters["linked"] = linked
     env.filters["dated"] = lambda paper: dated(paper, human_day)  # as every other day on the pages
     env.globals["issue_path"] = issue_path
     env.filters["by_profile"] = by_profile
@@ -106,6 +108,24 @@ def human_time(text: str | None, tz) -> str:
 
     when = parse_time(text) if text else None
     return f"{utc(when).astimezone(tz):%a %d %b %Y, %H:%M}" if when else ""
+
+
+_URL_IN_TEXT = re.compile(r"https?://[^\s<>\"'`]+[^\s<>\"'`.,;:!?)\]]")
+
+
+def linked(text: str | None) -> Markup:
+    """``text`` escaped, each http(s) URL in it a link (an arXiv comment's "Code:
+    https://github.com/…"); a URL :func:`safe_url` refuses stays text."""
+    out, end = [], 0
+    for m in _URL_IN_TEXT.finditer(text or ""):
+        href = safe_url(m.group(0))
+        if not href:
+            continue
+        out += [escape(text[end:m.start()]),
+                Markup('<a href="{}" rel="noopener noreferrer nofollow">{}</a>').format(href, m.group(0))]
+        end = m.end()
+    out.append(escape((text or "")[end:]))
+    return Markup("").join(out)
 
 
 def human_day(text: str | date | None) -> str:
