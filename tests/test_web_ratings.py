@@ -88,6 +88,7 @@ def test_get_of_a_link_shows_one_button_and_changes_nothing(site):
             assert r.status_code == 200
             assert c.head(f"/r/{token}").status_code == 200
     assert "VLM-R1" in text(r) and "llm-rl" in text(r) and "Nothing is recorded" in text(r)
+    assert "Recorded already" not in text(r)
     main = r.text.split("<main>")[1]
     assert main.count("<button") == 1 and main.count("<form") == 1
     assert f'action="/r/{token}"' in main and 'method="post"' in main
@@ -108,6 +109,9 @@ def test_post_of_a_link_records_once_and_a_later_link_replaces(site):
         assert c.post(f"/r/{down}").status_code == 200
         assert recorded(db)[0] == [("llm-rl", PAPER, "down", "link")]
         assert c.post(f"/r/{keep}").status_code == 200
+        opened = c.get(f"/r/{up}")  # the link opened again: it says what is recorded now
+        assert "Recorded already: rated down for profile LLM-RL; on your reading list." in text(opened)
+        assert f'href="/papers/{PAPER}"' in opened.text.split("<main>")[1]  # its title opens the paper
     assert recorded(db) == ([("llm-rl", PAPER, "down", "link")], [PAPER])
 
 

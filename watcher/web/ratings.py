@@ -136,12 +136,16 @@ def _expired(request: Request, e: ExpiredLink):
 def _link(request: Request, asked):
     with reading(request) as store:
         paper = store.get_short(asked.paper)
+        rated, kept = current(store, [paper.key]) if paper is not None else ({}, set())
     if paper is not None:
         asked = replace(asked, paper=paper.key)
     gone = _gone(request, asked, paper)
     profiles = state(request).config.profiles
     context = dict(asked=asked, paper=paper, token=request.path_params["token"], done=None, gone=gone,
                    expired=None, profile_gone=asked.profile not in profiles,
+                   # what is recorded already (opened a second time, from another device)
+                   already=rated.get((asked.profile, paper.key)) if paper else None,
+                   saved=bool(paper and paper.key in kept),
                    # the profile as the digest named it ("Protein design", not "protein")
                    profile_title=profiles[asked.profile].title if asked.profile in profiles else asked.profile)
     if gone:
