@@ -196,7 +196,8 @@ def test_fetch_is_recorded_and_isolates_a_database_error_of_one_source(tmp_path)
     r = watcher(tmp_path, "fetch", planted="integrity")
     assert r.returncode == 1, r.stderr
     assert_no_traceback(r)
-    assert "hf: failed: internal error: IntegrityError: UNIQUE constraint failed: papers.key" in r.stdout
+    assert "hf: failed, nothing fetched (its error is on stderr)" in r.stdout
+    assert "source hf failed: internal error: IntegrityError: UNIQUE constraint failed: papers.key" in r.stderr
     assert "lab: 30 new, 0 updated, 0 unchanged" in r.stdout
     kind, status, detail = last_run(tmp_path)
     assert (kind, status) == ("fetch", "failed")
