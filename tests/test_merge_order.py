@@ -81,3 +81,33 @@ def test_a_complete_author_list_and_the_longer_abstract_win_over_a_cut_short_one
     assert [merge(oup, whole).__getattribute__(f) for f in ("title", "authors", "journal", "abstract")] == \
         [merge(whole, oup).__getattribute__(f) for f in ("title", "authors", "journal", "abstract")]
     assert len(merge_batch([oup, whole])) == 1
+
+
+DATA = Path(__file__).parent / "data"
+PREPRINT_AND_ARTICLE = ["biorxiv_details_2026-11-20_2026-11-23.json",  # v1, 2026-11-21
+                        "biorxiv_details_2026-11-21_2026-11-25_v2.json",  # v2
+                        "nature_neuroscience_rss1_2026-11-25.xml",  # the article, full names
+                        "pubmed_efetch_2026-11-20_2026-11-26.xml"]  # the article again, "Nature neuroscience"
+
+
+@pytest.mark.parametrize("order", list(__import__("itertools").permutations(range(4))))
+def test_a_preprint_and_its_journal_article_are_one_paper_whatever_the_fetch_order(tmp_path, order):
+    """bioRxiv v1 and v2 (initials), the journal's feed and PubMed (full names), fetched in any
+    of the 24 orders, one listing a run: the journal's full names (a newer preprint version does
+    not replace the version of record's), the first version's date (the preprint's, not the
+    article's later one: "first" never after "latest"), and the venues preprint first."""
+    papers = []
+    for name in PREPRINT_AND_ARTICLE:
+        found = [p for p in formats.read((DATA / name).read_bytes(), name).papers
+                 if p.title.startswith("Dendritic plateau potentials")]
+        assert len(found) == 1, name
+        papers += found
+    with Store.open(tmp_path / "w.db") as store:
+        for i in order:
+            store.upsert([papers[i]], NOW)
+        paper = store.find("10.1038/s41593-026-02114-7")
+        assert store.db.execute("SELECT count(*) FROM papers").fetchone()[0] == 1
+    assert paper.authors[:2] == ["Maria N. Okafor", "Jonas Lindqvist"]
+    assert paper.published == datetime(2026, 11, 21, tzinfo=timezone.utc) <= paper.updated
+    assert paper.appeared_in == ["bioRxiv", "Nature Neuroscience"]
+    assert paper.version == 2 and paper.doi == "10.1038/s41593-026-02114-7"

@@ -101,12 +101,14 @@ def _quality(paper: Paper, name: str) -> int:
 
 
 def _rank(paper: Paper, name: str) -> tuple:
-    """The order of two listings' values of one field: quality, then the longer, then (for
-    two equal values spelt differently, "Nature neuroscience" / "Nature Neuroscience") the one
-    with more capitals, then the value itself, so that no order of listings changes the choice."""
+    """The order of two listings' values of one field: quality, then the longer (of two lists
+    of names, the longer list, then the fuller names: "Maria N. Okafor" over "M. N. Okafor"),
+    then (for two equal values spelt differently, "Nature neuroscience" / "Nature Neuroscience")
+    the one with more capitals, then the value itself, so that no order of listings changes
+    the choice."""
     value = getattr(paper, name)
     text = " | ".join(value) if isinstance(value, list) else str(value or "")
-    size = len(value) if isinstance(value, list) else len(text.rstrip(". "))
+    size = (len(value), len(text)) if isinstance(value, list) else (len(text.rstrip(". ")), 0)
     # a full stop at the end of a title is no part of it ("… in CA1." is "… in CA1")
     return (_quality(paper, name), size, sum(c.isupper() for c in text), -len(text), text)
 
@@ -138,7 +140,9 @@ def merge(old: Paper, new: Paper) -> Paper:
         if name == "origins" or value is None or value == [] or value == "":
             continue
         if name in _POLICY_FIELDS:
-            if versions and name != "journal":
+            # a newer preprint version's title, abstract and authors replace an older one's,
+            # never a journal record's (one with an origin: the version of record)
+            if versions and name != "journal" and name not in old.origins and name not in new.origins:
                 winner = new if new.version > old.version else old
             elif not getattr(old, name):
                 winner = new
@@ -155,6 +159,8 @@ def merge(old: Paper, new: Paper) -> Paper:
                 old_pub.date() == value.date())
             if old_pub is None or vague:
                 merged.published = value
+            elif value < old_pub and not old.key.startswith("title:"):  # (a title key holds the day)
+                merged.published = value  # an earlier version seen later: the preprint of an article
         elif name == "version":
             merged.version = max(value, old.version or 0)
         elif name == "announced":

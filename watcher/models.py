@@ -93,18 +93,21 @@ def title_fingerprint(title: str) -> str:
 
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.I)
 _DOI_RE = re.compile(r"10\.\d{4,9}/\S+")
-def _preprint_prefixes() -> tuple[str, ...]:
-    """The DOI prefixes of preprint servers, from ``data/preprint_doi_prefixes.txt`` (one a
-    line with the servers' names; ``#`` lines are comments): bioRxiv and medRxiv (both of their
-    prefixes), arXiv, ChemRxiv, OSF preprints, Research Square, Preprints.org, SSRN."""
+def _preprint_servers() -> tuple[tuple[str, ...], frozenset[str]]:
+    """The DOI prefixes of preprint servers and the servers' names (folded), from
+    ``data/preprint_doi_prefixes.txt`` (one prefix a line, then the servers' names, a note in
+    parentheses; ``#`` lines are comments): bioRxiv and medRxiv (both of their prefixes),
+    arXiv, ChemRxiv, OSF preprints, Research Square, Preprints.org, SSRN."""
     from importlib.resources import files
 
     text = files("watcher").joinpath("data/preprint_doi_prefixes.txt").read_text(encoding="utf-8")
-    return tuple(line.split()[0] for line in text.splitlines() if line.strip() and not line.startswith("#"))
+    rows = [line.split(None, 1) for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    names = {title_fingerprint(n) for _, servers in rows for n in servers.split("(")[0].split(",") if n.strip()}
+    return tuple(prefix for prefix, _ in rows), frozenset(names)
 
 
-# Any DOI under another prefix is taken for a journal's.
-PREPRINT_DOI_PREFIXES = _preprint_prefixes()
+# Any DOI under another prefix is taken for a journal's; a venue of another name for a journal.
+PREPRINT_DOI_PREFIXES, PREPRINT_SERVERS = _preprint_servers()
 
 
 def normalize_doi(text: str | None) -> str | None:
@@ -292,15 +295,20 @@ class Paper:
 
     @property
     def appeared_in(self) -> list[str]:
-        """Every venue the work appeared in, first seen first (``arXiv`` first for an arXiv
-        id, the journal last when no listing named it among the venues), each once whatever
-        its case and punctuation; what digests and pages show, unless it is arXiv alone."""
+        """Every venue the work appeared in, preprint servers first (``arXiv`` first for an
+        arXiv id), then journals, each kind first seen first (the journal last when no listing
+        named it among the venues), each once whatever its case and punctuation: ``bioRxiv →
+        Nature Neuroscience`` whichever was fetched first; what digests and pages show, unless
+        it is arXiv alone."""
         out = (["arXiv"] if self.arxiv_id else []) + list(self.venues)
         if self.journal:
             out.append(self.journal)
-        seen: set[str] = set()  # "Nature neuroscience" (PubMed) is "Nature Neuroscience"
-        return [v for v in out if v and not (title_fingerprint(v) in seen
-                                             or seen.add(title_fingerprint(v)))]
+        spelt: dict[str, str] = {}  # "Nature neuroscience" (PubMed) is "Nature Neuroscience": once,
+        for v in filter(None, out):  # spelt with the most capitals, at its first place
+            f = title_fingerprint(v)
+            if f not in spelt or (sum(c.isupper() for c in v), v) > (sum(c.isupper() for c in spelt[f]), spelt[f]):
+                spelt[f] = v
+        return sorted(spelt.values(), key=lambda v: title_fingerprint(v) not in PREPRINT_SERVERS)  # stable
 
     @property
     def doi_url(self) -> str | None:
