@@ -171,3 +171,18 @@ def test_convert_refuses_an_oai_page_whose_namespace_is_damaged(tmp_path):
 def test_hf_wrong_types(doc, read):
     got = _parse_or_input_error(hf_json, doc)
     assert (got and [(p.title, p.authors, p.upvotes, p.ai_keywords) for p in got.papers]) == read
+
+
+@pytest.mark.parametrize("body, said", [
+    ('<?xml version="1.0"?><rss/>'.encode("utf-16"), "XML in UTF-16/32 is not accepted"),
+    ('<?xml version="1.0"?><rss/>'.encode("utf-16-be"), "XML in UTF-16/32 is not accepted"),
+    ('<?xml version="1.0"?><rss/>'.encode("utf-32"), "XML in UTF-16/32 is not accepted"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)), "not XML: binary data"),
+    (b"PK\x03\x04\x14\x00\x00\x00\x08\x00" + bytes(200), "not XML: binary data"),
+])
+def test_a_feed_that_is_binary_or_wide_xml_says_which(body, said):
+    """A feed URL that serves an image, an archive or random bytes is called binary, not XML in
+    UTF-16 (QA: 30 MB of /dev/urandom was reported as UTF-16/32 XML)."""
+    with pytest.raises(InputError) as e:
+        journal_feed.parse(body, "feed")
+    assert str(e.value).startswith(f"feed: {said}")

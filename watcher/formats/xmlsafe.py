@@ -25,8 +25,10 @@ _NAME = re.compile(rb"[A-Za-z_][\w.:-]*")
 def check_prolog(data: bytes, origin: str) -> str:
     """The root element's name as written (``feed``, ``rdf:RDF``); InputError unless ``data``
     is UTF-8/ASCII-family XML without a DOCTYPE before its root."""
-    if b"\x00" in data[:256]:
-        raise InputError(f"{origin}: XML in UTF-16/32 is not accepted")
+    if b"\x00" in data[:256]:  # UTF-16/32 XML (a byte-order mark or "<" in two or four bytes), else binary
+        wide = data[:4].lstrip(b"\x00")[:2] in (b"\xff\xfe", b"\xfe\xff", b"<\x00", b"<")
+        raise InputError(f"{origin}: XML in UTF-16/32 is not accepted" if wide
+                         else f"{origin}: not XML: binary data (an image, an archive or a broken download?)")
     i = 0
     while True:
         j = data.find(b"<", i)
@@ -93,6 +95,8 @@ def check_root(data: bytes, origin: str, expected: str, roots: tuple[str, ...]) 
     listing of zero papers. DTDs, HTML pages and empty input are refused first."""
     if looks_like_html(data) or not data.strip():
         raise not_xml_error(data, origin, expected)
+    if b"\x00" in data[:256]:
+        check_prolog(data, origin)  # XML in UTF-16/32, or binary data: it says which
     if not data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):  # a format named wrongly (--from)
         what = "JSON" if data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[") else "text"
         raise InputError(f"{origin}: {what}, not XML, where {expected} was expected")
