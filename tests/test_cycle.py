@@ -91,6 +91,7 @@ def test_a_failed_delivery_is_retried_next_run_and_then_never_repeated(tmp_path)
     r = run_cli("once", "--sample", cwd=tmp_path)
     assert r.returncode == 1
     assert b"digest daily -> channel archive failed: channel archive: cannot write" in r.stderr
+    assert b"folder digests cannot be created: digests is not a folder" in r.stderr  # the cause, not "File exists"
     assert ledger(tmp_path / "watcher-sample.db") == []
 
     (tmp_path / "digests").unlink()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..categories import category_problems
 from ..config import MIN_PASSWORD, Config
+from ..deliver.base import folder_problem
 from ..errors import DeliveryError
 from ..present.render import TEMPLATE_NAMES, render
 
@@ -130,29 +131,6 @@ def database_problem(db: Path) -> str | None:
             return f"folder {db.parent} is not writable (the lock and SQLite's journal go there)"
         return None
     return folder_problem(db.parent)
-
-
-def folder_problem(folder: Path) -> str | None:
-    """Why a file cannot be created in ``folder``, which a run creates with its parents when
-    missing (the database's folder, a file or feed channel's), or None: the nearest existing
-    folder at or above it must be a folder that a file can be made in (tried, then removed:
-    permissions alone do not tell for root or for a folder such as /proc)."""
-    import tempfile
-
-    nearest = folder
-    while not nearest.exists() and nearest != nearest.parent:
-        nearest = nearest.parent
-    if not nearest.is_dir():
-        return f"folder {folder} cannot be created: {nearest} is not a folder"
-    what = "is not writable" if nearest == folder else f"cannot be created: {nearest} is not writable"
-    if not os.access(nearest, os.W_OK | os.X_OK):
-        return f"folder {folder} {what}"
-    try:
-        with tempfile.TemporaryFile(dir=nearest, prefix=".watcher-check."):
-            pass
-    except OSError as e:
-        return f"folder {folder} {what} ({e.strerror})"
-    return None
 
 
 def check_templates(templates_dir: str | None) -> list[str]:

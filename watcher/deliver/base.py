@@ -87,7 +87,7 @@ def split_urls(value: str | None) -> list[str]:
 
 def path_problems(config, where: str, ch, problems_of) -> list[str]:
     """For ``watcher check``: one line per problem ``problems_of(digest)`` finds with the files a
-    file or feed channel writes for each of its digests (:func:`watcher.cli.check.folder_problem`)."""
+    file or feed channel writes for each of its digests (:func:`folder_problem`)."""
     problems = []
     for d in config.digests.values():
         if ch.name not in d.channels:
@@ -97,3 +97,26 @@ def path_problems(config, where: str, ch, problems_of) -> list[str]:
             if problem and line not in problems:
                 problems.append(line)
     return problems
+
+
+def folder_problem(folder: Path) -> str | None:
+    """Why a file cannot be created in ``folder``, which a run creates with its parents when
+    missing (the database's folder, a file or feed channel's), or None: the nearest existing
+    folder at or above it must be a folder that a file can be made in (tried, then removed:
+    permissions alone do not tell for root or for a folder such as /proc)."""
+    import tempfile
+
+    nearest = folder
+    while not nearest.exists() and nearest != nearest.parent:
+        nearest = nearest.parent
+    if not nearest.is_dir():
+        return f"folder {folder} cannot be created: {nearest} is not a folder"
+    what = "is not writable" if nearest == folder else f"cannot be created: {nearest} is not writable"
+    if not os.access(nearest, os.W_OK | os.X_OK):
+        return f"folder {folder} {what}"
+    try:
+        with tempfile.TemporaryFile(dir=nearest, prefix=".watcher-check."):
+            pass
+    except OSError as e:
+        return f"folder {folder} {what} ({e.strerror})"
+    return None

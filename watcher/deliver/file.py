@@ -14,7 +14,7 @@ from ..errors import DeliveryError
 from ..models import Digest
 from ..present.render import EXTENSIONS
 from ..kinds import REQUIRED, Kind
-from .base import Channel, path_problems
+from .base import Channel, folder_problem, path_problems
 
 
 def atomic_write(path: Path, data: str) -> None:
@@ -69,8 +69,9 @@ class FileChannel(Channel):
             path = free_path(file_path(self.cfg, self.ctx.base_dir, digest.name, digest.date, fmt))
             try:
                 atomic_write(path, body)
-            except OSError as e:
-                raise DeliveryError(f"channel {self.cfg.name}: cannot write {path}: {e.strerror}") from e
+            except OSError as e:  # "File exists" for a folder that is a file: say which
+                why = folder_problem(path.parent) or e.strerror
+                raise DeliveryError(f"channel {self.cfg.name}: cannot write {path}: {why}") from e
             self.written.append(path)
 
 
