@@ -141,6 +141,11 @@ def test_client_error_is_not_retried_and_keeps_body(server):
         fast_client().get(server.url("/a"))
     assert info.value.status == 400 and info.value.body == b"<feed>error</feed>"
     assert len(server.hits("/a")) == 1
+    assert str(info.value).endswith("HTTP 400 Bad Request; check the source's url")  # a feed: no query
+    server.route("/q", Reply(status=404, body=b""))
+    with pytest.raises(HttpStatusError) as info:
+        fast_client().get(server.url("/q?search_query=cat:cs.LG"))
+    assert str(info.value).endswith("HTTP 404 Not Found; check the source's url and query")
 
 
 def test_rate_limit_per_polite_host(server):

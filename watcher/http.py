@@ -304,8 +304,9 @@ class HttpClient:
                     raise Retry(f"HTTP {status} {_reason(status)}", info=(status, body),
                                 wait=parse_retry_after(resp_headers.get("retry-after")))
                 if status >= 400:
+                    asked = "url and query" if request.url.query else "url"  # a feed has none
                     raise HttpStatusError(f"GET {shown}: HTTP {status} {_reason(status)}; check the "
-                                          "source's url and query", status, body)
+                                          f"source's {asked}", status, body)
                 return Response(origin, status, body, resp_headers.get("etag"),
                                 resp_headers.get("last-modified"))
 
