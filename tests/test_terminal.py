@@ -124,6 +124,10 @@ def test_a_real_once_says_one_line_per_digest_on_a_terminal_and_nothing_under_cr
 
 def test_digest_sample_builds_from_the_sample_database(tmp_path):
     assert run_cli("init", cwd=tmp_path).returncode == 0
+    for command in (["digest", "daily", "--sample", "--dry-run"], ["site", "out", "--sample"]):
+        before = run_cli(*command, cwd=tmp_path)  # one line: no "using the sample database" first
+        assert before.returncode == 1 and before.stderr.decode() == (
+            "watcher: watcher-sample.db: no sample database yet (run 'watcher once --sample' first)\n")
     missing = run_cli("digest", "daily", "--sample", "--dry-run", cwd=tmp_path)
     assert missing.returncode == 1 and b"watcher-sample.db: no sample database yet (run 'watcher once --sample' first)" in missing.stderr
     assert run_cli("once", "--sample", cwd=tmp_path).returncode == 0

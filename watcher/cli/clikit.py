@@ -144,7 +144,7 @@ def reading_config(ctx: Context, sample: bool) -> Config:
     from ..pipeline import reading_config as resolve
 
     config, note = resolve(ctx.config, sample)
-    if note:
+    if note and config.settings.database.exists():  # else the command's own error says to make it
         click.echo(f"watcher: using {note}", err=True)
     ctx.used = config
     return config
