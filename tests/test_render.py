@@ -253,3 +253,20 @@ def test_every_card_shows_one_labelled_date():
         assert out.count(submitted) == 1 and out.count("announced 2025-04-11") == 1, fmt
     blocks = [paper_block(m, "text") for m in digest.matches]
     assert submitted in blocks[0] and "announced 2025-04-11" in blocks[1]
+
+
+def test_markdown_names_a_journal_papers_venue_and_links_its_doi_as_the_html_does():
+    """A journal article (the shipped Nature Machine Intelligence sample): the Markdown digest
+    names its journal and links its DOI, as the HTML digest does."""
+    from pathlib import Path
+
+    from watcher import formats
+
+    path = Path(formats.__file__).parent.parent / "samples" / "nature-machine-intelligence-2025-04-11.xml"
+    paper = formats.read(path.read_bytes(), path.name).papers[0]
+    assert paper.doi and not paper.pdf_url
+    d = Digest(name="daily", title="Journals", date=paper.day, matches=[Match(paper, 1.0, [], "p")])
+    markdown, html = render(d, "markdown"), render(d, "html")
+    for out in (markdown, html):
+        assert "Nature Machine Intelligence" in out and f"doi:{paper.doi}" in out
+    assert f"[doi:{md(paper.doi)}](https://doi.org/{paper.doi})" in markdown
