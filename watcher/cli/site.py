@@ -46,11 +46,18 @@ class SiteReport:
     broken: list[tuple[str, str, int]] = field(default_factory=list)
 
 
+_NOT_IN_NAMES = re.compile(r'[<>:"|?*%\\\x00-\x1f]')  # Windows refuses the first ones; % escapes them
+
+
 def _name(segment: str) -> str:
-    """A file name for one path segment: as it is, unless too long for a file system, or a
-    name that is no file of its own (``.``, ``..``, empty: a path out of the site's folder)."""
+    """A file name for one path segment: as it is, but for the characters Windows refuses in
+    a file name (``doi:10.1038/…``, a title key's ``|``: a site unpacked there, or zipped),
+    written ``%3A`` (and ``%`` itself ``%25``, so no two segments give one name); shortened
+    when too long for a file system; a name that is no file of its own (``.``, ``..``,
+    empty: a path out of the site's folder) prefixed."""
     if segment in ("", ".", ".."):
         return "_" + segment
+    segment = _NOT_IN_NAMES.sub(lambda m: "%{:02X}".format(ord(m.group())), segment)
     if len(segment.encode()) <= MAX_NAME:
         return segment
     digest = hashlib.sha1(segment.encode()).hexdigest()[:12]
