@@ -212,6 +212,26 @@ def test_listing_over_http_conditional(server):
     assert src.fetch(first.state).not_modified
 
 
+def test_fetch_says_not_modified_when_the_server_answers_304(server, tmp_path):  # noqa: F811
+    """The second `watcher fetch` of an unchanged listing: "not modified", not "0 new, 0 updated,
+    0 unchanged" (nothing was read, so nothing was unchanged either)."""
+    from helpers import run_cli
+
+    def reply(req):
+        if req.headers.get("if-modified-since") == "Sat, 12 Apr 2025 21:30:00 GMT":
+            return Reply(status=304)
+        return Reply(body=data(DIGEST), headers={"Last-Modified": "Sat, 12 Apr 2025 21:30:00 GMT"})
+
+    server.route("/digest.txt", reply)
+    (tmp_path / "config.toml").write_text(f'[watcher]\ndatabase = "w.db"\n\n[source.lab]\ntype = "listing"\n'
+                                          f'url = "{server.url("/digest.txt")}"\n')
+    first = run_cli("fetch", cwd=tmp_path)
+    assert first.returncode == 0 and first.stdout == b"lab: 30 new, 0 updated, 0 unchanged\n"
+    second = run_cli("--log-level", "info", "fetch", cwd=tmp_path)
+    assert second.returncode == 0 and second.stdout == b"lab: not modified since the last fetch\n"
+    assert "source lab: not modified since the last fetch" in second.stderr.decode()
+
+
 def test_listing_errors_are_source_errors(server, tmp_path):
     server.route("/digest.txt", Reply(body=b"<html><body>Moved</body></html>"))
     with pytest.raises(SourceError, match="unknown format"):

@@ -77,6 +77,7 @@ class SourceReport:
     updated: int = 0
     unchanged: int = 0
     error: str | None = None
+    not_modified: bool = False  # the server answered 304: nothing was read
 
 
 @dataclass
@@ -210,9 +211,12 @@ def fetch_sources(config: Config, store: Store, cycle: Cycle, fetch: Fetch, http
             counts = store.upsert(result.papers, cycle.now, backfill=fetch.since is not None)
             store.source_ok(name, result.state, counts.summary(), cycle.now)
             report.new, report.updated = len(counts.new), len(counts.updated)
-            report.unchanged = counts.unchanged
-            log.info("source %s: %d new, %d updated, %d unchanged", name,
-                     report.new, report.updated, report.unchanged)
+            report.unchanged, report.not_modified = counts.unchanged, result.not_modified
+            if result.not_modified:  # HTTP 304: the server said so, nothing was read
+                log.info("source %s: not modified since the last fetch", name)
+            else:
+                log.info("source %s: %d new, %d updated, %d unchanged", name,
+                         report.new, report.updated, report.unchanged)
         except Exception as e:
             if stops_the_cycle(e):
                 raise

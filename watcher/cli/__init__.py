@@ -197,6 +197,8 @@ def fetch(ctx: Context, sources, since) -> None:
     for r in report.sources:
         if r.error:
             click.echo(f"{r.name}: failed, nothing fetched (its error is on stderr)")  # not said twice
+        elif r.not_modified:
+            click.echo(f"{r.name}: not modified since the last fetch")
         else:
             click.echo(f"{r.name}: {r.new} new, {r.updated} updated, {r.unchanged} unchanged")
     sys.exit(0 if report.ok else 1)

@@ -114,8 +114,8 @@ def nothing_since(last: datetime, tz: ZoneInfo, digest: str | None = None) -> st
     when = f"{last.astimezone(tz):%Y-%m-%d %H:%M}"
     if digest is None:
         return f"nothing new since the last delivery ({when})"
-    return (f"nothing new since the last run ({when}), which matched the papers stored before it; "
-            f"'watcher digest {digest} --since DAY' matches them again")
+    return (f"nothing stored since the last run ({when}), which matched every paper before it; to "
+            f"match those again (a profile just edited): 'watcher digest {digest} --since DAY'")
 
 
 def empty_reason(had_candidates: bool, sources_failed: bool = False,
