@@ -37,8 +37,9 @@ def corpus():
 
 
 def test_checked_pages_are_the_query_languages_matches_newest_first(tmp_path):
-    """Newest first is the latest day first (then the last stored), whatever order the papers
-    were stored in: here the days are scattered over the storing order, as a backfill stores them."""
+    """Newest first walks the order papers were stored in, which is their days' order within a
+    fetch whatever order its listing gave them in: here the days are scattered over the
+    listing, as a backfill or the sample of several days gives them."""
     papers = [replace(p, announced=date(2025, 4, 1 + (7 * i) % 10)) for i, p in enumerate(corpus())]
     with Store.open(tmp_path / "w.db") as s:
         s.upsert(papers, NOW)
@@ -61,6 +62,11 @@ def test_checked_pages_are_the_query_languages_matches_newest_first(tmp_path):
                     if not r.more:
                         break
                 assert found == expected, (q, size)
+            # with the filters: the days from 3 to 8 April, category cs.CL
+            narrow = Filters(day_from=date(2025, 4, 3), day_to=date(2025, 4, 8), category="cs.CL")
+            kept = [k for k in expected if "2025-04-03" <= s.get(k).day.isoformat() <= "2025-04-08"
+                    and ("cs.CL" in s.get(k).categories or s.get(k).primary_category == "cs.CL")]
+            assert [p.key for p in run_search(s, query, narrow, limit=len(rows)).papers] == kept, q
 
 
 def test_every_search_runs_in_a_worker_thread_never_on_the_event_loop(tmp_path, monkeypatch):

@@ -7,7 +7,7 @@ selects. The ``papers_fts`` index holds the matcher's own normalised words
 as the matcher folds them, categories as whole tokens, no stemmer of its own), so
 :func:`fts_expression` can turn the query's tree into an FTS5 expression that matches at least
 every paper the query matches (a ``NOT`` or an unknown field is left out: every paper is then a
-candidate). The index returns those candidates latest day first (or best first, bm25), and the
+candidate). The index returns those candidates newest first (or best first, bm25), and the
 query itself, run by the same code as the profiles (:mod:`watcher.matching.index`), keeps the papers it
 really matches: every candidate is checked, so the index only decides where to look. Candidates
 are checked in growing chunks until a page is full, so the first page of a search costs a few
@@ -124,7 +124,7 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
                limit: int = 25, order: str = "newest", max_scan: int = MAX_SCAN,
                check=lambda: None) -> Results:
     """One page (``offset``, ``limit``) of the stored papers that ``query`` (None: every
-    paper) and ``filters`` select; ``order`` is ``newest`` (the latest day first) or
+    paper) and ``filters`` select; ``order`` is ``newest`` (last stored first) or
     ``relevance`` (bm25 over the newest RANKED candidates, when the query narrows through the
     index). A query checked again stops after ``max_scan`` candidates (``capped``).
     ``check()`` is called before each chunk of candidates is checked (at most MAX_CHUNK): it

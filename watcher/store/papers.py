@@ -146,12 +146,16 @@ class PaperStore:
         """Store a batch of papers by the identity rules, in one transaction. Listings of the
         same paper within the batch are merged first, so a batch stored twice is unchanged.
         Papers first stored by a ``backfill`` (``watcher fetch --since``) are history: they
-        are never listed as new in a digest."""
+        are never listed as new in a digest. A batch is stored oldest day first (a paper without
+        one, filed under today, last), so that the order papers are stored in, which search's
+        "newest first" walks without sorting, is their days' order within every fetch, a
+        backfill's or a sample's of several days included."""
         counts = UpsertCounts()
         conn = self.db.conn
         when = stamp(now)
+        today = now.date()
         with self.writing():
-            for paper in merge_batch(papers):
+            for paper in sorted(merge_batch(papers), key=lambda p: p.day or today):  # stable
                 self._upsert_one(conn, paper, when, counts, backfill)
         return counts
 

@@ -39,10 +39,16 @@ class SearchStore:
                     page: tuple[int, int] | None) -> tuple[sqlite3.Cursor, Callable[[], int]]:
         """The candidates of a search (:func:`watcher.search.run_search`): a cursor over the
         stored papers that the FTS5 expression ``expr`` (None: every paper) and the filters
-        select, the latest day first, then the last stored (``order`` ``relevance`` with an
-        ``expr``: bm25 over the newest ``ranked`` of them); ``page``: ``(limit, offset)`` of them only. With it, a
+        select, newest stored first (``order`` ``relevance`` with an ``expr``: bm25 over the
+        newest ``ranked`` candidates); ``page``: ``(limit, offset)`` of them only. With it, a
         function counting what the filters and ``expr`` select (no page, no order)."""
-        where, args = [], []  # the filters
+        where, args = [], []
+        if expr:
+            sql = "SELECT p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
+            where.append("papers_fts MATCH ?")
+            args.append(expr)
+        else:
+            sql = "SELECT p.* FROM papers p"
         if day_from:
             where.append("p.day >= ?")
             args.append(day_from.isoformat())
@@ -53,28 +59,20 @@ class SearchStore:
             where.append("(p.primary_category = ? OR EXISTS (SELECT 1 FROM json_each(p.categories) "
                          "WHERE value = ? OR value LIKE ? || '.%'))")
             args += [category] * 3
-        if expr:  # counted from the index's matches (a rare word: a few rows, not the day index)
-            counting = ("SELECT count(*) FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid "
-                        "WHERE " + " AND ".join(["papers_fts MATCH ?", *where]), [expr, *args])
-            # the day index walked from its end, each paper looked up in the set of the index's
-            # matches (built once): streamed, no sort of every match of a common word
-            sql = "SELECT p.* FROM papers p INDEXED BY papers_day"
-            where.insert(0, "+p.rowid IN (SELECT rowid FROM papers_fts WHERE papers_fts MATCH ?)")
-            args.insert(0, expr)
-        else:
-            sql = "SELECT p.* FROM papers p"
         if where:
             sql += " WHERE " + " AND ".join(where)
-        if not expr:
-            counting = (sql.replace("SELECT p.*", "SELECT count(*)", 1), list(args))
-        sql += " ORDER BY p.day DESC, p.rowid DESC"  # the latest day first, then the last stored
+        counting = (sql.replace("SELECT p.*", "SELECT count(*)", 1), list(args))  # the filters' count, no query
+        # newest: the order papers were stored in, which the index walks without sorting
         if expr and order == "relevance":
-            # best match first (bm25) among the newest ``ranked`` candidates: ranking every match
-            # of a common word costs in proportion to the database (and to the number of terms)
-            sql = ("SELECT p.* FROM papers_fts JOIN (" + sql.replace("SELECT p.*", "SELECT p.rowid AS id", 1)
-                   + f" LIMIT {int(ranked)}) AS c ON papers_fts.rowid = c.id JOIN papers p ON p.rowid = c.id"
-                   " WHERE papers_fts MATCH ? ORDER BY papers_fts.rank")
-            args.append(expr)
+            # best match first among the newest ``ranked`` candidates: ranking every match of a
+            # common word costs in proportion to the database (and to the number of terms)
+            sql = ("SELECT p.* FROM (" + sql.replace("SELECT p.*", "SELECT p.rowid AS id, papers_fts.rank AS score", 1)
+                   + f" ORDER BY papers_fts.rowid DESC LIMIT {int(ranked)}) AS c JOIN papers p ON p.rowid = c.id"
+                   " ORDER BY c.score")
+        elif expr:
+            sql += " ORDER BY papers_fts.rowid DESC"
+        else:
+            sql += " ORDER BY p.rowid DESC"
         if page is not None:
             sql += " LIMIT ? OFFSET ?"
             args += list(page)
