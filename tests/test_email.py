@@ -270,3 +270,17 @@ def test_a_server_without_login_is_said_once_with_what_to_change(monkeypatch):
                          'or use security = "starttls" or "tls" (many servers offer login only over TLS)'), said
     assert "not supported by server" not in said and said.count("SMTP AUTH") == 1
     assert server.received == []
+
+
+def test_a_split_digests_subject_says_how_many_of_all_its_part_holds():
+    """QA: part 1's subject said "15 new papers (LLM-RL 30, Robots 2)"; it now says of how many."""
+    from dataclasses import replace
+
+    from watcher.deliver.email import subject
+    from watcher.models import ProfileCount
+
+    d = sample_digest(4, updated=0)
+    d.profiles = [ProfileCount("llm-rl", "LLM-RL", 3), ProfileCount("robots", "Robots", 1)]
+    assert subject(d) == "LLM-RL — 2025-04-12: 4 new papers (LLM-RL 3, Robots 1)"
+    part = replace(d, title="LLM-RL (part 1 of 2)", matches=d.matches[:3])
+    assert subject(part) == "LLM-RL (part 1 of 2) — 2025-04-12: 3 of 4 new papers (LLM-RL 3, Robots 1)"

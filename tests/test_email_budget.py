@@ -94,6 +94,16 @@ def test_small_budget_sends_every_recorded_paper(tmp_path):
         assert all(f"(part {i} of {len(subjects)})" in s for i, s in enumerate(subjects, 1))
         recorded = ledger(tmp_path)
         assert len(recorded) == 30 and shown(smtp.received) == recorded
+        # the best papers are the ones in full: part 1 opens with them (QA: part 1 was all
+        # titles while the last part showed lower-ranked papers in full)
+        order, full = [], []
+        for got in smtp.received:
+            text = got.message.get_payload()[0].get_content()
+            for ident in dict.fromkeys(ABS.findall(got.message.get_payload()[1].get_content())):
+                order.append(ident)
+                if f"Paper {int(ident[5:]) - 10000:03d}. We study" in text:  # its abstract: in full
+                    full.append(ident)
+        assert full and full == order[:len(full)], (full, order)
         again = once(config)
         assert again.returncode == 0 and len(smtp.received) == len(subjects)
 

@@ -46,6 +46,9 @@ def subject(digest: Digest) -> str:
     from ..matching.assemble import counts_line
 
     what = plural(len(digest.matches), "new paper") if digest.matches else "no new papers"
+    total = sum(c.papers for c in digest.per_profile)
+    if digest.matches and total > len(digest.matches):  # a part of a split digest: of how many
+        what = f"{len(digest.matches)} of {plural(total, 'new paper')}"
     per = f" ({counts_line(digest.per_profile)})" if digest.per_profile else ""
     return " ".join(f"{digest.title} — {digest.date.isoformat()}: {what}{per}".split())
 
@@ -110,7 +113,10 @@ class EmailChannel(Channel):
     def messages(self, digest: Digest, rendered: dict[str, str]) -> list[tuple[bytes, list[Paper]]]:
         """The messages to send, each under ``max_bytes``, with the papers each one shows: the
         full digest when it fits; else one message with the most full entries that fit and the
-        rest as titles with links; else as few parts as hold every paper at least as a title."""
+        rest as titles with links; else as few parts as hold every paper at least as a title,
+        the best papers first: the later parts are packed with titles from the end of the
+        digest, so that the first part holds the fewest papers and has the room to show the
+        best of them in full (and the updated papers' list)."""
         limit = min(self.cfg.max_bytes, MAX_BYTES)
         tdir = self.ctx.templates_dir
         # The text part mirrors the HTML (TL;DR, shortened abstract, links): it is read, not
@@ -134,17 +140,17 @@ class EmailChannel(Channel):
             self.sent = Sent({m.paper.key for m in digest.matches[full:]})
             return [(attempt(digest, full), digest.papers)]
         chunks, rest = [], list(digest.matches)
-        while rest:  # each part as big as fits (with the longest possible label), then evened out
-            updated = digest.updated if not chunks else []
-            widest = _part(digest, rest, updated, n, n)
-            most = _largest(1, len(rest), lambda k: fits(replace(widest, matches=rest[:k]), 0))
+        while rest:  # the last part first: as many of the last papers as fit as titles (with the
+            # longest possible label); the part that reaches the first paper carries the updated list
+            def last(k: int) -> Digest:
+                return _part(digest, rest[-k:], digest.updated if k == len(rest) else [], n, n)
+
+            most = _largest(1, len(rest), lambda k: fits(last(k), 0))
             if most is None:
                 raise DeliveryError(f"channel {self.cfg.name}: a single paper's title and link do "
                                     f"not fit in max_bytes = {limit}; raise max_bytes")
-            if most < len(rest):
-                most = -(-len(rest) // -(-len(rest) // most))
-            chunks.append((rest[:most], updated))
-            rest = rest[most:]
+            chunks.insert(0, (rest[-most:], last(most).updated))
+            rest = rest[:-most]
         if not chunks:  # no papers, only the updated list, and it is too long
             raise DeliveryError(f"channel {self.cfg.name}: even an e-mail without papers is over "
                                 f"max_bytes = {limit}; raise max_bytes")
