@@ -392,3 +392,17 @@ def test_status_sample_beside_a_real_database_reads_the_sample_on_its_own_day(tm
     assert "missed its run" not in text and "overdue" not in text and "last run 2025-04-12" in text, text
     real = run_cli("status", cwd=tmp_path).stdout.decode()
     assert "arxiv-ml: last fetch never; 0 papers" in real and "sample:" not in real
+
+
+def test_the_reading_list_names_a_journal_paper_by_its_doi(tmp_path):
+    """A saved paper without an arXiv id is listed by its DOI, not by "-" (QA)."""
+    import shutil
+
+    from conftest import REPO
+
+    shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
+    assert run_cli("once", "--sample", cwd=tmp_path).returncode == 0
+    doi = "10.1038/s42256-025-01022-6"  # the shipped journal sample's article
+    assert run_cli("rate", "save", doi, cwd=tmp_path).returncode == 0
+    listed = run_cli("saved", cwd=tmp_path).stdout.decode()
+    assert listed.startswith(f"doi:{doi}  ") and "\n-  " not in listed, listed

@@ -400,7 +400,8 @@ def test_rate_and_explain_by_a_fragment_of_a_title_suggest_the_papers_it_names(f
     rate = watcher(folder, "rate", "up", "collaborative filtering personalized", "--profile", "rag")
     assert rate.returncode == 2
     said = rate.stderr.decode()
-    assert "unknown paper 'collaborative filtering personalized': not in the database; did you mean: " in said
+    assert ("unknown paper 'collaborative filtering personalized': no stored paper has this id or whole "
+            "title; did you mean: ") in said  # not "not in the database": the papers it may mean are
     assert f"{RAG_ONLY} (Retrieval Augmented Generation with Collaborative" in said, said
     assert listed(folder) == []
     explain = watcher(folder, "explain", "collaborative filtering personalized", "--profile", "rag")

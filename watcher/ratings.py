@@ -66,7 +66,9 @@ def find_paper(store: Store, paper: str) -> Paper:
     title), or a RatingError."""
     found = store.get(paper) or store.find(paper)
     if found is None:
-        raise RatingError(f"unknown paper {paper!r}: not in the database{suggestions(store, paper)}")
+        offered = suggestions(store, paper)  # a fragment of a title: the papers it may mean
+        raise RatingError(f"unknown paper {paper!r}: " + (f"no stored paper has this id or whole title{offered}"
+                                                          if offered else "not in the database"))
     return found
 
 
@@ -198,7 +200,8 @@ def export_saved(items, fmt: str) -> str:
     lines = []
     for p, when in items:
         authors = ", ".join(p.authors[:3]) + (" et al." if len(p.authors) > 3 else "")
-        lines.append(f"{p.arxiv_id or '-'}  {one_line(p.title)}  ({authors}; saved {when[:10]})")
+        ident = p.arxiv_id or (f"doi:{p.doi}" if p.doi else f"pmid:{p.pmid}" if p.pmid else "-")
+        lines.append(f"{ident}  {one_line(p.title)}  ({authors}; saved {when[:10]})")
     return "\n".join(lines) if lines else "the reading list is empty"
 
 
