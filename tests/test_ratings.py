@@ -419,3 +419,16 @@ def test_ratings_shows_times_in_the_configured_time_zone(folder):
     assert stamp.endswith("+09:00"), line
     stored = listed(folder)[0]["rated_at"]  # the database keeps UTC
     assert not stored.endswith("+09:00")
+
+
+def test_clear_without_a_profile_takes_the_one_that_holds_the_rating(folder):
+    """A paper both profiles select, rated for one: `clear` needs no --profile (QA: it asked
+    which of the two, though only one holds a rating); rated for both, it still asks."""
+    assert watcher(folder, "rate", "up", BOTH, "--profile", "vision").returncode == 0
+    out = watcher(folder, "rate", "clear", BOTH)
+    assert out.returncode == 0 and out.stdout.decode() == f"{BOTH}: rating cleared for vision\n", out.stderr
+    assert listed(folder) == []
+    for name in ("vision", "rag"):
+        assert watcher(folder, "rate", "down", BOTH, "--profile", name).returncode == 0
+    both = watcher(folder, "rate", "clear", BOTH)
+    assert both.returncode == 2 and b"belongs to several profiles" in both.stderr

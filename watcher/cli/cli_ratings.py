@@ -31,7 +31,7 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
     takes a profile no longer in the config that still has ratings."""
     from ..pipeline import open_store
     from ..models import unique_papers
-    from ..ratings import apply_rating, find_paper, owners_of
+    from ..ratings import apply_rating, current, find_paper, owners_of
     from ..store import require_database
 
     from ..ratings import ratings as all_ratings
@@ -47,8 +47,12 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
         # all checked before anything is recorded; a paper named twice (by id and title) is rated once
         found = unique_papers(find_paper(store, text) for text in papers)
         owners = {}
-        if action in PROFILE_ACTIONS and profile is None:  # one batch for all the papers named
-            owners = owners_of(config, store, found)  # each profile compiled with its ratings
+        if action == "clear" and profile is None:  # clear: the profiles that hold a rating of it
+            rated, _ = current(store, [p.key for p in found])
+            owners = {p.key: sorted(n for n, k in rated if k == p.key) for p in found}
+        if action in PROFILE_ACTIONS and profile is None and not all(owners.get(p.key) for p in found):
+            owners = {**owners_of(config, store, [p for p in found if not owners.get(p.key)]),  # one batch
+                      **{k: v for k, v in owners.items() if v}}  # each profile compiled with its ratings
         plan = [(None if action not in PROFILE_ACTIONS else profile or _profile_of(config, paper, owners[paper.key]),
                  paper.key) for paper in found]
         now = now_utc()
