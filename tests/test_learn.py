@@ -90,10 +90,15 @@ def test_a_profile_with_only_ratings_selects_what_they_teach():
 
 
 def test_examples_keep_their_reason_beside_liked_papers():
+    """A liked paper keeps its like; an example announced itself is never its own reason (QA: a
+    Zotero collection's paper came "similar to <itself>"): it names the closest other."""
     profile = Profile(name="p", title="P", examples=("2504.00001",))
     matcher = ProfileMatcher(profile, [LIKED[0]], feedback=Feedback(LIKED[1:], []))
-    reasons = [matcher.explain(p).reasons[0] for p in (LIKED[0], LIKED[1])]
-    assert reasons == ["similar to 2504.00001", "like 2504.00002 (you liked)"]
+    example, liked = (matcher.explain(p).reasons[0] for p in (LIKED[0], LIKED[1]))
+    assert liked == "like 2504.00002 (you liked)"
+    assert example != "similar to 2504.00001" and example.startswith("like 2504.0000")
+    near = ProfileMatcher(profile, [LIKED[0]]).explain(LIKED[0]).reasons[0]  # the only example
+    assert near == "one of the profile's examples"
 
 
 def test_no_ratings_change_nothing():

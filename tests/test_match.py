@@ -247,6 +247,18 @@ def test_examples_reason_names_the_closest_example():
     assert m.score(near_music).reasons == ["similar to 2504.03"]
 
 
+def test_a_paper_that_is_itself_an_example_is_never_its_own_reason():
+    """QA: a Zotero collection's paper, announced, came "similar to <itself>": it names the
+    closest other example, or (the only one) says it is one of the profile's examples."""
+    from watcher.matching.match import OWN_EXAMPLE
+
+    examples = reward_examples()
+    m = ProfileMatcher(profile(examples=("digest.txt",)), examples)
+    reason = m.explain(examples[3]).reasons[0]
+    assert reason.startswith("similar to 2504.0") and reason != "similar to 2504.03", reason
+    assert ProfileMatcher(profile(examples=("2504.07615",)), [EXAMPLE]).score(EXAMPLE).reasons == [OWN_EXAMPLE]
+
+
 def test_examples_only_profile_keeps_an_on_topic_set():
     """The seed digest as the only example, over the 7,258-paper corpus of benchmarks/data/:
     a few hundred kept, most of them also kept by the shipped llm-rl query profile."""

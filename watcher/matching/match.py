@@ -48,7 +48,7 @@ from .docfreq import DocFreq, default_doc_freq
 from ..formats.xmlsafe import gc_paused
 from .index import (CENTROID_WORDS, SIMILAR_ONE, Batch, cosine, example_vector, paper_vector, prepare,
                     similarity, top_words, vector_sum)
-from .learn import Check, liked_reason
+from .learn import LIKED, Check, liked_reason
 from ..models import Match, Paper, reason_label, unique_papers
 from .percolate import Percolator
 from .query import parse_query
@@ -67,6 +67,7 @@ TITLE_BOOST = 1.0  # a title word counts 1 + TITLE_BOOST times when comparing pa
 THRESHOLD_SAMPLE = 50  # at most this many examples are left out in turn to set the threshold
 
 _SIMILAR = object()  # stands for the reason "similar to <the closest example>"
+OWN_EXAMPLE = "one of the profile's examples"  # the reason of the only example, announced itself
 
 __all__ = ["ProfileMatcher", "select", "prepare", "Batch"]
 
@@ -299,11 +300,20 @@ class _Examples:
 
     def closest(self, doc) -> str:
         """The reason naming the example most similar to ``doc`` (a prepared paper):
-        ``similar to 2504.07615``, or ``like 2504.07615 (you liked)`` for a liked paper."""
-        if len(self.vectors) == 1:
-            return self.labels[0]
+        ``similar to 2504.07615``, or ``like 2504.07615 (you liked)`` for a liked paper. A paper
+        that is itself an example (a Zotero collection's, announced) is never its own reason:
+        the closest other example is named, else OWN_EXAMPLE; a liked paper itself keeps its
+        like (the rating is why: ``like 2504.07615 (you liked)``)."""
+        mine = [k for k, d in enumerate(self.docs) if d.paper.key == doc.paper.key]
+        if mine and self.labels[mine[0]].endswith(LIKED):
+            return self.labels[mine[0]]
+        others = [k for k in range(len(self.docs)) if k not in mine]
+        if not others:
+            return OWN_EXAMPLE if self.docs else ""
+        if len(others) == 1:
+            return self.labels[others[0]]
         vector = paper_vector(doc, self.weight, TITLE_BOOST)
-        best = max(range(len(self.vectors)), key=lambda k: (cosine(vector, self.vectors[k]), -k))
+        best = max(others, key=lambda k: (cosine(vector, self.vectors[k]), -k))
         return self.labels[best]
 
 
