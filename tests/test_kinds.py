@@ -129,5 +129,5 @@ def test_a_channel_kinds_check_runs_from_its_module(monkeypatch, write_config, t
     config = cfg.load_config(write_config(text))
     assert not [p for p in check_config(config)[0] if "channel.out" in p]
     monkeypatch.setitem(CHANNEL_KINDS, "file", dataclasses.replace(
-        CHANNEL_KINDS["file"], check=lambda config, where, ch, folder_problem: [f"{where}: {ch.name}: asked"]))
+        CHANNEL_KINDS["file"], check=lambda config, where, ch: [f"{where}: {ch.name}: asked"]))
     assert f"{config.path}: out: asked" in check_config(config)[0]

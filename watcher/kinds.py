@@ -32,5 +32,4 @@ class Kind:
     no_backfill: str | None = None  # sources: why `fetch --since` cannot reach back
     writes_formats: bool = False  # channels: writes the digest's own formats (file, stdout)
     in_digest: Callable | None = None  # channels: (reader, channel, digest name, formats) -> None
-    check: Callable | None = None  # channels: what `watcher check` adds, (config, file, channel,
-    #                                folder_problem) -> problem lines
+    check: Callable | None = None  # channels: what `watcher check` adds, (config, file, channel) -> problem lines

@@ -37,7 +37,7 @@ def check_config(config: Config) -> tuple[list[str], str]:
 
     for ch in config.channels.values():  # what each channel's kind adds, from its module
         if KINDS[ch.type].check:
-            problems += KINDS[ch.type].check(config, where, ch, folder_problem)
+            problems += KINDS[ch.type].check(config, where, ch)
     from ..zotsync import access_problems  # SPEC §10: what each Zotero key may do
 
     problems += access_problems(config)

@@ -303,7 +303,7 @@ class AppriseChannel(Channel):
         return None
 
 
-def check_apprise(config, where: str, ch, folder_problem=None) -> list[str]:
+def check_apprise(config, where: str, ch) -> list[str]:
     """For ``watcher check``: apprise must be installed, and every URL in ``urls_env`` must name
     a service apprise knows, in a form it accepts. URLs are shown by position and scheme only
     (they hold tokens)."""

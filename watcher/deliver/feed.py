@@ -36,7 +36,7 @@ from ..models import Digest, Match, Paper
 from ..present.render import call_macro, safe_url, xml_text
 from ..present.tldr import tldr_of
 from ..kinds import REQUIRED, Kind
-from .base import Channel, path_problems
+from .base import Channel, folder_problem, path_problems
 from .file import atomic_write
 
 ATOM = "http://www.w3.org/2005/Atom"
@@ -226,10 +226,10 @@ def _validate(r, where: str, v: dict) -> None:
         raise r.fail(f"{where}.max_entries", f"must be at least 1, got {v['max_entries']}")
 
 
-def check_paths(config, where: str, ch, folder_problem) -> list[str]:
+def check_paths(config, where: str, ch) -> list[str]:
     """A feed channel writes its file under its path's folder, made when missing: each
-    digest's folder must pass ``folder_problem``, and its path must not be an existing
-    folder. One line per folder."""
+    digest's folder must pass :func:`~watcher.deliver.base.folder_problem`, and its path must
+    not be an existing folder. One line per folder."""
     def problem(path: Path) -> str | None:
         return f"{path} is a folder, not a feed file" if path.is_dir() else folder_problem(path.parent)
 

@@ -95,9 +95,9 @@ def _in_digest(r, ch, digest: str, formats: tuple[str, ...]) -> None:
                                                 "through it: add .{ext}, as in digests/{digest}-{date}.{ext}")
 
 
-def check_paths(config, where: str, ch, folder_problem) -> list[str]:
+def check_paths(config, where: str, ch) -> list[str]:
     """A file channel writes under its path's folder, made when missing: each digest's folder
-    (today's, in each of the digest's formats) must pass ``folder_problem``, as the
+    (today's, in each of the digest's formats) must pass :func:`folder_problem`, as the
     database's does. One line per folder."""
     from datetime import datetime
 
