@@ -357,7 +357,7 @@ class _Reader:
             except ConfigError as e:
                 problems.append(e)
         if problems:
-            raise problems[0] if len(problems) == 1 else ConfigErrors(problems)
+            raise ConfigErrors.of(problems)
         return out
 
     def value(self, key: str, value: object, typ: type) -> object:
@@ -481,7 +481,7 @@ def parse_config(data: dict, path: Path) -> Config:
     web = r.first(lambda: _web(r, data.get("web", {})), lambda: None)
     summarizer = r.first(lambda: _summarizer(r, data.get("summarizer", {})), lambda: None)
     if r.errors:
-        raise r.errors[0] if len(r.errors) == 1 else ConfigErrors(r.errors)
+        raise ConfigErrors.of(r.errors)
     return Config(path, settings, sources, profiles, digests, channels, web, summarizer)
 
 

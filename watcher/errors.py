@@ -48,6 +48,11 @@ class ConfigErrors(ConfigError):
         super().__init__(first.problem, path=first.path, key=first.key)
         self.args = ("; ".join(str(e) for e in self.errors),)
 
+    @staticmethod
+    def of(errors: list[ConfigError]) -> ConfigError:
+        """The error to raise for ``errors`` (at least one): itself when alone, else all of them."""
+        return errors[0] if len(errors) == 1 else ConfigErrors(errors)
+
 
 class QuerySyntaxError(ConfigError):
     """A profile query that does not parse; ``position`` is the offending character offset."""
