@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import fields
 from datetime import datetime, timedelta
 
-from .models import Paper, is_preprint_doi, surnames
+from .models import Paper, better_spelt, is_preprint_doi, surnames
 
 _PAPER_FIELDS = [f.name for f in fields(Paper)]
 DATE_SLACK = timedelta(days=30)  # first-version dates of one paper in two listings: the same
@@ -119,7 +119,7 @@ def better(old: Paper, new: Paper, name: str) -> Paper:
     name, other capitals), the better spelling is taken whatever else differs."""
     a, b = getattr(old, name), getattr(new, name)
     if name == "journal" and a and b and a.casefold() == b.casefold():
-        return old if (sum(c.isupper() for c in a), a) >= (sum(c.isupper() for c in b), b) else new
+        return old if better_spelt(a, b) == a else new
     return old if _rank(old, name) >= _rank(new, name) else new
 
 

@@ -93,6 +93,13 @@ def title_fingerprint(title: str) -> str:
 
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.I)
 _DOI_RE = re.compile(r"10\.\d{4,9}/\S+")
+def better_spelt(a: str, b: str) -> str:
+    """Of two spellings of one name ("Nature neuroscience", PubMed's, and "Nature Neuroscience"),
+    the one with more capitals, then the greater: no order of the two changes the choice (a tie
+    keeps ``a``)."""
+    return max((a, b), key=lambda v: (sum(c.isupper() for c in v), v))
+
+
 def _preprint_servers() -> tuple[tuple[str, ...], frozenset[str]]:
     """The DOI prefixes of preprint servers and the servers' names (folded), from
     ``data/preprint_doi_prefixes.txt`` (one prefix a line, then the servers' names, a note in
@@ -304,10 +311,9 @@ class Paper:
         if self.journal:
             out.append(self.journal)
         spelt: dict[str, str] = {}  # "Nature neuroscience" (PubMed) is "Nature Neuroscience": once,
-        for v in filter(None, out):  # spelt with the most capitals, at its first place
+        for v in filter(None, out):  # better spelt, at its first place
             f = title_fingerprint(v)
-            if f not in spelt or (sum(c.isupper() for c in v), v) > (sum(c.isupper() for c in spelt[f]), spelt[f]):
-                spelt[f] = v
+            spelt[f] = better_spelt(spelt[f], v) if f in spelt else v
         return sorted(spelt.values(), key=lambda v: title_fingerprint(v) not in PREPRINT_SERVERS)  # stable
 
     @property
