@@ -46,13 +46,14 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
             raise RatingError(f"unknown profile {profile!r} (profiles: {', '.join(config.profiles) or 'none'})")
         # all checked before anything is recorded; a paper named twice (by id and title) is rated once
         found = unique_papers(find_paper(store, text) for text in papers)
-        owners = {}
-        if action == "clear" and profile is None:  # clear: the profiles that hold a rating of it
-            rated, _ = current(store, [p.key for p in found])
-            owners = {p.key: sorted(n for n, k in rated if k == p.key) for p in found}
-        if action in PROFILE_ACTIONS and profile is None and not all(owners.get(p.key) for p in found):
-            owners = {**owners_of(config, store, [p for p in found if not owners.get(p.key)]),  # one batch
-                      **{k: v for k, v in owners.items() if v}}  # each profile compiled with its ratings
+        owners: dict[str, list[str]] = {}
+        if action in PROFILE_ACTIONS and profile is None:
+            if action == "clear":  # the profiles that hold a rating of the paper
+                rated, _ = current(store, [p.key for p in found])
+                owners = {p.key: held for p in found if (held := sorted(n for n, k in rated if k == p.key))}
+            rest = [p for p in found if p.key not in owners]
+            if rest:  # one batch for all of them, each profile compiled with its ratings
+                owners |= owners_of(config, store, rest)
         plan = [(None if action not in PROFILE_ACTIONS else profile or _profile_of(config, paper, owners[paper.key]),
                  paper.key) for paper in found]
         now = now_utc()
