@@ -23,6 +23,7 @@ class DocFreq:
         self.counts = dict(counts)
         self.papers = max(papers, 1)
         self._vector: dict[str, float] = {}
+        self._frequent: frozenset[str] | None = None
 
     def df(self, word: str) -> int:
         """In how many papers ``word`` occurs; a trailing ``*`` sums its completions."""
@@ -49,6 +50,13 @@ class DocFreq:
             weight = 0.0 if self.df(word) > 0.1 * self.papers else self.idf(word)
             self._vector[word] = weight
         return weight
+
+    def frequent(self, word: str) -> bool:
+        """Whether ``word`` is in more than half of all papers ("the", "we", "model"): it tells
+        no paper from another (the ratings' word classifier leaves it out)."""
+        if self._frequent is None:
+            self._frequent = frozenset(w for w, n in self.counts.items() if n > 0.5 * self.papers)
+        return word in self._frequent
 
 
 @lru_cache(maxsize=1)

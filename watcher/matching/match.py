@@ -103,7 +103,7 @@ class ProfileMatcher:
             if not reach:
                 self._plain = ProfileMatcher(profile, example_papers, self.doc_freq)
             self.examples = self.feedback.attach(
-                self.examples, self.doc_freq.vector_weight, TITLE_BOOST, reach=reach,
+                self.examples, self.doc_freq, TITLE_BOOST, reach=reach,
                 query_parts=self.query_parts if self.query else None,
                 check=None if reach else Check(self._plain.selects, partial(self._examples_with, example_papers)))
 
