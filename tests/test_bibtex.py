@@ -92,6 +92,21 @@ def test_names_and_keys():
     assert back[0].authors == ["Martin Luther King Jr.", "Ludwig van Beethoven", "Jürgen Schmidhuber"]
 
 
+def test_a_group_author_is_one_braced_name_not_a_person():
+    """arXiv lists groups as authors ("Kimi Team", "LG AI Research"): BibTeX would read "Kimi
+    Team" as Team, Kimi; braced, it keeps the name whole, in the file, the key and read back."""
+    papers = [Paper(title="Kimi k1.5: Scaling Reinforcement Learning with LLMs", arxiv_id="2501.12599",
+                    authors=["Kimi Team", "Angang Du"]),
+              Paper(title="EXAONE Deep", arxiv_id="2503.12524", authors=["LG AI Research", "Kyunghoon Bae"])]
+    text = write(papers)
+    entries = bibtexparser.parse_string(text).entries
+    assert entries[0]["author"] == "{Kimi Team} and Du, Angang"
+    assert entries[1]["author"] == "{LG AI Research} and Bae, Kyunghoon"
+    assert [e.key for e in entries] == ["kimiteam2025kimi", "lgairesearch2025exaone"]
+    assert [p.authors for p in read(text.encode(), "x")] == [["Kimi Team", "Angang Du"],
+                                                               ["LG AI Research", "Kyunghoon Bae"]]
+
+
 def test_papers_known_only_from_listings_have_a_year():
     rss = read_data("arxiv_rss_NEW_atom_cs.LG_2026-09-25_trimmed_paper-forge.xml")
     assert rss and all(p.published is None for p in rss)  # the new RSS gives no submission date

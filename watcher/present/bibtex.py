@@ -128,6 +128,9 @@ def read(data: bytes, origin: str) -> list[Paper]:
 
 
 _SUFFIX = re.compile(r",?\s+(Jr\.?|Sr\.?|II|III|IV|V|2nd|3rd)$")
+# an author that is a group, as arXiv lists them ("Kimi Team", "LG AI Research", "Inclusion AI")
+_GROUP = re.compile(r"\b(Team|Collaboration|Consortium|Group|Lab|Labs|Laboratory|Research|AI|Inc|Ltd|LLC|"
+                    r"Institute|University|Foundation|Corporation|Committee|Project|Initiative)\b\.?")
 
 
 def _latex(text: str) -> str:
@@ -178,10 +181,13 @@ def _url(url: str) -> str:
 def _name_parts(author: str):
     """An author (``Martin Luther King Jr.``, ``Ludwig van Beethoven``, ``King, Jr., Martin``)
     as bibtexparser's NameParts (first, von, last, jr), split by bibtexparser's own parser
-    after its LaTeX is decoded; a trailing ``Jr.``/``III`` is the ``jr`` part."""
+    after its LaTeX is decoded; a trailing ``Jr.``/``III`` is the ``jr`` part. A group
+    (``Kimi Team``, ``LG AI Research``: _GROUP) is one literal last name, braced when written."""
     from bibtexparser.middlewares.names import NameParts, parse_single_name_into_parts
 
     name = plain_text(author).replace("{", "").replace("}", "")
+    if _GROUP.search(name) and " " in name.strip():  # "Kimi Team": one literal name, not Team, Kimi
+        return NameParts(last=[" ".join(name.split())])
     jr = []
     if name.count(",") < 2 and (m := _SUFFIX.search(name)) and len(name[: m.start()].split()) > 1:
         jr, name = [m.group(1)], name[: m.start()]
@@ -198,6 +204,8 @@ def _latex_name(parts) -> str:
     """``von Last, Jr, First`` (unambiguous for BibTeX), each part encoded by :func:`_latex`."""
     from bibtexparser.middlewares.names import NameParts
 
+    if not (parts.first or parts.von or parts.jr) and len(parts.last) == 1 and " " in parts.last[0]:
+        return "{" + _latex(parts.last[0]) + "}"  # a group's name: braced, BibTeX splits nothing
     return NameParts(first=[_latex(p) for p in parts.first], von=[_latex(p) for p in parts.von],
                      last=[_latex(p) for p in parts.last], jr=[_latex(p) for p in parts.jr]
                      ).merge_last_name_first
