@@ -137,6 +137,21 @@ def test_long_sections_are_split_at_3000_characters():
     assert all(s.count("<") == s.count(">") for s in sections)  # no link cut in half
 
 
+def test_a_split_digest_is_shared_about_equally_between_its_messages():
+    """Thirty papers over Slack's 30,000 characters take two messages, about half each, not
+    29 and 1 (nor more messages than needed); order kept, every limit held."""
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": f"paper {i} " + "x" * 1100}}
+              for i in range(30)]
+    messages = split_messages({"text": "t", "blocks": blocks})
+    assert len(messages) == 2
+    papers = [[b for b in m["blocks"] if b["type"] == "section"] for m in messages]
+    assert [len(p) for p in papers] == [15, 15]
+    assert [b for p in papers for b in p] == blocks
+    assert all(len(json.dumps(m["blocks"])) <= 30000 and len(m["blocks"]) <= MAX_BLOCKS for m in messages)
+    many = split_messages({"text": "t", "blocks": [{"type": "divider"}] * 120})  # blocks, not characters
+    assert [len(m["blocks"]) for m in many] == [40, 41, 41]  # 40 each, the later with "continued"
+
+
 def test_slack_injection_is_inert_on_the_wire(monkeypatch):
     with HookServer() as server:
         send(slack(monkeypatch, server.url), injection_digest())

@@ -3,8 +3,8 @@
 The ``slack`` format renders the whole digest as one message ``{"text", "blocks"}``;
 :func:`split_messages` cuts it to Slack's limits (SPEC §6): a section's text longer than 3,000
 characters becomes several sections, a header is cut to 150, and the blocks go out in messages of
-at most 50 blocks (and ``MAX_CHARS`` characters), posted in order, each later part marked
-"continued".
+at most 50 blocks (and ``MAX_CHARS`` characters), as few as that allows and about equally full,
+posted in order, each later part marked "continued".
 
 A split digest counts as delivered only when every part was accepted. If part k fails after the
 retries of :mod:`~watcher.deliver.httppost`, nothing is recorded, and the next run posts the whole
@@ -36,20 +36,32 @@ def split_messages(payload: dict) -> list[dict]:
     text = payload.get("text") or ""
     if len(blocks) <= MAX_BLOCKS and _size(blocks) <= MAX_CHARS:
         return [{"text": text, "blocks": blocks}]
-    chunks, chunk = [], []
-    for block in blocks:  # one slot per message stays free for the "continued" context
-        if chunk and (len(chunk) >= MAX_BLOCKS - 1 or _size(chunk) + _size([block]) > MAX_CHARS):
-            chunks.append(chunk)
-            chunk = []
-        chunk.append(block)
-    chunks.append(chunk)
+    chunks = _pack(blocks, MAX_BLOCKS - 1, MAX_CHARS)  # one slot per message stays free for "continued"
     n = len(chunks)
+    # as many messages, about equally full: not 29 papers and then 1
+    even = _pack(blocks, -(-len(blocks) // n), min(MAX_CHARS, -(-_size(blocks) // n) + max(_size([b]) for b in blocks)))
+    if len(even) == n:
+        chunks = even
     messages = []
     for i, chunk in enumerate(chunks, 1):
         if i > 1:
             chunk = [{"type": "context", "elements": [{"type": "mrkdwn", "text": f"(continued, part {i} of {n})"}]}, *chunk]
         messages.append({"text": f"{text} (part {i} of {n})", "blocks": chunk})
     return messages
+
+
+def _pack(blocks: list[dict], most: int, chars: int) -> list[list[dict]]:
+    """``blocks`` in order, in runs of at most ``most`` blocks and ``chars`` characters (a
+    block larger alone gets a run of its own)."""
+    chunks, chunk, size = [], [], 0
+    for block in blocks:
+        one = _size([block])
+        if chunk and (len(chunk) >= most or size + one > chars):
+            chunks.append(chunk)
+            chunk, size = [], 0
+        chunk.append(block)
+        size += one
+    return [*chunks, chunk]
 
 
 def _fit_block(block: dict) -> list[dict]:
