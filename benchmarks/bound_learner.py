@@ -13,6 +13,11 @@ same words could do on the same judged corpus, with far more help than a reader 
   first 20 corpus days (a reader rates only what was shown), scored on the last 10 days with the
   threshold that gives the best F1 *chosen on those days' answers* (no learner knows it). The
   cold-start target is 90% of this bound over the last 10 days (eval_feedback.py);
+* **cold start from the reader's ratings**: what the same classifier reaches when it has only
+  what a cold-start reader rated (eval_feedback.py's ``cold+ratings`` run, watcher's learner
+  deciding what was shown) in the first 20 days, scored on every paper of the last 10: with
+  the cut chosen on the answers, and with the cut a learner can set (the best F1 of the rated
+  papers held out). A cold start cannot do better than the first with these words;
 * **ratings frontier**: the same classifier trained on the query's matches of the first 20 days
   (what a reader who rates every digest has rated), on the query's matches of the last 10: the
   share of their false positives it can drop while losing at most 2 points of the days' recall,
@@ -125,6 +130,7 @@ def main() -> int:
         print(f"cold start bound: word classifier trained on all {len(train)} papers of days 1-{FIRST}, "
               f"best F1 on the last days {best_f1(y[test], s):.3f} (n-grams {setting[0]}, C {setting[1]:g}; "
               f"the cold-start target is 90% of it)")
+        print(rated_frontier(judged, papers, day, matrices, test))
         matched = ProfileMatcher(Profile(name="q", title="q", query=TOPICS[name])).score_batch(prepare(papers))
         hits = np.array(sorted(matched))
         qtrain, qtest = hits[day[hits] < FIRST], hits[day[hits] >= FIRST]
@@ -151,6 +157,57 @@ def main() -> int:
                 print(f"similarity to the first 30 liked papers, {label:<9}: ROC AUC {roc_auc_score(y[rest], sims):.3f}, "
                       f"average precision {average_precision_score(y[rest], sims):.3f}")
     return 0
+
+
+def rated_frontier(judged: dict, papers, day, matrices, test) -> str:
+    """The cold start's frontier from what the reader rated: eval_feedback.py's ``cold+ratings``
+    run (watcher's own learner decides what is shown, the reader rates it), then the word
+    classifier of each of SETTINGS trained on the papers rated in days 1-FIRST alone, scored on
+    every paper of the last days: its best F1 with the cut chosen on the answers, and with the
+    cut at the best F1 of the rated papers held out (5 folds), as a learner must set it."""
+    import tempfile
+    from datetime import datetime, timezone
+
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+
+    from eval_feedback import simulate
+    from watcher.store import Store, iso
+
+    days = day_papers()
+    seen: set = set()
+    order = [p.key for _, ps in days for p in ps if not (p.key in seen or seen.add(p.key))]
+    liked = [k for k in order if judged.get(k)][:30]
+    with tempfile.TemporaryDirectory() as tmp:
+        simulate(days, judged, None, True, liked, Path(tmp))
+        with Store.open(Path(tmp) / "eval.db") as store:
+            rows = store.rating_rows("topic")
+    before = iso(datetime.combine(days[FIRST][0], datetime.min.time(), timezone.utc))
+    index = {p.key: i for i, p in enumerate(papers)}
+    rated = [(index[r["paper"]], int(r["value"] == "up")) for r in rows if r["rated_at"] < before]
+    train, labels = np.array([i for i, _ in rated]), np.array([t for _, t in rated])
+    y = np.array([judged.get(p.key, 0) for p in papers])[test]
+    answers, held = [], []
+    for ngrams, c in SETTINGS:
+        x = matrices[ngrams]
+        model = LogisticRegression(C=c, class_weight="balanced", max_iter=5000)
+        out = cross_val_predict(model, x[train], labels, method="decision_function",
+                                cv=StratifiedKFold(5, shuffle=True, random_state=0))
+        rows_ = sorted(zip(out, labels), reverse=True)
+        hit, best, cut = 0, -1.0, 0.0
+        for k, (v, t) in enumerate(rows_, 1):
+            hit += t
+            if 2 * hit / (k + labels.sum()) > best:
+                best, cut = 2 * hit / (k + labels.sum()), v
+        s = model.fit(x[train], labels).decision_function(x[test])
+        answers.append(best_f1(y, s))
+        kept = s >= cut
+        held.append(2 * (y & kept).sum() / (kept.sum() + y.sum()) if kept.sum() + y.sum() else 0.0)
+    return (f"cold start from the reader's ratings: a word classifier trained on the {len(rated)} papers the "
+            f"cold+ratings reader rated in days 1-{FIRST} reaches F1 {min(answers):.3f}-{max(answers):.3f} on "
+            f"the last days with the cut chosen on the answers, {min(held):.3f}-{max(held):.3f} with the cut a "
+            f"learner can set (the best held-out F1), over the settings {SETTINGS}")
 
 
 def daily_frontier(x, y, day, matched) -> float:
