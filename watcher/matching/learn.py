@@ -31,9 +31,9 @@ fitted on the profile's own rated papers (a rated paper's similarity to its own 
 out, as a new paper is not among the ratings). The threshold keeps recall: the model calls a
 paper disliked when its probability is below what the least likely KEEP_QUANTILE of the liked
 papers get when each is held out of the fit (FOLDS-fold; never above MODEL_CEILING), so about
-that share of what the reader likes is at risk. With NO_QUERY_F1, a profile without a query (the
-model its only filter) takes instead the threshold with the best F1 on the rated papers held
-out. With MODEL_AGREE the Rocchio evidence must
+that share of what the reader likes is at risk. With NO_QUERY_F1, a profile without a query (its
+followed authors and its likes bring papers in, the model their only filter) takes instead the
+threshold with the best F1 on the rated papers held out. With MODEL_AGREE the Rocchio evidence must
 agree: 1, the paper is closer to the disliked papers' centroid than to the liked one; 2, that,
 or it is far out of what the reader keeps (less like the liked papers than the median disliked
 paper is, and than FAR_RATIO x as like them as they typically are to each other).
