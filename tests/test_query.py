@@ -162,6 +162,9 @@ def test_multiline_queries_as_written_in_toml():
     ("x \\cdot y", ["x", "y"]),
     ("Jürgen’s policies", ["jurgen", "policy"]),
     ("analysis status bias process gas", ["analysis", "status", "bias", "process", "gas"]),
+    # a group's braces join what they touch (arXiv abstracts mark acronyms so; BibTeX accents)
+    ("\\textbf{Di}ffusion \\textbf{T}ransformer", ["diffusion", "transformer"]),
+    ('J. M{\\"u}ller and {\\em Very} good', ["j", "muller", "and", "very", "good"]),
 ])
 def test_words(text, expected):
     assert words(text) == expected

@@ -3,7 +3,8 @@
 Matching is whole-word over *normalised tokens*:
 
 * LaTeX markup is dropped (``Pok\\'emon`` -> ``pokemon``, ``$Q$``-function -> ``q function``,
-  ``\\textbf{RL}`` -> ``rl``) and accents are folded (``Blüml`` -> ``bluml``);
+  ``\\textbf{RL}`` -> ``rl``, ``\\textbf{Di}ffusion`` -> ``diffusion``) and accents are folded
+  (``Blüml`` -> ``bluml``, ``M{\\"u}ller`` -> ``muller``);
 * case is folded; apostrophes vanish (``LLM's`` -> ``llms``);
 * every other non-alphanumeric character separates words, so hyphen and space are the same
   (``fine-tuning`` and ``fine tuning`` both give ``fine tuning``);
@@ -39,6 +40,8 @@ def fold(text: str) -> str:
     if "\\" in text:
         text = _LATEX_ACCENT.sub(r"\1", text)
         text = _LATEX_CMD.sub(" ", text)
+        # a group's braces join what they touch: \textbf{Di}ffusion, M{\"u}ller (not "di ffusion")
+        text = text.replace("{", "").replace("}", "")
     if not text.isascii():
         text = unicodedata.normalize("NFKD", text)
         text = "".join(c for c in text if not unicodedata.combining(c)).replace("\u2019", "")
