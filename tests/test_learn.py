@@ -89,6 +89,21 @@ def test_a_profile_with_only_ratings_selects_what_they_teach():
     assert kept == {"2506.00002", "2506.00003"}
 
 
+def test_explain_says_what_the_reader_rated_and_what_a_paper_is_not_like():
+    """A paper rated down says so first, also where the profile would not select it anyway;
+    "not similar to" names what the profile compares with (liked papers here, not "examples");
+    a profile with nothing to go by says that, not an empty reason (QA)."""
+    only = Profile(name="mine", title="Mine")
+    liked = ProfileMatcher(only, feedback=Feedback(LIKED, DISLIKED)).explain(UNRELATED)
+    assert liked.reasons[0].startswith("not similar to the liked papers (")
+    down = ProfileMatcher(only, feedback=Feedback([], DISLIKED))
+    why = down.explain(DISLIKED[0]).reasons
+    assert why == ["unlike 2505.01234 (you disliked)",
+                   "no way in yet: no query, followed author, example or liked paper (only papers rated down)"]
+    assert ProfileMatcher(only).explain(DENSE).reasons == [
+        "no way in yet: no query, followed author, example or liked paper"]
+
+
 def test_examples_keep_their_reason_beside_liked_papers():
     """A liked paper keeps its like; an example announced itself is never its own reason (QA: a
     Zotero collection's paper came "similar to <itself>"): it names the closest other."""

@@ -159,7 +159,7 @@ class Feedback:
         self._examples = None
         self._negatives: list[tuple[str, dict]] = []
         self.model: Model | WordModel | None = None
-        self._keys: set[str] = set()  # the disliked papers' own keys
+        self._keys = {p.key for p in self.disliked}  # the disliked papers' own keys
         self._balance = 1.0  # votes needed grow with dislikes per like (see the module docstring)
         self._weight, self._boost = None, 0.0
 
@@ -186,7 +186,6 @@ class Feedback:
         docs = prepare(self.disliked).docs
         self._negatives = [(disliked_reason(d.paper), v) for d in docs
                            if (v := example_vector(d, weight, title_boost))]
-        self._keys = {p.key for p in self.disliked}
         liked = len(examples.vectors) if examples else 0
         self._balance = max(1.0, len(self._negatives) / max(1, liked))
         if examples and len(examples.vectors) >= MODEL_MIN and len(self._negatives) >= MODEL_MIN:
@@ -275,6 +274,10 @@ class Feedback:
         self.remove = quantile is not None
         if self.remove:
             self.model.cut = self.model.cut_at(quantile)
+
+    def rated_down(self, key: str) -> bool:
+        """Whether the reader rated the paper ``key`` down (its latest rating)."""
+        return key in self._keys
 
     def adds(self, ratio: float) -> bool:
         """Whether the likes bring in a paper the profile does not select itself, ``ratio``

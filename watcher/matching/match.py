@@ -48,7 +48,7 @@ from .docfreq import DocFreq, default_doc_freq
 from ..formats.xmlsafe import gc_paused
 from .index import (CENTROID_WORDS, SIMILAR_ONE, Batch, cosine, example_vector, paper_vector, prepare,
                     similarity, top_words, vector_sum)
-from .learn import LIKED, Check, liked_reason
+from .learn import LIKED, Check, disliked_reason, liked_reason
 from ..models import Match, Paper, reason_label, unique_papers
 from .percolate import Percolator
 from .query import parse_query
@@ -186,6 +186,8 @@ class ProfileMatcher:
                 scored.append((EXAMPLE_SCORE * sim / threshold, _SIMILAR))  # named if kept
             why_not = []
             if not scored:
+                if self.feedback and self.feedback.rated_down(doc.paper.key):
+                    why_not.append(disliked_reason(doc.paper))  # the reader's own rating first
                 why_not.append(f"not added ({self.examples.closest(doc)}): {gate.estimate('added')}"
                                if held_back else self._no_match(batch, i, sim))
             elif doc.paper.upvotes:
@@ -260,8 +262,11 @@ class ProfileMatcher:
         if self.authors:
             ways.append("no followed author")
         if self.examples:
-            ways.append(f"not similar to the examples ({sim:.2f}, needs {self.examples.threshold:.2f})")
-        return "; ".join(ways)
+            digits = 2 if round(sim, 2) < round(self.examples.threshold, 2) else 3  # never "0.05, needs 0.05"
+            ways.append(f"not similar to the {self.examples.kind()} ({sim:.{digits}f}, needs "
+                        f"{self.examples.threshold:.{digits}f})")
+        return "; ".join(ways) or ("no way in yet: no query, followed author, example or liked paper"
+                                   + (" (only papers rated down)" if self.feedback else ""))
 
 
 class _Examples:
@@ -297,6 +302,12 @@ class _Examples:
 
     def __bool__(self) -> bool:
         return bool(self.centroid)
+
+    def kind(self) -> str:
+        """What the examples are, as reasons say it: "examples", "liked papers" or both."""
+        liked = sum(label.endswith(LIKED) for label in self.labels)
+        return ("liked papers" if liked == len(self.labels) else "examples" if not liked
+                else "examples and liked papers")
 
     def closest(self, doc) -> str:
         """The reason naming the example most similar to ``doc`` (a prepared paper):
