@@ -290,6 +290,9 @@ def test_decide_removals_keeps_recall_and_raises_precision_or_removes_nothing():
     assert learn.decide_removals({q: (0, 0) for q in learn.QUANTILES}, liked, disliked).setting is None
     assert learn.decide_removals({q: (0, 5) for q in learn.QUANTILES}, 20, 10).setting == learn.QUANTILES[0]
     assert learn.decide_removals({}, 0, 0).setting is None  # no evidence: nothing removed
+    # and it says so, not "would lose more than 0.0 of the 0 liked papers" (QA: ratings of one day)
+    assert "no rated paper it selects could be held out by time" in learn.decide_removals({}, 0, 0).text()
+    assert "would lose more than" in learn.decide_removals({q: (5, 3) for q in learn.QUANTILES}, 300, 100).text()
 
 
 def test_time_pieces_never_split_a_day():

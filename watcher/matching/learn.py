@@ -388,6 +388,10 @@ class Estimate:
                     f"the rated papers held out by time that they would have added, {share} ({own})")
         allowed = loss_allowed(self.base_liked)
         counted = f"each paper shown only to check counting {CHECK_SAMPLE}"
+        if self.setting is None and not self.base_total:
+            return ("the dislikes remove nothing the profile selects itself: no rated paper it selects could be "
+                    f"held out by time (a day's ratings are never split, and the model needs {MODEL_MIN} liked and "
+                    f"{MODEL_MIN} disliked papers before the ones it is checked on; too little evidence)")
         if self.setting is None:
             return ("the dislikes remove nothing the profile selects itself: on the rated papers held out by "
                     f"time ({counted}), every cut tried would lose more than {allowed:.1f} of the "
