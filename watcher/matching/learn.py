@@ -39,8 +39,8 @@ or it is far out of what the reader keeps (less like the liked papers than the m
 paper is, and than FAR_RATIO x as like them as they typically are to each other).
 
 **Without any other way in (no query, no authors): a word classifier.** The likes reach far
-and nothing else filters, so two similarities are too little to go on (thirty liked papers on
-image generation bring in image restoration, which shares most of their words). Such a profile's
+and nothing else filters, so two similarities are too little to go on (what they bring in
+shares most words with the liked papers, whatever its topic). Such a profile's
 model is instead a classifier over the rated papers' words and pairs of words
 (:mod:`watcher.matching.words`, the WORDS_MAX latest ratings), cut where the rated papers held
 out have their best F1: cold start F1 over the last 10 days 0.733 -> 0.819 on visual
@@ -53,7 +53,7 @@ or above, drops out; the reason names the closest disliked paper, ``unlike 2505.
 disliked)``; a paper rated down is itself always disliked. No ratings, no change.
 
 **Checked on the profile's own ratings** (issue 34). A profile with another way in (a query,
-authors; its own examples) keeps what it selects itself unless its ratings, held out by time,
+followed authors) keeps what it selects itself unless its ratings, held out by time,
 justify a change (a profile without one selects what its ratings teach: nothing to check
 against). The ratings are cut by time into TIME_FOLDS + 1 pieces, and each later piece is judged
 by the learner fitted on the pieces before it, as new papers would be (:meth:`Feedback._self_check`):
