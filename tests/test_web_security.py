@@ -289,6 +289,9 @@ def test_a_statement_past_the_deadline_ends_with_a_503_page_and_the_server_answe
         r = c.get("/search", params={"cat": "astro-ph.EP"})  # no query: a scan of every paper (none has it)
         assert r.status_code == 503
         assert "took longer than 0 s" in r.text and "narrower search" in r.text
+        r = c.get("/profiles/llm-rl")  # another page: advice of its own, not a narrower search (QA)
+        assert r.status_code == 503 and "narrower search" not in r.text
+        assert "watcher explain --profile llm-rl" in r.text
         app.state.web.query_timeout = 60.0  # the same scan, given time (any loaded machine)
         assert c.get("/search", params={"cat": "astro-ph.EP"}).status_code == 200
         assert c.get("/healthz").status_code == 200

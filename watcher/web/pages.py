@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, unquote, urlencode
 
 import jinja2
 from markupsafe import Markup, escape
@@ -384,14 +384,24 @@ def reading(request: Request) -> Iterator[Store]:
                    "the browser left" if gone is not None and gone.is_set() else
                    f"it took longer than {st.query_timeout:g} s")  # from its arrival
             log.warning("web: %s %s: stopped: %s", request.method, request.url.path, why)
-            raise TooSlow(503, f"this page was stopped: {why}. A narrower search (fewer or rarer "
-                               "words, a date range) answers faster.") from e
+            raise TooSlow(503, f"this page was stopped: {why}. {_slow_advice(request.url.path)}") from e
         _drop()  # a broken connection is not kept for the next request
         raise database_error(st.database, e) from e
     finally:
         _local.deadline = outer
         if conn.in_transaction:
             conn.rollback()
+
+
+def _slow_advice(path: str) -> str:
+    """What to do about a page stopped at the deadline, by the page."""
+    if path.startswith("/search"):
+        return "A narrower search (fewer or rarer words, a date range) answers faster."
+    if path.startswith("/profiles/"):
+        name = path.removeprefix("/profiles/").removesuffix(".json")
+        return (f"A profile with many ratings over many papers takes longer; `watcher explain --profile "
+                f"{unquote(name)}` prints the same without a time limit.")
+    return "Try again in a moment."
 
 
 @contextmanager
