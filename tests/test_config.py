@@ -129,8 +129,13 @@ password = "hunter2"
 
 
 def test_invalid_toml_and_missing_file(write_config, tmp_path):
-    with pytest.raises(ConfigError, match="invalid TOML"):
+    with pytest.raises(ConfigError, match=r"invalid TOML.*: \[watcher$"):
         load_config(write_config("[watcher\n"))
+    # the line the error points at names the key, never its value (QA: "Cannot overwrite a value")
+    with pytest.raises(ConfigError, match=r"invalid TOML: Cannot overwrite a value \(at line 3.*\): "
+                                          r"database = …$") as e:
+        load_config(write_config('[watcher]\ndatabase = "a.db"\ndatabase = "hunter2-secret"\n'))
+    assert "hunter2" not in str(e.value)
     with pytest.raises(ConfigError, match="file not found"):
         load_config(tmp_path / "nope.toml")
 

@@ -447,12 +447,30 @@ def load_config(path: str | os.PathLike) -> Config:
     except OSError as e:
         raise ConfigError(f"cannot read: {e.strerror}", path=str(path)) from e
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        data = tomllib.loads(text)
     except UnicodeDecodeError as e:
         raise ConfigError("not UTF-8 text", path=str(path)) from e
     except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"invalid TOML: {e}", path=str(path)) from e
+        raise ConfigError(f"invalid TOML: {e}{_quoted_line(text, str(e))}", path=str(path)) from e
     return parse_config(data, path)
+
+
+def _quoted_line(text: str, error: str) -> str:
+    """``: <the line>`` that a TOML error's "(at line N, column M)" points at, so that the
+    message names the key ("Cannot overwrite a value" says nothing of which): a key's line up to
+    its ``=`` (a value is never echoed: it could be a secret put there by mistake), a table's
+    header whole; "" without one."""
+    from .text import shorten
+
+    found = re.search(r"at line (\d+)", error)
+    lines = text.splitlines()
+    if not found or not 0 < int(found.group(1)) <= len(lines):
+        return ""
+    line = lines[int(found.group(1)) - 1].strip()
+    key, eq, _ = line.partition("=")
+    line = f"{key.strip()} = …" if eq and not line.startswith("[") else line
+    return f": {shorten(line, 80)}" if line else ""
 
 
 def parse_config(data: dict, path: Path) -> Config:
