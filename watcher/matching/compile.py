@@ -63,23 +63,26 @@ def example_papers(profile, lookup) -> list:
     return papers
 
 
-def feedback(store, profile: str):
-    """The ratings of ``profile`` as the matcher's examples and counter-examples, with when
-    each was made (the learner checks itself on them in that order) and which of them were
-    shown only to check the ratings (the model would have removed them: the record says so)."""
+def feedback(store, profile: str, dislikes: bool = True):
+    """The ratings of ``profile`` as the matcher's examples and counter-examples (``dislikes``
+    False: the examples only), with when each was made (the learner checks itself on them in
+    that order) and which of them were shown only to check the ratings (the model would have
+    removed them: the record says so)."""
     from .learn import CHECKED, Feedback
 
     times = {r["paper"]: r["rated_at"] for r in store.rating_rows(profile)}
-    return Feedback(*store.rated_papers(profile), times=times, kept=store.rated_sent_with(profile, CHECKED))
+    liked, disliked = store.rated_papers(profile)
+    return Feedback(liked, disliked if dislikes else [], times=times,
+                    kept=store.rated_sent_with(profile, CHECKED))
 
 
 def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP,
-                    ratings: bool = True) -> ProfileMatcher:
+                    ratings: bool = True, dislikes: bool = True) -> ProfileMatcher:
     """The matcher of profile ``name``. Examples are looked up with ``lookup`` (default: the
     store's papers); with a ``store``, the items of its Zotero library are examples too
     (:func:`watcher.zotero.examples`) and, unless ``ratings`` is False, the profile learns
-    from its ratings. ``query`` replaces the profile's query (the web's preview of a draft;
-    None or "" for none)."""
+    from its ratings (``dislikes`` False: from its likes alone). ``query`` replaces the
+    profile's query (the web's preview of a draft; None or "" for none)."""
     profile = config.profiles[name]
     if query is not KEEP:
         profile = replace(profile, query=(query or "").strip() or None)
@@ -90,8 +93,8 @@ def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP,
         from ..zotero import examples as zotero_examples
 
         examples += zotero_examples(store, profile)
-    return ProfileMatcher(profile, examples,
-                          feedback=feedback(store, name) if store is not None and ratings else None)
+    rated = feedback(store, name, dislikes) if store is not None and ratings else None
+    return ProfileMatcher(profile, examples, feedback=rated)
 
 
 def compile_profiles(config, names, store=None, *, lookup=None) -> list[ProfileMatcher]:
@@ -138,8 +141,13 @@ def what_ratings_changed(config, name: str, store, days: int = RATED_DAYS, rated
     start, end = store.recent_days(days)
     plain = compile_plain(config, name, store)
     rated = rated or compile_profile(config, name, store)
+    profile = config.profiles[name]
+    # a profile with no query or authors selects only by its likes (and examples): what the
+    # dislikes removed is measured against its likes alone, as against nothing it would be none
+    likes = (compile_profile(config, name, store, dislikes=False)
+             if not (profile.query or profile.authors) and rated.feedback and rated.feedback.disliked else None)
     parts = chunks(start, end) if chunks else [store.papers_between(start, end)]
-    return start, end, sorted((c for papers in parts for c in rating_changes(papers, plain, rated)),
+    return start, end, sorted((c for papers in parts for c in rating_changes(papers, plain, rated, likes)),
                               key=change_order)
 
 

@@ -471,22 +471,24 @@ def decide_removals(removed: dict[float, Sequence[int]], liked: int, disliked: i
     return Estimate("removed", None, lost, lost + cut, liked, liked + disliked)
 
 
-def rating_changes(papers: Sequence[Paper], plain, rated) -> list[Change]:
+def rating_changes(papers: Sequence[Paper], plain, rated, likes=None) -> list[Change]:
     """What the ratings change among ``papers`` (the rated papers themselves left out): the
     papers the profile's matcher with its ratings (``rated``) selects and the one without them
-    (``plain``) does not, and the other way round; the matchers' own ``score_batch`` and
+    (``plain``) does not (added), and those ``likes`` (the matcher with its likes alone; default
+    ``plain``) selects and ``rated`` does not (removed); the matchers' own ``score_batch`` and
     ``explain`` decide. Added first, best first."""
     feedback = rated.feedback
     own = {p.key for p in (*feedback.liked, *feedback.disliked)} if feedback else set()
     batch = prepare([p for p in papers if p.key not in own])
     before, after = plain.score_batch(batch), rated.score_batch(batch)
+    kept = likes.score_batch(batch) if likes is not None else before
     out = []
     added, removed = (feedback.estimate(k) if feedback else "" for k in ("added", "removed"))
     for i in after.keys() - before.keys():
         out.append(Change(after[i], True, _deciding(after[i].reasons, LIKED), added))
-    for i in before.keys() - after.keys():
+    for i in kept.keys() - after.keys():
         why = rated.explain(batch.docs[i].paper).reasons
-        out.append(Change(before[i], False, _deciding(why, DISLIKED), removed))
+        out.append(Change(kept[i], False, _deciding(why, DISLIKED), removed))
     return sorted(out, key=change_order)
 
 
