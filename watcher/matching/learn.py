@@ -44,7 +44,7 @@ shares most words with the liked papers, whatever its topic). Such a profile's
 model is instead a classifier over the rated papers' words and pairs of words
 (:mod:`watcher.matching.words`, the WORDS_MAX latest ratings), cut where the rated papers held
 out have their best F1: cold start F1 over the last 10 days 0.733 -> 0.819 on visual
-generation, 0.815 -> 0.829 on RAG, 0.588 -> 0.548 on robot learning, 0.891 -> 0.923 on the
+generation, 0.815 -> 0.837 on RAG, 0.588 -> 0.537 on robot learning, 0.891 -> 0.923 on the
 held-out gaussian-splatting topic (docs/ratings-check.md).
 
 A disliked paper loses its score and DISLIKE_SCORE x its similarity to the closest disliked
