@@ -168,10 +168,12 @@ class Feedback:
 
     def attach(self, examples, doc_freq, title_boost: float, reach: bool,
                query_parts: Callable[[list[Paper]], list[list]] | None = None, check: "Check | None" = None):
-        """Prepare the counter-examples under the matcher's word weights, against the matcher's
-        ``examples`` (the liked papers and the profile's own examples, already merged; None
-        without any). ``reach``: the profile has no other way in (no query, no authors), so
-        the likes reach as far as the least typical liked paper (see the module docstring).
+        """Prepare the counter-examples under the word weights of the matcher's ``doc_freq``
+        (:class:`~watcher.matching.docfreq.DocFreq`), against the matcher's ``examples`` (the
+        liked papers and the profile's own examples, already merged; None without any).
+        ``reach``: the profile has no other way in (no query, no authors), so the likes reach as
+        far as the least typical liked paper and the word classifier is its model (see the
+        module docstring).
         ``query_parts``: the parts of the profile's query score of each of some papers (``(score,
         reason)``, none unmatched), None without a query; the model is fitted on them. Returns
         the examples to use. ``check``: how the profile is without its ratings, for the
