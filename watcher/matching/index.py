@@ -375,6 +375,29 @@ def _unit(vector: dict[str, float]) -> dict[str, float]:
     return {word: w / norm for word, w in vector.items()} if norm else {}
 
 
+class Nearest:
+    """Many unit vectors indexed by word: the dot products of a vector with each of them at the
+    cost of its words' postings, not of a cosine with every one (a profile with 600 liked
+    papers names the closest of them for each paper it selects)."""
+
+    def __init__(self, vectors: list[dict[str, float]]):
+        self.count = len(vectors)
+        postings: dict[str, list[tuple[int, float]]] = defaultdict(list)
+        for k, vector in enumerate(vectors):
+            for word, w in vector.items():
+                postings[word].append((k, w))
+        self.postings = dict(postings)
+
+    def dots(self, vector: dict[str, float]) -> list[float]:
+        """The dot product of ``vector`` with each of the vectors, in their order."""
+        out = [0.0] * self.count
+        postings = self.postings
+        for word, x in vector.items():
+            for k, w in postings.get(word, ()):
+                out[k] += x * w
+        return out
+
+
 def cosine(a: dict[str, float], b: dict[str, float]) -> float:
     """The dot product of two unit vectors."""
     if len(a) > len(b):

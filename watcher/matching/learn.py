@@ -97,8 +97,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from .index import (CENTROID_WORDS, SIMILAR_ONE, Doc, cosine, example_vector, paper_vector, prepare,
-                    top_words, vector_sum)
+from .index import (CENTROID_WORDS, SIMILAR_ONE, Doc, Nearest, cosine, example_vector, paper_vector,
+                    prepare, top_words, vector_sum)
 from ..models import Match, Paper, reason_label as label, unique_papers
 from .words import WordModel, held_out, terms
 
@@ -158,6 +158,7 @@ class Feedback:
         self.estimates: dict[str, Estimate] = {}  # "added" / "removed": what the self-check found
         self._examples = None
         self._negatives: list[tuple[str, dict]] = []
+        self._nearest: Nearest | None = None  # the disliked papers' vectors indexed by word (_near)
         self.model: Model | WordModel | None = None
         self._keys = {p.key for p in self.disliked}  # the disliked papers' own keys
         self._balance = 1.0  # votes needed grow with dislikes per like (see the module docstring)
@@ -188,6 +189,7 @@ class Feedback:
         docs = prepare(self.disliked).docs
         self._negatives = [(disliked_reason(d.paper), v) for d in docs
                            if (v := example_vector(d, weight, title_boost))]
+        self._nearest = None
         liked = len(examples.vectors) if examples else 0
         self._balance = max(1.0, len(self._negatives) / max(1, liked))
         if examples and len(examples.vectors) >= MODEL_MIN and len(self._negatives) >= MODEL_MIN:
@@ -277,6 +279,12 @@ class Feedback:
         if self.remove:
             self.model.cut = self.model.cut_at(quantile)
 
+    def _near(self, vector: dict) -> list[tuple[float, str]]:
+        """``(similarity, reason)`` of ``vector`` to each disliked paper."""
+        if self._nearest is None:
+            self._nearest = Nearest([v for _, v in self._negatives])
+        return list(zip(self._nearest.dots(vector), (r for r, _ in self._negatives)))
+
     def rated_down(self, key: str) -> bool:
         """Whether the reader rated the paper ``key`` down (its latest rating)."""
         return key in self._keys
@@ -311,7 +319,7 @@ class Feedback:
         vector = paper_vector(doc, self._weight, self._boost)
         if not vector:
             return None
-        near = [(cosine(vector, v), r) for r, v in self._negatives]
+        near = None  # the similarity to each disliked paper: only where it decides, or names why
         threshold = self._examples.threshold if self._examples else SIMILAR_ONE
         if doc.paper.key in self._keys:  # the paper rated down itself: its own rating decides
             pass
@@ -326,9 +334,12 @@ class Feedback:
             liked = max([cosine(vector, self._examples.centroid),
                          *(cosine(vector, v) for v in self._examples.vectors)]) if self._examples else 0.0
             floor = max(threshold, SIMILAR_ONE)
+            near = self._near(vector)
             votes = sum(1 for s, _ in near if s >= floor and s > liked)
             if votes < (QUERY_VOTES if query else 1) * self._balance:
                 return None
+        if near is None:
+            near = self._near(vector)
         closest, reason = max(near, key=lambda x: x[0])
         gained = sum(s for s, _ in scored if s > 0)
         return (-(gained + DISLIKE_SCORE * closest / threshold), reason)

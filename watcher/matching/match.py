@@ -46,8 +46,8 @@ from typing import Iterable, Sequence
 
 from .docfreq import DocFreq, default_doc_freq
 from ..formats.xmlsafe import gc_paused
-from .index import (CENTROID_WORDS, SIMILAR_ONE, Batch, cosine, example_vector, paper_vector, prepare,
-                    similarity, top_words, vector_sum)
+from .index import (CENTROID_WORDS, SIMILAR_ONE, Batch, Nearest, cosine, example_vector, paper_vector,
+                    prepare, similarity, top_words, vector_sum)
 from .learn import LIKED, Check, disliked_reason, liked_reason
 from ..models import Match, Paper, reason_label, unique_papers
 from .percolate import Percolator
@@ -282,6 +282,8 @@ class _Examples:
         self.labels = [label for label, _, _ in vectors]
         self.docs = [doc for _, _, doc in vectors]
         self.vectors = [vector for _, vector, _ in vectors]
+        self._nearest: Nearest | None = None  # the vectors indexed by word, once a paper asks (closest)
+        self._positions: dict[str, int] = {}  # paper key -> its place among the examples (closest)
         total = vector_sum(self.vectors)
         self.centroid = top_words(total, CENTROID_WORDS)
         self.threshold = SIMILAR_ONE
@@ -315,16 +317,17 @@ class _Examples:
         that is itself an example (a Zotero collection's, announced) is never its own reason:
         the closest other example is named, else OWN_EXAMPLE; a liked paper itself keeps its
         like (the rating is why: ``like 2504.07615 (you liked)``)."""
-        mine = [k for k, d in enumerate(self.docs) if d.paper.key == doc.paper.key]
-        if mine and self.labels[mine[0]].endswith(LIKED):
-            return self.labels[mine[0]]
-        others = [k for k in range(len(self.docs)) if k not in mine]
+        if self._nearest is None:
+            self._nearest = Nearest(self.vectors)
+            self._positions = {d.paper.key: k for k, d in enumerate(self.docs)}  # examples are unique
+        mine = self._positions.get(doc.paper.key)
+        if mine is not None and self.labels[mine].endswith(LIKED):
+            return self.labels[mine]
+        others = len(self.docs) - (mine is not None)
         if not others:
             return OWN_EXAMPLE if self.docs else ""
-        if len(others) == 1:
-            return self.labels[others[0]]
-        vector = paper_vector(doc, self.weight, TITLE_BOOST)
-        best = max(others, key=lambda k: (cosine(vector, self.vectors[k]), -k))
+        dots = self._nearest.dots(paper_vector(doc, self.weight, TITLE_BOOST)) if others > 1 else [0.0] * len(self.docs)
+        best = max((k for k in range(len(self.docs)) if k != mine), key=lambda k: (dots[k], -k))
         return self.labels[best]
 
 
