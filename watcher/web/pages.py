@@ -284,6 +284,12 @@ PROGRESS_STEPS = 10_000  # SQLite steps between two looks at the deadline (~0.1-
 # each look takes the interpreter lock, which more often slowed every other thread)
 
 
+def time_left() -> float:
+    """Seconds left before this thread's page deadline (:func:`reading`; infinite outside one)."""
+    deadline = getattr(_local, "deadline", None)
+    return float("inf") if deadline is None else deadline - time.monotonic()
+
+
 def _overdue() -> bool:
     """SQLite's progress handler of the web's connections (every PROGRESS_STEPS steps of a
     statement): True ends the statement ("interrupted") when this thread's request is past its

@@ -25,8 +25,9 @@ from ..matching.learn import disliked_reason, liked_reason
 from ..matching.match import rank_key
 from ..ratings import ratings as profile_ratings
 from .chart import bar_chart
-from .pages import (json_page, match_ref, not_found, page, paper_ref, reading, state, threaded, tldrs,
-                    unsuffixed, wants_json)
+from ..store import Store
+from .pages import (json_page, match_ref, not_found, page, paper_ref, reading, state, threaded, time_left,
+                    tldrs, unsuffixed, wants_json)
 from .ratings import marks
 
 CHART_DAYS = 30
@@ -111,17 +112,30 @@ def _preview(store, draft, selected: dict[date, set[str]], start: date, end: dat
     return {"start": start, "end": end, "matches": found, "count": count, "current": current, "stored": stored}
 
 
-def _rating_changes(st, store, name: str) -> tuple:
+def _rating_changes(st, store, name: str) -> tuple | None:
     """What the profile's ratings added and removed over the last RATED_DAYS days
     (:func:`~watcher.matching.compile.what_ratings_changed`, read CHUNK papers at a time); kept until
-    the matcher is compiled again."""
-    with st.flight(("rating changes", name)):
-        matcher = st.matcher(name, store)
-        kept = st.charts.get(("rating changes", name))
-        if kept is None or kept[0] is not matcher:
-            kept = st.charts.put(("rating changes", name), (matcher, what_ratings_changed(
-                st.config, name, store, rated=matcher, chunks=partial(_window_chunks, store))))
-        return kept[1]
+    the matcher is compiled again. None while it is still being worked out: over many papers
+    and ratings that takes longer than a page may (its deadline would stop it at every
+    reload, and nothing would ever be kept), so it is worked out beside the pages, on a
+    connection of its own, for half the time the page has left (a static site's crawl, for
+    all of it); a reload shows it."""
+    matcher = st.matcher(name, store)
+    key = ("rating changes", name)
+
+    def ready():
+        kept = st.charts.get(key)
+        return kept[1] if kept is not None and kept[0] is matcher else None
+
+    def work():
+        with Store.open(st.database, readonly=True) as own:
+            st.charts.put(key, (matcher, what_ratings_changed(st.config, name, own, rated=matcher,
+                                                              chunks=partial(_window_chunks, own))))
+
+    if (found := ready()) is not None:
+        return found
+    st.beside(key, work).join(None if st.static else max(0.0, time_left() / 2))  # a static site waits
+    return ready()
 
 
 def _ratings_chart(rows: list[dict]) -> tuple[str | None, date | None, date | None]:
@@ -166,6 +180,7 @@ def profile(request: Request):
         # the rated paper each "like …" / "unlike …" reason of the changes names, to link it
         deciders = {**{liked_reason(p): p for p in liked}, **{disliked_reason(p): p for p in disliked}}
         changed = _rating_changes(st, store, name) if rated else None
+        pending = bool(rated) and changed is None  # still being worked out (see _rating_changes)
         feedback = st.matcher(name, store).feedback if rated else None
         checked = feedback.checked() if feedback else []  # what the ratings' check on themselves found
         start, end = store.recent_days(CHART_DAYS)
@@ -214,6 +229,7 @@ def profile(request: Request):
                         else dict(r, id=r["arxiv_id"] or r["paper"]) for r in rated],
             "error": error,
             "ratings_checked": checked,
+            "rating_changes_pending": pending,
             "rating_changes": None if changed is None else [
                 dict(paper_ref(request, c.match.paper), added=c.added, rating=c.rating,
                      decided_by=paper_ref(request, deciders[c.rating]) if c.rating in deciders else None)
@@ -230,7 +246,7 @@ def profile(request: Request):
                 caret=caret, preview=preview, digests=digests, preview_days=PREVIEW_DAYS, tldrs=shown,
                 rated=rated[::-1], rated_papers=rated_papers, ratings_chart=ratings_chart,
                 rated_first=rated_first, rated_last=rated_last, marks=marked, changed=changed,
-                deciders=deciders, rated_days=RATED_DAYS, checked=checked)
+                deciders=deciders, rated_days=RATED_DAYS, checked=checked, pending=pending)
 
 
 routes = [Route("/profiles/{name}", profile)]  # and its JSON twin, /profiles/{name}.json

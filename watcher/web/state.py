@@ -95,6 +95,7 @@ class WebState:
     charts: "Bounded" = field(default_factory=lambda: Bounded(64))  # a profile's matches per day
     flights: dict = field(default_factory=dict)  # key -> threading.Lock (see flight)
     flights_lock: threading.Lock = field(default_factory=threading.Lock)
+    background: dict = field(default_factory=dict)  # key -> the thread working it out (see beside)
     throttle: object = None  # the login Throttle (watcher.web.auth), made by create_app
 
     config_stamp: tuple | None = None  # the config file's (mtime, size) when it was read
@@ -144,6 +145,25 @@ class WebState:
     @property
     def https(self) -> bool:
         return bool(self.config.web.base_url and self.config.web.base_url.startswith("https://"))
+
+    def beside(self, key, work) -> threading.Thread:
+        """The thread working out ``key``: ``work()`` started in a thread of its own unless one
+        for ``key`` still runs (a page waits for it as long as it may, and a reload finds what
+        it kept). At most one per key; daemon threads, so a server stops without them."""
+        with self.flights_lock:
+            running = self.background.get(key)
+            if running is not None and running.is_alive():
+                return running
+
+            def run():
+                try:
+                    work()
+                except Exception:  # noqa: BLE001 - a page says "still working" and the log says why
+                    log.exception("web: working out %s failed", key)
+
+            thread = self.background[key] = threading.Thread(target=run, name=f"watcher-{key}", daemon=True)
+            thread.start()
+            return thread
 
     def flight(self, key) -> threading.Lock:
         """The lock that lets one computation of ``key`` run at a time (single flight)."""
