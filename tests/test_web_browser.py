@@ -251,6 +251,13 @@ def test_the_phone_menu_with_several_profiles_stays_one_line_of_44_px_targets(br
         assert header <= 45, f"the menu wraps: the header is {header} px high"
         summary.click()
         assert page.locator("header.top details.profiles a", has_text="qec").is_visible()
+        # open, the profiles drop down over the page: Saved and Status stay in view (QA: they
+        # were pushed off the menu, out of reach, at 390 and at 1280 px)
+        for item in ("Saved", "Status"):
+            link = page.locator("header.top nav > a", has_text=item)
+            box = link.bounding_box()
+            assert link.is_visible() and box["x"] >= 0 and box["x"] + box["width"] <= 390, (item, box)
+        no_overflow(page, "menu-three-profiles-open-390")
 
 
 TARGETS = """() => [...document.querySelectorAll('main a, main button, main select, main summary, main input')]
