@@ -223,3 +223,19 @@ def test_gzipped_listings_are_read_and_broken_gzip_is_a_one_line_error(tmp_path)
     broken.write_bytes(gzip.compress(b"LLM-RL - 2025-04-12")[:-6])
     r = run_cli("convert", str(broken), cwd=tmp_path)
     assert r.returncode == 2 and b"broken gzip data" in r.stderr
+
+
+def test_a_json_record_of_another_layout_keeps_its_doi_url_and_journal(tmp_path):
+    """A list written by hand (or by another tool) names a DOI, a link and a journal without
+    watcher's own arxiv_id key: they are kept, not dropped without a word (QA)."""
+    from watcher.formats import papers_json
+
+    rec = {"title": "Kimi k1.5", "authors": ["Kimi Team"], "doi": "10.1016/J.Cell.2025.01.001",
+           "url": "https://example.org/kimi", "journal": "Cell", "pmid": "40000001"}
+    (paper,) = papers_json.parse(json.dumps([rec]).encode(), "mine.json").papers
+    assert (paper.doi, paper.url, paper.journal, paper.pmid) == (
+        "10.1016/j.cell.2025.01.001", "https://example.org/kimi", "Cell", "40000001")
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps([rec]))
+    out = json.loads(run_cli("convert", str(path), "--to", "json").stdout)
+    assert out[0]["doi"] == "10.1016/j.cell.2025.01.001" and out[0]["journal"] == "Cell"

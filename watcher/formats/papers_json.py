@@ -1,6 +1,8 @@
 """Paper records as JSON: watcher's own ``--to json`` array, and JSON Lines of paper records
 such as the daily-arXiv crawl (``{"id", "title", "summary", "authors", "categories", ...}``) or
-the flat Hugging Face export (``paper_publishedAt``, ``upvotes``, ``ai_keywords``).
+the flat Hugging Face export (``paper_publishedAt``, ``upvotes``, ``ai_keywords``); a record of
+another layout keeps the ``doi``, ``url``, ``journal``, ``journal_ref``, ``pmid`` and
+``updated`` it names (a list written by hand or by another tool).
 
 Hugging Face ``/api/daily_papers`` responses (objects with a ``paper`` member) are not read here
 but by :mod:`watcher.formats.hf_json`.
@@ -152,7 +154,12 @@ def record_to_paper(rec: object, where: str) -> Paper:
         categories=categories,
         primary_category=categories[0] if categories else None,
         comment=_str(rec.get("comment")),
-        url=_str(rec.get("abs")),
+        url=_str(rec.get("abs")) or _str(rec.get("url")),
+        doi=_str(rec.get("doi")),  # a record written by hand or another tool: what it names is kept
+        journal=_str(rec.get("journal")),
+        journal_ref=_str(rec.get("journal_ref")),
+        pmid=_str(rec.get("pmid")),
+        updated=parse_iso(rec.get("updated")),
         upvotes=_int(rec.get("upvotes")),
         ai_keywords=_strings(rec.get("ai_keywords")),
         github_repo=_str(rec.get("githubRepo")),
