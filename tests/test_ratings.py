@@ -432,3 +432,20 @@ def test_clear_without_a_profile_takes_the_one_that_holds_the_rating(folder):
         assert watcher(folder, "rate", "down", BOTH, "--profile", name).returncode == 0
     both = watcher(folder, "rate", "clear", BOTH)
     assert both.returncode == 2 and b"belongs to several profiles" in both.stderr
+
+
+def test_suggestions_name_what_can_be_given_back(tmp_path):
+    """A suggestion is pasted back as it is: a DOI paper by its DOI, a paper with no id by its
+    whole title, never a title cut with "…" (QA)."""
+    from watcher.ratings import suggestions
+
+    long_title = ("Enhancing Player Enjoyment with a Two-Tier DRL and LLM-Based Agent System for "
+                  "Fighting Games in Competitive Arcade Settings")
+    with Store.open(tmp_path / "w.db") as store:
+        store.upsert([Paper(title="Enhancing Gut Microbiome Sampling", doi="10.1038/s41586-025-00001-x"),
+                      Paper(title=long_title)], datetime(2025, 4, 12, tzinfo=timezone.utc))
+        said = suggestions(store, "enhancing")
+        assert "10.1038/s41586-025-00001-x (Enhancing Gut Microbiome Sampling)" in said
+        assert repr(long_title) in said and "…" not in said
+        for named in ("10.1038/s41586-025-00001-x", long_title):  # each suggestion finds its paper
+            assert store.find(named) is not None

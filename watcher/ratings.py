@@ -74,15 +74,19 @@ def find_paper(store: Store, paper: str) -> Paper:
 
 def suggestions(store: Store, text: str) -> str:
     """``; did you mean: ID (title), …?`` for the stored papers whose title holds the words of
-    ``text`` (a fragment of a title), or "" when none does."""
+    ``text`` (a fragment of a title), or "" when none does. Each names what can be given back
+    as it is: the arXiv id, else the DOI, else ``pmid:…``, else the whole title."""
     from .text import shorten
 
     found = store.suggest(text)
     if not found:
         return ""
-    return "; did you mean: " + ", ".join(
-        f"{p.arxiv_id} ({shorten(p.title, 60)})" if p.arxiv_id else repr(shorten(p.title, 90))
-        for p in found) + "?"
+
+    def named(p) -> str:
+        ident = p.arxiv_id or p.doi or (f"pmid:{p.pmid}" if p.pmid else None)
+        return f"{ident} ({shorten(p.title, 60)})" if ident else repr(" ".join(p.title.split()))
+
+    return "; did you mean: " + ", ".join(named(p) for p in found) + "?"
 
 
 def apply_rating(store: Store, action: str, profile: str | None, paper: str, source: str, *,
