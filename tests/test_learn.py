@@ -104,6 +104,19 @@ def test_explain_says_what_the_reader_rated_and_what_a_paper_is_not_like():
         "no way in yet: no query, followed author, example or liked paper"]
 
 
+def test_what_the_ratings_do_is_said_before_the_model_can_be_fitted():
+    """With too few ratings for the model, the why-lines say so and what decides meanwhile,
+    instead of speaking only of likes a profile may not have (QA: a query profile with six
+    dislikes said only "the likes add nothing")."""
+    checked = ProfileMatcher(RAG, feedback=Feedback([], DISLIKED)).feedback.checked()
+    assert ("the dislikes remove nothing the profile selects itself by a model yet: it needs 8 liked and 8 "
+            "disliked papers (the profile has 0 and 2); until then a paper goes only when it is closer to "
+            "disliked papers than to every liked one (2 of them for a query match)") in checked
+    only = Profile(name="mine", title="Mine")
+    assert ProfileMatcher(only, feedback=Feedback([], DISLIKED)).feedback.checked()[0].startswith(
+        "a profile without a query or followed authors selects nothing until a paper is rated up")
+
+
 def test_examples_keep_their_reason_beside_liked_papers():
     """A liked paper keeps its like; an example announced itself is never its own reason (QA: a
     Zotero collection's paper came "similar to <itself>"): it names the closest other."""

@@ -163,6 +163,7 @@ class Feedback:
         self._keys = {p.key for p in self.disliked}  # the disliked papers' own keys
         self._balance = 1.0  # votes needed grow with dislikes per like (see the module docstring)
         self._weight, self._boost = None, 0.0
+        self._reach = False  # no other way in (attach's reach): not checked
 
     def __bool__(self) -> bool:
         return bool(self.liked or self.disliked)
@@ -181,7 +182,7 @@ class Feedback:
         self-check (None: no check, every change allowed; a profile with no other way in is not
         checked either: its likes are all it has)."""
         weight = doc_freq.vector_weight
-        self._weight, self._boost = weight, title_boost
+        self._weight, self._boost, self._reach = weight, title_boost, reach
         if examples and reach and self.liked and examples.sims:
             low = examples.sims[int(REACH_QUANTILE * (len(examples.sims) - 1))]
             examples.threshold = min(examples.threshold, max(REACH_FLOOR, REACH_RATIO * low))
@@ -247,7 +248,9 @@ class Feedback:
                         adds.append((ratio, rated[i][3]))
         self.estimates["added"] = decide_additions(adds, *base)
         self.add_floor = self.estimates["added"].setting
-        if self.model is None:
+        if self.model is None:  # the guarded rule decides until the model can be fitted
+            self.estimates["removed"] = Estimate("removed", None, 0, 0, 0, 0, rated=(
+                len(self._examples.vectors) if self._examples else 0, len(self._negatives)))
             return
         # Removals: a paper the model removed was never shown, so never rated, and the ratings
         # made after it began are only what it let through: they alone would say it removes
@@ -296,7 +299,17 @@ class Feedback:
 
     def checked(self) -> list[str]:
         """What the self-check found, one sentence per kind of change (additions first), for
-        ``watcher explain --profile`` and the profile page."""
+        ``watcher explain --profile`` and the profile page; for a profile with no other way in,
+        which is not checked, what its ratings do instead."""
+        if self._reach:
+            liked = len(self._examples.vectors) if self._examples else 0
+            model = ("its word classifier decides what goes" if isinstance(self.model, WordModel) else
+                     f"its word classifier decides what goes once it has {MODEL_MIN} liked and {MODEL_MIN} "
+                     f"disliked papers (it has {liked} and {len(self._negatives)}; until then a paper goes "
+                     "when it is closer to a disliked paper than to every liked one)")
+            return [("not checked: a profile without a query or followed authors selects what its likes bring in"
+                     if liked else "a profile without a query or followed authors selects nothing until a paper "
+                     "is rated up (or given as an example)") + f"; {model}"]
         return [e.text() for _, e in sorted(self.estimates.items())]
 
     def estimate(self, kind: str) -> str:
@@ -383,6 +396,7 @@ class Estimate:
     total: int
     base_liked: int
     base_total: int
+    rated: tuple[int, int] | None = None  # (liked, disliked) when too few to fit the model at all
 
     def text(self) -> str:
         """One sentence for ``watcher explain`` and the profile page."""
@@ -401,6 +415,11 @@ class Estimate:
                     f"the rated papers held out by time that they would have added, {share} ({own})")
         allowed = loss_allowed(self.base_liked)
         counted = f"each paper shown only to check counting {CHECK_SAMPLE}"
+        if self.rated is not None:
+            return (f"the dislikes remove nothing the profile selects itself by a model yet: it needs {MODEL_MIN} "
+                    f"liked and {MODEL_MIN} disliked papers (the profile has {self.rated[0]} and {self.rated[1]}); "
+                    "until then a paper goes only when it is closer to disliked papers than to every liked "
+                    f"one ({QUERY_VOTES} of them for a query match)")
         if self.setting is None and not self.base_total:
             return ("the dislikes remove nothing the profile selects itself: no rated paper it selects could be "
                     f"held out by time (a day's ratings are never split, and the model needs {MODEL_MIN} liked and "
