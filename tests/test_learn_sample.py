@@ -308,6 +308,10 @@ def test_explain_without_profile_explains_for_every_profile(site):
         each = [scored(out(paper, "--profile", name)) for name in ("llm-rl", "reasoning")]
         assert each[0][:2] == each[1][:2]  # the title and its link, once
         assert scored(out(paper)) == each[0] + each[1][2:]
+    # a paper delivered under llm-rl, explained for reasoning: never under it, and where it was (QA)
+    assert out(DISLIKES[0], "--profile", "llm-rl").partition("\ndelivered")[2].startswith(" (as recorded when sent):")
+    assert ("\ndelivered under profile reasoning: never (delivered under llm-rl: 'watcher explain' without "
+            "--profile lists it)") in out(DISLIKES[0], "--profile", "reasoning")
     both = out()
     assert both.splitlines() == out("--profile", "llm-rl").splitlines() + out("--profile", "reasoning").splitlines()
     assert both.startswith("profile llm-rl: 1 rating;") and "\nprofile reasoning: 1 rating;" in both

@@ -396,7 +396,9 @@ def explain(ctx: Context, paper, profile, sample) -> None:
                 raise InputError(f"{paper}: no such paper in {config.settings.database}"
                                  f"{suggestions(store, paper)}{hint}")
             explained = [(name, *explain_paper(config, name, store, found)) for name in names]
-            sent = [r for r in store.paper_messages(found.key) if profile is None or r["profile"] == profile]
+            every = store.paper_messages(found.key)
+            sent = [r for r in every if profile is None or r["profile"] == profile]
+            elsewhere = sorted({r["profile"] or "-" for r in every} - {r["profile"] or "-" for r in sent})
     if paper is None:
         click.echo("\n".join(blocks))
         return
@@ -413,15 +415,20 @@ def explain(ctx: Context, paper, profile, sample) -> None:
             click.echo(f"  - {reason}")
         if without is not None:
             click.echo(f"  (without the ratings: {'selected' if without else 'not selected'})")
-    click.echo("\n".join(delivery_record_text(sent)))
+    click.echo("\n".join(delivery_record_text(sent, profile, elsewhere)))
 
 
-def delivery_record_text(sent: list[dict]) -> list[str]:
+def delivery_record_text(sent: list[dict], profile: str | None = None, elsewhere=()) -> list[str]:
     """``watcher explain PAPER``: the messages that delivered the paper (SPEC §11), each with
     when and where it went and the score and reasons recorded then
-    (:meth:`~watcher.store.Store.paper_messages`)."""
+    (:meth:`~watcher.store.Store.paper_messages`); with ``--profile``, those under it, and
+    the other profiles it was delivered under (``elsewhere``) are named."""
     if not sent:
-        return ["delivered: never"]
+        if profile is None:
+            return ["delivered: never"]
+        return [f"delivered under profile {profile}: never" + (
+            f" (delivered under {', '.join(elsewhere)}: 'watcher explain' without --profile lists it)"
+            if elsewhere else "")]
     lines = ["delivered (as recorded when sent):"]
     for r in sent:
         number = f" message {r['number']}" if r["number"] > 1 else ""
