@@ -104,8 +104,9 @@ def state() -> None:
     """
 
 
-GIT_BRANCH = click.option("--git-branch", metavar="BRANCH",
-                          help="Also push FILE to / fetch it from this branch (e.g. watcher-state).")
+def git_branch(what: str):
+    """The --git-branch option, its help saying what the command does with the branch."""
+    return click.option("--git-branch", metavar="BRANCH", help=f"Also {what} this branch (e.g. watcher-state).")
 GIT_REMOTE = click.option("--git-remote", metavar="REMOTE", default="origin", show_default=True,
                           help="The git remote (a name or URL) of --git-branch.")
 
@@ -115,7 +116,7 @@ GIT_REMOTE = click.option("--git-remote", metavar="REMOTE", default="origin", sh
 @click.option("--with-ratings", is_flag=True,
               help="Keep the ratings and the saved list in FILE too (left out by default: on a "
                    "public repository's branch anyone can read them).")
-@GIT_BRANCH
+@git_branch("push FILE to")
 @GIT_REMOTE
 @pass_ctx
 @handle_errors
@@ -144,7 +145,7 @@ def state_save(ctx: Context, file: Path, with_ratings, git_branch, git_remote) -
 @state.command("restore")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--force", is_flag=True, help="Replace an existing database.")
-@GIT_BRANCH
+@git_branch("fetch FILE from")
 @GIT_REMOTE
 @pass_ctx
 @handle_errors
