@@ -132,6 +132,19 @@ def test_check_names_an_unknown_category_or_subject_with_the_nearest_one(tmp_pat
     assert f"{key}: {said}" in out.stderr.decode() + out.stdout.decode()
 
 
+def test_check_says_an_unknown_category_with_the_mistakes_that_stop_the_config_loading(tmp_path):
+    """Every mistake in one run: an unknown category is said beside an unknown key and a query
+    that does not parse, not only once they are fixed (QA: three runs for three mistakes)."""
+    broken = MINIMAL_CONFIG.replace("[digest.daily]", '[profile.broken]\nquery = "(RAG OR retrieval"\n\n'
+                                    '[profile.cats]\nquery = "cat:cs.LGG"\ncolour = "red"\n\n[digest.daily]', 1)
+    (tmp_path / "config.toml").write_text(broken)
+    out = run_cli("check", cwd=tmp_path)
+    said = out.stderr.decode()
+    assert out.returncode == 2, said
+    assert "profile.cats.colour: unknown key" in said and "profile.broken.query: ( is never closed" in said
+    assert "profile.cats.query: 'cs.LGG' is not an arXiv category or bioRxiv/medRxiv subject; did you mean cs.LG?" in said
+
+
 def test_check_accepts_real_categories_archives_wildcards_and_subjects(tmp_path):
     config = MINIMAL_CONFIG.replace("[digest.daily]", '[profile.more]\nquery = "cat:cs.LG OR cat:hep-th OR '
                                     'cat:cs.* OR cat:q-bio.NC OR cat:neuroscience"\ncategories = ["math", '

@@ -69,24 +69,31 @@ def query_category_problems(query: str | None, subjects_ok: bool = True) -> list
 def category_problems(config) -> list[str]:
     """One line per category of ``config`` that arXiv does not know (bioRxiv / medRxiv subjects
     of a profile, and the sources of other services, are left alone)."""
-    where, out = str(config.path), []
+    return [f"{config.path}: {key}: {problem}" for key, problem in keyed_category_problems(config)]
+
+
+def keyed_category_problems(config) -> list[tuple[str, str]]:
+    """:func:`category_problems` as ``(key, problem)`` pairs. ``config`` needs only ``sources``
+    (``type``, ``categories``, ``query``) and ``profiles`` (``categories``, ``query``,
+    ``exclude``): ``watcher check`` also asks it of a file that does not load."""
+    out = []
 
     def check(key: str, values, subjects_ok: bool) -> None:
         for value in values:
             problem = category_problem(value, subjects_ok)
             if problem:
-                out.append(f"{where}: {key}: {problem}")
+                out.append((key, problem))
 
     for name, src in config.sources.items():
         if src.type in ("arxiv", "arxiv-rss", "arxiv-oai"):
             check(f"source.{name}.categories", src.categories, False)
-            out += [f"{where}: source.{name}.query: {p}"
+            out += [(f"source.{name}.query", p)
                     for p in query_category_problems(getattr(src, "query", None), False)]
     for name, prof in config.profiles.items():
         check(f"profile.{name}.categories", prof.categories, True)
-        out += [f"{where}: profile.{name}.{key}: {p}" for key in ("query", "exclude")
+        out += [(f"profile.{name}.{key}", p) for key in ("query", "exclude")
                 for p in query_category_problems(getattr(prof, key))]
     return out
 
 
-__all__ = ["category_problem", "category_problems", "query_category_problems", "known", "nearest", "query_categories"]
+__all__ = ["category_problem", "category_problems", "keyed_category_problems", "query_category_problems", "known", "nearest", "query_categories"]

@@ -324,9 +324,19 @@ def convert(ctx: Context, inputs, profile, limit, fmt, title, day, kind) -> None
 @handle_errors
 def check(ctx: Context) -> None:
     """Validate the config, templates and channel settings; send nothing."""
-    from .check import check_config
+    from .check import check_config, unloaded_category_errors
+    from ..errors import ConfigErrors
 
-    problems, summary = check_config(ctx.config)
+    try:
+        config = ctx.config
+    except ConfigError as e:  # every mistake in one run: the categories too, though it does not load
+        from ..config import find_config
+
+        more = unloaded_category_errors(find_config(ctx.config_path))
+        if more:
+            raise ConfigErrors([*(e.errors if isinstance(e, ConfigErrors) else [e]), *more]) from e
+        raise
+    problems, summary = check_config(config)
     for p in problems:
         click.echo(f"watcher: {p}", err=True)
     if problems:

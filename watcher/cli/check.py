@@ -52,6 +52,39 @@ def check_config(config: Config) -> tuple[list[str], str]:
     return problems, summary
 
 
+def unloaded_category_errors(path: Path) -> list:
+    """The unknown categories of a config file that does not load (its other mistakes are the
+    load's ConfigErrors), as ConfigErrors of their own keys: ``check`` then says every mistake
+    in one run, not these only once the rest is fixed. None when the TOML itself is invalid."""
+    import tomllib
+    from types import SimpleNamespace
+
+    from ..categories import keyed_category_problems
+    from ..errors import ConfigError
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return []
+
+    def text(value):
+        return value if isinstance(value, str) else None
+
+    def strings(value):
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    def tables(section):
+        found = data.get(section)
+        return {n: t for n, t in found.items() if isinstance(t, dict)} if isinstance(found, dict) else {}
+
+    view = SimpleNamespace(
+        sources={n: SimpleNamespace(type=t.get("type"), categories=strings(t.get("categories")),
+                                    query=text(t.get("query"))) for n, t in tables("source").items()},
+        profiles={n: SimpleNamespace(categories=strings(t.get("categories")), query=text(t.get("query")),
+                                     exclude=text(t.get("exclude"))) for n, t in tables("profile").items()})
+    return [ConfigError(problem, path=str(path), key=key) for key, problem in keyed_category_problems(view)]
+
+
 def optional_secret_notes(config: Config) -> dict[str, str]:
     """The secrets a source runs without, by key, each with what ``check`` says when its
     variable is unset (a note, not a problem): a PubMed source without its API key is read at
