@@ -309,7 +309,9 @@ def test_explain_without_profile_explains_for_every_profile(site):
         assert each[0][:2] == each[1][:2]  # the title and its link, once
         assert scored(out(paper)) == each[0] + each[1][2:]
     # a paper delivered under llm-rl, explained for reasoning: never under it, and where it was (QA)
-    assert out(DISLIKES[0], "--profile", "llm-rl").partition("\ndelivered")[2].startswith(" (as recorded when sent):")
+    record = out(DISLIKES[0], "--profile", "llm-rl").partition("\ndelivered")[2]
+    assert record.startswith(" (as recorded when sent):")
+    assert "\n  2025-04-12T23:59:00+02:00: digest daily of 2025-04-12" in record  # the config's zone, as status says it
     assert ("\ndelivered under profile reasoning: never (delivered under llm-rl: 'watcher explain' without "
             "--profile lists it)") in out(DISLIKES[0], "--profile", "reasoning")
     both = out()

@@ -425,14 +425,17 @@ def explain(ctx: Context, paper, profile, sample) -> None:
             click.echo(f"  - {reason}")
         if without is not None:
             click.echo(f"  (without the ratings: {'selected' if without else 'not selected'})")
-    click.echo("\n".join(delivery_record_text(sent, profile, elsewhere)))
+    click.echo("\n".join(delivery_record_text(sent, profile, elsewhere, config.settings.timezone)))
 
 
-def delivery_record_text(sent: list[dict], profile: str | None = None, elsewhere=()) -> list[str]:
+def delivery_record_text(sent: list[dict], profile: str | None = None, elsewhere=(), tz=timezone.utc) -> list[str]:
     """``watcher explain PAPER``: the messages that delivered the paper (SPEC §11), each with
     when and where it went and the score and reasons recorded then
     (:meth:`~watcher.store.Store.paper_messages`); with ``--profile``, those under it, and
-    the other profiles it was delivered under (``elsewhere``) are named."""
+    the other profiles it was delivered under (``elsewhere``) are named. Times in ``tz`` (the
+    config's), as ``watcher status`` and the web show them."""
+    from ..store.rows import local_text
+
     if not sent:
         if profile is None:
             return ["delivered: never"]
@@ -445,7 +448,7 @@ def delivery_record_text(sent: list[dict], profile: str | None = None, elsewhere
         version = f"version {r['version']}, " if r["version"] else ""
         score = f", score {r['score']:.2f}" if r["score"] is not None else ""
         what = "" if r["kind"] == "new" else f" ({r['kind']})"
-        lines.append(f"  {r['sent_at']}: digest {r['digest']} of {r['day']} via {r['channel']}{number}{what}: "
+        lines.append(f"  {local_text(r['sent_at'], tz)}: digest {r['digest']} of {r['day']} via {r['channel']}{number}{what}: "
                      f"{version}profile {r['profile'] or '-'}{score}")
         lines.extend(f"    - {reason}" for reason in r["reasons"])
     return lines
