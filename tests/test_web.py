@@ -44,6 +44,7 @@ def test_the_inbox_shows_the_latest_sample_digest_with_its_papers_and_reasons(cl
     assert r.headers["content-type"].startswith("text/html")
     page = text(r)
     assert "LLM-RL" in page and "Sat 12 Apr 2025" in page and "30 papers" in page
+    assert page.count("30 papers") == 1  # said in the facts, not again for its one message (QA)
     assert "announced 2025-04" not in page  # a card's day as a reader says it (announced Fri 11 Apr 2025)
     assert re.search(r'<time datetime="2025-04-1\d">announced \w{3} 1\d Apr 2025</time>', r.text)
     assert len(links(r, r"^/papers/")) == 30
