@@ -84,7 +84,7 @@ SLACK = {
     "blocks": [
         {"type": "header", "text": {"type": "plain_text", "text": "LLM-RL — 2025-04-12", "emoji": False}},
         {"type": "context", "elements": [{"type": "mrkdwn", "text": "1 new paper · 1 updated · digest daily"}]},
-        {"type": "section", "text": {"type": "mrkdwn", "text": (
+        {"type": "section", "block_id": "paper:2504.07600", "text": {"type": "mrkdwn", "text": (
             "*<https://arxiv.org/abs/2504.07600|Ratio: RL for LLMs>*\n"
             "Ada Lovelace, Alan Turing\n"
             "submitted 2025-04-10 · cs.LG, cs.CL · :arrow_up_small: 17\n"

@@ -119,11 +119,21 @@ def test_slack_splits_a_long_digest_in_order(monkeypatch):
 
 
 def test_a_failing_later_part_fails_the_digest_and_says_so(monkeypatch):
+    """Part 2 refused: the papers part 1 showed are the ones to record (the next run posts the
+    rest, not part 1 again: QA saw it posted twice)."""
+    from watcher.deliver.base import PartialDelivery
+
     digest = sample_digest(30, updated=0)
-    digest.matches *= 3
+    digest.matches = [replace(m, paper=replace(m.paper, title=m.paper.title + " " + "x" * 900, arxiv_id=f"2504.{9000 + k}"))
+                      for k, m in enumerate(digest.matches * 2)]  # 60 papers of over 1,000 characters: 2+ parts
     with HookServer([Reply(200), Reply(400, "invalid_blocks")]) as server:
-        with pytest.raises(DeliveryError, match=r"part 2 of \d.*invalid_blocks; part 1 was posted"):
+        with pytest.raises(PartialDelivery, match=r"part 2 of \d.*invalid_blocks; part 1 was posted and "
+                                                  r"recorded, the next run posts the rest") as e:
             send(slack(monkeypatch, server.url), digest)
+    first = server.payloads[0]["blocks"]
+    shown = [b["block_id"].removeprefix("paper:") for b in first if b.get("block_id", "").startswith("paper:")]
+    assert shown and [p.key for p in e.value.delivered] == shown  # exactly part 1's papers, in order
+    assert len(shown) < len(digest.matches)
 
 
 def test_long_sections_are_split_at_3000_characters():
@@ -189,3 +199,37 @@ def test_webhook_refusal_and_long_retry_after():
             send(webhook(server.url), sample_digest(1))
         with pytest.raises(DeliveryError, match="wait 3600s"):
             send(webhook(server.url), sample_digest(1))
+
+
+def test_a_refused_later_slack_part_records_the_papers_posted_and_the_next_run_posts_the_rest(tmp_path):
+    """``watcher once`` with 60 papers (two Slack messages): the webhook refuses part 2. The
+    papers part 1 showed are recorded, and the next run posts only the rest; no paper is posted
+    twice (QA: part 1 was posted again with the whole digest)."""
+    import re as _re
+
+    from deliverkit import ledger
+    from helpers import run_cli_text
+    from test_email_budget import write_setup
+
+    config = write_setup(tmp_path, 1, max_papers=60, n=60)
+    text = config.read_text().replace('channels = ["mail"]', 'channels = ["lab"]')
+    text = text[:text.index("[channel.mail]")] + '[channel.lab]\ntype = "slack"\nwebhook_url_env = "TEST_SLACK_PARTS"\ntimeout = 5\n'
+    config.write_text(text)
+
+    def posted(payloads) -> list[str]:
+        return [b["block_id"].removeprefix("paper:") for p in payloads for b in p["blocks"]
+                if b.get("block_id", "").startswith("paper:")]
+
+    with HookServer([Reply(200), Reply(400, "invalid_blocks")]) as hook:
+        env = {"TEST_SLACK_PARTS": hook.url}
+        first = run_cli_text("--config", str(config), "once", cwd=tmp_path, env=env)
+        assert first.returncode == 1 and "part 1 was posted and recorded" in first.stderr, first.stderr
+        part1 = posted(hook.payloads[:1])
+        assert 0 < len(part1) < 60 and ledger(tmp_path) == sorted(part1)
+        hook.default = Reply(200, "ok")
+        again = run_cli_text("--config", str(config), "once", cwd=tmp_path, env=env)
+        assert again.returncode == 0, again.stderr
+        every = part1 + posted(hook.payloads[2:])
+        assert len(every) == len(set(every)) == 60  # each paper posted once, all of them
+        assert ledger(tmp_path) == sorted(every)
+        assert all(_re.fullmatch(r"2601\.\d{5}", k) for k in every)

@@ -34,7 +34,7 @@ from ..errors import DeliveryError
 from ..models import Digest, Paper, Sent
 from ..present.render import plural, render
 from ..kinds import REQUIRED, Kind
-from .base import Channel, secret_env
+from .base import Channel, PartialDelivery, secret_env
 
 
 MAX_BYTES = 100_000  # SPEC §6: an e-mail stays under 100 KB, whatever max_bytes says
@@ -62,15 +62,6 @@ def _not_offered(text: str) -> str:
     if what == "STARTTLS":
         return 'the server offers no STARTTLS: use security = "tls" (port 465) or "none"'
     return f"the server does not support {what} (check security)"
-
-
-class PartialDelivery(DeliveryError):
-    """Some parts of a split digest were accepted, a later one failed: ``delivered`` are the
-    papers the accepted parts showed (and only those may be recorded)."""
-
-    def __init__(self, message: str, delivered: list[Paper]):
-        super().__init__(message)
-        self.delivered = delivered
 
 
 class EmailChannel(Channel):

@@ -6,10 +6,11 @@ characters becomes several sections, a header is cut to 150, and the blocks go o
 at most 50 blocks (and ``MAX_CHARS`` characters), as few as that allows and about equally full,
 posted in order, each later part marked "continued".
 
-A split digest counts as delivered only when every part was accepted. If part k fails after the
-retries of :mod:`~watcher.deliver.httppost`, nothing is recorded, and the next run posts the whole
-digest again, so parts 1 … k-1 appear twice in the channel. Retrying inside the channel (429,
-5xx, connection errors) makes that rare; the error message says it when it happens.
+A split digest's papers are recorded part by part. If part k fails after the retries of
+:mod:`~watcher.deliver.httppost`, the papers of parts 1 … k-1 are recorded as delivered
+(:class:`~watcher.deliver.base.PartialDelivery`: each paper's section carries its key as
+``block_id``), and the next run posts the rest; only the papers listed there by title alone
+(over ``max_papers``) come again.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from ..errors import DeliveryError
 from ..models import Digest
 from . import httppost
 from ..kinds import REQUIRED, Kind
-from .base import Channel, secret_env
+from .base import Channel, PartialDelivery, secret_env
 
 MAX_BLOCKS = 50
 MAX_SECTION = 3000
@@ -50,6 +51,18 @@ def split_messages(payload: dict) -> list[dict]:
     return messages
 
 
+PAPER_BLOCK = "paper:"  # a paper's section: block_id "paper:KEY" (templates/digest.slack.json)
+
+
+def posted_papers(digest: Digest, messages: list[dict]) -> list:
+    """The papers of ``digest`` whose whole section is in ``messages`` (a paper's section
+    carries ``block_id`` PAPER_BLOCK + its key, on its last piece when it was split); a paper
+    listed only by title is not among them, and comes again."""
+    keys = {b["block_id"][len(PAPER_BLOCK):] for m in messages for b in m["blocks"]
+            if str(b.get("block_id", "")).startswith(PAPER_BLOCK)}
+    return [m.paper for m in digest.matches if m.paper.key in keys]
+
+
 def _pack(blocks: list[dict], most: int, chars: int) -> list[list[dict]]:
     """``blocks`` in order, in runs of at most ``most`` blocks and ``chars`` characters (a
     block larger alone gets a run of its own)."""
@@ -70,7 +83,10 @@ def _fit_block(block: dict) -> list[dict]:
     if kind == "header" and text and len(text.get("text", "")) > MAX_HEADER:
         return [{**block, "text": {**text, "text": text["text"][:MAX_HEADER - 1] + "…"}}]
     if kind == "section" and text and len(text.get("text", "")) > MAX_SECTION:
-        return [{**block, "text": {**text, "text": part}} for part in _split_text(text["text"])]
+        parts = _split_text(text["text"])
+        plain = {k: v for k, v in block.items() if k != "block_id"}  # a block_id is unique: the last piece keeps it
+        return [{**(block if k == len(parts) - 1 else plain), "text": {**text, "text": part}}
+                for k, part in enumerate(parts)]
     return [block]
 
 
@@ -118,10 +134,14 @@ class SlackChannel(Channel):
                 try:
                     httppost.post_json(http, url, message, who=who)
                 except DeliveryError as e:
-                    if i > 1:
+                    if i > 1:  # the papers of the parts posted are recorded: the next run posts the rest
                         done = "part 1 was" if i == 2 else f"parts 1-{i - 1} were"
-                        raise DeliveryError(f"{e}; {done} posted and will be posted again with "
-                                            "the whole digest on the next run") from e
+                        shown = posted_papers(digest, messages[:i - 1])
+                        if not shown:  # a template of one's own without the papers' block_id
+                            raise DeliveryError(f"{e}; {done} posted and will be posted again with the whole "
+                                                "digest on the next run (no section names its paper)") from e
+                        raise PartialDelivery(f"{e}; {done} posted and recorded, the next run posts the rest",
+                                              shown) from e
                     raise
 
 
