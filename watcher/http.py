@@ -510,6 +510,9 @@ def read_capped(response: httpx.Response, limit: int, watch: "_Deadline | None" 
         chunks.append(chunk)
         if watch is not None and watch.passed():
             raise httpx.ReadTimeout(f"total deadline of {watch.seconds:g} s passed")
+    if watch is not None and watch.passed():  # a body without a length ends where the deadline
+        # shut the connection down, as a whole one would: what came is not all there is
+        raise httpx.ReadTimeout(f"total deadline of {watch.seconds:g} s passed")
     return b"".join(chunks)
 
 
