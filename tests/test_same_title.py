@@ -114,3 +114,23 @@ def test_a_title_key_stored_before_keeps_its_ledger_when_the_listing_comes_again
         assert [r["key"] for r in store.db["papers"].rows] == [key]
         assert [r["paper"] for r in store.db["deliveries"].rows] == [key]
         assert store.candidates("daily", "me", since_day=None, stored_after=None) == []
+
+
+def test_a_journal_article_whose_feed_gives_it_a_later_date_stays_one_paper():
+    """ScienceDirect dates an article by when it went online, then by its issue: the same item
+    (title, authors, link) a month and more later is the same paper, updated, never a second
+    one delivered again (QA). Two articles of one title at two pages stay two."""
+    link = "https://www.sciencedirect.com/science/article/pii/S1055790324002318"
+    online = Paper(title="Phylogeny of the genus Exostema", authors=["Mulder, K."], url=link,
+                   published=datetime(2026, 11, 24, tzinfo=timezone.utc), journal="Molecular Phylogenetics and Evolution")
+    issue = Paper(title="Phylogeny of the genus Exostema", authors=["Mulder, K."], url=link.replace("https", "http"),
+                  published=datetime(2027, 1, 1, tzinfo=timezone.utc), journal="Molecular Phylogenetics and Evolution")
+    assert not contradicts(online, issue)
+    with Store.open(None) as store:
+        assert len(store.upsert([online], NOW).new) == 1
+        again = store.upsert([issue], NOW)
+        assert again.new == [] and store.count_papers() == 1
+    elsewhere = Paper(title="Phylogeny of the genus Exostema", authors=["Mulder, K."], url=link + "x",
+                      published=datetime(2027, 1, 1, tzinfo=timezone.utc))
+    assert contradicts(online, elsewhere)
+

@@ -29,12 +29,14 @@ def contradicts(a: Paper, b: Paper) -> bool:
     """Whether two listings of one title cannot be the same paper: both carry identifiers of
     one kind (arXiv ids, DOIs, PMIDs) and none in common, both name authors and no surname is
     common to them, or both give a first-version date and those lie more than DATE_SLACK
-    apart. A preprint and a journal article (:func:`preprint_and_article`) of one title and
+    apart, unless both link the same page (:func:`same_page`). A preprint and a journal article (:func:`preprint_and_article`) of one title and
     common authors are one work whatever the months between them. Missing values contradict
     nothing."""
     if a.arxiv_id and b.arxiv_id:
         return a.arxiv_id != b.arxiv_id
     if set(a.identifiers()) & set(b.identifiers()):
+        return False
+    if same_page(a.url, b.url):  # one article page at its publisher, whatever date it gives now
         return False
     linked = preprint_and_article(a, b)
     if not linked and ((a.dois and b.dois) or (a.pmid and b.pmid)):
@@ -46,6 +48,17 @@ def contradicts(a: Paper, b: Paper) -> bool:
     if not linked and a.published and b.published and abs(a.published - b.published) > DATE_SLACK:
         return True
     return False
+
+
+def same_page(a: str | None, b: str | None) -> bool:
+    """Whether two listings link the same page (``http``/``https`` and a trailing ``/`` aside):
+    a journal's feed gives an article the date it was put online, then its issue's (QA: a
+    ScienceDirect article stored and delivered twice). Only listings of one title are asked,
+    so a feed that links every item to one page joins nothing else."""
+    def page(url: str) -> str:
+        return url.strip().split("://", 1)[-1].rstrip("/").lower()
+
+    return bool(a and b and page(a) == page(b))
 
 
 def other_arxiv_ids(a: str | None, b: str | None) -> bool:
