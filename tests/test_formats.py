@@ -239,3 +239,19 @@ def test_a_json_record_of_another_layout_keeps_its_doi_url_and_journal(tmp_path)
     path.write_text(json.dumps([rec]))
     out = json.loads(run_cli("convert", str(path), "--to", "json").stdout)
     assert out[0]["doi"] == "10.1016/j.cell.2025.01.001" and out[0]["journal"] == "Cell"
+
+
+def test_a_feed_in_the_encoding_it_declares_is_recognised(tmp_path):
+    """An RSS feed declared ISO-8859-1 (its é one byte) is found to be a journal feed, as a
+    source reads it, not refused as "not UTF-8 text" (QA: only convert's detection failed)."""
+    feed = ('<?xml version="1.0" encoding="ISO-8859-1"?>\n<rss version="2.0"><channel><title>Revue</title>'
+            '<item><title>Étude des coléoptères</title><link>https://example.org/a1</link>'
+            '<description>Une étude des coléoptères de la forêt.</description>'
+            '<pubDate>Tue, 24 Nov 2026 00:00:00 GMT</pubDate></item></channel></rss>').encode("iso-8859-1")
+    listing = formats.read(feed, "latin1.xml")
+    assert [p.title for p in listing.papers] == ["Étude des coléoptères"]
+    path = tmp_path / "latin1.xml"
+    path.write_bytes(feed)
+    out = run_cli("convert", str(path), "--to", "json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)[0]["title"] == "Étude des coléoptères"

@@ -98,6 +98,9 @@ def no_paper_at_all(listing: "Listing", origin: str) -> "Listing":
     return listing
 
 
+_XML_ENCODING = re.compile(rb"""\s*<\?xml[^>]*\bencoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']""")
+
+
 def _head(data: bytes, origin: str) -> str:
     if not data.strip():
         raise InputError(f"{origin}: empty input")
@@ -106,6 +109,12 @@ def _head(data: bytes, origin: str) -> str:
     try:
         return data[:65536].decode("utf-8")
     except UnicodeDecodeError as e:
+        declared = _XML_ENCODING.match(data[:512])  # XML in the encoding it declares (ISO-8859-1):
+        if declared:                                 # its reader decodes it so; sniffing needs only the head
+            try:
+                return data[:65536].decode(declared.group(1).decode("ascii"), errors="replace")
+            except LookupError:
+                pass
         if e.start < 65536 - 4:
             raise InputError(f"{origin}: not UTF-8 text (byte {e.start})") from e
         return data[: e.start].decode("utf-8")
