@@ -122,3 +122,20 @@ def test_markup_in_titles_joins_letters_and_a_title_repeated_as_abstract_is_none
     assert one.title == "An SN2 route to LaCl3-based electrolytes" and one.abstract == ""
     assert two.title == "Superconductivity in La4Ni3O10\u2212\u03b4"
     assert one.journal == "Nature Chemistry" and one.doi == "10.1038/s41557-026-01234-5"
+
+
+@pytest.mark.parametrize("name", ["microbiology-society_ijsem_2021-12-21_trimmed.xml",
+                                  "sciencedirect_molecular-phylogenetics-and-evolution_2021-12-21_trimmed.xml",
+                                  "oup_zoological-journal-linnean-society_2021-12-21_trimmed.xml"])
+def test_a_real_feed_with_the_flaws_of_small_publishers_reads_to_the_same_papers(name):
+    """Blank lines before the XML declaration, HTML's &nbsp; and a bare & (what PHP and OJS
+    feeds of small journals write) are set right, outside CDATA, and the feed reads to the same
+    papers; cut off, it is still refused (QA: each flaw refused the whole feed)."""
+    data = (DATA / name).read_bytes()
+    at = data.index(b"<channel") + data[data.index(b"<channel"):].index(b">") + 1
+    flawed = b"\n\n" + data[:at] + b"<copyright>Society&nbsp;for Microbiology & Co. &copy; 2021</copyright>" + data[at:]
+    want = formats.read(data, name).papers
+    got = formats.read(flawed, name).papers
+    assert [(p.title, p.authors, p.doi, p.abstract) for p in got] == [(p.title, p.authors, p.doi, p.abstract) for p in want]
+    with pytest.raises(formats.InputError, match="not well-formed XML"):
+        formats.read(flawed[: len(flawed) * 2 // 3], name)

@@ -160,10 +160,52 @@ def gc_paused():
             gc.enable()
 
 
+_ENTITY = re.compile(rb"&(?:(#[0-9]+|#x[0-9a-fA-F]+)|([A-Za-z][A-Za-z0-9]*));|&")
+_CDATA = re.compile(rb"(<!\[CDATA\[.*?\]\]>)", re.S)
+_XML_ENTITIES = {b"amp", b"lt", b"gt", b"quot", b"apos"}
+
+
+def _entity(m: re.Match) -> bytes:
+    """An entity reference XML knows, kept; one of HTML's (``&nbsp;``) as the character's
+    number; a bare ``&`` (or an unknown name) as ``&amp;`` (the text shows what was written)."""
+    from html.entities import name2codepoint
+
+    if m.group(1) or (m.group(2) and m.group(2) in _XML_ENTITIES):
+        return m.group()
+    code = name2codepoint.get(m.group(2).decode("ascii")) if m.group(2) else None
+    return b"&#%d;" % code if code else b"&amp;" + m.group()[1:]
+
+
+def repair(data: bytes) -> bytes:
+    """What real feeds get wrong that a reader can set right without guessing (the PHP and
+    OJS feeds of small journals): white space before the XML declaration, HTML's named
+    entities (``&nbsp;``, ``&eacute;``), a bare ``&``; CDATA sections are left as they are.
+    A feed cut off or broken otherwise stays broken."""
+    body = data.removeprefix(b"\xef\xbb\xbf")
+    if body.lstrip(b" \t\r\n").startswith(b"<?xml"):
+        data = body.lstrip(b" \t\r\n")
+    parts = _CDATA.split(data)
+    return b"".join(part if k % 2 else _ENTITY.sub(_entity, part) for k, part in enumerate(parts))
+
+
 def parse_feed(data: bytes, origin: str, expected: str, roots: tuple[str, ...]):
     """``data`` read by feedparser (RSS 1.0/2.0, Atom) once :func:`check_root` has seen one of
     ``roots``, or an InputError saying what it is instead: no feed at all, or a feed that is not
-    well-formed (a cut-off feed must not pass for a short one)."""
+    well-formed (a cut-off feed must not pass for a short one). A feed that is not well-formed
+    only by the flaws :func:`repair` sets right is read repaired."""
+    try:
+        return _parse_feed(data, origin, expected, roots)
+    except InputError as first:
+        fixed = repair(data)
+        if fixed == data:
+            raise
+        try:
+            return _parse_feed(fixed, origin, expected, roots)
+        except InputError:
+            raise first from None
+
+
+def _parse_feed(data: bytes, origin: str, expected: str, roots: tuple[str, ...]):
     import xml.sax
 
     import feedparser
