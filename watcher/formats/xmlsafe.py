@@ -161,7 +161,6 @@ def gc_paused():
 
 
 _ENTITY = re.compile(rb"&(?:(#[0-9]+|#x[0-9a-fA-F]+)|([A-Za-z][A-Za-z0-9]*));|&")
-_CDATA = re.compile(rb"(<!\[CDATA\[.*?\]\]>)", re.S)
 _XML_ENTITIES = {b"amp", b"lt", b"gt", b"quot", b"apos"}
 
 
@@ -184,8 +183,16 @@ def repair(data: bytes) -> bytes:
     body = data.removeprefix(b"\xef\xbb\xbf")
     if body.lstrip(b" \t\r\n").startswith(b"<?xml"):
         data = body.lstrip(b" \t\r\n")
-    parts = _CDATA.split(data)
-    return b"".join(part if k % 2 else _ENTITY.sub(_entity, part) for k, part in enumerate(parts))
+    out, i = [], 0
+    while True:  # outside each CDATA section (found with find: linear, whatever the input)
+        start = data.find(b"<![CDATA[", i)
+        if start < 0:
+            out.append(_ENTITY.sub(_entity, data[i:]))
+            return b"".join(out)
+        end = data.find(b"]]>", start)
+        end = len(data) if end < 0 else end + 3
+        out += [_ENTITY.sub(_entity, data[i:start]), data[start:end]]
+        i = end
 
 
 def parse_feed(data: bytes, origin: str, expected: str, roots: tuple[str, ...]):
