@@ -54,6 +54,15 @@ def test_init_github_writes_nothing_when_any_file_exists(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md"]  # not half a repository
 
 
+def test_init_github_ignores_what_its_readme_makes_in_the_folder(tmp_path):
+    """The README sets up .venv and restores watcher.db in the clone: `git add -A` must commit
+    neither (QA); the wheel the workflow installs is committed."""
+    assert run_cli("init", "--github", cwd=tmp_path).returncode == 0
+    ignored = (tmp_path / ".gitignore").read_text().splitlines()
+    assert {".venv/", "watcher.db", "watcher.db-*", "_site/"} <= set(ignored)
+    assert not any(line.startswith("wheels") for line in ignored)
+
+
 def test_init_into_a_file_is_a_one_line_error(tmp_path):
     (tmp_path / "f").write_text("x")
     r = run_cli("init", "f", cwd=tmp_path)

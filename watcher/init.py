@@ -90,14 +90,16 @@ def wheel_path() -> str:
 def files_for(kind: str | None) -> dict[str, str | bytes]:
     """The files ``watcher init`` writes (relative path -> text, or bytes for the wheel) for
     ``kind``: None (the starter config only), ``"github"`` (a repository run by GitHub
-    Actions) or ``"gitlab"`` (by GitLab CI)."""
+    Actions) or ``"gitlab"`` (by GitLab CI), with a ``.gitignore`` of what the README's steps
+    make in the folder (the venv, the database, the site) so that ``git add -A`` commits none."""
     if kind is None:
         return {"config.toml": starter_config()}
     from .wheel import build_wheel
 
     ci_file, template = CI_FILES[kind]
     return {"config.toml": scheduled_config(starter_config()), ci_file: _template(template),
-            "README.md": _template(f"{kind}-README.md"), wheel_path(): build_wheel()}
+            "README.md": _template(f"{kind}-README.md"), wheel_path(): build_wheel(),
+            ".gitignore": (INIT_TEMPLATES / "gitignore").read_text(encoding="utf-8")}
 
 
 def write_files(folder: Path, files: dict[str, str | bytes], force: bool = False) -> list[Path]:
