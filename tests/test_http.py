@@ -189,8 +189,11 @@ def test_file_urls(tmp_path):
 def test_fetch_url_raises_input_error():
     from watcher.http import fetch_url
 
-    with pytest.raises(InputError):
+    with pytest.raises(InputError) as e:
         fetch_url("file:///nonexistent/watcher-test")
+    assert "the source's url" not in str(e.value)  # convert reads a URL, it has no source (QA)
+    with pytest.raises(InputError, match="check the URL$"):
+        fetch_url("ftp://example.org/feed.xml")
 
 
 def test_secrets_in_urls_are_masked():

@@ -591,5 +591,5 @@ def fetch_url(url: str, timeout: float = 30.0, user_agent: str = "watcher") -> b
     """GET ``url`` (http, https or file) for ``watcher convert``; InputError on failure."""
     try:
         return shared_client(user_agent).get(url, timeout=timeout).content
-    except SourceError as e:
-        raise InputError(str(e)) from e
+    except SourceError as e:  # convert reads a URL, not a source's: its advice says so
+        raise InputError(str(e).replace("the source's url", "the URL")) from e
