@@ -145,6 +145,17 @@ def test_check_says_an_unknown_category_with_the_mistakes_that_stop_the_config_l
     assert "profile.cats.query: 'cs.LGG' is not an arXiv category or bioRxiv/medRxiv subject; did you mean cs.LG?" in said
 
 
+def test_a_misspelt_key_or_a_journal_feeds_other_name_gets_a_did_you_mean(tmp_path):
+    """A key one letter off names the key meant; a source of type "rss" (what people call a
+    journal's feed) is told it is "feed", not the nearest spelling, arxiv-rss (QA)."""
+    (tmp_path / "config.toml").write_text(MINIMAL_CONFIG.replace("[digest.daily]", '[source.toc]\ntype = "rss"\n'
+                                          'url = "https://example.org/feed"\n\n[source.j]\ntype = "feed"\n'
+                                          'urll = "https://example.org/feed"\n\n[digest.daily]', 1))
+    said = run_cli("check", cwd=tmp_path).stderr.decode()
+    assert "source.toc.type: 'rss' is not one of" in said and "; did you mean feed?" in said
+    assert "source.j.urll: unknown key; did you mean url? (known keys:" in said
+
+
 def test_check_accepts_real_categories_archives_wildcards_and_subjects(tmp_path):
     config = MINIMAL_CONFIG.replace("[digest.daily]", '[profile.more]\nquery = "cat:cs.LG OR cat:hep-th OR '
                                     'cat:cs.* OR cat:q-bio.NC OR cat:neuroscience"\ncategories = ["math", '

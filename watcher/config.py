@@ -344,7 +344,8 @@ class _Reader:
         for key in data:
             if key not in rules:
                 known = ", ".join(sorted(rules)) or "none"
-                problems.append(self.fail(f"{where}.{key}", f"unknown key (known keys: {known})"))
+                problems.append(self.fail(f"{where}.{key}", f"unknown key{_did_you_mean(key, rules)} "
+                                                            f"(known keys: {known})"))
         out = {}
         for key, (typ, default) in rules.items():
             if key not in data:
@@ -395,9 +396,13 @@ class _Reader:
             raise self.fail(key, f"{value!r} is not an arXiv category (like {example})")
         return value
 
-    def choice(self, key: str, value: str, choices: tuple[str, ...]) -> str:
+    def choice(self, key: str, value: str, choices: tuple[str, ...], hint: dict[str, str] | None = None) -> str:
+        """``value`` when it is one of ``choices``; else a ConfigError with the nearest one, or
+        what ``hint`` says of that value (``{"rss": "feed"}``: a word that means another choice)."""
         if value not in choices:
-            raise self.fail(key, f"{value!r} is not one of {', '.join(choices)}")
+            meant = (hint or {}).get(value.lower())
+            near = f"; did you mean {meant}?" if meant else _did_you_mean(value, choices)
+            raise self.fail(key, f"{value!r} is not one of {', '.join(choices)}{near}")
         return value
 
     # the shared checks a kind's validation (watcher.kinds) uses, without importing this module
@@ -639,6 +644,20 @@ def _named(r: _Reader, data: dict, section: str) -> list[tuple[str, dict]]:
     return out
 
 
+# what people call a journal's feed: the source type that reads one ("rss" is nearest to arxiv-rss,
+# which reads only arXiv's)
+SOURCE_TYPE_WORDS = {"rss": "feed", "atom": "feed", "journal": "feed", "toc": "feed", "journal-feed": "feed"}
+
+
+def _did_you_mean(value: str, names) -> str:
+    """``; did you mean NAME?`` for the name closest to ``value`` (the rule of every category
+    check, :func:`watcher.categories.nearest`), or "" when none is close."""
+    from .categories import nearest
+
+    near = nearest(value, {n.lower(): n for n in names})
+    return f"; did you mean {near}?" if near else ""
+
+
 def _resolve(base: Path, value: str) -> Path:
     p = Path(value).expanduser()
     return p if p.is_absolute() else base / p
@@ -651,7 +670,7 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
         raise r.fail(f"{where}.type", "required key is missing")
     from .sources import KINDS
 
-    kind = KINDS[r.choice(f"{where}.type", typ, tuple(KINDS))]
+    kind = KINDS[r.choice(f"{where}.type", typ, tuple(KINDS), SOURCE_TYPE_WORDS)]
     v = r.table(where, t, _SOURCE_COMMON | kind.keys)
     if v.get("url_env") and v.get("url"):
         raise r.fail(f"{where}.url_env", "give url or url_env, not both")
