@@ -310,7 +310,8 @@ def test_check_says_in_one_line_what_the_key_lacks(tmp_path, zotero, monkeypatch
     assert not [p for p in check_config(config)[0] if "zotero" in p]
     monkeypatch.setenv("ZOTERO_TEST_KEY", "revoked-key")
     [line] = [p for p in check_config(config)[0] if "zotero" in p]
-    assert "HTTP 403" in line and "revoked" not in line
+    assert "HTTP 403" in line and "revoked" not in line  # the key itself is never printed
+    assert "Zotero refused the key in ZOTERO_TEST_KEY (HTTP 403)" in line  # said as what it is (QA)
     read_only = make_config(tmp_path, zotero, extra="")
     monkeypatch.setenv("ZOTERO_TEST_KEY", "read-key-0123")
     assert not [p for p in check_config(read_only)[0] if "zotero" in p]

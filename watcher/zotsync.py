@@ -314,7 +314,9 @@ def access_problems(config) -> list[str]:
             with Client(lib, user_agent=config.settings.user_agent) as client:
                 access = client.key_access()
         except ZoteroError as e:
-            out.append(f"{where}: cannot ask Zotero what the key in {lib.api_key_env} may do: {e}")
+            out.append(f"{where}.api_key_env: Zotero refused the key in {lib.api_key_env} (HTTP {e.status}): it is "
+                       "wrong or no longer valid; make one at zotero.org/settings/keys" if e.status == 403 else
+                       f"{where}: cannot ask Zotero what the key in {lib.api_key_env} may do: {e}")
             continue
         problem = access_problem(access, lib, write=bool(p.save_to_zotero))
         if problem:
