@@ -216,6 +216,10 @@ def test_the_site_opens_from_file_and_its_search_finds_a_paper(site, browser):
     page.goto((site / "search.html").as_uri() + "?q=zzzqqqnothing")
     page.wait_for_selector("#results p.meta")
     assert page.inner_text("#results p.meta") == "0 papers match"
+    # a date range from after to is said, as the server says it, not "0 papers match" (QA)
+    page.goto((site / "search.html").as_uri() + "?q=GRPO&from=2025-04-12&to=2025-04-01")
+    page.wait_for_selector("#results p.error")
+    assert page.inner_text("#results") == "from: 2025-04-12 is after to: 2025-04-01 (no day is in between)"
     assert errors == []
 
 

@@ -71,6 +71,12 @@
     results.appendChild(note);
     return;
   }
+  if (from && to && from > to) {  // as the server's search says it (watcher/web/search.py)
+    var wrong = el("p", "error", "from: " + from + " is after to: " + to + " (no day is in between)");
+    wrong.setAttribute("role", "alert");
+    results.appendChild(wrong);
+    return;
+  }
   var wanted = q.split(/\s+/).map(words).filter(function (phrase) { return phrase.length; });
   var found = index.filter(function (p) {
     if (from && p.day < from) return false;
