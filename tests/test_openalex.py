@@ -351,7 +351,7 @@ def test_init_seeds_cites_from_dois_and_an_orcid(tmp_path, server, monkeypatch):
     assert config.digests["citations"].formats == config.digests["daily"].formats == ("text", "html")
     assert "# The state of OA: a large-scale analysis" in (tmp_path / "config.toml").read_text()
     bad = CliRunner().invoke(cli, ["init", str(tmp_path / "x"), "--cite", "my best paper"])
-    assert bad.exit_code == 2 and "--cite 'my best paper': not a DOI" in bad.output
+    assert bad.exit_code == 2 and "--cite 'my best paper': not a DOI" in bad.output and "pmid:29456894" in bad.output
     for k, v in FAST.items():
         monkeypatch.setenv(k, v)
     closed = socket.socket()

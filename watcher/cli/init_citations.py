@@ -56,8 +56,8 @@ def seed(cites: tuple[str, ...], orcid: str | None, *, mailto: str | None, url: 
     for value in cites:
         key = work_ref(value)
         if key is None:
-            raise InputError(f"--cite {value!r}: not a DOI, arXiv id (arxiv:2106.09685) or OpenAlex "
-                             "work id (W2741809807)")
+            raise InputError(f"--cite {value!r}: not a DOI, arXiv id (arxiv:2106.09685), PubMed id "
+                             "(pmid:29456894) or OpenAlex work id (W2741809807)")
         out.setdefault(key, None)
     if orcid is not None:
         author = author_ref(orcid)
