@@ -25,7 +25,7 @@ from ..text import plural
                    "a branch) and a README for the repository.")
 @click.option("--force", is_flag=True, help="Overwrite files that exist.")
 @click.option("--cite", "cites", multiple=True, metavar="ID",
-              help="Alert on new works citing this work (a DOI, arxiv:ID or OpenAlex W… id); "
+              help="Alert on new works citing this work (a DOI, arxiv:ID, pmid:ID or OpenAlex W… id); "
                    "repeatable. See docs/openalex.md.")
 @click.option("--orcid", metavar="ORCID",
               help="Alert on new works citing any work OpenAlex lists for this ORCID (listed once, now).")
