@@ -148,8 +148,8 @@ def test_explain_lists_what_ratings_added_and_removed_with_the_deciding_rating(s
     # not checked, and it says what its ratings do instead: 5 liked and 4 disliked, the rule
     assert checked == ["not checked: a profile without a query or followed authors selects what its likes "
                        "bring in; its word classifier decides what goes once it has 8 liked and 8 disliked "
-                       "papers (it has 5 and 4; until then a paper goes when it is closer to a disliked paper "
-                       "than to every liked one)"]
+                       "papers (it has 5 and 4; until then a paper goes only when it is closer to disliked "
+                       "papers than to every liked one)"]
     assert changes and any(c.added for c in changes), "these ratings change the selection"
     # what the dislikes took out of what the likes alone bring in, each with its rating (QA: a
     # profile of ratings alone could never show a removal, as nothing is selected without them)

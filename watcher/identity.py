@@ -29,8 +29,9 @@ def contradicts(a: Paper, b: Paper) -> bool:
     """Whether two listings of one title cannot be the same paper: both carry identifiers of
     one kind (arXiv ids, DOIs, PMIDs) and none in common, both name authors and no surname is
     common to them, or both give a first-version date and those lie more than DATE_SLACK
-    apart, unless both link the same page (:func:`same_page`). A preprint and a journal article (:func:`preprint_and_article`) of one title and
-    common authors are one work whatever the months between them. Missing values contradict
+    apart, unless both link the same page (:func:`same_page`). A preprint and a journal article
+    (:func:`preprint_and_article`) of one title and common authors are one work whatever the
+    months between them. Missing values contradict
     nothing."""
     if a.arxiv_id and b.arxiv_id:
         return a.arxiv_id != b.arxiv_id

@@ -188,15 +188,14 @@ class Feedback:
             examples.threshold = min(examples.threshold, max(REACH_FLOOR, REACH_RATIO * low))
         self._examples = examples
         docs = prepare(self.disliked).docs
-        self._negatives = [(disliked_reason(d.paper), v) for d in docs
-                           if (v := example_vector(d, weight, title_boost))]
+        weighted = [(d, v) for d in docs if (v := example_vector(d, weight, title_boost))]
+        self._negatives = [(disliked_reason(d.paper), v) for d, v in weighted]
         self._nearest = None
-        liked = len(examples.vectors) if examples else 0
+        liked = self._liked_count()
         self._balance = max(1.0, len(self._negatives) / max(1, liked))
-        if examples and len(examples.vectors) >= MODEL_MIN and len(self._negatives) >= MODEL_MIN:
+        if liked >= MODEL_MIN and len(self._negatives) >= MODEL_MIN:
             if reach:  # the likes are all it has: the word classifier (see words.py)
-                self.model = fit_words(*self._latest(examples.docs, [d for d in docs if example_vector(
-                    d, weight, title_boost)]), doc_freq)
+                self.model = fit_words(*self._latest(examples.docs, [d for d, _ in weighted]), doc_freq)
             else:
                 self.model = Model.fit(examples, docs, [v for _, v in self._negatives], weight,
                                        title_boost, query_parts)
@@ -249,8 +248,8 @@ class Feedback:
         self.estimates["added"] = decide_additions(adds, *base)
         self.add_floor = self.estimates["added"].setting
         if self.model is None:  # the guarded rule decides until the model can be fitted
-            self.estimates["removed"] = Estimate("removed", None, 0, 0, 0, 0, rated=(
-                len(self._examples.vectors) if self._examples else 0, len(self._negatives)))
+            self.estimates["removed"] = Estimate("removed", None, 0, 0, 0, 0,
+                                                 rated=(self._liked_count(), len(self._negatives)))
             return
         # Removals: a paper the model removed was never shown, so never rated, and the ratings
         # made after it began are only what it let through: they alone would say it removes
@@ -288,6 +287,10 @@ class Feedback:
             self._nearest = Nearest([v for _, v in self._negatives])
         return list(zip(self._nearest.dots(vector), (r for r, _ in self._negatives)))
 
+    def _liked_count(self) -> int:
+        """The liked papers and the profile's own examples the model would learn from."""
+        return len(self._examples.vectors) if self._examples else 0
+
     def rated_down(self, key: str) -> bool:
         """Whether the reader rated the paper ``key`` down (its latest rating)."""
         return key in self._keys
@@ -302,11 +305,11 @@ class Feedback:
         ``watcher explain --profile`` and the profile page; for a profile with no other way in,
         which is not checked, what its ratings do instead."""
         if self._reach:
-            liked = len(self._examples.vectors) if self._examples else 0
+            liked = self._liked_count()
             model = ("its word classifier decides what goes" if isinstance(self.model, WordModel) else
                      f"its word classifier decides what goes once it has {MODEL_MIN} liked and {MODEL_MIN} "
-                     f"disliked papers (it has {liked} and {len(self._negatives)}; until then a paper goes "
-                     "when it is closer to a disliked paper than to every liked one)")
+                     f"disliked papers (it has {liked} and {len(self._negatives)}; until then "
+                     f"{guarded_rule(query=False)})")
             return [("not checked: a profile without a query or followed authors selects what its likes bring in"
                      if liked else "a profile without a query or followed authors selects nothing until a paper "
                      "is rated up (or given as an example)") + f"; {model}"]
@@ -418,8 +421,7 @@ class Estimate:
         if self.rated is not None:
             return (f"the dislikes remove nothing the profile selects itself by a model yet: it needs {MODEL_MIN} "
                     f"liked and {MODEL_MIN} disliked papers (the profile has {self.rated[0]} and {self.rated[1]}); "
-                    "until then a paper goes only when it is closer to disliked papers than to every liked "
-                    f"one ({QUERY_VOTES} of them for a query match)")
+                    f"until then {guarded_rule(query=True)}")
         if self.setting is None and not self.base_total:
             return ("the dislikes remove nothing the profile selects itself: no rated paper it selects could be "
                     f"held out by time (a day's ratings are never split, and the model needs {MODEL_MIN} liked and "
@@ -481,6 +483,13 @@ def decide_additions(held: Sequence[tuple[float, int]], base_liked: int, base_to
     if best is None:
         return Estimate("added", None, sum(y for _, y in held), len(held), base_liked, base_total)
     return Estimate("added", best[0], best[1], best[2], base_liked, base_total)
+
+
+def guarded_rule(query: bool) -> str:
+    """The guarded rule of the first ratings, as the why-lines say it (the module docstring;
+    :meth:`Feedback.penalty` applies it): ``query``, for a profile whose query matches papers."""
+    return ("a paper goes only when it is closer to disliked papers than to every liked one"
+            + (f" ({QUERY_VOTES} of them for a query match)" if query else ""))
 
 
 def loss_allowed(liked: int) -> float:
