@@ -194,10 +194,11 @@ class Feedback:
         liked = self._liked_count()
         self._balance = max(1.0, len(self._negatives) / max(1, liked))
         if liked >= MODEL_MIN and len(self._negatives) >= MODEL_MIN:
+            neg_docs = [d for d, _ in weighted]
             if reach:  # the likes are all it has: the word classifier (see words.py)
-                self.model = fit_words(*self._latest(examples.docs, [d for d, _ in weighted]), doc_freq)
+                self.model = fit_words(*self._latest(examples.docs, neg_docs), doc_freq)
             else:
-                self.model = Model.fit(examples, docs, [v for _, v in self._negatives], weight,
+                self.model = Model.fit(examples, neg_docs, [v for _, v in self._negatives], weight,
                                        title_boost, query_parts)
         if check is not None and not reach:
             self._self_check(check, doc_freq, title_boost, query_parts)
@@ -558,10 +559,11 @@ class Model:
         self.far = 0.0  # less like the liked papers than this: far out of what the reader keeps
 
     @classmethod
-    def fit(cls, examples, disliked_docs: list[Doc], negatives: list[dict], weight, title_boost,
+    def fit(cls, examples, neg_docs: list[Doc], negatives: list[dict], weight, title_boost,
             query_parts) -> "Model":
+        """Fitted on the liked ``examples`` and the disliked papers ``neg_docs`` (those with a
+        weighted word), whose vectors are ``negatives``, in the same order."""
         pos_docs = examples.docs
-        neg_docs = [d for d in disliked_docs if example_vector(d, weight, title_boost)]
         model = cls(Side(examples.vectors), Side(negatives), query_parts is not None)
         scores = (query_parts([d.paper for d in pos_docs + neg_docs]) if query_parts is not None
                   else [[]] * (len(pos_docs) + len(neg_docs)))
