@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
             abstracts.append((r["summary"], r.get("title", "")))
     abstracts = abstracts[: args.limit] if args.limit else abstracts
     start = time.perf_counter()
-    tldrs = [extractive_tldr(a, t) for a, t in abstracts]
+    tldrs = [extractive_tldr(a) for a, _ in abstracts]
     took = time.perf_counter() - start
     q = tldr_quality(tldrs)
     print(f"tldr_papers {len(tldrs)} abstracts")

@@ -103,7 +103,7 @@ def test_rich_formats_show_every_field():
 def test_rich_formats_show_the_tldr_and_shorten_the_abstract_text_keeps_it_whole():
     d = sample_digest(1, updated=0)
     paper = d.matches[0].paper
-    tldr = extractive_tldr(paper.abstract, paper.title)
+    tldr = extractive_tldr(paper.abstract)
     assert tldr and tldr != paper.abstract
     assert paper.abstract in render(d, "text")
     html = render(d, "html")

@@ -36,7 +36,7 @@ def store(tmp_path, monkeypatch):
 
 
 def extractive(m) -> str:
-    return extractive_tldr(m.paper.abstract, m.paper.title)
+    return extractive_tldr(m.paper.abstract)
 
 
 def test_model_tldrs_are_used_and_asked_for_once_per_paper_ever(server_ok, store):
@@ -209,7 +209,7 @@ def test_once_sample_with_the_stand_in_then_with_it_killed(tmp_path):
     assert second.returncode == 0, second.stderr
     papers = json.loads(next((tmp_path / "out").glob("*.json")).read_text())
     assert len(papers) == 5 and not any(p["tldr"].startswith("Stand-in") for p in papers)
-    assert all(p["tldr"] == extractive_tldr(p["abstract"], p["title"]) for p in papers)
+    assert all(p["tldr"] == extractive_tldr(p["abstract"]) for p in papers)
     assert b"summarizer: cannot connect" in second.stderr and b"extractive" in second.stderr
     assert KEY.encode() not in first.stderr + second.stderr
 
@@ -243,7 +243,7 @@ def test_a_200_mb_answer_is_cut_at_1_mb_and_once_stays_under_300_mb(tmp_path):
         assert peak_kb < 300 * 1024, f"peak {peak_kb / 1024:.0f} MB"
         assert b"more than 1,048,576 bytes" in r.stderr
     papers = json.loads(next((tmp_path / "out").glob("*.json")).read_text())
-    assert len(papers) == 1 and papers[0]["tldr"] == extractive_tldr(papers[0]["abstract"], papers[0]["title"])
+    assert len(papers) == 1 and papers[0]["tldr"] == extractive_tldr(papers[0]["abstract"])
 
 
 def test_a_429_stops_the_calls_for_the_run_and_its_retry_after_is_honoured(store, caplog):

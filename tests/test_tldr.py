@@ -52,14 +52,14 @@ EXPECTED = {
 @pytest.mark.parametrize("arxiv_id", sorted(EXPECTED))
 def test_picks_the_sentence_that_states_the_contribution(arxiv_id):
     row = CORPUS[arxiv_id]
-    assert extractive_tldr(row["summary"], row["title"]) == EXPECTED[arxiv_id]
+    assert extractive_tldr(row["summary"]) == EXPECTED[arxiv_id]
 
 
 def test_every_corpus_abstract_gets_a_short_clean_sentence_taken_from_it():
     assert len(CORPUS) > 300
     lengths = []
     for row in CORPUS.values():
-        tldr = extractive_tldr(row["summary"], row["title"])
+        tldr = extractive_tldr(row["summary"])
         lengths.append(len(tldr))
         assert 20 <= len(tldr) <= MAX_CHARS, (row["id"], tldr)
         assert not set(tldr) & set("$\\"), (row["id"], tldr)
@@ -70,7 +70,7 @@ def test_every_corpus_abstract_gets_a_short_clean_sentence_taken_from_it():
         # extractive: the sentence (or its start) is in the cleaned abstract, a lead-in dropped
         core = tldr.removesuffix("…")  # (a period is added where the abstract's last sentence has none)
         assert core[1:] in clean_latex(row["summary"]) or core[1:-1] in clean_latex(row["summary"]), (row["id"], tldr)
-        assert extractive_tldr(row["summary"], row["title"]) == tldr  # deterministic
+        assert extractive_tldr(row["summary"]) == tldr  # deterministic
     assert sum(lengths) / len(lengths) < 170
 
 
@@ -107,8 +107,7 @@ def test_sentences_do_not_split_at_abbreviations_or_decimals():
 
 
 def test_no_abstract_has_no_tldr_and_long_text_is_cut():
-    assert extractive_tldr("", "A Title") == "" and extractive_tldr("  ", "A Title") == ""
-    assert extractive_tldr("", "") == ""
+    assert extractive_tldr("") == "" and extractive_tldr("  ") == ""  # never the title: it is not asked
     long = extractive_tldr("We propose " + "very " * 100 + "long things.")
     assert len(long) <= MAX_CHARS and long.endswith("…")
     unbroken = extractive_tldr("A" * 10_000)
@@ -144,7 +143,7 @@ def test_tldrs_are_whole_sentences_that_stand_alone():
     the abstract said before it, no LaTeX tilde left over."""
     from watcher.present.tldr import stands_alone, tldr_quality
 
-    tldrs = [extractive_tldr(r["summary"], r["title"]) for r in CORPUS.values()]
+    tldrs = [extractive_tldr(r["summary"]) for r in CORPUS.values()]
     q = tldr_quality(tldrs)
     assert q["whole"] >= 0.97 and q["alone"] >= 0.97 and q["tilde"] == 0, q
     text = ("Retrieval and tool use are two ways to ground a model. We combine these two approaches "

@@ -204,7 +204,7 @@ def test_every_list_of_papers_shows_the_tldr_and_a_shortened_abstract(delivered,
         for key, tldr in zip(keys, shown):
             p = papers.get(key)
             if p is not None:
-                assert tldr == extractive_tldr(p.abstract, p.title), (path, key)
+                assert tldr == extractive_tldr(p.abstract), (path, key)
         abstracts = [unescape(a) for a in re.findall(r'<p class="abstract">(.*?)</p>', r.text)]
         assert abstracts and max(len(a) for a in abstracts) <= 241, path  # shortened, with "…"
     for path in ["/", "/digests/daily/2025-04-12"]:  # the compact view: the whole abstract on demand
@@ -213,14 +213,14 @@ def test_every_list_of_papers_shows_the_tldr_and_a_shortened_abstract(delivered,
         assert keys and len(shown) == len(keys), path
         for key, tldr in zip(keys, shown):
             if key in papers:
-                assert tldr == extractive_tldr(papers[key].abstract, papers[key].title), (path, key)
+                assert tldr == extractive_tldr(papers[key].abstract), (path, key)
         on_demand = [unescape(a) for a in re.findall(
             r'<details class="abstract"><summary>Abstract</summary>(?:(?!</details>).)*?<p>(.*?)</p>\s*</details>',
             r.text, re.S)]
         assert set(on_demand) >= {p.abstract for p in papers.values() if p.abstract}, path  # "/": all digests
     key = next(iter(papers))
     r = client.get(f"/papers/{key}")
-    assert card_tldrs(r.text) == [extractive_tldr(papers[key].abstract, papers[key].title)]
+    assert card_tldrs(r.text) == [extractive_tldr(papers[key].abstract)]
     full = unescape(re.search(r'<p class="abstract full">(.*?)</p>', r.text, re.S).group(1))
     assert full == papers[key].abstract  # the whole abstract on the paper's own page
 
@@ -242,7 +242,7 @@ def test_a_cached_model_tldr_is_shown_instead_of_the_extractive_one(tmp_path, de
             assert "<script>" not in r.text and not markup_problems(r.text), path
         for path in ["/", "/digests/daily/2025-04-12"]:  # the messages show the TL;DR they were sent with
             r = c.get(path)
-            assert card_tldrs(r.text)[0] == extractive_tldr(first.abstract, first.title), path
+            assert card_tldrs(r.text)[0] == extractive_tldr(first.abstract), path
         # the profile's query preview lists it too
         r = c.get("/profiles/llm-rl", params={"preview": first.title, "days": "30"})
         assert "A model says <script>alert(1)</script> in one line." in card_tldrs(r.text)

@@ -146,7 +146,7 @@ class Summarizer:
                               if m.paper.key not in self.memo and (m.paper.abstract or "").strip()])
         for m in matches:  # the extractive one is remembered too: the next channel asks again
             m.tldr = self.memo.get(m.paper.key) or self.memo.setdefault(
-                m.paper.key, extractive_tldr(m.paper.abstract, m.paper.title))
+                m.paper.key, extractive_tldr(m.paper.abstract))
 
     # --- the model ---------------------------------------------------------------------------
 
@@ -196,7 +196,7 @@ class Summarizer:
                 self.memo[p.key] = outcome
                 remember.append((p.key, outcome))
             else:  # not asked again in this run (its other channels): extractive
-                self.memo[p.key] = extractive_tldr(p.abstract, p.title)
+                self.memo[p.key] = extractive_tldr(p.abstract)
                 reason = outcome.reason if outcome else f"no answer within the {self.cfg.timeout:g}s timeout"
                 failures[reason].append(p.key)
                 if outcome and outcome.answered:
@@ -267,7 +267,7 @@ class Summarizer:
 
     def _fallback(self, papers: list[Paper], reason: str) -> None:
         for p in papers:
-            self.memo[p.key] = extractive_tldr(p.abstract, p.title)
+            self.memo[p.key] = extractive_tldr(p.abstract)
         self._log_fallback([p.key for p in papers], reason)
 
     def _log_fallback(self, keys: list[str], reason: str) -> None:

@@ -181,10 +181,10 @@ def tighten(sentence: str, limit: int = MAX_CHARS) -> str:
     return s[:cut].rstrip(" ,;:.(–—") + "…"
 
 
-def extractive_tldr(abstract: str, title: str = "", limit: int = MAX_CHARS) -> str:
+def extractive_tldr(abstract: str, limit: int = MAX_CHARS) -> str:
     """One sentence of ``abstract`` that says what the paper does, at most ``limit`` characters;
     "" when there is no abstract (many journal feeds list titles only: the title again under
-    itself would say nothing, so every format leaves the TL;DR out). ``title`` is not used."""
+    itself would say nothing, so every format leaves the TL;DR out)."""
     text = clean_latex(abstract or "")
     sents = sentences(text)
     if not sents:
@@ -228,7 +228,7 @@ def tldr_of(match) -> str:
     else the extractive one."""
     if getattr(match, "tldr", None):
         return " ".join(str(match.tldr).split())
-    return _memo(match.paper.abstract or "", match.paper.title or "")
+    return _memo(match.paper.abstract or "")
 
 
 MEMO_SIZE = 2048  # TL;DRs and excerpts kept (each holds its abstract, ~1.5 KB): web pages show
@@ -236,19 +236,19 @@ MEMO_SIZE = 2048  # TL;DRs and excerpts kept (each holds its abstract, ~1.5 KB):
 
 
 @lru_cache(maxsize=MEMO_SIZE)
-def _memo(abstract: str, title: str) -> str:
-    return extractive_tldr(abstract, title)
+def _memo(abstract: str) -> str:
+    return extractive_tldr(abstract)
 
 
 def stored_tldrs(papers, cached: dict[str, str | None]) -> dict[str, str]:
     """Paper key -> TL;DR for stored ``papers``: the model's TL;DR in ``cached`` (what
     :meth:`~watcher.store.Store.tldr_cached` read, the summarizer's cache) when there is one,
     else the extractive TL;DR — the one a digest carried. The extractive ones are memoised by
-    abstract and title (about 0.1 ms each; a page of 30 cards would pay 3 ms every view)."""
+    abstract (about 0.1 ms each; a page of 30 cards would pay 3 ms every view)."""
     out = {}
     for p in papers:
         model = cached.get(p.key)
-        out[p.key] = " ".join(model.split()) if model else _memo(p.abstract or "", p.title or "")
+        out[p.key] = " ".join(model.split()) if model else _memo(p.abstract or "")
     return out
 
 
