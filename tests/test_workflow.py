@@ -311,6 +311,20 @@ def test_no_branch_yet_never_restores_a_stale_file(tmp_path):
 
 # --- GitLab CI ----------------------------------------------------------------------------
 
+def gitlab_would_run(job: dict, variables: dict, needed_failed: bool) -> bool:
+    """Whether GitLab starts ``job`` (whose ``needs`` failed or not) with these CI/CD
+    ``variables``: its first rule whose ``if`` (``$NAME == "value"``) holds decides, its ``when``
+    (default ``on_success``: not after a failed job it needs); no rule holding, it does not run."""
+    for rule in job.get("rules", [{}]):
+        if "if" in rule:
+            name, value = re.fullmatch(r'\$(\w+) == "(.*)"', rule["if"]).groups()
+            if variables.get(name) != value:
+                continue
+        when = rule.get("when", "on_success")
+        return when == "always" or (when == "on_success" and not needed_failed)
+    return False
+
+
 def run_gitlab(remote: Path, workdir: Path, name: str = "watcher") -> list[tuple[str, subprocess.CompletedProcess]]:
     """Check out ``remote`` afresh and run the job ``name`` as a GitLab runner does: ``script``
     lines in order until one fails, then ``after_script`` whatever happened. The push goes to
@@ -346,7 +360,9 @@ def test_the_gitlab_pipeline_is_serial_and_saves_after_a_failure_too(tmp_path):
                              "watcher check", "watcher once --due"]
     assert job["after_script"][-1].startswith('watcher state save "$STATE_FILE" --git-branch')
     assert "${WATCHER_STATE_TOKEN}" in doc["variables"]["STATE_REMOTE"]  # a masked variable, never the file
-    assert doc["pages"]["rules"] == [{"if": '$WATCHER_PAGES == "true"'}] and doc["pages"]["needs"] == ["watcher"]
+    assert doc["pages"]["needs"] == ["watcher"]
+    assert not gitlab_would_run(doc["pages"], {}, needed_failed=False)  # only when asked for
+    assert gitlab_would_run(doc["pages"], {"WATCHER_PAGES": "true"}, needed_failed=False)
     assert doc["pages"]["artifacts"] == {"paths": ["public"]}
     ok = run_cli("check", cwd=tmp_path / "repo", env=SECRETS)
     assert ok.returncode == 0, ok.stderr
@@ -377,6 +393,30 @@ def test_two_gitlab_runs_deliver_only_what_is_new(tmp_path):
     assert all(r.returncode == 0 for _, r in pages), [(n, r.stderr) for n, r in pages]
     index = (tmp_path / "pages" / "public" / "search-index.json").read_text()
     assert all(title in index for title in sent_first + sent_second)
+
+
+def test_a_failed_gitlab_run_still_publishes_the_site_of_what_it_saved(tmp_path):
+    """The first run delivers; on the second the mail server refuses the digest: the watcher
+    job fails, its after_script saves the state, and the pages job (which needs it) still runs
+    and publishes what was delivered."""
+    with MailServer(login=LOGIN, refuse_data={2}) as smtp:
+        remote, listing = github_repository(tmp_path, smtp, "gitlab")
+        write_listing(listing, 5)
+        first = run_gitlab(remote, tmp_path / "run1")
+        assert all(r.returncode == 0 for _, r in first), [(n, r.stderr) for n, r in first]
+        time.sleep(1.1)
+        write_listing(listing, 10)
+        second = run_gitlab(remote, tmp_path / "run2")
+        codes = [r.returncode for _, r in second]
+        assert codes[-1] == 0 and any(codes), codes  # once --due failed, the state was saved
+        assert len(smtp.received) == 1
+    doc = yaml.safe_load((tmp_path / "run2" / ".gitlab-ci.yml").read_text())
+    assert gitlab_would_run(doc["pages"], {"WATCHER_PAGES": "true"}, needed_failed=True)
+    pages = run_gitlab(remote, tmp_path / "pages", "pages")
+    assert all(r.returncode == 0 for _, r in pages), [(n, r.stderr) for n, r in pages]
+    index = (tmp_path / "pages" / "public" / "search-index.json").read_text()
+    sent = mailed_titles(smtp.received[0].message)
+    assert sent and all(title in index for title in sent)
 
 
 # --- where watcher is installed from ------------------------------------------------------------
