@@ -60,7 +60,8 @@ def test_explain_says_where_each_field_came_from(tmp_path, write_config):
     assert result.exit_code == 0, result.output
     line = next(l for l in result.output.splitlines() if l.startswith("read from:"))
     assert "authors: pubmed (one name per entry)" in line
-    assert "journal: feed (the feed's title without decorations)" in line
+    # both name the journal alike (PubMed's NLM title capitalised): the metadata's name wins
+    assert "journal: pubmed (named in its metadata)" in line
 
 
 def test_a_complete_author_list_and_the_longer_abstract_win_over_a_cut_short_one_in_any_order():

@@ -129,7 +129,7 @@ def test_pubmed_searches_with_history_then_fetches_in_batches_at_the_allowed_rat
     assert result.state["last_day"] == "2026-11-23"
     by_pmid = {p.pmid: p for p in result.papers}
     plateau = by_pmid["41302217"]
-    assert plateau.doi == "10.1038/s41593-026-02114-7" and plateau.journal == "Nature neuroscience"
+    assert plateau.doi == "10.1038/s41593-026-02114-7" and plateau.journal == "Nature Neuroscience"
     assert plateau.title == "Dendritic plateau potentials gate place-field formation in hippocampal CA1"
     assert plateau.authors[0] == "Maria N Okafor" and plateau.announced == date(2026, 11, 25)
     lancet = by_pmid["41298804"]

@@ -128,13 +128,13 @@ def test_five_sources_one_digest_and_one_paper_per_work(tmp_path, server):
     assert fm["venue"] == "Nature Neuroscience" and fm["doi"] == "10.1038/s41593-026-02120-9"
     flu = next(p for p in papers.values() if p["title"].startswith("Household transmission"))
     assert flu["sources"] == ["med", "pm"] and flu["pmid"] == "41298804"  # medRxiv's published DOI
-    assert flu["doi"] == "10.1016/s1473-3099(26)00412-9" and flu["venue"] == "The Lancet. Infectious diseases"
+    assert flu["doi"] == "10.1016/s1473-3099(26)00412-9" and flu["venue"] == "The Lancet. Infectious Diseases"
     plateau = papers["Dendritic plateau potentials gate place-field formation in hippocampal CA1"]
     assert plateau["venue"] == "bioRxiv" and plateau["doi"] == "10.1101/2026.11.20.689412"
     assert "jr: Nature Neuroscience" in fm["reasons"]
     html = newest(tmp_path, "html")
     assert "via ax, natneuro" in html and "doi:10.1038/s41593-026-02120-9" in html
-    assert "The Lancet. Infectious diseases" in html and "via med, pm" in html
+    assert "The Lancet. Infectious Diseases" in html and "via med, pm" in html
     assert ledger(tmp_path).count(PLATEAU) == 1
 
     # run 2: version 2 of the preprint is an update, not a new paper

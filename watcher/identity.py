@@ -132,7 +132,7 @@ def better(old: Paper, new: Paper, name: str) -> Paper:
     better one (:data:`QUALITY`, then :func:`_rank`); of a journal's name spelt two ways (one
     name, other capitals), the better spelling is taken whatever else differs."""
     a, b = getattr(old, name), getattr(new, name)
-    if name == "journal" and a and b and a.casefold() == b.casefold():
+    if name == "journal" and a and b and a != b and a.casefold() == b.casefold():
         return old if better_spelt(a, b) == a else new
     return old if _rank(old, name) >= _rank(new, name) else new
 

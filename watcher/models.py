@@ -94,7 +94,7 @@ def title_fingerprint(title: str) -> str:
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.I)
 _DOI_RE = re.compile(r"10\.\d{4,9}/\S+")
 def better_spelt(a: str, b: str) -> str:
-    """Of two spellings of one name ("Nature neuroscience", PubMed's, and "Nature Neuroscience"),
+    """Of two spellings of one name ("Nature neuroscience", in sentence case as NLM writes it, and "Nature Neuroscience"),
     the one with more capitals, then the greater: no order of the two changes the choice (a tie
     keeps ``a``)."""
     return max((a, b), key=lambda v: (sum(c.isupper() for c in v), v))
@@ -310,7 +310,7 @@ class Paper:
         out = (["arXiv"] if self.arxiv_id else []) + list(self.venues)
         if self.journal:
             out.append(self.journal)
-        spelt: dict[str, str] = {}  # "Nature neuroscience" (PubMed) is "Nature Neuroscience": once,
+        spelt: dict[str, str] = {}  # "Nature neuroscience" (sentence case) is "Nature Neuroscience": once,
         for v in filter(None, out):  # better spelt, at its first place
             f = title_fingerprint(v)
             spelt[f] = better_spelt(spelt[f], v) if f in spelt else v

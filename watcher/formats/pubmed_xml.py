@@ -14,7 +14,7 @@ DTD-refusing reader of :mod:`watcher.formats.xmlsafe` (PubMed's own answers carr
 line, which is dropped first: it declares nothing the records need). Kept: the PMID, the title
 (inline markup such as ``<i>`` flattened), the abstract (a structured abstract keeps its labels:
 ``BACKGROUND: … METHODS: …``), the authors (``ForeName LastName``, or a collective name), the
-journal's title, the DOI (``ArticleIdList``, else ``ELocationID``), the PMCID, the publication
+journal's name (:func:`journal_name`), the DOI (``ArticleIdList``, else ``ELocationID``), the PMCID, the publication
 date and the day the record entered PubMed (``entrez``) as ``announced``. A ``PubmedBookArticle``
 or a record without title is skipped with a warning.
 """
@@ -59,6 +59,17 @@ _ACCENTS = {".": "\u0307", "\u02d9": "\u0307", "^": "\u0302", "~": "\u0303", "\u
 #   written in brackets ("[…].").
 _NO_TITLE = "[Not Available]"
 _BRACKETS = re.compile(r"[\[\]]")
+# A journal's title as the NLM catalogue writes it is in sentence case, with a qualifier that
+# tells apart journals of one name ("Journal of magnetic resonance (San Diego, Calif. : 1997)",
+# "Social justice (San Francisco, Calif.)"); the journal's own name is "Journal of Magnetic
+# Resonance", as its own feed and the DOI's metadata spell it. So the qualifier goes and, for an
+# article in English, each word in lower case gets its capital but the short words inside a
+# name (and Latin "et": "Biochimica et Biophysica Acta"); a word with a capital already ("eLife",
+# "PloS") stays. Other languages keep sentence case, as their journals do ("Sante mentale au
+# Quebec", "Vnitrni lekarstvi").
+_QUALIFIER = re.compile(r"\s*\([^()]*\)$")
+_MINOR = frozenset("a an and as at but by for from in into nor of on or over per the to upon via with et".split())
+_CAPITAL = re.compile(r"[a-z]")
 
 
 def sniff(head: str) -> bool:
@@ -218,7 +229,8 @@ def record_to_paper(record: ET.Element, where: str) -> Paper:
     doi = normalize_doi(ids.get("doi")) or next(
         (normalize_doi(_text(e)) for e in article.findall("ELocationID")
          if e.get("EIdType") == "doi"), None)
-    journal = _text(article.find("Journal/Title")) or _text(article.find("Journal/ISOAbbreviation"))
+    journal = (journal_name(_text(article.find("Journal/Title")), _languages(article))
+               or _text(article.find("Journal/ISOAbbreviation")))
     printed = _pub_date(article.find("Journal/JournalIssue/PubDate"))
     online = _pub_date(article.find("ArticleDate"))
     first = online or printed
@@ -243,6 +255,25 @@ def record_to_paper(record: ET.Element, where: str) -> Paper:
         origins={k: v for k, v in origins.items() if k == "title" or (k == "journal" and journal)
                  or (k == "authors" and authors) or (k == "abstract" and abstract)},
     )
+
+
+def journal_name(title: str, languages: set[str]) -> str:
+    """The journal's name from its NLM ``title``, for an article in ``languages`` (ISO 639-2
+    codes: "eng"); see _QUALIFIER above."""
+    name = _QUALIFIER.sub("", title).strip() or title.strip()
+    if languages and "eng" not in languages:
+        return name
+    words, start = [], True
+    for word in name.split(" "):
+        if word.islower() and (start or word not in _MINOR):
+            word = _CAPITAL.sub(lambda m: m.group().upper(), word, count=1)
+        words.append(word)
+        start = word.endswith((".", ":"))
+    return " ".join(words)
+
+
+def _languages(article) -> set[str]:
+    return {_text(e).lower() for e in article.findall("Language") if _text(e)}
 
 
 def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
