@@ -286,6 +286,25 @@ def test_an_unchanged_database_is_not_committed_again(tmp_path):
     assert git("status", "--porcelain", "--untracked-files=no", cwd=work) == ""  # the checkout untouched
 
 
+def test_an_unchanged_database_goes_to_another_remote_or_branch_all_the_same(tmp_path):
+    """"Did not change" is said of the branch the state came from only: the same file saved to
+    an empty remote, or to another branch, is pushed; to a path that is no repository, an error."""
+    remote, work = local_repository(tmp_path)
+    assert run_cli("state", "save", "s/db.gz", "--git-branch", "watcher-state", cwd=work).returncode == 0
+    other = tmp_path / "other.git"
+    git("init", "-q", "--bare", "-b", "main", str(other), cwd=tmp_path)
+    for args, where in ((["--git-remote", str(other)], other), (["--git-branch", "state-2"], remote)):
+        branch = "state-2" if "state-2" in args else "watcher-state"
+        r = run_cli("state", "save", "s/db.gz", *(["--git-branch", "watcher-state"] if branch != "state-2" else []),
+                    *args, cwd=work)
+        assert r.returncode == 0, r.stderr
+        assert f"committed it to branch {branch}".encode() in r.stdout
+        assert git("ls-tree", "--name-only", branch, cwd=where) == "watcher.db.gz\n"
+    r = run_cli("state", "save", "s/db.gz", "--git-branch", "watcher-state", "--git-remote", str(tmp_path / "nope"),
+                cwd=work)
+    assert r.returncode == 1 and r.stderr.decode().startswith("watcher: git ls-remote failed"), r
+
+
 def test_an_unreachable_remote_stops_the_restore_and_never_shows_its_token(tmp_path):
     _, work = local_repository(tmp_path)
     (work / "watcher.db").unlink()

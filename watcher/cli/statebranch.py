@@ -73,8 +73,7 @@ def fetch(remote: str, branch: str, out: Path, cwd: Path) -> bool:
     is no such branch yet (the first run). Any other failure (no network, no access) is a
     StateError: starting afresh then would deliver everything again."""
     _check_remote(remote, cwd)
-    listed = _git("ls-remote", "--exit-code", "--heads", remote, branch, cwd=cwd, ok=(0, 2))
-    if listed.returncode == 2:
+    if _head(remote, branch, cwd) is None:
         return False
     _git("fetch", "--no-tags", "--depth=1", remote, f"+refs/heads/{branch}:{LOCAL_REF}", cwd=cwd)
     blob = _git("show", f"{LOCAL_REF}:{FILE}", cwd=cwd).stdout
@@ -83,14 +82,23 @@ def fetch(remote: str, branch: str, out: Path, cwd: Path) -> bool:
     return True
 
 
+def _head(remote: str, branch: str, cwd: Path) -> str | None:
+    """The commit ``branch`` of ``remote`` points at; None when it has no such branch."""
+    listed = _git("ls-remote", "--exit-code", "--heads", remote, branch, cwd=cwd, ok=(0, 2))
+    return listed.stdout.decode().split()[0] if listed.returncode == 0 else None
+
+
 def push(remote: str, branch: str, packed: Path, message: str, cwd: Path) -> str | None:
     """Commit ``packed`` as the one file of ``branch`` (on top of the state fetched before, if
-    any) and push it to ``remote``; the commit id, or None when it had not changed."""
+    any) and push it to ``remote``; the commit id, or None when it had not changed: the branch
+    on ``remote`` is still the state fetched before and holds the same file (another remote or
+    branch, or one that moved since, is pushed to, and refuses what does not follow its
+    history)."""
     _check_remote(remote, cwd)
     blob = _git("hash-object", "-w", str(packed.resolve()), cwd=cwd).stdout.decode().strip()
     parent = _git("rev-parse", "-q", "--verify", f"{LOCAL_REF}^{{commit}}", cwd=cwd, ok=(0, 1))
     parent_id = parent.stdout.decode().strip() if parent.returncode == 0 else None
-    if parent_id:
+    if parent_id and _head(remote, branch, cwd) == parent_id:
         before = _git("rev-parse", "-q", "--verify", f"{parent_id}:{FILE}", cwd=cwd, ok=(0, 1))
         if before.stdout.decode().strip() == blob:
             return None
