@@ -29,6 +29,8 @@ LATE_FAILURES = [
     (("[channel.archive]", _EMAIL.replace('host = "smtp.example.org"', 'host = "  "') + "[channel.archive]"),
      "channel.me.host", "must not be empty"),
     (('database = "watcher.db"', 'database = ""'), "watcher.database", "must not be empty"),
+    (('database = "watcher.db"', 'database = "."'), "watcher.database", "'.' names a folder, not a file"),
+    (('database = "watcher.db"', 'database = "state/"'), "watcher.database", "names a folder, not a file"),
     (("[channel.archive]", _ARXIV.replace('"cat:cs.LG"', '""') + "[channel.archive]"),
      "source.api.query", "must not be empty"),
     (("[channel.archive]", _ARXIV.replace('"cat:cs.LG"', '" \\t "') + "[channel.archive]"),
@@ -99,7 +101,11 @@ def test_check_reports_a_database_that_once_cannot_create(write_config, tmp_path
     assert r.returncode == 2, err
     assert "config.toml: watcher.database: " in err and words in err, err
     once = run_cli("--config", str(cfg), "once", cwd=tmp_path)
-    assert once.returncode != 0  # and it does fail for real
+    assert once.returncode != 0  # and it does fail for real, saying why in one line
+    said = once.stderr.decode()
+    assert said.count("\n") == 1 and "Traceback" not in said, said
+    if database.startswith("blocker"):
+        assert "blocker is a file, not a folder" in said, said
 
 
 @pytest.mark.parametrize("old, new, key, said", [

@@ -445,6 +445,7 @@ def test_the_state_file_keeps_no_ratings_sessions_password_or_errors_unless_aske
         'database = "watcher.db"', 'database = "watcher-sample.db"'))
     r = run_watcher("--config", "sample.toml", "state", "save", "s.gz", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+    assert b"left out of it: 1 rating and 1 saved paper (set state_ratings = true under [watcher]" in r.stdout
     raw = gzip.decompress((tmp_path / "s.gz").read_bytes())
     for secret in (salt, fingerprint, leak.encode()):
         assert secret not in raw, secret
@@ -465,6 +466,18 @@ def test_the_state_file_keeps_no_ratings_sessions_password_or_errors_unless_aske
         assert conn.execute("SELECT count(*) FROM ratings").fetchone()[0] == 1
         assert conn.execute("SELECT count(*) FROM saved").fetchone()[0] == 1
         assert conn.execute("SELECT salt FROM web_sessions").fetchone() == (None,)
+    # the config's state_ratings decides the default (a CI run's save keeps them too);
+    # --without-ratings overrides it
+    (tmp_path / "kept.toml").write_text((tmp_path / "sample.toml").read_text().replace(
+        'database = "watcher-sample.db"', 'database = "watcher-sample.db"\nstate_ratings = true'))
+    for extra, name, kept in (([], "k.gz", 1), (["--without-ratings"], "w.gz", 0)):
+        r = run_watcher("--config", "kept.toml", "state", "save", name, *extra, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert (b"left out of it" in r.stdout) == (not kept)
+        (tmp_path / "x.db").unlink(missing_ok=True)
+        (tmp_path / "x.db").write_bytes(gzip.decompress((tmp_path / name).read_bytes()))
+        with sqlite3.connect(tmp_path / "x.db") as conn:
+            assert conn.execute("SELECT count(*) FROM ratings").fetchone()[0] == kept
 
 
 # --- 9. the smaller ones: file parts, a logged-in session during a guessing attack, bib URLs -----

@@ -239,6 +239,54 @@ def test_two_runs_of_the_workflow_keep_the_ledger_on_the_state_branch(tmp_path):
     assert len(history) == 2 and all(s.startswith("watcher state saved ") for s in history)
 
 
+def test_ratings_made_in_a_clone_stay_on_the_state_branch_when_the_config_says_so(tmp_path):
+    """The generated README's way to rate: restore in a clone, rate, save. The generated config
+    leaves ratings out, and the save says so; with state_ratings = true the rating is on the
+    branch, and the next scheduled run, which saves again, keeps it."""
+    import gzip
+    import sqlite3
+
+    def ratings_on_branch() -> int:
+        blob = subprocess.run(["git", "show", "watcher-state:watcher.db.gz"], cwd=remote, capture_output=True,
+                              check=True).stdout
+        (tmp_path / "branch.db").write_bytes(gzip.decompress(blob))
+        with sqlite3.connect(tmp_path / "branch.db") as conn:
+            return conn.execute("SELECT count(*) FROM ratings").fetchone()[0]
+
+    with MailServer(login=LOGIN) as smtp:
+        remote, listing = github_repository(tmp_path, smtp)
+        write_listing(listing, 3)
+        assert all(r.returncode == 0 for _, r in run_job(remote, tmp_path / "run1", BIN))
+        clone = tmp_path / "clone"
+        git("clone", "-q", str(remote), str(clone), cwd=tmp_path)
+        config = clone / "config.toml"
+        assert config.read_text().count("state_ratings = false\n") == 1
+        steps = [("state", "restore", "s.db.gz", "--git-branch", "watcher-state"),
+                 ("rate", "up", TITLES[0], "--profile", "llm-rl"),
+                 ("state", "save", "s.db.gz", "--git-branch", "watcher-state")]
+        for args in steps:
+            r = run_cli(*args, cwd=clone)
+            assert r.returncode == 0, (args, r.stderr)
+        assert b"left out of it: 1 rating and 0 saved papers" in r.stdout
+        assert ratings_on_branch() == 0
+
+        config.write_text(config.read_text().replace("state_ratings = false", "state_ratings = true"))
+        git("commit", "-q", "-am", "keep my ratings", cwd=clone)
+        git("push", "-q", "origin", "main", cwd=clone)
+        (clone / "watcher.db").unlink()
+        for args in steps:
+            r = run_cli(*args, cwd=clone)
+            assert r.returncode == 0, (args, r.stderr)
+        assert b"left out" not in r.stdout and ratings_on_branch() == 1
+        before = git("log", "-1", "--format=%H", "watcher-state", cwd=remote)
+        time.sleep(1.1)
+        write_listing(listing, 6)
+        assert all(r.returncode == 0 for _, r in run_job(remote, tmp_path / "run2", BIN))
+        assert len(smtp.received) == 2
+    assert git("log", "-1", "--format=%H", "watcher-state", cwd=remote) != before
+    assert ratings_on_branch() == 1  # the scheduled run's save kept it
+
+
 def test_a_failed_run_still_saves_its_ledger(tmp_path):
     """The mail server refuses the digest: the run fails, yet the database (papers seen, the
     failed attempt) goes to the state branch, and the next run, the server back, delivers."""

@@ -78,6 +78,7 @@ class Settings:
     timezone: ZoneInfo
     user_agent: str
     templates_dir: Path | None = None
+    state_ratings: bool = False  # `watcher state save` keeps the ratings and the saved list
 
 
 @dataclass(frozen=True)
@@ -254,6 +255,7 @@ _WATCHER_KEYS = {
     "timezone": (str, "UTC"),
     "user_agent": (str, "watcher (+https://github.com/watcher-papers/watcher)"),
     "templates_dir": (str, None),
+    "state_ratings": (bool, False),
 }
 _SOURCE_COMMON = {"type": (str, REQUIRED), "url": (str, None), "timeout": (float, 30.0)}
 _PROFILE_KEYS = {
@@ -495,6 +497,7 @@ def parse_config(data: dict, path: Path) -> Config:
         timezone=tz,
         user_agent=w["user_agent"],
         templates_dir=_resolve(base, w["templates_dir"]) if w["templates_dir"] else None,
+        state_ratings=w["state_ratings"],
     )
     sources = r.each(lambda name, t: _source(r, name, t, base), _named(r, data, "source"))
     profiles = r.each(lambda name, t: _profile(r, name, t, base), _named(r, data, "profile"))
@@ -521,6 +524,8 @@ def _check_watcher(r: _Reader, w: dict) -> None:
     _check_header_value(r, "watcher.user_agent", w["user_agent"])
     if not w["database"].strip():
         raise r.fail("watcher.database", "must not be empty (a file name such as watcher.db)")
+    if Path(w["database"]).name in ("", ".", "..") or w["database"].rstrip().endswith(("/", "\\")):
+        raise r.fail("watcher.database", f"{w['database']!r} names a folder, not a file (a file name such as watcher.db)")
 
 
 def parse_listen(text: str) -> tuple[str, int]:

@@ -38,6 +38,12 @@ SCHEDULED_EDITS = (
      '# `watcher once --due` delivers only the digests whose schedule fired since their last run.\n'
      'schedule = "arxiv"'),
     ('channels = ["archive"]', 'channels = ["mail"]'),
+    ('user_agent = "watcher (mailto:you@example.org)"\n',
+     'user_agent = "watcher (mailto:you@example.org)"\n'
+     '# Whether the state branch keeps your ratings and saved list (`watcher state save`): set it\n'
+     '# to true to rate in a clone between runs (README.md). Anyone who can read the repository\n'
+     '# can then read them: leave it false in a public one.\n'
+     'state_ratings = false\n'),
 )
 
 

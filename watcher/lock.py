@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 from .errors import StoreError
+from .folders import make_folder
 
 log = logging.getLogger("watcher")
 
@@ -56,7 +57,7 @@ class FileLock:
         """Take the lock if it is free; False when another process holds it."""
         if self._fd is not None:
             return True
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(self.path.parent, self.path)
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as e:

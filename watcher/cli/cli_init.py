@@ -113,9 +113,10 @@ GIT_REMOTE = click.option("--git-remote", metavar="REMOTE", default="origin", sh
 
 @state.command("save")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--with-ratings", is_flag=True,
-              help="Keep the ratings and the saved list in FILE too (left out by default: on a "
-                   "public repository's branch anyone can read them).")
+@click.option("--with-ratings/--without-ratings", default=None,
+              help="Keep the ratings and the saved list in FILE too, or leave them out; by default "
+                   "as the config's [watcher] state_ratings says (false: left out, since on a public "
+                   "repository's branch anyone can read them).")
 @git_branch("push FILE to")
 @GIT_REMOTE
 @pass_ctx
@@ -123,14 +124,22 @@ GIT_REMOTE = click.option("--git-remote", metavar="REMOTE", default="origin", sh
 def state_save(ctx: Context, file: Path, with_ratings, git_branch, git_remote) -> None:
     """Write a gzip copy of the database to FILE (nothing when there is no database yet): the
     papers, the ledger and the sources' state; never the web password's fingerprint or the
-    stored errors, and the ratings and saved list only with --with-ratings."""
+    stored errors, and the ratings and saved list only with [watcher] state_ratings = true in
+    the config (or --with-ratings)."""
     from .statefile import save
 
     db = ctx.config.settings.database
-    if not save(db, file, keep_ratings=with_ratings):
+    keep = ctx.config.settings.state_ratings if with_ratings is None else with_ratings
+    left_out = save(db, file, keep_ratings=keep)
+    if left_out is None:
         click.echo(f"no database {db} to save yet: no run has created it (nothing saved)")
         return
     click.echo(f"saved {db} to {file} ({file.stat().st_size} bytes)")
+    if any(left_out):
+        ratings, saved = left_out
+        click.echo(f"left out of it: {ratings} rating{'s' * (ratings != 1)} and {saved} saved "
+                   f"paper{'s' * (saved != 1)} (set state_ratings = true under [watcher] in "
+                   f"{ctx.config.path.name}, or pass --with-ratings, to keep them)")
     if git_branch:
         from datetime import datetime, timezone
 

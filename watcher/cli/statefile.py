@@ -12,8 +12,8 @@ digest delivered through each channel, its issues and messages, the schedule's l
 and each source's state (ETags, the last day fetched), with the summarizer's TL;DRs. It never
 holds the web inbox's password material (the salt and scrypt fingerprint of the password) nor
 the errors runs stored (a server may have quoted a request in one); the ratings and the saved
-list only when asked (``keep_ratings``): on a branch of a public repository, anyone can read
-the file.
+list only when asked (``keep_ratings``: ``[watcher] state_ratings``, or ``--with-ratings``): on
+a branch of a public repository, anyone can read the file.
 """
 
 from __future__ import annotations
@@ -34,22 +34,23 @@ MAX_RATIO = 100
 MIN_UNPACKED = 256 * 1024 * 1024
 
 
-def save(database: Path, out: Path, keep_ratings: bool = False) -> bool:
+def save(database: Path, out: Path, keep_ratings: bool = False) -> tuple[int, int] | None:
     """Write a gzip of a consistent copy of ``database`` to ``out`` (atomically), holding only
-    what a state file holds (:func:`watcher.store.strip_for_state`). False, and nothing written, when there is no
-    database yet (a run that failed before creating it)."""
+    what a state file holds (:func:`watcher.store.strip_for_state`): how many ratings and saved
+    papers it left out. None, and nothing written, when there is no database yet (a run that
+    failed before creating it)."""
     if not database.is_file():
-        return False
+        return None
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
         copy = Path(tmp) / "copy.db"
         copy_database(database, copy)
-        strip_for_state(copy, keep_ratings)
+        left_out = strip_for_state(copy, keep_ratings)
         packed = Path(tmp) / "out.gz"
         with open(copy, "rb") as f, gzip.GzipFile(packed, "wb", mtime=0) as z:
             shutil.copyfileobj(f, z)
         os.replace(packed, out)
-    return True
+    return left_out
 
 
 def restore(packed: Path, database: Path, force: bool = False) -> bool:

@@ -32,6 +32,7 @@ from typing import Iterator
 import sqlite_utils
 
 from ..errors import StoreError
+from ..folders import make_folder
 from ..models import now_utc
 from .connection import (_check_intact, busy_timeout, connect_readonly, database_error, error_kind,
                          no_database, require_database)
@@ -87,7 +88,7 @@ class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrSto
             else:
                 path = Path(path)
                 existed = path.exists() and path.stat().st_size > 0
-                path.parent.mkdir(parents=True, exist_ok=True)
+                make_folder(path.parent, path)
                 conn = sqlite3.connect(str(path), timeout=busy_timeout(), isolation_level=None)
                 db = sqlite_utils.Database(conn)
                 try:

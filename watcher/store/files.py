@@ -25,15 +25,18 @@ def copy_database(database: Path, copy: Path) -> None:
 STATE_ERROR_NOT_KEPT = "(failed; the error itself is not kept in a saved state file)"
 
 
-def strip_for_state(path: Path, keep_ratings: bool = False) -> None:
+def strip_for_state(path: Path, keep_ratings: bool = False) -> tuple[int, int]:
     """Leave in the database copy at ``path`` only what a saved state file holds (papers, the
     ledger, messages and the sources' state: :mod:`watcher.cli.statefile`): no web password
     material, no stored errors, and no ratings or saved list unless ``keep_ratings``; then
-    rebuild the file so nothing deleted survives in its free pages."""
+    rebuild the file so nothing deleted survives in its free pages. Returns how many ratings
+    and saved papers were left out."""
     conn = sqlite3.connect(path)
     try:
         conn.execute("PRAGMA secure_delete=ON")
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        left_out = tuple(0 if keep_ratings or t not in tables else conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                         for t in ("ratings", "saved"))
         steps = [("web_sessions", "UPDATE web_sessions SET salt = NULL, fingerprint = NULL", ()),
                  ("runs", "UPDATE runs SET detail = NULL", ())]
         steps += [(t, f"UPDATE {t} SET last_error = ? WHERE last_error IS NOT NULL", (STATE_ERROR_NOT_KEPT,))
@@ -47,6 +50,7 @@ def strip_for_state(path: Path, keep_ratings: bool = False) -> None:
         conn.execute("VACUUM")
     finally:
         conn.close()
+    return left_out
 
 
 def saved_database_intact(path: Path) -> bool:
