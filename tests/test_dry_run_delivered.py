@@ -1,4 +1,4 @@
-"""`digest NAME --dry-run --since DATE` says when the papers matched but were already delivered."""
+"""`digest NAME --since DATE` (a dry run or not) says when the papers matched but were already delivered."""
 
 from __future__ import annotations
 
@@ -32,6 +32,12 @@ def test_dry_run_since_tells_delivered_from_unmatched(write_config, tmp_path):
     assert dry.stdout == b""
     assert dry.stderr.decode() == (f"digest daily: no new papers ({delivered} matching papers filed "
                                    "since 2025-04-01 were already delivered)\n")
+
+    # delivering for real (not a dry run) says the same, not "nothing matched your profiles"
+    again = run_cli("--config", str(cfg), "--log-level", "info", *since, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert (f"digest daily -> archive: {delivered} matching papers filed since 2025-04-01 were already "
+            "delivered; nothing sent").encode() in again.stderr, again.stderr
 
     # a window whose papers match nothing (nothing delivered there either) still says so
     other = write_config(MINIMAL_CONFIG.replace('"reinforcement learning" OR RLHF OR GRPO', "chromodynamics"),

@@ -333,6 +333,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
                 state["watermark"]).replace(microsecond=0) > parse_time(state["last_success"]))
             last = parse_time(state.get("watermark") if ran_empty else state.get("last_success"))
             digest = plan.build(candidates, revised, older, utc(last) if last else None, ran_empty)
+            say_delivered(store, plan, [name], deliver.since_day, digest)
             if digest.links is not None:  # "view in browser" opens exactly this message
                 digest.links = digest.links.message(name, store.next_message(dcfg.name, digest.date, name))
             report.papers, report.profiles = len(digest.matches), digest.profiles
@@ -368,6 +369,15 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             report.error = failure(f"digest {dcfg.name} -> channel {name}", e, redact)
             store.delivery_failed(dcfg.name, name, report.error, cycle.now, first_window)
     return reports
+
+
+def say_delivered(store, plan: "DigestPlan", channels: list[str], since_day: date | None, digest) -> None:
+    """A digest over an explicit window (``--since``) that is empty although papers filed in
+    it match says they were delivered already (through ``channels``), not that nothing matched."""
+    if digest.matches or not since_day:
+        return
+    delivered = {p.key: p for name in channels for p in store.delivered_since(plan.dcfg.name, name, since_day)}
+    digest.empty_reason = delivered_reason(list(delivered.values()), plan.matchers, since_day) or digest.empty_reason
 
 
 def dry_run_digest(config: Config, store: Store, plan: DigestPlan, deliver: Deliver) -> list[ChannelReport]:
@@ -410,11 +420,7 @@ def dry_run_digest(config: Config, store: Store, plan: DigestPlan, deliver: Deli
             report.papers += 1
     for report in reports:
         report.profiles = digest.profiles
-    if not digest.matches and deliver.since_day:  # say so when the window's matches were all delivered
-        delivered = {p.key: p for name in dcfg.channels
-                     for p in store.delivered_since(dcfg.name, name, deliver.since_day)}
-        digest.empty_reason = (delivered_reason(list(delivered.values()), plan.matchers, deliver.since_day)
-                               or digest.empty_reason)
+    say_delivered(store, plan, dcfg.channels, deliver.since_day, digest)
     if not digest.matches and not dcfg.send_empty:
         dry.stderr.write(f"digest {dcfg.name}: no new papers ({digest.empty_reason})\n")
         dry.stderr.flush()
