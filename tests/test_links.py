@@ -180,8 +180,8 @@ def test_a_digest_without_its_links_is_delivered_but_never_silently(tmp_path):
     [mail] = server.received  # delivered all the same
     assert "/r/" not in mail.message.get_payload()[1].get_content()
     err = out.stderr.decode()
-    assert re.search(r"ERROR.*digest daily: environment variable WATCHER_TEST_SECRET "
-                     r"\(web.secret_env\) is not set: delivered without rating links", err), err
+    assert re.search(r"ERROR.*digest daily: environment variable WATCHER_TEST_SECRET is empty "
+                     r"\(web.secret_env\): delivered without rating links", err), err
     status = run_cli("status", cwd=tmp_path)
     assert status.returncode == 0, status.stderr
     text = status.stdout.decode()
@@ -193,6 +193,27 @@ def test_a_digest_without_its_links_is_delivered_but_never_silently(tmp_path):
         out = run_cli("once", cwd=tmp_path, env={"WATCHER_TEST_SECRET": SECRET})
     assert out.returncode == 0, out.stderr
     assert "degraded" not in run_cli("status", cwd=tmp_path).stdout.decode()
+
+
+def test_a_guessable_link_secret_signs_nothing(tmp_path):
+    """A secret of a few characters would let anyone forge rating links: check refuses it,
+    serve will not start with it, and a digest goes out without links, saying why."""
+    shutil.copy(DATA / "corpus-2025-04-09.jsonl.gz", tmp_path / "day.jsonl.gz")
+    short = {"WATCHER_TEST_SECRET": "a"}
+    with MailServer() as server:
+        (tmp_path / "config.toml").write_text(mailed_links_config(server.port)
+                                              .replace('every = "1d"', 'every = "1d"\nlookback = "30d"'))
+        check = run_cli("check", cwd=tmp_path, env=short)
+        assert check.returncode == 2
+        assert ("web.secret_env: the secret in WATCHER_TEST_SECRET is shorter than 16 characters "
+                "(make one: python3 -c 'import secrets; print(secrets.token_urlsafe(32))')") in check.stderr.decode()
+        serve = run_cli("serve", cwd=tmp_path, env=short)
+        assert serve.returncode == 2 and b"shorter than 16 characters (make one" in serve.stderr, serve.stderr
+        out = run_cli("once", cwd=tmp_path, env=short)
+    assert out.returncode == 1, out.stderr
+    [mail] = server.received
+    assert "/r/" not in mail.message.get_payload()[1].get_content()
+    assert "shorter than 16 characters" in out.stderr.decode()
 
 
 def test_compact_tokens_are_short_and_name_a_paper_without_an_id_by_its_short_key(tmp_path):

@@ -280,10 +280,11 @@ def links_missing(config) -> str | None:
     secret's environment variable is unset though ``base_url`` and ``secret_env`` are set (a
     degraded digest: it is still delivered, and the cycle says why at error level); None when
     the links are there or were never asked for."""
+    from .config import secret_problem
+
     web = config.web
-    if web.base_url and web.secret_env and not os.environ.get(web.secret_env):
-        return (f"environment variable {web.secret_env} (web.secret_env) is not set: delivered "
-                "without rating links and without 'View in browser'")
+    if web.base_url and (problem := secret_problem(web)):
+        return f"{problem} (web.secret_env): delivered without rating links and without 'View in browser'"
     return None
 
 
@@ -291,11 +292,12 @@ def links_for(config, issued: date | None = None) -> Links | None:
     """The links of this config's digests (made on day ``issued``, default today: they expire
     LINK_DAYS later), or None when ``[web].base_url`` or the secret (the value of
     ``[web].secret_env``) is missing."""
+    from .config import secret_problem
+
     web = config.web
-    secret = os.environ.get(web.secret_env) if web.secret_env else None
-    if not web.base_url or not secret:
+    if not web.base_url or not web.secret_env or secret_problem(web):
         return None
-    return Links(web.base_url, secret, issued=issued)
+    return Links(web.base_url, os.environ[web.secret_env], issued=issued)
 
 
 __all__ = ["issue_path", "BadLink", "ExpiredLink", "LINK_DAYS", "LinkRating", "Links", "LINK_ACTIONS", "links_for", "make_token",

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..categories import category_problems
-from ..config import MIN_PASSWORD, Config
+from ..config import MIN_PASSWORD, Config, secret_problem
 from ..deliver.base import folder_problem
 from ..errors import DeliveryError
 from ..present.render import TEMPLATE_NAMES, render
@@ -28,7 +28,7 @@ def check_config(config: Config) -> tuple[list[str], str]:
         problems.append(f"{where}: watcher.templates_dir: {templates_dir} is not a folder")
     problems += check_templates(str(templates_dir) if templates_dir else None)
     optional = optional_secret_notes(config)
-    problems += [f"{where}: {key}: environment variable {var} is not set"
+    problems += [f"{where}: {key}: environment variable {var} is {'empty' if var in os.environ else 'not set'}"
                  for key, var in config.secret_vars().items()
                  if not os.environ.get(var) and key not in optional]
     problems += web_password_problems(config)
@@ -141,13 +141,17 @@ def followed_notes(config: Config) -> list[str]:
 
 
 def web_password_problems(config: Config) -> list[str]:
-    """A web password shorter than ``watcher serve`` takes."""
+    """A web password or link secret shorter than ``watcher serve`` takes (one unset or empty
+    is said with the other secrets)."""
+    out = []
     var = config.web.password_env
     value = os.environ.get(var) if var else None
     if value and len(value) < MIN_PASSWORD:
-        return [f"{config.path}: web.password_env: the password in {var} is shorter than "
-                f"{MIN_PASSWORD} characters"]
-    return []
+        out.append(f"{config.path}: web.password_env: the password in {var} is shorter than "
+                   f"{MIN_PASSWORD} characters")
+    if os.environ.get(config.web.secret_env or "") and (problem := secret_problem(config.web)):
+        out.append(f"{config.path}: web.secret_env: {problem}")
+    return out
 
 
 def database_problem(db: Path) -> str | None:

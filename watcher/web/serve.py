@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
-from ..config import MIN_PASSWORD, Config, WebConfig, is_loopback, is_loopback_url, parse_listen
+from ..config import (MIN_PASSWORD, Config, WebConfig, is_loopback, is_loopback_url, parse_listen,
+                      secret_problem)
 from ..errors import ConfigError, WatcherError
 from ..store import Store
 from ..store.connection import no_database
@@ -58,10 +59,10 @@ def plan(config: Config, listen: str | None = None, sample: bool = False, daemon
             raise ConfigError(f"the password in {web.password_env} is shorter than {MIN_PASSWORD} "
                               "characters", path=str(config.path), key="web.password_env")
     if web.secret_env:
-        secret = os.environ.get(web.secret_env) or None
-        if secret is None:
-            raise ConfigError(f"environment variable {web.secret_env} is not set (it signs sessions "
-                              "and links)", path=str(config.path), key="web.secret_env")
+        if problem := secret_problem(web):
+            raise ConfigError(f"{problem} (it signs sessions and links)", path=str(config.path),
+                              key="web.secret_env")
+        secret = os.environ[web.secret_env]
     if web.base_url and password is None and not is_loopback_url(web.base_url):
         log.warning("web.base_url is set but web.password_env is not: behind a reverse proxy every "
                     "request comes from loopback, so anyone who reaches %s can read the inbox",
