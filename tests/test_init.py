@@ -4,6 +4,7 @@ as a user who installed watcher with pip or pipx (no clone, no config.toml) star
 from __future__ import annotations
 
 import gzip
+import os
 import re
 import sqlite3
 import tomllib
@@ -57,10 +58,32 @@ def test_init_github_writes_nothing_when_any_file_exists(tmp_path):
 def test_init_github_ignores_what_its_readme_makes_in_the_folder(tmp_path):
     """The README sets up .venv and restores watcher.db in the clone: `git add -A` must commit
     neither (QA); the wheel the workflow installs is committed."""
+    import subprocess
+
     assert run_cli("init", "--github", cwd=tmp_path).returncode == 0
     ignored = (tmp_path / ".gitignore").read_text().splitlines()
-    assert {".venv/", "watcher.db", "watcher.db-*", "_site/"} <= set(ignored)
+    assert {".venv/", "watcher.db*", "_site/"} <= set(ignored)
     assert not any(line.startswith("wheels") for line in ignored)
+
+    def git(*args: str) -> str:
+        env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
+               "GIT_COMMITTER_EMAIL": "t@x"}
+        return subprocess.run(["git", *args], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              check=True).stdout
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", "init")
+    # what the README has a user run in the clone leaves nothing to commit: databases, their
+    # journals and lock files, the state file, the static site
+    run_cli("once", "--sample", cwd=tmp_path)  # its mail channel fails here (no SMTP password)
+    (tmp_path / "watcher-sample.db").rename(tmp_path / "watcher.db")
+    for args in (("rate", "up", "2504.07491", "--profile", "llm-rl"), ("state", "save", "s.db.gz"),
+                 ("site", "_site")):
+        r = run_cli(*args, cwd=tmp_path)
+        assert r.returncode == 0, (args, r.stderr)
+    assert any(p.name.endswith(".lock") for p in tmp_path.iterdir())
+    assert git("status", "--porcelain") == ""
 
 
 def test_init_into_a_file_is_a_one_line_error(tmp_path):
