@@ -270,6 +270,10 @@ def test_after_the_quick_start_the_reading_commands_use_the_sample_database(tmp_
         assert r.returncode == 0, (args, r.stderr)
         assert shown in r.stdout.decode() and r.stderr.decode() == note, args
     assert not (tmp_path / "watcher.db").exists()
+    # digest (it delivers) never takes the sample's database unasked; a dry run says where it is
+    r = run_cli("digest", "daily", "--dry-run", "--since", "2025-04-11", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.decode() == (
+        "watcher: watcher.db: no database yet; the sample's papers are in watcher-sample.db: add --sample\n")
     with Store.open(tmp_path / "watcher.db") as store:  # a real database from now on: it is used
         store.upsert(formats.read(SEED_DIGEST.read_bytes(), "seed").papers, datetime.now(timezone.utc))
     r = run_cli("ratings", cwd=tmp_path)
@@ -282,6 +286,9 @@ def test_after_the_quick_start_the_reading_commands_use_the_sample_database(tmp_
     assert r.returncode == 2 and r.stderr.decode().endswith(
         "; the sample's papers are in watcher-sample.db: add --sample\n")
     assert run_cli("explain", "2504.07954", "--sample", cwd=tmp_path).returncode == 0
+    r = run_cli("rate", "up", "2504.07954", "--profile", "llm-rl", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.decode().endswith(
+        "; the sample's papers are in watcher-sample.db: add --sample\n"), r.stderr
 
 
 def test_a_title_with_line_breaks_stays_one_line_per_paper(write_config, tmp_path):

@@ -19,7 +19,7 @@ import click
 from .. import __version__
 from . import cli_init, cli_ratings
 from .clikit import (SAMPLE_HELP, Context, _drop_stdout, fail, handle_errors, pass_ctx, reading_config,
-                     write_failed)
+                     sample_hint, write_failed)
 from ..config import FORMATS, Config
 from ..errors import ConfigError, InputError
 from ..formats import READERS as READER_NAMES
@@ -281,6 +281,8 @@ def digest(ctx: Context, name, fmt, since, dry_run, sample) -> None:
     if dry_run or sample:  # never creates a database to print nothing from
         from ..store import require_database
 
+        if not config.settings.database.exists() and (hint := sample_hint(ctx, config)):
+            raise InputError(f"{config.settings.database}: no database yet{hint}")
         require_database(config.settings.database)
     report = run_once(config, cycle, None, deliver)
     sys.exit(_report_cycle(report, False, None if dry_run else [name]))
@@ -398,13 +400,8 @@ def explain(ctx: Context, paper, profile, sample) -> None:
             if found is None:
                 from ..ratings import suggestions
 
-                from ..pipeline import sample_database
-
-                other = sample_database(ctx.config)
-                hint = (f"; the sample's papers are in {other}: add --sample"
-                        if not sample and config is ctx.config and other.exists() else "")
                 raise InputError(f"{paper}: no such paper in {config.settings.database}"
-                                 f"{suggestions(store, paper)}{hint}")
+                                 f"{suggestions(store, paper)}{sample_hint(ctx, config)}")
             explained = [(name, *explain_paper(config, name, store, found)) for name in names]
             every = store.paper_messages(found.key)
             sent = [r for r in every if profile is None or r["profile"] == profile]

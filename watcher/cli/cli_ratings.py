@@ -10,7 +10,7 @@ import json
 
 import click
 
-from .clikit import SAMPLE_HELP, Context, handle_errors, pass_ctx, reading_config
+from .clikit import SAMPLE_HELP, Context, handle_errors, pass_ctx, reading_config, sample_hint
 from ..errors import ConfigError
 from ..models import now_utc
 from ..ratings import ACTIONS, PROFILE_ACTIONS, RatingError
@@ -45,7 +45,10 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
         if profile is not None and profile not in known:
             raise RatingError(f"unknown profile {profile!r} (profiles: {', '.join(config.profiles) or 'none'})")
         # all checked before anything is recorded; a paper named twice (by id and title) is rated once
-        found = unique_papers(find_paper(store, text) for text in papers)
+        try:
+            found = unique_papers(find_paper(store, text) for text in papers)
+        except RatingError as e:
+            raise RatingError(f"{e}{sample_hint(ctx, config)}") from None
         owners: dict[str, list[str]] = {}
         if action in PROFILE_ACTIONS and profile is None:
             if action == "clear":  # the profiles that hold a rating of the paper
