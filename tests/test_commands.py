@@ -413,3 +413,9 @@ def test_the_reading_list_names_a_journal_paper_by_its_doi(tmp_path):
     assert run_cli("rate", "save", doi, cwd=tmp_path).returncode == 0
     listed = run_cli("saved", cwd=tmp_path).stdout.decode()
     assert listed.startswith(f"doi:{doi}  ") and "\n-  " not in listed, listed
+
+
+@pytest.mark.parametrize("command", [("digest", "daily", "--dry-run"), ("fetch",)])
+def test_an_empty_since_is_a_usage_error_not_no_since(filled, tmp_path, command):
+    r = run_cli("--config", str(filled), *command, "--since", "", cwd=tmp_path)
+    assert r.returncode == 2 and b"--since: '' is not a date (YYYY-MM-DD)" in r.stderr, r.stderr

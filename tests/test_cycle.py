@@ -116,3 +116,19 @@ def test_help_lists_every_command():
     assert r.returncode == 0
     for command in ("once", "fetch", "digest", "convert", "check", "test-deliver", "status", "explain"):
         assert command in r.stdout.decode()
+
+
+def test_every_option_of_every_command_says_what_it_does():
+    """`watcher CMD --help` explains each option (a bare `--to [text|json]` left users guessing)."""
+    import click
+
+    from watcher.cli import cli
+
+    def bare(cmd, path):
+        for p in cmd.params:
+            if isinstance(p, click.Option) and not p.help and p.name != "help":
+                yield f"{' '.join(path)} {'/'.join(p.opts)}"
+        for name, sub in getattr(cmd, "commands", {}).items():
+            yield from bare(sub, [*path, name])
+
+    assert list(bare(cli, ["watcher"])) == []

@@ -187,7 +187,7 @@ def fetch(ctx: Context, sources, since) -> None:
                               path=str(config.path))
     since_dt = None
     skipped = []
-    if since:
+    if since is not None:
         since_dt = datetime.combine(_since_day(config, since), datetime.min.time(), timezone.utc)
         sources, skipped = _backfill_sources(config, sources)
     report = run_once(config, Cycle(now=now_utc(), kind="fetch", clock=now_utc),
@@ -276,7 +276,7 @@ def digest(ctx: Context, name, fmt, since, dry_run, sample) -> None:
         raise click.UsageError("--to goes with --dry-run (channels send their own formats)")
     cycle = (Cycle(now=sample_now(config), kind="digest") if sample
              else Cycle(now=now_utc(), kind="digest", clock=now_utc))
-    deliver = Deliver(digests=[name], since_day=_since_day(config, since, cycle.now) if since else None,
+    deliver = Deliver(digests=[name], since_day=_since_day(config, since, cycle.now) if since is not None else None,
                       dry_run=DryRun(print_format=fmt) if dry_run else None)
     if dry_run or sample:  # never creates a database to print nothing from
         from ..store import require_database
@@ -292,7 +292,8 @@ def digest(ctx: Context, name, fmt, since, dry_run, sample) -> None:
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
 @click.option("--profile", metavar="NAME", help="Keep only papers matching this profile, best first.")
 @click.option("--limit", type=click.IntRange(min=1), help="With --profile: at most N papers.")
-@click.option("--to", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--to", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="The format to write the papers in (on stdout).")
 @click.option("--title", help="The listing's title (default: the first input's, or the profile's).")
 @click.option("--date", "day", metavar="D", help="The listing's date YYYY-MM-DD (default: the first input's own, else a date in its "
                    "file name, else its newest paper's, else today).")

@@ -91,7 +91,8 @@ def _profile_of(config, paper, owners: list[str]) -> str:
 
 @click.command()
 @click.option("--profile", metavar="NAME", help="Only this profile's ratings.")
-@click.option("--to", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--to", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="text: one rating a line; json: one array.")
 @click.option("--sample", is_flag=True, help=SAMPLE_HELP)
 @pass_ctx
 @handle_errors
@@ -127,7 +128,7 @@ def ratings(ctx: Context, profile, fmt, sample) -> None:
 
 @click.command()
 @click.option("--to", "fmt", type=click.Choice(["text", "json", "bibtex", "markdown"]), default="text",
-              show_default=True)
+              show_default=True, help="The format of the list (bibtex: entries for a reference manager).")
 @click.option("--sample", is_flag=True, help=SAMPLE_HELP)
 @pass_ctx
 @handle_errors

@@ -49,7 +49,8 @@ def citations_config(text: str, cites: list[tuple[str, str | None]], *, mailto: 
 def seed(cites: tuple[str, ...], orcid: str | None, *, mailto: str | None, url: str | None,
          user_agent: str, now: datetime, timeout: float = 30.0) -> list[tuple[str, str | None]]:
     """The followed works of ``--cite`` values and of the works of ``--orcid``, each once;
-    InputError for a value that names no work or person, or an ORCID OpenAlex knows no work of."""
+    InputError for a value that names no work or person, or an ORCID OpenAlex knows no work of;
+    SourceError when OpenAlex cannot be asked (exit 1: not a usage error)."""
     from ..formats.openalex import author_ref, work_ref
 
     out: dict[str, str | None] = {}
@@ -76,7 +77,7 @@ def seed(cites: tuple[str, ...], orcid: str | None, *, mailto: str | None, url: 
         except SourceError as e:
             said = str(e).replace("the source's url", "--openalex-url" if url else "--openalex-url (default "
                                   "https://api.openalex.org)")  # init has no source yet: its option
-            raise InputError(f"--orcid {orcid}: listing the works failed: {said}") from None
+            raise SourceError(f"--orcid {orcid}: listing the works failed: {said}") from None
         if not works:
             raise InputError(f"--orcid {orcid}: OpenAlex lists no work of this ORCID; check it, "
                              "or name your works with --cite")
