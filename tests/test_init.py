@@ -121,7 +121,7 @@ def test_init_github_config_passes_check_once_its_secret_is_set(tmp_path):
     told = run_cli(verb, cwd=repo, env=dict(a.split("=", 1) for a in assignments))
     assert told.returncode == 0, told.stderr
     unset = run_cli("check", cwd=repo, env={"WATCHER_SMTP_PASSWORD": ""})
-    assert unset.returncode == 2 and b"WATCHER_SMTP_PASSWORD is not set" in unset.stderr
+    assert unset.returncode == 2 and b"WATCHER_SMTP_PASSWORD is empty" in unset.stderr
     ok = run_cli("check", cwd=repo, env={"WATCHER_SMTP_PASSWORD": "x"})
     assert ok.returncode == 0, ok.stderr
     readme = (repo / "README.md").read_text()

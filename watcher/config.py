@@ -165,25 +165,6 @@ class ChannelConfig:
 
 
 MIN_PASSWORD = 12  # characters of the web password; `watcher serve` and `watcher check` refuse fewer
-MIN_SECRET = 16  # characters of [web] secret_env's value (it signs rating links, sessions, feed keys)
-MAKE_SECRET = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
-
-
-def secret_problem(web: "WebConfig") -> str | None:
-    """Why the value of ``[web] secret_env`` cannot sign links and sessions: unset, empty, or
-    shorter than MIN_SECRET (a guessable key forges ratings); None when it can, or when no
-    secret is named. The one rule of ``serve``, ``check`` and the digests' links."""
-    var = web.secret_env
-    if not var:
-        return None
-    value = os.environ.get(var)
-    if value is None:
-        return f"environment variable {var} is not set"
-    if not value:
-        return f"environment variable {var} is empty"
-    if len(value) < MIN_SECRET:
-        return f"the secret in {var} is shorter than {MIN_SECRET} characters (make one: {MAKE_SECRET})"
-    return None
 
 
 @dataclass(frozen=True)

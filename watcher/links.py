@@ -68,6 +68,28 @@ _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # written as is; anything el
 _SIG_BYTES = 6  # 48 bits: 2^48 guesses at a web server are out of reach
 
 
+MIN_SECRET = 16  # characters of [web] secret_env's value (it signs rating links, sessions, feed keys)
+MAKE_SECRET = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
+
+
+def secret_problem(web) -> str | None:
+    """Why the value of ``[web] secret_env`` (``web``: the config's WebConfig) cannot sign
+    links and sessions: unset, empty, or shorter than MIN_SECRET (a guessable key forges
+    ratings); None when it can, or when no secret is named. The one rule of ``serve``,
+    ``check`` and the digests' links."""
+    var = web.secret_env
+    if not var:
+        return None
+    value = os.environ.get(var)
+    if value is None:
+        return f"environment variable {var} is not set"
+    if not value:
+        return f"environment variable {var} is empty"
+    if len(value) < MIN_SECRET:
+        return f"the secret in {var} is shorter than {MIN_SECRET} characters (make one: {MAKE_SECRET})"
+    return None
+
+
 def make_token(secret: str, action: str, profile: str, paper: str, issued: date | None = None) -> str:
     """A signed, URL-safe, compact token for ``action`` on ``paper`` (a key) in ``profile``,
     valid for LINK_DAYS days from ``issued`` (default today by the wall clock, UTC: what a
@@ -280,8 +302,6 @@ def links_missing(config) -> str | None:
     secret's environment variable is unset though ``base_url`` and ``secret_env`` are set (a
     degraded digest: it is still delivered, and the cycle says why at error level); None when
     the links are there or were never asked for."""
-    from .config import secret_problem
-
     web = config.web
     if web.base_url and (problem := secret_problem(web)):
         return f"{problem} (web.secret_env): delivered without rating links and without 'View in browser'"
@@ -292,8 +312,6 @@ def links_for(config, issued: date | None = None) -> Links | None:
     """The links of this config's digests (made on day ``issued``, default today: they expire
     LINK_DAYS later), or None when ``[web].base_url`` or the secret (the value of
     ``[web].secret_env``) is missing."""
-    from .config import secret_problem
-
     web = config.web
     if not web.base_url or not web.secret_env or secret_problem(web):
         return None

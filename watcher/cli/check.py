@@ -7,7 +7,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..categories import category_problems
-from ..config import MIN_PASSWORD, Config, secret_problem
+from ..config import MIN_PASSWORD, Config
+from ..links import secret_problem
 from ..deliver.base import folder_problem
 from ..errors import DeliveryError
 from ..present.render import TEMPLATE_NAMES, render

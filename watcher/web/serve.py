@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterator
 
-from ..config import (MIN_PASSWORD, Config, WebConfig, is_loopback, is_loopback_url, parse_listen,
-                      secret_problem)
+from ..config import MIN_PASSWORD, Config, WebConfig, is_loopback, is_loopback_url, parse_listen
+from ..links import secret_problem
 from ..errors import ConfigError, WatcherError
 from ..store import Store
 from ..store.connection import no_database
