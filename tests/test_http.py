@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import time
 from email.utils import format_datetime
 from datetime import datetime, timedelta, timezone
@@ -111,6 +112,57 @@ def test_oversize_body_counted_after_gzip(server):
     server.route("/a", Reply(body=b"0" * 1_000_000, gzip=True))
     with pytest.raises(SourceError, match="larger than the limit"):
         fast_client(max_bytes=100_000).get(server.url("/a"))
+
+
+def _bomb(size: int, layers: int) -> bytes:
+    """``size`` zero bytes gzipped ``layers`` times, compressed as it streams (never held whole)."""
+    import zlib
+
+    unpacked = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS | 16)
+    block, data = b"\0" * (1 << 20), b""
+    for _ in range(size >> 20):
+        data += unpacked.compress(block)
+    data += unpacked.flush()
+    for _ in range(layers - 1):
+        data = gzip.compress(data, 9)
+    return data
+
+
+def test_a_gzip_bomb_is_refused_holding_little_more_than_the_cap(server):
+    """256 MB of zeros in 250 KB of gzip, with a cap of 1 MB: read as it unpacks, 64 KB at a
+    time, so what is held stays near the cap (httpx unpacked each chunk whole)."""
+    import tracemalloc
+
+    server.route("/a", Reply(body=_bomb(256 << 20, 1), headers={"Content-Encoding": "gzip"}))
+    client = fast_client(max_bytes=1 << 20)
+    tracemalloc.start()
+    try:
+        with pytest.raises(SourceError, match="larger than the limit of 1,048,576 bytes"):
+            client.get(server.url("/a"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, peak
+
+
+@pytest.mark.parametrize("encoding", ["gzip, gzip", "br", "gzip, identity, deflate"])
+def test_stacked_or_unasked_encodings_are_refused(server, encoding):
+    """gzip inside gzip (a few KB that unpack to gigabytes in one step) or an encoding watcher
+    did not ask for: a one-line error, nothing unpacked."""
+    server.route("/a", Reply(body=_bomb(64 << 20, 2), headers={"Content-Encoding": encoding}))
+    with pytest.raises(SourceError, match=f"content encoding '{encoding}' is not one watcher reads"):
+        fast_client(retries=0).get(server.url("/a"))
+    assert server.requests[0].headers["accept-encoding"] == "gzip, deflate"
+
+
+def test_deflate_zlib_or_raw_is_decoded(server):
+    import zlib
+
+    raw = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
+    server.route("/z", Reply(body=zlib.compress(b"<feed/>" * 50), headers={"Content-Encoding": "deflate"}))
+    server.route("/r", Reply(body=raw.compress(b"<feed/>" * 50) + raw.flush(), headers={"Content-Encoding": "deflate"}))
+    client = fast_client()
+    assert client.get(server.url("/z")).content == client.get(server.url("/r")).content == b"<feed/>" * 50
 
 
 def test_gzip_is_decoded(server):

@@ -466,3 +466,31 @@ def test_a_real_versions_answer_sets_what_is_in_the_collection(tmp_path, zotero,
     zotsync.sync(config, store, NOW)
     assert sorted(p.title for p in zotsync.examples(store, config.profiles["mine"])) == ["Kept one", "Kept two"]
     assert store.db.execute("SELECT version FROM zotero_places").fetchone()[0] == 4087
+
+
+def test_a_zotero_answer_that_trickles_ends_at_the_requests_deadline(tmp_path, monkeypatch):
+    """The body of an answer is bounded in time too: a server sending a byte a second after
+    promising a megabyte is cut off at the request's total deadline, a one-line error."""
+    import time
+    from types import SimpleNamespace
+
+    from httpserver import Reply, Server
+
+    def trickle():
+        while True:
+            time.sleep(0.5)
+            yield b"["
+
+    server = Server()
+    server.route("/keys/current", Reply(stream=trickle, headers={"Content-Length": "1000000"}))
+    try:
+        monkeypatch.setenv("ZOTERO_TEST_KEY", "read-key-0123")
+        config = make_config(tmp_path, SimpleNamespace(user=1, url=server.url("/")), extra="")
+        started = time.monotonic()
+        with Client(config.profiles["mine"].zotero, deadline=2.0) as client:
+            with pytest.raises(Exception) as e:
+                client.request("GET", "/keys/current")
+        assert time.monotonic() - started < 30  # not the megabyte's 6 days
+        assert "Zotero" in str(e.value) and "timed out" in str(e.value), e.value
+    finally:
+        server.close()

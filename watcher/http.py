@@ -204,7 +204,8 @@ class HttpClient:
         self._last: dict[str, float] = {}
         self._lock = threading.Lock()
         # follow_redirects=False: get() follows them itself, so every hop is rate-limited
-        self._client = httpx.Client(headers={"User-Agent": user_agent}, follow_redirects=False,
+        self._client = httpx.Client(headers={"User-Agent": user_agent, "Accept-Encoding": ACCEPT_ENCODING},
+                                    follow_redirects=False,
                                     transport=transport, timeout=timeout)
 
     def close(self) -> None:
@@ -481,29 +482,82 @@ class TooLarge(Exception):
 
 def post_capped(client: httpx.Client, url: str, *, limit: int = ANSWER_BYTES,
                 deadline: float | None = None, **kw) -> tuple[httpx.Response, bytes]:
-    """POST with ``client`` and read at most ``limit`` bytes of the answer (after decoding):
-    ``(response, body)``; TooLarge past it, whatever the server declares or streams. The whole
-    exchange has ``deadline`` seconds (default: the call's ``timeout``, else the client's), as a source's GET
-    has (:class:`_Deadline`): httpx.ReadTimeout past it. httpx's own exceptions pass through."""
+    """POST with ``client``: :func:`send_capped`."""
+    return send_capped(client, "POST", url, limit=limit, deadline=deadline, **kw)
+
+
+def send_capped(client: httpx.Client, method: str, url: str, *, limit: int = ANSWER_BYTES,
+                deadline: float | None = None, **kw) -> tuple[httpx.Response, bytes]:
+    """Send ``method`` with ``client`` and read at most ``limit`` bytes of the answer (after
+    decoding): ``(response, body)``; TooLarge past it, whatever the server declares or streams.
+    The whole exchange has ``deadline`` seconds (default: the call's ``timeout``, else the
+    client's), as a source's GET has (:class:`_Deadline`): httpx.ReadTimeout past it. httpx's
+    own exceptions pass through."""
     given = kw.get("timeout")  # this call's own timeout, else the client's
     given = given.read if isinstance(given, httpx.Timeout) else given
     seconds = deadline or given or client.timeout.read or 30.0
     with _Deadline(seconds) as watch, \
-            client.stream("POST", url, extensions={"trace": watch.trace}, **kw) as response:
+            client.stream(method, url, extensions={"trace": watch.trace}, **kw) as response:
         return response, read_capped(response, limit, watch)
 
 
+# What watcher asks servers to compress with, and reads: one layer of gzip or deflate. httpx
+# would add br / zstd when their packages happen to be installed, and would unpack each chunk
+# whole (a 64 KB chunk of gzip inside gzip is gigabytes); watcher unpacks itself, DECODE_STEP
+# bytes at a time, so the cap holds on what the body expands to.
+ACCEPT_ENCODING = "gzip, deflate"
+DECODE_STEP = 1 << 16
+
+
+def _decoded(response: httpx.Response):
+    """The body of a streamed ``response``, unpacked at most DECODE_STEP bytes at a time
+    (httpx.DecodingError for an encoding watcher did not ask for, stacked encodings included,
+    or a body that is not what it says)."""
+    header = response.headers.get("content-encoding", "")
+    codings = [c.strip().lower() for c in header.split(",") if c.strip().lower() not in ("", "identity")]
+    if not codings:
+        yield from response.iter_raw()
+        return
+    if len(codings) > 1 or codings[0] not in ("gzip", "x-gzip", "deflate"):
+        raise httpx.DecodingError(f"content encoding {header!r} is not one watcher reads "
+                                  f"(it asks for {ACCEPT_ENCODING}, one layer)")
+    import zlib
+
+    raw_deflate = False  # deflate: a zlib stream, or (as some servers send it) a raw one
+    unpack = zlib.decompressobj(zlib.MAX_WBITS | 16 if codings[0] != "deflate" else zlib.MAX_WBITS)
+    try:
+        first = True
+        for data in response.iter_raw():
+            if first and codings[0] == "deflate" and data:
+                first = False
+                try:
+                    out = unpack.decompress(data, DECODE_STEP)
+                except zlib.error:
+                    raw_deflate = True
+                    unpack = zlib.decompressobj(-zlib.MAX_WBITS)
+                    out = unpack.decompress(data, DECODE_STEP)
+                yield out
+                data = unpack.unconsumed_tail
+            while data:
+                yield unpack.decompress(data, DECODE_STEP)
+                data = unpack.unconsumed_tail
+        yield unpack.flush()
+    except zlib.error as e:
+        kind = "raw deflate" if raw_deflate else codings[0]
+        raise httpx.DecodingError(f"the body is not valid {kind} ({e})") from None
+
+
 def read_capped(response: httpx.Response, limit: int, watch: "_Deadline | None" = None) -> bytes:
-    """At most ``limit`` bytes of a streamed ``response``'s body (after decoding); TooLarge
-    past it, whatever the server declares or streams; httpx.ReadTimeout once ``watch``'s
-    deadline has passed."""
+    """At most ``limit`` bytes of a streamed ``response``'s body (after decoding, which is
+    bounded too: :func:`_decoded`); TooLarge past it, whatever the server declares or streams;
+    httpx.ReadTimeout once ``watch``'s deadline has passed."""
     if watch is not None:  # the connection to shut down when the deadline passes
         watch.stream = response.extensions.get("network_stream") or watch.stream
     declared = response.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit and "content-encoding" not in response.headers:
         raise TooLarge(f"an answer of {int(declared):,} bytes, more than {limit:,}", int(declared))
     chunks, size = [], 0
-    for chunk in response.iter_bytes():
+    for chunk in _decoded(response):
         size += len(chunk)
         if size > limit:
             raise TooLarge(f"an answer of more than {limit:,} bytes")

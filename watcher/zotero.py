@@ -187,10 +187,12 @@ class Client:
                  deadline: float | None = None, sleep=time.sleep, clock=time.monotonic):
         import httpx
 
+        from .http import ACCEPT_ENCODING
+
         self.library = library
         self._key = library.api_key()
         self._http = http or httpx.Client(timeout=library.timeout, follow_redirects=False,
-                                          headers={"User-Agent": user_agent})
+                                          headers={"User-Agent": user_agent, "Accept-Encoding": ACCEPT_ENCODING})
         self._own = http is None
         self.deadline = deadline if deadline is not None else library.timeout * 4
         self._sleep, self._clock = sleep, clock
@@ -222,7 +224,7 @@ class Client:
         url = path if path.startswith("http") else self.library.url + path
         if params:
             url += ("&" if "?" in url else "?") + urlencode(params)
-        from .http import safe_url
+        from .http import TooLarge, safe_url, send_capped
 
         shown = safe_url(url.split("?")[0])
         end = self._clock() + self.deadline
@@ -235,10 +237,12 @@ class Client:
                                   "tries again")
             try:
                 content = json.dumps(body).encode() if body is not None else None
-                with self._http.stream(method, url, content=content, timeout=min(self.library.timeout, left),
-                                       headers=self.headers({**({"Content-Type": "application/json"}
-                                                               if content else {}), **(headers or {})})) as r:
-                    raw = _read_capped(r, shown)
+                r, raw = send_capped(self._http, method, url, limit=MAX_BYTES, deadline=left, content=content,
+                                     timeout=min(self.library.timeout, left),
+                                     headers=self.headers({**({"Content-Type": "application/json"}
+                                                             if content else {}), **(headers or {})}))
+            except TooLarge as e:
+                raise ZoteroError(f"Zotero {shown}: {e}") from e
             except httpx.HTTPError as e:
                 raise ZoteroError(f"Zotero {shown}: {_describe(e)}") from e
             answer = Answer(r.status_code, {k.lower(): v for k, v in r.headers.items()})
@@ -294,15 +298,6 @@ class Client:
     def key_access(self) -> dict:
         """``GET /keys/current``: what the key may do (``access``), or ZoteroError."""
         return self.request("GET", "/keys/current").body or {}
-
-
-def _read_capped(response, shown: str) -> bytes:
-    from .http import TooLarge, read_capped
-
-    try:
-        return read_capped(response, MAX_BYTES)
-    except TooLarge as e:
-        raise ZoteroError(f"Zotero {shown}: {e}") from e
 
 
 def _seconds(value: str | None) -> float | None:
