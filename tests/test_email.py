@@ -4,6 +4,7 @@ refused recipients, size budget, header injection."""
 from __future__ import annotations
 
 import shutil
+import time
 from dataclasses import replace
 
 import pytest
@@ -284,3 +285,61 @@ def test_a_split_digests_subject_says_how_many_of_all_its_part_holds():
     assert subject(d) == "LLM-RL — 2025-04-12: 4 new papers (LLM-RL 3, Robots 1)"
     part = replace(d, title="LLM-RL (part 1 of 2)", matches=d.matches[:3])
     assert subject(part) == "LLM-RL (part 1 of 2) — 2025-04-12: 3 of 4 new papers (LLM-RL 3, Robots 1)"
+
+
+class HostileServer:
+    """A TCP server that answers one connection with ``lines`` (an iterator of byte strings,
+    each sent after ``pause`` seconds) until the client hangs up: not an SMTP server."""
+
+    def __init__(self, lines, pause: float = 0.0):
+        import socket
+        import threading
+
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.sent = 0
+
+        def serve():
+            conn, _ = self.sock.accept()
+            with conn:
+                try:
+                    for line in lines:
+                        if pause:
+                            time.sleep(pause)
+                        conn.sendall(line)
+                        self.sent += len(line)
+                except OSError:
+                    pass  # the client hung up
+
+        self.thread = threading.Thread(target=serve, daemon=True)
+        self.thread.start()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.sock.close()
+
+
+def test_a_server_flooding_its_greeting_is_cut_off_at_the_reply_cap():
+    """A multi-line greeting that never ends: smtplib keeps every line (10 GB in 23 s); a
+    reply is read up to 64 KB, then a one-line error."""
+    from itertools import repeat
+
+    with HostileServer(repeat(b"220-" + b"A" * 8000 + b"\r\n")) as server:
+        with pytest.raises(DeliveryError, match=r"the server sent a reply longer than 65,536 bytes \(not an "
+                                                r"SMTP server's answer\); nothing more was read"):
+            send(channel(server.port), sample_digest(1))
+    assert server.sent < 10 * 65_536
+
+
+def test_a_server_answering_a_line_at_a_time_is_cut_off_at_the_total_deadline():
+    """Each line arrives within the timeout, so smtplib's per-read timeout never fires: the
+    step's deadline (4 x the timeout) does."""
+    from itertools import repeat
+
+    started = time.monotonic()
+    with HostileServer(repeat(b"220-still here\r\n"), pause=0.2) as server:
+        with pytest.raises(DeliveryError, match=r"timed out after more than 2 s in total"):
+            send(channel(server.port, timeout=0.5), sample_digest(1))
+    assert time.monotonic() - started < 30  # not forever

@@ -38,6 +38,79 @@ from .base import Channel, PartialDelivery, secret_env
 
 
 MAX_BYTES = 100_000  # SPEC §6: an e-mail stays under 100 KB, whatever max_bytes says
+MAX_REPLY = 64 * 1024  # bytes of one reply of the server (a greeting, EHLO's list): real ones are < 1 KB
+DEADLINE_TIMEOUTS = 4  # each step (connect and log in; each message) may take this x the channel's timeout
+
+
+class ReplyTooLong(OSError):
+    """The server's reply went past MAX_REPLY bytes (smtplib would keep every line)."""
+
+
+class _CappedReply:
+    """The socket's lines as smtplib's ``getreply`` reads them, at most ``left`` bytes."""
+
+    def __init__(self, file):
+        self.file, self.left = file, MAX_REPLY
+
+    def readline(self, size: int = -1) -> bytes:
+        line = self.file.readline(size)
+        self.left -= len(line)
+        if self.left < 0:
+            raise ReplyTooLong(f"a reply longer than {MAX_REPLY:,} bytes")
+        return line
+
+    def close(self) -> None:
+        self.file.close()
+
+
+class _Bounded:
+    """smtplib's client with each reply capped (MAX_REPLY) and a total deadline per step: a
+    timer that shuts the socket down when it passes (``arm``), as watcher's HTTP requests have;
+    smtplib's own timeout bounds each read only, so a server sending a line every few seconds
+    held it forever."""
+
+    expired = False
+
+    def getreply(self):
+        if self.file is None:
+            self.file = _CappedReply(self.sock.makefile("rb"))
+        self.file.left = MAX_REPLY
+        return super().getreply()
+
+    def arm(self, seconds: float) -> None:
+        import threading
+
+        self.disarm()
+        self.expired = False
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def disarm(self) -> None:
+        timer = getattr(self, "_timer", None)
+        if timer is not None:
+            timer.cancel()
+
+    def _expire(self) -> None:
+        self.expired = True
+        sock = getattr(self, "sock", None)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self.disarm()
+        super().close()
+
+
+class _SMTP(_Bounded, smtplib.SMTP):
+    pass
+
+
+class _SMTP_SSL(_Bounded, smtplib.SMTP_SSL):
+    pass
 
 
 def subject(digest: Digest) -> str:
@@ -171,11 +244,14 @@ class EmailChannel(Channel):
         where = f"channel {cfg.name}: SMTP {cfg.host}:{cfg.port}"
         delivered: list[Paper] = []
         sent = 0
+        step = DEADLINE_TIMEOUTS * cfg.timeout
+        smtp = None
         try:
-            with self._connect() as smtp:
+            with self._connect(step) as smtp:
                 if password is not None:
                     smtp.login(cfg.username, password)
                 for data, papers in messages:
+                    smtp.arm(step)
                     self._transaction(smtp, where, sender, recipients, data)
                     sent += 1
                     delivered.extend(papers)
@@ -186,6 +262,8 @@ class EmailChannel(Channel):
         except (smtplib.SMTPException, ssl.SSLError, OSError) as e:
             if sent == len(messages):
                 return
+            if smtp is not None and smtp.expired:  # the deadline shut the socket: say that
+                e = TimeoutError(f"more than {step:g} s in total")
             raise _partial(self._failure(e, where), delivered, sent + 1, len(messages)) from e
 
     def _failure(self, e: Exception, where: str) -> DeliveryError:
@@ -198,6 +276,9 @@ class EmailChannel(Channel):
             return DeliveryError(f"{where}: {_not_offered(str(e))}")
         if isinstance(e, smtplib.SMTPResponseException):
             return DeliveryError(f"{where}: {e.smtp_code} {_text(e.smtp_error)}{_later(e.smtp_code)}")
+        if isinstance(e, smtplib.SMTPServerDisconnected) and isinstance(e.__context__, ReplyTooLong):
+            return DeliveryError(f"{where}: the server sent {e.__context__} (not an SMTP server's "
+                                 "answer); nothing more was read")
         if isinstance(e, smtplib.SMTPServerDisconnected):
             return DeliveryError(f"{where}: the server closed the connection before it accepted the "
                                  "message; the next run sends it again")
@@ -206,7 +287,8 @@ class EmailChannel(Channel):
         if isinstance(e, ssl.SSLError):
             return DeliveryError(f"{where}: TLS failed ({e.reason or e}); check security/port")
         if isinstance(e, (socket.timeout, TimeoutError)):
-            return DeliveryError(f"{where}: timed out after {cfg.timeout:g}s")
+            total = str(e) if str(e).startswith("more than") else ""  # the step's deadline
+            return DeliveryError(f"{where}: timed out after {total or f'{cfg.timeout:g}s'}")
         if isinstance(e, smtplib.SMTPException):
             return DeliveryError(f"{where}: {e}")
         return DeliveryError(f"{where}: {getattr(e, 'strerror', None) or e}")
@@ -231,14 +313,21 @@ class EmailChannel(Channel):
         if code != 250:
             raise DeliveryError(f"{where}: message refused ({code} {_text(reply)}){_later(code)}")
 
-    def _connect(self) -> smtplib.SMTP:
+    def _connect(self, deadline: float) -> "_SMTP | _SMTP_SSL":
+        """Connected (the greeting read), secured and greeted, within ``deadline`` seconds in
+        total (the timer goes on through the login; each message re-arms it)."""
         cfg = self.cfg
         context = ssl.create_default_context()
         if cfg.security == "tls":
-            smtp = smtplib.SMTP_SSL(cfg.host, cfg.port, timeout=cfg.timeout, context=context)
+            smtp = _SMTP_SSL(timeout=cfg.timeout, context=context)
         else:
-            smtp = smtplib.SMTP(cfg.host, cfg.port, timeout=cfg.timeout)
+            smtp = _SMTP(timeout=cfg.timeout)
         try:
+            smtp.arm(deadline)
+            smtp._host = cfg.host  # the TLS server name, which smtplib sets only when it connects itself
+            code, greeting = smtp.connect(cfg.host, cfg.port)
+            if code != 220:  # as smtplib's constructor refuses a server that does not greet
+                raise smtplib.SMTPConnectError(code, greeting)
             smtp.ehlo()
             if cfg.security == "starttls":
                 if not smtp.has_extn("starttls"):
@@ -246,8 +335,10 @@ class EmailChannel(Channel):
                                         "offer STARTTLS (security = \"starttls\")")
                 smtp.starttls(context=context)
                 smtp.ehlo()
-        except BaseException:
+        except BaseException as e:
             smtp.close()
+            if smtp.expired and isinstance(e, (smtplib.SMTPException, OSError)):
+                raise TimeoutError(f"more than {deadline:g} s in total") from e
             raise
         return smtp
 
