@@ -587,3 +587,33 @@ def test_a_state_file_that_unpacks_without_end_is_not_restored(tmp_path):
         statefile.restore(packed, tmp_path / "watcher.db")
     assert not (tmp_path / "watcher.db").exists()
     assert sum(p.stat().st_size for p in tmp_path.rglob("*") if p.is_file()) < 50 << 20  # nothing left behind
+
+
+def test_numbers_of_thousands_of_digits_are_no_internal_error():
+    """Python refuses to read an integer of more than 4,300 digits (ValueError): an arXiv
+    version, an upvote or an author count that long is no number watcher reads, never a bug."""
+    from watcher import formats
+
+    digits = "9" * 5000
+    from pathlib import Path
+
+    DATA = Path(__file__).parent / "data"
+    rss = (DATA / "arxiv_rss_NEW_rss2_cs.LG+cs.AI+cs.CL+stat.ML_2026-09-24_trimmed_laya-reader.xml").read_bytes()
+    bad = rss.replace(b"<link>https://arxiv.org/abs/2609.26811</link>",
+                      b"<link>https://arxiv.org/abs/2609.26811v" + digits.encode() + b"</link>", 1)
+    assert bad != rss
+    before = formats.read(rss, "rss").papers
+    try:
+        after = formats.read(bad, "rss").papers
+    except InputError:
+        after = None  # refused in one line: fine too
+    assert after is None or len(after) <= len(before)
+    page = (DATA / "hf-daily-papers-page.txt").read_text()
+    bad = page.replace("  • 8 authors", f"  • {digits} authors", 1).replace("May 30, 2025 4", f"May 30, 2025 {digits}", 1)
+    assert bad != page
+    with pytest.raises(InputError) as refused:  # no line the page's shape allows: refused, quoting a little
+        formats.read(bad.encode(), "hf")
+    assert len(str(refused.value)) < 200 and "\n" not in str(refused.value)
+    bad = page.replace("  • 8 authors", f"  • {digits} authors", 1)  # an author count: it is a line's shape
+    read = formats.read(bad.encode(), "hf").papers
+    assert read and all((p.author_count or 0) < 10**9 for p in read)

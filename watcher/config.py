@@ -530,7 +530,7 @@ def _check_watcher(r: _Reader, w: dict) -> None:
 
 def parse_listen(text: str) -> tuple[str, int]:
     """``HOST:PORT`` (``[::1]:8080`` for IPv6) -> (host, port); ValueError says what is wrong."""
-    m = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\]:(\d+)|([^\s:\[\]]+):(\d+)", text.strip())
+    m = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\]:(\d{1,5})|([^\s:\[\]]+):(\d{1,5})", text.strip())
     if not m:
         raise ValueError(f"{text!r} is not HOST:PORT (like 127.0.0.1:8080 or [::1]:8080)")
     host = m.group(1) or m.group(3)

@@ -12,10 +12,13 @@
             └── DatabaseLocked   ... because another program held the write lock past the wait
 
 Every message is meant for a person: it says what failed and, where it can, what to check.
-Secrets never go into messages.
+Secrets never go into messages. A message printed or stored is cut to MAX_ERROR characters (one
+may quote what a server sent).
 """
 
 from __future__ import annotations
+
+MAX_ERROR = 1000  # characters of an error line printed or stored
 
 
 class WatcherError(Exception):

@@ -22,7 +22,7 @@ from .text import name_key
 # math.GT/0309136), each optionally followed by a version.
 _NEW_ID = r"\d{4}\.\d{4,5}"
 _OLD_ID = r"[a-z][a-z\-]+(?:\.[A-Z]{2})?/\d{7}"
-ARXIV_ID_RE = re.compile(rf"(?<![\w./-])(?P<id>{_NEW_ID}|{_OLD_ID})(?:v(?P<v>\d+))?(?![\w.])")
+ARXIV_ID_RE = re.compile(rf"(?<![\w./-])(?P<id>{_NEW_ID}|{_OLD_ID})(?:v(?P<v>\d{{1,6}}))?(?![\w.])")
 
 _URL_PREFIX = re.compile(r"^(?:https?://)?(?:[a-z]+\.)?arxiv\.org/(?:abs|pdf)/", re.I)
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from .errors import DatabaseUnavailable, WatcherError
+from .errors import MAX_ERROR, DatabaseUnavailable, WatcherError
 from .store import database_error
+from .text import shorten
 
 log = logging.getLogger("watcher")
 
@@ -31,9 +32,9 @@ def failure(what: str, error: Exception, clean=lambda text: text) -> str:
     to store for ``watcher status``. watcher's own errors are explained in their message; any
     other exception is a bug, logged with its traceback."""
     if isinstance(error, WatcherError):
-        message = clean(str(error))
+        message = shorten(clean(str(error)), MAX_ERROR)
         log.error("%s failed: %s", what, message)
     else:
-        message = clean(f"internal error: {type(error).__name__}: {error}")
+        message = shorten(clean(f"internal error: {type(error).__name__}: {error}"), MAX_ERROR)
         log.error("%s failed: %s", what, message, exc_info=error)
     return message

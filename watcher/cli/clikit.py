@@ -23,15 +23,16 @@ import sys
 import click
 
 from ..config import Config, find_config, load_config
-from ..errors import ConfigError, ConfigErrors, InputError, QuerySyntaxError, StoreError, WatcherError
+from ..errors import MAX_ERROR, ConfigError, ConfigErrors, InputError, QuerySyntaxError, StoreError, WatcherError
 from ..masking import redact
+from ..text import shorten
 
 log = logging.getLogger("watcher")
 
 
 def fail(message: str, code: int) -> None:
     """Print ``watcher: message`` on stderr and exit with ``code``."""
-    click.echo(f"watcher: {redact(message)}", err=True)  # a server may echo a secret (AUTH PLAIN)
+    click.echo(f"watcher: {shorten(redact(message), MAX_ERROR)}", err=True)  # a server may echo a secret (AUTH PLAIN)
     sys.exit(code)
 
 

@@ -22,12 +22,13 @@ from datetime import date, datetime, timezone
 
 from ..errors import InputError
 from ..models import Paper
+from ..text import shorten
 from . import Listing, decode_text
 
 MONTHS = {m: i for i, m in enumerate(
     "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split(), start=1)}
-DATE_RE = re.compile(r"^(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2})(?:, (?P<year>\d{4}))?(?: (?P<up>\d+))?$")
-AUTHORS_RE = re.compile(r"^\s*•\s*(?P<n>\d+) authors?$")
+DATE_RE = re.compile(r"^(?P<mon>[A-Z][a-z]{2}) (?P<day>\d{1,2})(?:, (?P<year>\d{4}))?(?: (?P<up>\d{1,9}))?$")
+AUTHORS_RE = re.compile(r"^\s*•\s*(?P<n>\d{1,9}) authors?$")
 CHROME = {"new", "Get trending papers in your email inbox!", "Subscribe", "Daily Papers",
           "byAK and the research community", "Trending Papers"}
 
@@ -129,4 +130,4 @@ def _meta(paper: Paper, block: tuple[int, list[str]], year: int, origin: str) ->
             slug, _, name = line.partition(" ")
             paper.organization = name.strip() or slug
         else:
-            raise InputError(f"{origin}: line {start + offset}: unexpected metadata line {line!r}")
+            raise InputError(f"{origin}: line {start + offset}: unexpected metadata line {shorten(line, 80)!r}")

@@ -56,7 +56,7 @@ _INLINE = re.compile(r"</?(?:a|abbr|b|big|cite|code|em|font|i|inf|mml:[\w.-]+|ma
                      r"strong|sub|sup|sc|tt|u|var)\b[^>]*>", re.I)
 _TAG_RE = re.compile(r"<[^>]+>")
 _SPACE_BEFORE_STOP = re.compile(r"\s+(?=[.,;:](?:\s|$))")
-_VERSION = re.compile(r"v(\d+)(?:[?#/]|$)")
+_VERSION = re.compile(r"v(\d{1,6})(?:[?#/]|$)")
 _PMID = re.compile(r"^(?:pubmed|pmid):\s*(\d+)$|pubmed\.ncbi\.nlm\.nih\.gov/(\d+)", re.I)
 _SUBJECT = re.compile(r"Subject Collection:\s*(?P<subject>.+)$|[?&]subject=(?P<query>[\w-]+)", re.I)
 
