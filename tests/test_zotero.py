@@ -494,3 +494,22 @@ def test_a_zotero_answer_that_trickles_ends_at_the_requests_deadline(tmp_path, m
         assert "Zotero" in str(e.value) and "timed out" in str(e.value), e.value
     finally:
         server.close()
+
+
+def test_a_zotero_answer_nested_past_the_stack_is_a_one_line_error(tmp_path, store, monkeypatch):
+    """[[[[…]]]] 200,000 deep as the collection's items: json would raise RecursionError
+    (reported as a bug in watcher); it is an answer watcher cannot read, said in one line."""
+    from types import SimpleNamespace
+
+    from httpserver import Reply, Server
+
+    server = Server()
+    server.route(f"/users/1/collections/{READS}/items/top", Reply(body=b"[" * 200_000 + b"]" * 200_000))
+    try:
+        monkeypatch.setenv("ZOTERO_TEST_KEY", "read-key-0123")
+        config = make_config(tmp_path, SimpleNamespace(user=1, url=server.url("/")), extra="")
+        [error] = zotsync.sync(config, store, NOW).values()
+        assert "internal" not in error and "Recursion" not in error and len(error) < 300, error
+        assert "expected a JSON object" in error, error
+    finally:
+        server.close()

@@ -224,6 +224,8 @@ class Client:
         url = path if path.startswith("http") else self.library.url + path
         if params:
             url += ("&" if "?" in url else "?") + urlencode(params)
+        from .errors import InputError
+        from .formats import load_json
         from .http import TooLarge, safe_url, send_capped
 
         shown = safe_url(url.split("?")[0])
@@ -260,9 +262,9 @@ class Client:
                 continue
             if raw:
                 try:
-                    answer.body = json.loads(raw)
-                except ValueError:
-                    answer.body = raw.decode("utf-8", "replace")
+                    answer.body = load_json(raw, f"Zotero {shown}")
+                except InputError:  # not JSON (an error page, a plain answer), or nested or wide
+                    answer.body = raw.decode("utf-8", "replace")  # past any answer's: text
             if r.status_code == 304 or r.status_code in ok:
                 return answer
             text = answer.body if isinstance(answer.body, str) else ""

@@ -115,7 +115,7 @@ def ask(http: httpx.Client, cfg: SummarizerConfig, paper: Paper, timeout: float)
         raise Failure(f"HTTP {response.status_code}")
     try:
         data = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: [[[[… nested past the stack
         raise Failure("the answer is not JSON") from None
     try:
         content = data["choices"][0]["message"]["content"]
