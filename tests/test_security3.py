@@ -617,3 +617,31 @@ def test_numbers_of_thousands_of_digits_are_no_internal_error():
     bad = page.replace("  • 8 authors", f"  • {digits} authors", 1)  # an author count: it is a line's shape
     read = formats.read(bad.encode(), "hf").papers
     assert read and all((p.author_count or 0) < 10**9 for p in read)
+
+
+def test_xml_is_bounded_by_what_it_parses_into():
+    """Not only bytes: elements outside any record are dropped as they end (15 million empty
+    ones took 1.4 GB), nesting stops at 100 deep, and a feed for feedparser (which builds the
+    whole document) holds at most 500,000 tags; each refusal is one line."""
+    import tracemalloc
+
+    from watcher import formats
+
+    junk = b"<OAI-PMH xmlns='http://www.openarchives.org/OAI/2.0/'><ListRecords>" + b"<a/>" * 2_000_000 \
+        + b"</ListRecords></OAI-PMH>"
+    tracemalloc.start()
+    try:
+        try:
+            formats.read(junk, "oai", format="arxiv-oai")
+        except InputError:
+            pass
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 << 20, peak  # the 8 MB document, not two million elements kept
+    deep = b"<OAI-PMH xmlns='http://www.openarchives.org/OAI/2.0/'>" + b"<a>" * 5000 + b"</a>" * 5000 + b"</OAI-PMH>"
+    with pytest.raises(InputError, match="nested more than 100 elements deep"):
+        formats.read(deep, "oai", format="arxiv-oai")
+    feed = b"<rss version='2.0'><channel><title>T</title>" + b"<a/>" * 600_000 + b"</channel></rss>"
+    with pytest.raises(InputError, match="more than 500,000 tags"):
+        formats.read(feed, "feed", format="journal-feed")
