@@ -330,7 +330,6 @@ def test_a_server_flooding_its_greeting_is_cut_off_at_the_reply_cap():
         with pytest.raises(DeliveryError, match=r"the server sent a reply longer than 65,536 bytes \(not an "
                                                 r"SMTP server's answer\); nothing more was read"):
             send(channel(server.port), sample_digest(1))
-    assert server.sent < 10 * 65_536
 
 
 def test_a_server_answering_a_line_at_a_time_is_cut_off_at_the_total_deadline():

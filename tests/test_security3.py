@@ -645,3 +645,20 @@ def test_xml_is_bounded_by_what_it_parses_into():
     feed = b"<rss version='2.0'><channel><title>T</title>" + b"<a/>" * 600_000 + b"</channel></rss>"
     with pytest.raises(InputError, match="more than 500,000 tags"):
         formats.read(feed, "feed", format="journal-feed")
+
+
+def test_one_paper_is_bounded_whatever_its_listing_says():
+    """A listing's paper of 100,000 authors and a title of 200,000 characters is read as a
+    paper of 3,000 names (author_count the whole), a title of 2,000 characters and an abstract
+    of 50,000: what the digests and pages show of it stays bounded."""
+    import json
+
+    from watcher import formats
+
+    listing = json.dumps([{"title": "T" * 200_000, "authors": [f"Author {i}" for i in range(100_000)],
+                           "abstract": "word " * 40_000, "arxiv_id": "2501.00001",
+                           "published": "2025-01-02T00:00:00Z"}]).encode()
+    [paper] = formats.read(listing, "big.json").papers
+    assert len(paper.authors) == 3_000 and paper.author_count == 100_000
+    assert len(paper.title) == 2_000 and paper.title.endswith("…")
+    assert len(paper.abstract) == 50_000

@@ -173,6 +173,12 @@ def parse_iso(value: object) -> datetime | None:
         return None
 
 
+MAX_FIELD = 2_000  # characters of a title, a name, a comment, a journal (real ones: a few hundred)
+MAX_ABSTRACT = 50_000  # characters of an abstract (a journal's longest: about 30,000)
+MAX_AUTHORS = 3_000  # names kept (ATLAS and CMS papers have about 3,000); author_count says how many
+MAX_LIST = 200  # categories, keywords, DOIs, venues, sources, citations of one paper
+
+
 @dataclass(slots=True, kw_only=True)
 class Paper:
     """One paper as a listing reports it. Unknown values are None (or empty lists).
@@ -218,6 +224,7 @@ class Paper:
     origins: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self._bound()
         # Untrusted text: control characters (NUL, ESC, ...) carry no meaning in a title, an
         # abstract or a name, and a NUL would make a written text digest unreadable ("binary").
         # The same for every free-text field a page or a digest shows (a comment, a journal
@@ -245,6 +252,27 @@ class Paper:
             self.pmid = str(self.pmid).strip() or None
             if self.pmid is not None and not (self.pmid.isascii() and self.pmid.isdigit()):
                 self.pmid = None
+
+    def _bound(self) -> None:
+        """One paper is bounded whatever a listing says (5.9 million authors made a 60 MB
+        digest and a page that took 14 s): each text field, each list, the authors kept (the
+        first MAX_AUTHORS names, ``author_count`` saying how many there are)."""
+        for name in ("title", "comment", "journal_ref", "journal", "organization"):
+            value = getattr(self, name)
+            if isinstance(value, str) and len(value) > MAX_FIELD:
+                setattr(self, name, value[:MAX_FIELD - 1] + "…")
+        if isinstance(self.abstract, str) and len(self.abstract) > MAX_ABSTRACT:
+            self.abstract = self.abstract[:MAX_ABSTRACT - 1] + "…"
+        if len(self.authors) > MAX_AUTHORS:
+            if not isinstance(self.author_count, int) or self.author_count < len(self.authors):
+                self.author_count = len(self.authors)
+            self.authors = [a[:MAX_FIELD] if isinstance(a, str) else a for a in self.authors[:MAX_AUTHORS]]
+        elif any(isinstance(a, str) and len(a) > MAX_FIELD for a in self.authors):
+            self.authors = [a[:MAX_FIELD] if isinstance(a, str) else a for a in self.authors]
+        for name in ("categories", "ai_keywords", "dois", "venues", "sources", "cites", "followed"):
+            value = getattr(self, name)
+            if len(value) > MAX_LIST:
+                setattr(self, name, value[:MAX_LIST])
 
     @property
     def key(self) -> str:
