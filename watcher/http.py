@@ -394,6 +394,16 @@ class HttpClient:
         return Response(url, 200, data)
 
 
+def shut_down(sock: socket.socket | None) -> None:
+    """Shut ``sock`` down both ways (a deadline passed): whatever read or write is blocked on
+    it returns at once, in any thread."""
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
 class _Deadline:
     """The total deadline of one exchange: a timer that, when ``seconds`` pass, shuts down the
     socket of the connection the exchange uses (learnt from httpcore's trace of the connect,
@@ -420,12 +430,7 @@ class _Deadline:
 
     def _fire(self) -> None:
         self.fired = True
-        sock = self.stream.get_extra_info("socket") if self.stream is not None else None
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        shut_down(self.stream.get_extra_info("socket") if self.stream is not None else None)
 
     def cancel(self) -> None:
         self._timer.cancel()

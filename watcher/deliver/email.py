@@ -31,6 +31,7 @@ from email.policy import SMTP
 from email.utils import format_datetime, getaddresses, make_msgid, parseaddr
 
 from ..errors import DeliveryError
+from ..http import shut_down
 from ..models import Digest, Paper, Sent
 from ..present.render import plural, render
 from ..kinds import REQUIRED, Kind
@@ -93,12 +94,7 @@ class _Bounded:
 
     def _expire(self) -> None:
         self.expired = True
-        sock = getattr(self, "sock", None)
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        shut_down(getattr(self, "sock", None))
 
     def close(self) -> None:
         self.disarm()
