@@ -313,7 +313,7 @@ class HttpClient:
 
         def retryable(e: Exception) -> Retry | None:
             shown = state["shown"]
-            if isinstance(e, httpx.UnsupportedProtocol):
+            if isinstance(e, (httpx.UnsupportedProtocol, EncodingRefused)):
                 raise SourceError(f"GET {shown}: {e}; check the source's url") from e
             if isinstance(e, (httpx.TransportError, httpx.DecodingError)):
                 # a host that does not resolve (no network, a typo) rarely heals in seconds:
@@ -514,6 +514,11 @@ ACCEPT_ENCODING = "gzip, deflate"
 DECODE_STEP = 1 << 16
 
 
+class EncodingRefused(httpx.DecodingError):
+    """The server compressed its answer in a way watcher did not ask for: asking again gets
+    the same answer, so it is not retried."""
+
+
 def _decoded(response: httpx.Response):
     """The body of a streamed ``response``, unpacked at most DECODE_STEP bytes at a time
     (httpx.DecodingError for an encoding watcher did not ask for, stacked encodings included,
@@ -524,8 +529,8 @@ def _decoded(response: httpx.Response):
         yield from response.iter_raw()
         return
     if len(codings) > 1 or codings[0] not in ("gzip", "x-gzip", "deflate"):
-        raise httpx.DecodingError(f"content encoding {header!r} is not one watcher reads "
-                                  f"(it asks for {ACCEPT_ENCODING}, one layer)")
+        raise EncodingRefused(f"content encoding {header!r} is not one watcher reads "
+                              f"(it asks for {ACCEPT_ENCODING}, one layer)")
     import zlib
 
     raw_deflate = False  # deflate: a zlib stream, or (as some servers send it) a raw one
