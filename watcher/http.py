@@ -204,8 +204,7 @@ class HttpClient:
         self._last: dict[str, float] = {}
         self._lock = threading.Lock()
         # follow_redirects=False: get() follows them itself, so every hop is rate-limited
-        self._client = httpx.Client(headers={"User-Agent": user_agent, "Accept-Encoding": ACCEPT_ENCODING},
-                                    follow_redirects=False,
+        self._client = httpx.Client(headers=client_headers(user_agent), follow_redirects=False,
                                     transport=transport, timeout=timeout)
 
     def close(self) -> None:
@@ -512,6 +511,12 @@ def send_capped(client: httpx.Client, method: str, url: str, *, limit: int = ANS
 # bytes at a time, so the cap holds on what the body expands to.
 ACCEPT_ENCODING = "gzip, deflate"
 DECODE_STEP = 1 << 16
+
+
+def client_headers(user_agent: str) -> dict[str, str]:
+    """The headers of every HTTP client of watcher's: who asks, and the encodings
+    :func:`read_capped` reads."""
+    return {"User-Agent": user_agent, "Accept-Encoding": ACCEPT_ENCODING}
 
 
 class EncodingRefused(httpx.DecodingError):

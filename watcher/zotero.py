@@ -187,12 +187,12 @@ class Client:
                  deadline: float | None = None, sleep=time.sleep, clock=time.monotonic):
         import httpx
 
-        from .http import ACCEPT_ENCODING
+        from .http import client_headers
 
         self.library = library
         self._key = library.api_key()
         self._http = http or httpx.Client(timeout=library.timeout, follow_redirects=False,
-                                          headers={"User-Agent": user_agent, "Accept-Encoding": ACCEPT_ENCODING})
+                                          headers=client_headers(user_agent))
         self._own = http is None
         self.deadline = deadline if deadline is not None else library.timeout * 4
         self._sleep, self._clock = sleep, clock

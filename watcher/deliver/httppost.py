@@ -25,7 +25,8 @@ import time
 import httpx
 
 from ..errors import DeliveryError
-from ..http import ACCEPT_ENCODING, ANSWER_BYTES, Policy, Retry, TooLarge, parse_retry_after, post_capped, with_retries
+from ..http import (ANSWER_BYTES, Policy, Retry, TooLarge, client_headers, parse_retry_after, post_capped,
+                    with_retries)
 from ..masking import redact, remember_url
 
 ATTEMPTS = 4
@@ -41,7 +42,7 @@ def policy() -> Policy:
 
 def client(timeout: float, user_agent: str) -> httpx.Client:
     """The HTTP client of a delivery: the channel's timeout on connect, write and read."""
-    return httpx.Client(timeout=httpx.Timeout(timeout), headers={"User-Agent": user_agent, "Accept-Encoding": ACCEPT_ENCODING},
+    return httpx.Client(timeout=httpx.Timeout(timeout), headers=client_headers(user_agent),
                         follow_redirects=False)
 
 

@@ -33,7 +33,7 @@ from datetime import datetime
 import httpx
 
 from ..config import SummarizerConfig
-from ..http import ACCEPT_ENCODING, ANSWER_BYTES, Policy, TooLarge, parse_retry_after, post_capped
+from ..http import ANSWER_BYTES, Policy, TooLarge, client_headers, parse_retry_after, post_capped
 from ..models import Digest, Paper, clean_text
 from .tldr import MAX_CHARS, extractive_tldr
 
@@ -215,7 +215,7 @@ class Summarizer:
         queue = list(papers)
         results: dict[str, object] = {}
         started = [0]
-        headers = {"User-Agent": "watcher", "Accept-Encoding": ACCEPT_ENCODING}
+        headers = client_headers("watcher")
         if key:
             headers["Authorization"] = f"Bearer {key}"
 
