@@ -47,6 +47,13 @@ class ReplyTooLong(OSError):
     """The server's reply went past MAX_REPLY bytes (smtplib would keep every line)."""
 
 
+class StepTimedOut(TimeoutError):
+    """A step's total deadline passed (its timer shut the socket down): ``seconds`` of them."""
+
+    def __init__(self, seconds: float):
+        super().__init__(f"more than {seconds:g} s in total")
+
+
 class _CappedReply:
     """The socket's lines as smtplib's ``getreply`` reads them, at most ``left`` bytes."""
 
@@ -259,7 +266,7 @@ class EmailChannel(Channel):
             if sent == len(messages):
                 return
             if smtp is not None and smtp.expired:  # the deadline shut the socket: say that
-                e = TimeoutError(f"more than {step:g} s in total")
+                e = StepTimedOut(step)
             raise _partial(self._failure(e, where), delivered, sent + 1, len(messages)) from e
 
     def _failure(self, e: Exception, where: str) -> DeliveryError:
@@ -282,9 +289,10 @@ class EmailChannel(Channel):
             return DeliveryError(f"{where}: TLS certificate not trusted ({e.verify_message})")
         if isinstance(e, ssl.SSLError):
             return DeliveryError(f"{where}: TLS failed ({e.reason or e}); check security/port")
+        if isinstance(e, StepTimedOut):
+            return DeliveryError(f"{where}: timed out after {e}")
         if isinstance(e, (socket.timeout, TimeoutError)):
-            total = str(e) if str(e).startswith("more than") else ""  # the step's deadline
-            return DeliveryError(f"{where}: timed out after {total or f'{cfg.timeout:g}s'}")
+            return DeliveryError(f"{where}: timed out after {cfg.timeout:g}s")
         if isinstance(e, smtplib.SMTPException):
             return DeliveryError(f"{where}: {e}")
         return DeliveryError(f"{where}: {getattr(e, 'strerror', None) or e}")
@@ -334,7 +342,7 @@ class EmailChannel(Channel):
         except BaseException as e:
             smtp.close()
             if smtp.expired and isinstance(e, (smtplib.SMTPException, OSError)):
-                raise TimeoutError(f"more than {deadline:g} s in total") from e
+                raise StepTimedOut(deadline) from e
             raise
         return smtp
 
