@@ -93,10 +93,12 @@ def title_fingerprint(title: str) -> str:
 
 _DOI_PREFIX = re.compile(r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)", re.I)
 _DOI_RE = re.compile(r"10\.\d{4,9}/\S+")
+
+
 def better_spelt(a: str, b: str) -> str:
-    """Of two spellings of one name ("Nature neuroscience", in sentence case as NLM writes it, and "Nature Neuroscience"),
-    the one with more capitals, then the greater: no order of the two changes the choice (a tie
-    keeps ``a``)."""
+    """Of two spellings of one name ("Nature neuroscience", in sentence case as NLM writes it,
+    and "Nature Neuroscience"), the one with more capitals, then the greater: no order of the
+    two changes the choice (a tie keeps ``a``)."""
     return max((a, b), key=lambda v: (sum(c.isupper() for c in v), v))
 
 
@@ -257,17 +259,16 @@ class Paper:
         """One paper is bounded whatever a listing says (5.9 million authors made a 60 MB
         digest and a page that took 14 s): each text field, each list, the authors kept (the
         first MAX_AUTHORS names, ``author_count`` saying how many there are)."""
-        for name in ("title", "comment", "journal_ref", "journal", "organization"):
+        for name, most in (("title", MAX_FIELD), ("comment", MAX_FIELD), ("journal_ref", MAX_FIELD),
+                           ("journal", MAX_FIELD), ("organization", MAX_FIELD), ("abstract", MAX_ABSTRACT)):
             value = getattr(self, name)
-            if isinstance(value, str) and len(value) > MAX_FIELD:
-                setattr(self, name, value[:MAX_FIELD - 1] + "…")
-        if isinstance(self.abstract, str) and len(self.abstract) > MAX_ABSTRACT:
-            self.abstract = self.abstract[:MAX_ABSTRACT - 1] + "…"
+            if isinstance(value, str) and len(value) > most:
+                setattr(self, name, value[:most - 1] + "…")
         if len(self.authors) > MAX_AUTHORS:
             if not isinstance(self.author_count, int) or self.author_count < len(self.authors):
                 self.author_count = len(self.authors)
-            self.authors = [a[:MAX_FIELD] if isinstance(a, str) else a for a in self.authors[:MAX_AUTHORS]]
-        elif any(isinstance(a, str) and len(a) > MAX_FIELD for a in self.authors):
+            self.authors = self.authors[:MAX_AUTHORS]
+        if any(isinstance(a, str) and len(a) > MAX_FIELD for a in self.authors):
             self.authors = [a[:MAX_FIELD] if isinstance(a, str) else a for a in self.authors]
         for name in ("categories", "ai_keywords", "dois", "venues", "sources", "cites", "followed"):
             value = getattr(self, name)
