@@ -16,7 +16,9 @@ version's DOI once bioRxiv has linked it ("NA" before): it joins the paper's DOI
 journal article is the same work (SPEC §8), and becomes the DOI to cite. ``total`` and
 ``cursor`` say where the page sits (numbers, or numbers as text: the API writes both). A
 ``status`` of "no posts found" is an empty interval; any other status, or anything that is not
-such JSON, is an InputError. A record without DOI or title is skipped with a warning.
+such JSON, is an InputError. A record without DOI or title is skipped with a warning. The
+abstract's conversion markers and glued headings are read as what they stand for
+(:mod:`watcher.formats.highwire`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from datetime import date, datetime, timezone
 from ..errors import InputError
 from ..models import Paper, clean_text, normalize_doi
 from . import Listing, load_json, read_entries
+from .highwire import abstract_text
 
 SERVERS = {"biorxiv": "bioRxiv", "medrxiv": "medRxiv"}
 EMPTY_STATUS = "no posts found"
@@ -83,7 +86,7 @@ def record_to_paper(item: object, where: str) -> Paper:
         title=" ".join(title.split()),
         version=version,
         authors=_authors(item.get("authors")),
-        abstract=" ".join(str(item.get("abstract") or "").split()),
+        abstract=abstract_text(str(item.get("abstract") or "")),
         published=when if version in (None, 1) else None,
         updated=when,
         categories=[category] if category else [],

@@ -66,8 +66,12 @@ _BRACKETS = re.compile(r"[\[\]]")
 # article in English, each word in lower case gets its capital but the short words inside a
 # name (and Latin "et": "Biochimica et Biophysica Acta"); a word with a capital already ("eLife",
 # "PloS") stays. Other languages keep sentence case, as their journals do ("Sante mentale au
-# Quebec", "Vnitrni lekarstvi").
+# Quebec", "Vnitrni lekarstvi"). What follows " : " is the name's subtitle in the catalogue's
+# punctuation (ISBD "other title information": "European spine journal : official publication
+# of the European Spine Society, …", "Brain : a journal of neurology", "CMAJ : Canadian Medical
+# Association journal = …"); the journal is "European Spine Journal", so it goes too.
 _QUALIFIER = re.compile(r"\s*\([^()]*\)$")
+_SUBTITLE = re.compile(r"\s+:\s.*$", re.S)
 _MINOR = frozenset("a an and as at but by for from in into nor of on or over per the to upon via with et".split())
 _CAPITAL = re.compile(r"[a-z]")
 
@@ -261,6 +265,7 @@ def journal_name(title: str, languages: set[str]) -> str:
     """The journal's name from its NLM ``title``, for an article in ``languages`` (ISO 639-2
     codes: "eng"); see _QUALIFIER above."""
     name = _QUALIFIER.sub("", title).strip() or title.strip()
+    name = _SUBTITLE.sub("", name).strip() or name
     if languages and "eng" not in languages:
         return name
     words, start = [], True
