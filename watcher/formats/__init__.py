@@ -26,6 +26,8 @@ READERS: dict[str, str] = {
     "arxiv-atom": "watcher.formats.arxiv_atom",
     "arxiv-rss": "watcher.formats.arxiv_rss",
     "hf-json": "watcher.formats.hf_json",
+    "openalex": "watcher.formats.openalex_works",
+    "zotero": "watcher.formats.zotero_json",
     "text": "watcher.formats.text",
     "papers-json": "watcher.formats.papers_json",
     "hf-page": "watcher.formats.hf_page",
@@ -128,8 +130,8 @@ def detect(data: bytes, origin: str = "input") -> str:
             return name
     raise InputError(
         f"{origin}: unknown format (expected a text digest, an HF Daily Papers page, arXiv "
-        "Atom/RSS/OAI-PMH XML, Hugging Face / watcher / bioRxiv JSON, PubMed XML or a "
-        "journal's RSS/Atom feed)"
+        "Atom/RSS/OAI-PMH XML, Hugging Face / watcher / bioRxiv / OpenAlex / Zotero JSON, PubMed "
+        "XML or a journal's RSS/Atom feed)"
     )
 
 

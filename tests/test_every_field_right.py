@@ -1,0 +1,150 @@
+"""Every field of the documents watcher reads (see docs/sources.md): ``watcher convert`` reads
+every format a source reads (OpenAlex ``/works`` answers, Zotero item lists), a bioRxiv /
+medRxiv abstract is read without the details API's conversion markers, a PubMed journal is
+named without its catalogue subtitle.
+
+Documents: the OpenAlex work W2741809807 and the Zotero items of tests/data/openalex and
+tests/data/zotero (real answers; SOURCES.md there). The works pages are built at run time
+around the real work in the two ``meta`` shapes the OpenAlex documentation gives ("Paging":
+``page`` 1 with no cursor, and ``page`` null with ``next_cursor``), compact and
+pretty-printed, and once with ``abstract_inverted_index`` null (as OpenAlex serves most closed
+articles)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers import run_cli_text
+from watcher import formats
+from watcher.formats.highwire import abstract_text
+from watcher.formats.pubmed_xml import journal_name
+
+DATA = Path(__file__).parent / "data"
+WORK = json.loads((DATA / "openalex" / "work_W2741809807_state_of_oa.json").read_text("utf-8"))
+TITLE = "The state of OA: a large-scale analysis of the prevalence and impact of Open Access articles"
+
+
+def _page(meta: dict, work: dict, indent) -> bytes:
+    return json.dumps({"meta": meta, "results": [work], "group_by": []}, indent=indent).encode()
+
+
+PAGES = {
+    "page-meta": _page({"count": 1, "db_response_time_ms": 929, "page": 1, "per_page": 25}, WORK, None),
+    "cursor-meta-pretty": _page({"count": 1, "db_response_time_ms": 28, "page": None, "per_page": 100,
+                                 "next_cursor": None}, WORK, 2),
+    "no-abstract-pretty": _page({"count": 1, "db_response_time_ms": 28, "page": 1, "per_page": 25},
+                                {**WORK, "abstract_inverted_index": None}, 4),
+    "single-work": json.dumps(WORK, indent=2).encode(),
+}
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_convert_reads_an_openalex_works_answer_detected_and_by_from(name, tmp_path):
+    path = tmp_path / f"{name}.json"
+    path.write_bytes(PAGES[name])
+    for args in ([str(path)], ["--from", "openalex", str(path)]):
+        r = run_cli_text("convert", "--to", "json", *args)
+        assert r.returncode == 0, r.stderr
+        [paper] = json.loads(r.stdout)
+        assert paper["title"] == TITLE
+        assert paper["doi"] == "10.7717/peerj.4375"
+        assert paper["authors"][0] == "Heather A. Piwowar" and len(paper["authors"]) == 9
+        if name == "no-abstract-pretty":
+            assert paper["abstract"] == ""
+        else:
+            assert paper["abstract"].startswith("Despite growing interest in Open Access")
+
+
+def test_convert_reads_zotero_item_lists_detected_and_by_from(tmp_path):
+    """The Web API's answer (an array of items with ``data``; here the real item of
+    pyzotero's test answers in an array, as ``/items`` lists it) and an array of the items'
+    data (Zotero's own arXiv import)."""
+    api = tmp_path / "items.json"
+    api.write_text("[" + (DATA / "zotero" / "pyzotero_item.json").read_text("utf-8") + "]", "utf-8")
+    for args in ([str(api)], ["--from", "zotero", str(api)]):
+        r = run_cli_text("convert", "--to", "json", *args)
+        assert r.returncode == 0, r.stderr
+        [paper] = json.loads(r.stdout)
+        assert paper["title"].startswith("Electron Microscopy and Analysis 1993: Proceedings")
+        assert paper["authors"] == ["Institute of Physics (Great Britain)"]
+    r = run_cli_text("convert", "--to", "json", str(DATA / "zotero" / "translator_items.json"))
+    assert r.returncode == 0, r.stderr
+    papers = json.loads(r.stdout)
+    assert [p["title"] for p in papers] == ["A dual pair for free boundary fluids",
+                                            "Precision of a Low-Cost InGaAs Detector for Near Infrared Photometry"]
+    assert papers[0]["arxiv_id"] == "1402.1516" and papers[1]["doi"] == "10.1086/672573"
+    assert papers[0]["authors"] == ["Francois Gay-Balmaz", "Cornelia Vizman"]
+
+
+def test_every_format_a_source_reads_is_one_convert_reads():
+    from watcher.formats import READERS
+
+    assert {"openalex", "zotero", "biorxiv-json", "pubmed-xml", "arxiv-atom", "hf-json"} <= set(READERS)
+
+
+# --- bioRxiv / medRxiv: the details API's markers -------------------------------------------
+# Abstracts in the shapes the details API gives (the markers and glued headings as other
+# projects' saved answers show them: "Abstract/SummaryO_ST_ABSBackgroundC_ST_ABS…",
+# "HighlightsO_LI…\nC_LIO_LI…\nC_LI", "AO_SCPLOWBSTRACTC_SCPLOW…", "O_FIG O_LINKSMALLFIG …
+# M_FIG C_FIG").
+MARKED = {
+    "BackgroundThe modified Blalock-Taussig-Thomas shunt palliates.\nObjectivesThis study asks why.":
+        "Background: The modified Blalock-Taussig-Thomas shunt palliates. Objectives: This study asks why.",
+    "Abstract/SummaryO_ST_ABSBackgroundC_ST_ABSCollaborative research programs need data.":
+        "Background: Collaborative research programs need data.",
+    "We present X.\n\nHighlightsO_LIA unified framework\nC_LIO_LISuperior performance\nC_LI":
+        "We present X. Highlights: • A unified framework • Superior performance",
+    "AO_SCPLOWBSTRACTC_SCPLOWManual annotation is slow. We introduce MO_SCPLOWETAC_SCPLOWMO_SCPLOWUSEC_SCPLOW.":
+        "Manual annotation is slow. We introduce MetaMuse.",
+    "It remains unreliable.\n\nGraphical Abstract\n\nO_FIG O_LINKSMALLFIG WIDTH=200 HEIGHT=46 "
+    "SRC=\"FIGDIR/small/735386v1_ufig1.gif\" ALT=\"Figure 1\">\nView larger version (13K):\n"
+    "org.highwire.dtl.DTLVardef@1868524_HPS_FORMAT_FIGEXP  M_FIG C_FIG": "It remains unreliable.",
+    "AbstractO_ST_ABSAim:C_ST_ABSAvian malaria spreads.": "Aim: Avian malaria spreads.",
+}
+
+
+@pytest.mark.parametrize("raw", MARKED)
+def test_a_details_api_abstract_reads_as_the_structure_its_markers_stand_for(raw):
+    assert abstract_text(raw) == MARKED[raw]
+
+
+def test_the_markers_never_reach_a_paper_read_from_the_details_api():
+    record = {"doi": "10.1101/2026.01.02.26300001", "title": "T", "date": "2026-01-03", "version": "1",
+              "server": "medRxiv", "abstract": next(iter(MARKED))}
+    page = json.dumps({"messages": [{"status": "ok", "total": 1, "count": 1, "cursor": 0}],
+                       "collection": [record]}).encode()
+    [paper] = formats.read(page, "details").papers
+    assert paper.abstract.startswith("Background: The modified Blalock")
+    assert "BackgroundThe" not in paper.abstract and "ObjectivesThis" not in paper.abstract
+
+
+def test_plain_abstracts_keep_their_words():
+    text = "Findings hold in DeepMind's GitHub data.\n\nResults are robust."
+    assert abstract_text(text) == "Findings hold in DeepMind's GitHub data. Results are robust."
+
+
+# --- PubMed: a journal's name without its subtitle ------------------------------------------
+@pytest.mark.parametrize("nlm, name", [
+    ("European spine journal : official publication of the European Spine Society, the European "
+     "Spinal Deformity Society, and the European Section of the Cervical Spine Research Society",
+     "European Spine Journal"),
+    ("The spine journal : official journal of the North American Spine Society", "The Spine Journal"),
+    ("Brain : a journal of neurology", "Brain"),
+    ("Journal of magnetic resonance (San Diego, Calif. : 1997)", "Journal of Magnetic Resonance"),
+    ("The Lancet. Infectious diseases", "The Lancet. Infectious Diseases"),
+])
+def test_a_pubmed_journal_is_named_without_its_subtitle(nlm, name):
+    assert journal_name(nlm, {"eng"}) == name
+
+
+def test_a_pubmed_record_of_a_subtitled_journal_gives_the_journal_s_name():
+    doc = ("<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID>1</PMID><Article><Journal><Title>"
+           "European spine journal : official publication of the European Spine Society, the European "
+           "Spinal Deformity Society, and the European Section of the Cervical Spine Research Society"
+           "</Title></Journal><ArticleTitle>A.</ArticleTitle><Language>eng</Language></Article>"
+           "</MedlineCitation></PubmedArticle></PubmedArticleSet>").encode()
+    [paper] = formats.read(doc, "efetch").papers
+    assert paper.journal == "European Spine Journal"
