@@ -148,3 +148,24 @@ def test_a_pubmed_record_of_a_subtitled_journal_gives_the_journal_s_name():
            "</MedlineCitation></PubmedArticle></PubmedArticleSet>").encode()
     [paper] = formats.read(doc, "efetch").papers
     assert paper.journal == "European Spine Journal"
+
+
+# --- a newcomer's first week ----------------------------------------------------------------
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_no_made_up_home_for_the_project():
+    """watcher has no public repository: no install line, project URL, docs link or user agent
+    names one; a URL appears only as a placeholder the reader replaces with their own."""
+    import subprocess
+    import tomllib
+
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True).stdout.split()
+    named = [p for p in tracked if p.endswith((".md", ".toml", ".py", ".yml", ".yaml", ".txt", ".example"))
+             and p != "tests/test_every_field_right.py"
+             and "github.com/watcher-papers" in (REPO / p).read_text("utf-8", errors="replace")]
+    assert named == []
+    assert "urls" not in tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    from watcher.config import parse_config
+
+    assert "http" not in parse_config({"watcher": {"timezone": "UTC"}}, REPO / "c.toml").settings.user_agent

@@ -249,12 +249,8 @@ def invoke(*args, cwd):
 def test_no_install_line_points_at_a_package_index_that_lacks_watcher(tmp_path):
     """README, the starter config's header and what `init --github/--gitlab` write say how to
     install watcher from a clone, a wheel or a git URL, never `pip install watcher-papers`."""
-    urls = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["urls"]
-    from watcher.init import SOURCE_URL
-
-    assert urls["Source"] == SOURCE_URL
     header = "".join(line for line in starter_config().splitlines(True) if line.startswith("#"))
-    assert f"git+{SOURCE_URL}" in header and "pip wheel --no-deps" in header and "pypi.org" not in header
+    assert "pip install 'git+URL'" in header and "pip wheel --no-deps" in header and "pypi.org" not in header
     texts = {"README.md": (REPO / "README.md").read_text(), "config.toml": starter_config()}
     for kind in ("github", "gitlab"):
         assert invoke("init", f"--{kind}", kind, cwd=tmp_path).exit_code == 0

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from . import __version__
 from .errors import ConfigError, ConfigErrors, QuerySyntaxError
 from .categories import category_problem
 from .hosts import is_loopback, is_loopback_url  # noqa: F401 (the web reads them here)
@@ -253,7 +254,7 @@ class Config:
 _WATCHER_KEYS = {
     "database": (str, "watcher.db"),
     "timezone": (str, "UTC"),
-    "user_agent": (str, "watcher (+https://github.com/watcher-papers/watcher)"),
+    "user_agent": (str, f"watcher/{__version__}"),
     "templates_dir": (str, None),
     "state_ratings": (bool, False),
 }

@@ -22,7 +22,7 @@ from .wheel import shipped_config_path
 HERE = Path(__file__).resolve().parent
 INIT_TEMPLATES = HERE / "data" / "init"
 STATE_BRANCH = "watcher-state"
-SOURCE_URL = "https://github.com/watcher-papers/watcher"  # pyproject.toml's [project.urls] Source
+SOURCE_URL = "https://YOUR-GIT-HOST/YOU/watcher"  # a placeholder: the git URL of the clone you keep (watcher has no public home)
 CI_FILES = {"github": (".github/workflows/watcher.yml", "github-workflow.yml"),  # kind -> (file, template)
             "gitlab": (".gitlab-ci.yml", "gitlab-ci.yml")}
 
