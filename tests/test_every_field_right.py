@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from helpers import run_cli_text
+from httpserver import server  # noqa: F401
 from watcher import formats
 from watcher.formats.highwire import abstract_text
 from watcher.formats.pubmed_xml import journal_name
@@ -169,3 +170,53 @@ def test_no_made_up_home_for_the_project():
     from watcher.config import parse_config
 
     assert "http" not in parse_config({"watcher": {"timezone": "UTC"}}, REPO / "c.toml").settings.user_agent
+
+
+def test_the_readme_s_cron_line_runs_under_cron_s_bare_environment(server, tmp_path):
+    """The README's crontab line, run as cron runs it (``/bin/sh -c`` with HOME, a bare PATH and
+    nothing else): it finds watcher (the venv's absolute path), reads the secrets of the env
+    file (here the webhook URL the digest is posted to) and delivers."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from httpserver import Reply
+
+    [line] = re.findall(r"^\s*(\*/15 \* \* \* \* .*)$", (REPO / "README.md").read_text("utf-8"), re.M)
+    command = line.split(None, 5)[5]
+    home = tmp_path / "home"
+    (home / "watcher" / ".venv" / "bin").mkdir(parents=True)
+    (home / "watcher" / ".venv" / "bin" / "watcher").symlink_to(Path(sys.executable).with_name("watcher"))
+    papers = home / "papers"
+    papers.mkdir()
+    server.route("/hf", Reply(body=(DATA / "hf_daily_papers_2025-04-10.json").read_bytes()))
+    server.route("/hook", Reply(body=b"ok"))
+    (papers / "config.toml").write_text(f"""
+[watcher]
+database = "watcher.db"
+timezone = "UTC"
+
+[source.hf]
+type = "hf-daily"
+url = "{server.url('/hf')}"
+first_fetch = "1d"
+
+[profile.all]
+query = "NOT ti:zzzqqqzzz"
+
+[digest.daily]
+profiles = ["all"]
+every = "1d"
+channels = ["hook"]
+
+[channel.hook]
+type = "webhook"
+url_env = "WATCHER_HOOK_URL"
+""", "utf-8")
+    (papers / "secrets.env").write_text(f"WATCHER_HOOK_URL={server.url('/hook')}\n", "utf-8")
+    r = subprocess.run(["/bin/sh", "-c", command], env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, (r.stderr, (papers / "watcher.log").read_text() if (papers / "watcher.log").exists() else "")
+    assert "not found" not in r.stderr
+    assert [q.path for q in server.requests if q.path == "/hook"], (papers / "watcher.log").read_text()
