@@ -220,3 +220,23 @@ url_env = "WATCHER_HOOK_URL"
     assert r.returncode == 0, (r.stderr, (papers / "watcher.log").read_text() if (papers / "watcher.log").exists() else "")
     assert "not found" not in r.stderr
     assert [q.path for q in server.requests if q.path == "/hook"], (papers / "watcher.log").read_text()
+
+
+def test_check_says_the_generated_config_s_placeholders_are_placeholders(tmp_path):
+    """The starter config's mail channel uncommented as it stands: an error while a digest
+    delivers through it (it would fail), one line for the channel; a note while none does."""
+    assert run_cli_text("init", str(tmp_path / "p")).returncode == 0
+    config = tmp_path / "p" / "config.toml"
+    text = config.read_text("utf-8")
+    for key in ("[channel.mail]", 'type = "email"', 'host = "smtp.example.org"', "from = ", 'to = ["me@example.org"]'):
+        text = text.replace("# " + key, key, 1)
+    config.write_text(text, "utf-8")
+    r = run_cli_text("--config", str(config), "check")
+    assert r.returncode == 0, r.stderr
+    [line] = [l for l in r.stdout.splitlines() if "channel.mail:" in l]
+    assert "placeholder" in line and "host, from, to" in line
+    config.write_text(text.replace('channels = ["archive"]', 'channels = ["archive", "mail"]'), "utf-8")
+    r = run_cli_text("--config", str(config), "check")
+    assert r.returncode != 0
+    [line] = [l for l in r.stderr.splitlines() if "channel.mail:" in l]
+    assert "placeholder" in line and "smtp" not in r.stdout

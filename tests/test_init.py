@@ -118,6 +118,10 @@ def test_init_github_config_passes_check_once_its_secret_is_set(tmp_path):
     step = r.stdout.decode().splitlines()[-1].split("then cd repo && ", 1)[1].split(" (", 1)[0]
     *assignments, command, verb = step.split()
     assert [command, verb] == ["watcher", "check"] and assignments == ["WATCHER_SMTP_PASSWORD=x"]
+    unedited = run_cli(verb, cwd=repo, env=dict(a.split("=", 1) for a in assignments))
+    assert unedited.returncode == 2 and b"placeholder" in unedited.stderr  # "edit config.toml" first
+    config = repo / "config.toml"
+    config.write_text(config.read_text().replace("example.org", "mylab.net"))  # the edit it asks for
     told = run_cli(verb, cwd=repo, env=dict(a.split("=", 1) for a in assignments))
     assert told.returncode == 0, told.stderr
     unset = run_cli("check", cwd=repo, env={"WATCHER_SMTP_PASSWORD": ""})

@@ -19,7 +19,7 @@ from watcher.config import _CHANNEL_COMMON, _CHANNEL_KEYS
 from watcher.init import starter_config
 
 SECRET = "a-long-random-secret-for-the-links-0123456789"
-LOGIN = ("me@example.org", "s3cret-password")
+LOGIN = ("me@localhost", "s3cret-password")
 
 
 @contextmanager
@@ -82,7 +82,7 @@ def test_the_starter_uncommented_as_it_says_mails_every_paper_with_a_link_and_ra
     text = uncomment(uncomment((tmp_path / "config.toml").read_text(), "[channel.mail]"), "[web]")
     with MailServer(login=LOGIN) as smtp:
         text = (text.replace('channels = ["archive"]', 'channels = ["archive", "mail"]')
-                .replace('host = "smtp.example.org"', 'host = "127.0.0.1"')
+                .replace('host = "smtp.example.org"', 'host = "127.0.0.1"').replace("me@example.org", "me@localhost")
                 .replace("port = 587", f"port = {smtp.port}").replace('security = "starttls"', 'security = "none"'))
         (tmp_path / "config.toml").write_text(text)
         env = {"WATCHER_SMTP_PASSWORD": LOGIN[1], "WATCHER_SECRET": SECRET}
@@ -115,7 +115,7 @@ def two_profiles(folder: Path, smtp_port: int) -> str:
     text = uncomment((folder / "config.toml").read_text(), "[channel.mail]") + PROTEIN
     text = (text.replace('profiles = ["llm-rl"]', 'profiles = ["llm-rl", "protein"]')
             .replace('channels = ["archive"]', 'channels = ["archive", "mail"]')
-            .replace('host = "smtp.example.org"', 'host = "127.0.0.1"')
+            .replace('host = "smtp.example.org"', 'host = "127.0.0.1"').replace("me@example.org", "me@localhost")
             .replace("port = 587", f"port = {smtp_port}").replace('security = "starttls"', 'security = "none"'))
     (folder / "config.toml").write_text(text)
     return text
@@ -426,6 +426,9 @@ def test_the_getting_started_page_shows_what_init_and_check_say_and_its_toml_wor
     (folder / "config.toml").write_text(text + "\n[channel.mail]" + tables[1])
     monkeypatch.setenv("WATCHER_SMTP_PASSWORD", "x")
     monkeypatch.setenv("WATCHER_SECRET", SECRET)
+    code, out, err = watcher(folder, "check")
+    assert code == 2 and err.strip() in doc, err  # the placeholders, said as the page shows
+    (folder / "config.toml").write_text((folder / "config.toml").read_text().replace("example.org", "mylab.net"))
     code, out, err = watcher(folder, "check")
     assert code == 0 and "rating links" not in out, err
 

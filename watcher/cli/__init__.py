@@ -344,13 +344,13 @@ def check(ctx: Context) -> None:
         click.echo(f"watcher: {p}", err=True)
     if problems:
         sys.exit(2)
-    from .check import followed_notes, idle_notes, optional_secret_notes
+    from .check import followed_notes, idle_notes, optional_secret_notes, placeholder_lines
     from ..links import link_notes
     from ..ratings import orphan_notes
 
     notes = orphan_notes(ctx.config) + link_notes(ctx.config)  # reads the database: may fail (exit 1)
     notes += optional_secret_notes(ctx.config).values()
-    notes += followed_notes(ctx.config) + idle_notes(ctx.config)
+    notes += followed_notes(ctx.config) + idle_notes(ctx.config) + placeholder_lines(ctx.config)[1]
     click.echo(summary)
     for note in notes:
         click.echo(note)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -33,6 +34,7 @@ def check_config(config: Config) -> tuple[list[str], str]:
                  for key, var in config.secret_vars().items()
                  if not os.environ.get(var) and key not in optional]
     problems += web_password_problems(config)
+    problems += placeholder_lines(config)[0]
     problems += category_problems(config)
     from ..deliver import KINDS
 
@@ -99,6 +101,37 @@ def optional_secret_notes(config: Config) -> dict[str, str]:
         for s in config.sources.values()
         if s.type in KINDS and KINDS[s.type].optional_secret and s.api_key_env
         and not os.environ.get(s.api_key_env)}
+
+
+# The example config's placeholders (smtp.example.org, me@example.org, you@example.org): a
+# domain reserved for examples (RFC 2606), where no server and no mailbox answers.
+_PLACEHOLDER = re.compile(r"(?:^|[@./\s<(:])(?:[\w-]+\.)*example\.org\b", re.I)
+
+
+def placeholder_lines(config: Config) -> tuple[list[str], list[str]]:
+    """For ``watcher check``: (problems, notes), one line per channel that still holds the
+    example config's placeholders. A server that does not exist (``host`` or ``url``) in a
+    channel a digest delivers through is a problem: every delivery would fail; addresses at the
+    example's domain, or an unused channel, are a note: mail to them reaches nobody."""
+    where = config.path
+    used = {c for d in config.digests.values() for c in d.channels}
+    problems, notes = [], []
+    for ch in config.channels.values():
+        keys = [key for key, value in (("host", ch.host), ("username", ch.username), ("from", ch.sender),
+                                       ("to", ", ".join(ch.to)), ("url", ch.url))
+                if value and _PLACEHOLDER.search(value)]
+        if not keys:
+            continue
+        line = (f"{where}: channel.{ch.name}: {', '.join(keys)} still "
+                f"{'hold' if len(keys) > 1 else 'holds'} the example's placeholder (example.org): "
+                "put your own there")
+        if ch.name not in used:
+            notes.append(line + " (no digest uses this channel yet)")
+        elif {"host", "url"} & set(keys):
+            problems.append(line + f" before a digest delivers through {ch.name}")
+        else:
+            notes.append(line + ": mail to it reaches nobody")
+    return problems, notes
 
 
 def idle_notes(config: Config) -> list[str]:
