@@ -36,13 +36,17 @@ def test_once_sample_delivers_a_text_digest_then_nothing_new(tmp_path):
     sample_setup(tmp_path)
     r = run_cli("once", "--sample", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    listing = formats.read(r.stdout, "stdout")
-    assert listing.title == "LLM-RL" and len(listing.papers) == SAMPLE_DIGEST
-    assert all(p.published for p in listing.papers)  # no empty Date: line
     files = sorted(p.name for p in (tmp_path / "digests").iterdir())
     assert "daily-2025-04-12.txt" in files
     written = (tmp_path / "digests" / "daily-2025-04-12.txt").read_bytes()
-    assert written == r.stdout  # `once --sample > out`: the file, byte for byte (README)
+    listing = formats.read(written, "daily-2025-04-12.txt")
+    assert listing.title == "LLM-RL" and len(listing.papers) == SAMPLE_DIGEST
+    assert all(p.published for p in listing.papers)  # no empty Date: line
+    # piped, a brief: a line per paper and where the whole digest is, not 48 KB of it
+    lines = r.stdout.decode().splitlines()
+    assert lines[0] == f"LLM-RL - 2025-04-12: {SAMPLE_DIGEST} papers" and len(r.stdout) < 5000
+    assert [l.split(". ", 1)[1] for l in lines[1:-1]] == [p.title for p in listing.papers]
+    assert lines[-1].startswith("the whole digest: digests/daily-2025-04-12.txt")
     delivered = ledger(tmp_path / "watcher-sample.db")
     assert len(delivered) == len(listing.papers)
     assert not (tmp_path / "watcher.db").exists()  # the sample never touches the real database
@@ -50,6 +54,7 @@ def test_once_sample_delivers_a_text_digest_then_nothing_new(tmp_path):
     again = run_cli("once", "--sample", cwd=tmp_path)
     assert again.returncode == 0, again.stderr
     assert again.stdout == b""
+    assert b"digest daily: no new papers (nothing new" in again.stderr  # said, on stderr
     assert sorted(p.name for p in (tmp_path / "digests").iterdir()) == files
     assert ledger(tmp_path / "watcher-sample.db") == delivered
 

@@ -370,7 +370,7 @@ def test_the_sample_logs_at_the_chosen_level(tmp_path):
     digest); `--log-level info` still shows them."""
     (tmp_path / "config.toml").write_text(starter_config())
     code, out, err = watcher(tmp_path, "once", "--sample")
-    assert code == 0 and out.startswith("LLM-RL - 2025-04-12\n")
+    assert code == 0 and out.startswith("LLM-RL - 2025-04-12: 30 papers\n")
     assert err == "", err
     (tmp_path / "watcher-sample.db").unlink()
     code, out, err = watcher(tmp_path, "--log-level", "info", "once", "--sample")

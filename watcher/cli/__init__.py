@@ -74,19 +74,23 @@ def _report_cycle(report, sample_stdout: bool, digests: list[str] | None = None)
     and stderr a terminal, one line per digest on stderr — a cron job stays silent, and so
     does a run whose log already says it (--log-level info). The exit status. Failures were
     logged as they happened."""
-    from ..present.summary import digest_lines, skim
+    from ..present.summary import brief, digest_lines, skim
 
+    shown = set()
     if sample_stdout:
-        shown = set()
         for c in report.channels:
-            if c.sent and c.digest not in shown and c.rendered:
+            if c.sent and c.digest not in shown and c.rendered and c.issue and c.issue.matches:
                 shown.add(c.digest)
-                if sys.stdout.isatty() and c.issue and c.issue.matches:
+                if len(shown) > 1:
+                    click.echo("")
+                if sys.stdout.isatty():
                     click.echo(skim(c.issue, c.files, shutil.get_terminal_size().columns))
-                else:  # as the file holds it, byte for byte; a blank line between two digests
-                    click.echo(("\n\n" if len(shown) > 1 else "")
-                               + (c.rendered.get("text") or next(iter(c.rendered.values()))), nl=False)
-    if digests is not None and sys.stderr.isatty() and log.getEffectiveLevel() > logging.INFO:
+                else:  # a pipe or a file: a line per paper and where the whole digest is
+                    click.echo(brief(c.issue, c.files))
+    if sample_stdout and not shown and digests and not sys.stderr.isatty():
+        for line in digest_lines(report, digests):  # piped, a run that brought nothing says so
+            click.echo(line, err=True)
+    elif digests is not None and sys.stderr.isatty() and log.getEffectiveLevel() > logging.INFO:
         for line in digest_lines(report, digests):
             click.echo(line, err=True)
     return 0 if report.ok else 1

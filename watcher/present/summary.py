@@ -1,6 +1,8 @@
 """What ``watcher once`` tells a person at a terminal (a cron job, whose output is mailed or
 logged, gets none of it): one line per digest, and for the sample a skimmable view — each
-paper's title and TL;DR — instead of the whole digest, which is in its file anyway.
+paper's title and TL;DR — instead of the whole digest, which is in its file anyway; piped or
+redirected, the sample prints a brief (:func:`brief`: a line per paper and where the whole
+digest is).
 
 Pure: from the cycle's report to text; the command decides when to print it.
 """
@@ -70,4 +72,16 @@ def skim(digest: Digest, files: list, width: int = 80) -> str:
             out.append(wrapped(tldr, "    "))
     if files:
         out += ["", "the whole digest: " + ", ".join(str(f) for f in files)]
+    return "\n".join(out)
+
+
+def brief(digest: Digest, files: list) -> str:
+    """A digest for a pipe or a file, short: its header, one line per paper (rank and title),
+    and where the whole digest was written (``watcher once --sample | head`` shows what came,
+    not 48 KB of abstracts)."""
+    per = f" — {counts_line(digest.per_profile, hint=True)}" if digest.per_profile else ""
+    out = [f"{digest.title} - {digest.date}: {plural(len(digest.matches), 'paper')}{per}"]
+    out += [f"{i:>2}. {' '.join(m.paper.title.split())}" for i, m in enumerate(digest.matches, 1)]
+    if files:
+        out.append("the whole digest: " + ", ".join(str(f) for f in files))
     return "\n".join(out)
