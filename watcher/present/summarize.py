@@ -28,7 +28,7 @@ import re
 import threading
 import time
 from collections import defaultdict
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 
 import httpx
 
@@ -166,6 +166,9 @@ class Summarizer:
         if time.monotonic() >= self.deadline:
             return self._fallback(todo, f"the {self.cfg.timeout:g}s timeout has passed")
         paused = _PAUSED.get(self.cfg.base_url or "", 0.0) - time.monotonic()
+        until = self.store.wait_until(self._wait_key)  # a Retry-After past an earlier run's end
+        if until is not None:
+            paused = max(paused, (until - datetime.now(timezone.utc)).total_seconds())
         if paused > 0:  # not retried before the endpoint's Retry-After, and not counted
             return self._fallback(todo, f"the endpoint rate-limited us (HTTP 429): not asked "
                                         f"again for {paused:.0f}s (its Retry-After)")
@@ -188,6 +191,10 @@ class Summarizer:
                 return
         results, calls = self._call_all(todo, key)
         self.store.tldr_count_calls(day, calls)
+        waits = [o.retry_after for o in results.values() if isinstance(o, Failure) and o.retry_after]
+        if waits:  # recorded: a later run (another process too) does not ask before then
+            self.store.wait_set(self._wait_key, datetime.now(timezone.utc) + timedelta(seconds=max(waits)),
+                                "HTTP 429 (Retry-After)")
         failures: dict[str, list[str]] = defaultdict(list)
         remember = []
         for p in todo:
@@ -207,9 +214,15 @@ class Summarizer:
         if remember:
             log.info("summarizer: %d TL;DRs from %s", sum(1 for _, t in remember if t), self.cfg.model)
 
+    @property
+    def _wait_key(self) -> str:
+        return f"summarizer {self.cfg.base_url or ''}"
+
     def _call_all(self, papers: list[Paper], key: str | None) -> tuple[dict, int]:
         """Ask for every paper on up to WORKERS daemon threads until done or the deadline:
-        ({key: TL;DR or Failure}, calls made)."""
+        ({key: TL;DR or Failure}, calls made). One call goes first, alone: only once it is
+        answered (not rate-limited) do the other workers start, so that a 429 with its
+        Retry-After costs one call, not WORKERS."""
         deadline = self.deadline
         cond = threading.Condition()
         queue = list(papers)
@@ -254,10 +267,18 @@ class Summarizer:
                             queue.clear()
                         cond.notify_all()
 
-        for _ in range(min(WORKERS, len(papers))):
-            threading.Thread(target=worker, name="watcher-summarizer", daemon=True).start()
+        def start(n: int) -> None:
+            for _ in range(n):
+                threading.Thread(target=worker, name="watcher-summarizer", daemon=True).start()
+
+        start(1)  # the first call alone
+        fanned = min(WORKERS, len(papers)) <= 1
         with cond:
             while len(results) < len(papers):
+                if not fanned and results:  # the first answer came: the others may start
+                    fanned = True
+                    if queue:
+                        start(min(WORKERS, len(papers)) - 1)
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break

@@ -333,3 +333,11 @@ def m015_citations(db: sqlite_utils.Database) -> None:
     ``key|name`` (:mod:`watcher.formats.openalex`); NULL for papers stored before."""
     for column in ("cites", "followed"):
         db.execute(f"ALTER TABLE papers ADD COLUMN {column} TEXT")
+
+
+@migrations()
+def m016_waits(db: sqlite_utils.Database) -> None:
+    """``waits``: who asked watcher to wait until when (an endpoint's ``Retry-After`` past the
+    run: the summarizer's endpoint), so that later runs, other processes too, do not ask
+    before then (:meth:`watcher.store.Store.wait_until`)."""
+    db.execute("CREATE TABLE waits (what TEXT PRIMARY KEY, until TEXT NOT NULL, reason TEXT)")

@@ -45,3 +45,18 @@ class TldrStore:
             with self.writing():
                 self.db.execute("INSERT INTO tldr_calls (day, calls) VALUES (?, ?) ON CONFLICT(day) "
                                 "DO UPDATE SET calls = calls + excluded.calls", [day, calls])
+
+    # --- waits: "not before" an endpoint asked for (m016) ------------------------------------
+
+    def wait_until(self, what: str) -> datetime | None:
+        """The time before which ``what`` (an endpoint: "summarizer URL") is not to be asked,
+        as its Retry-After said; None when it asked for no wait."""
+        from .rows import parse_time
+
+        row = self.db.execute("SELECT until FROM waits WHERE what = ?", [what]).fetchone()
+        return parse_time(row[0]) if row else None
+
+    def wait_set(self, what: str, until: datetime, reason: str) -> None:
+        """Record that ``what`` is not to be asked before ``until`` (``reason``: why)."""
+        with self.writing():
+            self.db["waits"].upsert({"what": what, "until": iso(until), "reason": reason}, pk="what")
