@@ -13,6 +13,7 @@ articles)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -240,3 +241,47 @@ def test_check_says_the_generated_config_s_placeholders_are_placeholders(tmp_pat
     assert r.returncode != 0
     [line] = [l for l in r.stderr.splitlines() if "channel.mail:" in l]
     assert "placeholder" in line and "smtp" not in r.stdout
+
+
+@pytest.mark.parametrize("args, said", [
+    (["digest", "daly", "--dry-run"], "no digest named 'daly'; did you mean daily?"),
+    (["once", "--digest", "dayly"], "no digest named 'dayly'; did you mean daily?"),
+    (["explain", "--profile", "llm-r", "2504.07954"], "no profile named 'llm-r'; did you mean llm-rl?"),
+    (["test-deliver", "archiv"], "no channel named 'archiv'; did you mean archive?"),
+    (["convert", "--profile", "llmrl", "-"], "no profile named 'llmrl'; did you mean llm-rl?"),
+])
+def test_a_typo_in_a_name_on_the_command_line_gets_a_did_you_mean(args, said, tmp_path):
+    assert run_cli_text("init", str(tmp_path)).returncode == 0
+    r = run_cli_text("--config", str(tmp_path / "config.toml"), *args, input="")
+    assert r.returncode == 2 and said in r.stderr, r.stderr
+
+
+def test_a_one_week_ratings_chart_draws_narrow_bars_not_two_full_width_ones():
+    from datetime import date
+
+    from watcher.web.chart import WIDTH, bar_chart
+
+    svg = bar_chart([date(2026, 11, 23)], [("up", {date(2026, 11, 23): 3}, "up"),
+                                           ("down", {date(2026, 11, 23): 1}, "down")], "ratings")
+    widths = [float(w) for w in re.findall(r'<rect [^>]*width="([\d.]+)"', svg)]
+    assert len(widths) == 2 and max(widths) <= WIDTH / 10, widths
+    xs = [float(x) for x in re.findall(r'<rect x="([\d.]+)"', svg)]
+    assert WIDTH / 4 < xs[0] < xs[1] < 3 * WIDTH / 4  # the group sits in the middle of the chart
+
+
+def test_the_preview_form_lands_at_the_preview(tmp_path):
+    """On a phone the profile page is long: Preview must land at its result (#preview), not at
+    the top. The browser test drives it at 390 px (tests/test_web_browser.py)."""
+    from starlette.testclient import TestClient
+
+    from watcher.config import load_config
+    from webkit import app_for
+
+    assert run_cli_text("init", str(tmp_path)).returncode == 0
+    assert run_cli_text("once", "--sample", cwd=tmp_path).returncode == 0
+    from watcher.pipeline import sample_config
+
+    config = sample_config(load_config(tmp_path / "config.toml"))
+    with TestClient(app_for(config, config.settings.database)) as c:
+        page = c.get("/profiles/llm-rl").text
+    assert re.search(r'<form method="get" action="[^"]*/profiles/llm-rl#preview" class="preview">', page)

@@ -169,7 +169,11 @@ def test_the_profile_page_lists_what_ratings_changed(site):
                 apply_rating(store, value, "llm-rl", key, "cli", profiles=config.profiles)
         checked = compile_profile(config, "llm-rl", store).feedback.checked()
     with TestClient(app_for(config, db)) as c:
-        assert checked and all(why in unescape(c.get("/profiles/llm-rl").text) for why in checked)
+        page = unescape(c.get("/profiles/llm-rl").text)
+        assert checked and all(why in page for why in checked)
+        # ratings that change nothing say so, not "0 added, 0 removed"
+        assert "0 added, 0 removed" not in page
+        assert "no paper added or removed: the same papers are selected with and without your ratings" in page
         assert c.get("/profiles/llm-rl.json").json()["ratings_checked"] == checked
     config, changes = rate_all(config, db, now=datetime(2025, 4, 12, 20, tzinfo=timezone.utc))
     with Store.open(db) as store:

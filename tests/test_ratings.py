@@ -253,7 +253,7 @@ def test_a_paper_named_twice_is_rated_once(folder):
 
 @pytest.mark.parametrize("args, message", [
     (["up", RAG_ONLY, "2504.99999"], "watcher: unknown paper '2504.99999': not in the database"),
-    (["up", RAG_ONLY, "--profile", "nope"], "watcher: unknown profile 'nope' (profiles: rag, vision)"),
+    (["up", RAG_ONLY, "--profile", "nope"], "watcher: no profile named 'nope' (defined: rag, vision)"),
 ])
 def test_rate_with_an_unknown_paper_or_profile_records_nothing(folder, args, message):
     out = watcher(folder, "rate", *args)
@@ -345,7 +345,7 @@ def test_the_ratings_of_a_removed_profile_can_be_cleared(folder):
     assert "no longer in the config" not in watcher(folder, "check").stdout.decode()
     for action in ("up", "clear"):  # a profile with no ratings (any more) stays unknown
         out = watcher(folder, "rate", action, BOTH, "--profile", "vision")
-        assert out.returncode == 2 and b"unknown profile 'vision'" in out.stderr
+        assert out.returncode == 2 and b"no profile named 'vision'" in out.stderr
 
 
 # --- learning through the pipeline ---------------------------------------------------------

@@ -122,6 +122,8 @@ def test_the_quick_start_path_in_chromium(browser, sample_dir, width):  # noqa: 
 
         page.fill("textarea[name=preview]", "GRPO AND (")
         page.click("button:has-text('Preview')")
+        page.wait_for_url("**#preview")  # lands at the preview, not at the top of the page
+        assert page.evaluate("window.scrollY") > 0 or width > 1000
         assert "^" in page.locator("pre.caret").inner_text()
         no_overflow(page, f"preview-error-{width}")
         assert not page.dialogs

@@ -655,6 +655,14 @@ def _named(r: _Reader, data: dict, section: str) -> list[tuple[str, dict]]:
 SOURCE_TYPE_WORDS = {"rss": "feed", "atom": "feed", "journal": "feed", "toc": "feed", "journal-feed": "feed"}
 
 
+def unknown_name(kind: str, value: str, names) -> str:
+    """The one line for a digest, profile or channel named on the command line that the config
+    does not define: ``no digest named 'daly'; did you mean daily? (defined: daily, weekly)``."""
+    names = list(names)
+    return (f"no {kind} named {value!r}{_did_you_mean(value, names)} "
+            f"(defined: {', '.join(names) or 'none'})")
+
+
 def _did_you_mean(value: str, names) -> str:
     """``; did you mean NAME?`` for the name closest to ``value`` (the rule of every category
     check, :func:`watcher.categories.nearest`), or "" when none is close."""

@@ -20,7 +20,7 @@ from .. import __version__
 from . import cli_init, cli_ratings
 from .clikit import (SAMPLE_HELP, Context, _drop_stdout, fail, handle_errors, pass_ctx, reading_config,
                      sample_hint, write_failed)
-from ..config import FORMATS, Config
+from ..config import FORMATS, Config, unknown_name
 from ..errors import ConfigError, InputError
 from ..formats import READERS as READER_NAMES
 from ..models import now_utc
@@ -99,8 +99,7 @@ def _report_cycle(report, sample_stdout: bool, digests: list[str] | None = None)
 def _check_digests(config: Config, names: tuple[str, ...]) -> None:
     for name in names:
         if name not in config.digests:
-            known = ", ".join(config.digests) or "none"
-            raise ConfigError(f"no digest named {name!r} (defined: {known})", path=str(config.path))
+            raise ConfigError(unknown_name("digest", name, config.digests), path=str(config.path))
 
 
 @cli.command()
@@ -388,8 +387,7 @@ def explain(ctx: Context, paper, profile, sample) -> None:
 
     config = reading_config(ctx, sample)
     if profile is not None and profile not in config.profiles:
-        raise ConfigError(f"no profile named {profile!r} (defined: {', '.join(config.profiles)})",
-                          path=str(config.path))
+        raise ConfigError(unknown_name("profile", profile, config.profiles), path=str(config.path))
     names = [profile] if profile is not None else list(config.profiles)
     require_database(config.settings.database)
     with open_store(config) as store:
@@ -508,8 +506,7 @@ def test_deliver(ctx: Context, channel) -> None:
 
     config = ctx.config
     if channel not in config.channels:
-        raise ConfigError(f"no channel named {channel!r} (defined: {', '.join(config.channels) or 'none'})",
-                          path=str(config.path))
+        raise ConfigError(unknown_name("channel", channel, config.channels), path=str(config.path))
     files = send_test_digest(config, channel, now_utc())
     where = f": wrote {', '.join(str(f) for f in files)}" if files else ""
     click.echo(f"sent a test digest through channel {channel}{where}")

@@ -11,6 +11,7 @@ import json
 import click
 
 from .clikit import SAMPLE_HELP, Context, handle_errors, pass_ctx, reading_config, sample_hint
+from ..config import unknown_name
 from ..errors import ConfigError
 from ..models import now_utc
 from ..ratings import ACTIONS, PROFILE_ACTIONS, RatingError
@@ -43,7 +44,7 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
         if action == "clear" and profile is not None and profile not in known and all_ratings(store, profile):
             known.append(profile)  # a removed profile's ratings (check lists them) can be cleared
         if profile is not None and profile not in known:
-            raise RatingError(f"unknown profile {profile!r} (profiles: {', '.join(config.profiles) or 'none'})")
+            raise RatingError(unknown_name("profile", profile, config.profiles))
         # all checked before anything is recorded; a paper named twice (by id and title) is rated once
         try:
             found = unique_papers(find_paper(store, text) for text in papers)
@@ -108,8 +109,8 @@ def ratings(ctx: Context, profile, fmt, sample) -> None:
     with open_store(config) as store:
         rows = all_ratings(store, profile)
         if profile is not None and profile not in config.profiles and not rows:
-            raise ConfigError(f"no profile named {profile!r} and no ratings for it "
-                              f"(profiles: {', '.join(config.profiles)})", path=str(config.path))
+            raise ConfigError(unknown_name("profile", profile, config.profiles) + " and no ratings for it",
+                              path=str(config.path))
     if fmt == "json":
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return

@@ -47,6 +47,11 @@ def convert_inputs(inputs, *, config=None, profile=None, limit=None, fmt="text",
                    progress: ProgressFactory = start, kind: str | None = None) -> str:
     """Parse every input, optionally keep only a profile's matches, render as ``fmt``.
     Reading shows ``progress`` in inputs (a bar on a terminal's stderr; never on stdout)."""
+    if profile and profile not in config.profiles:  # said before any input is read
+        from ..config import unknown_name
+        from ..errors import ConfigError
+
+        raise ConfigError(unknown_name("profile", profile, config.profiles), path=str(config.path))
     listings, days = [], []
     with progress("convert", total=len(inputs), unit="inputs") as shown:
         for spec in inputs:
@@ -74,13 +79,13 @@ def convert_inputs(inputs, *, config=None, profile=None, limit=None, fmt="text",
 def _select(config, profile: str, papers: list[Paper], limit: int | None, now: datetime) -> list[Match]:
     from dataclasses import replace
 
+    from ..config import unknown_name
     from ..errors import ConfigError
     from ..matching.match import select
     from ..matching.compile import compile_profiles
 
     if profile not in config.profiles:
-        raise ConfigError(f"no profile named {profile!r} (defined: {', '.join(config.profiles) or 'none'})",
-                          path=str(config.path))
+        raise ConfigError(unknown_name("profile", profile, config.profiles), path=str(config.path))
     if limit:
         config = replace(config, profiles={**config.profiles,
                                            profile: replace(config.profiles[profile], max_papers=limit)})
