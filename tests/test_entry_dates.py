@@ -80,7 +80,7 @@ def test_papers_known_only_from_rss_or_hugging_face_are_dated_in_the_digest(serv
     del items[0]["paper"]["publishedAt"]  # an HF item with no date of the paper's own
     undated_title = " ".join(items[0]["paper"]["title"].split())
     server.route("/rss", Reply(body=data(RSS2)))
-    server.route("/hf", lambda req: Reply(body=json.dumps(items).encode()))
+    server.route("/hf/daily_papers", lambda req: Reply(body=json.dumps(items).encode()))
     (tmp_path / "config.toml").write_text(CONFIG.format(rss=server.url("/rss"), hf=server.url("/hf")))
     assert run_cli("fetch", cwd=tmp_path).returncode == 0
     r = run_cli("digest", "all", "--since", "2000-01-01", "--dry-run", "--to", "text", cwd=tmp_path)
@@ -93,7 +93,7 @@ def test_papers_known_only_from_rss_or_hugging_face_are_dated_in_the_digest(serv
                   if p.announce_type != "replace"]  # a replacement of an unknown paper is no news
     assert len(papers) == len(rss_titles) + len(items) == 3 + 8
     assert all(papers[t].published == rss_day for t in rss_titles)
-    hf_days = {r.query["date"] for r in server.hits("/hf")}
+    hf_days = {r.query["date"] for r in server.hits("/hf/daily_papers")}
     undated = papers[undated_title].published
     assert undated.time() == datetime.min.time() and undated.date().isoformat() in hf_days
     dated = " ".join(items[1]["paper"]["title"].split())

@@ -191,7 +191,7 @@ def test_the_readme_s_cron_line_runs_under_cron_s_bare_environment(server, tmp_p
     (home / "watcher" / ".venv" / "bin" / "watcher").symlink_to(Path(sys.executable).with_name("watcher"))
     papers = home / "papers"
     papers.mkdir()
-    server.route("/hf", Reply(body=(DATA / "hf_daily_papers_2025-04-10.json").read_bytes()))
+    server.route("/hf/daily_papers", Reply(body=(DATA / "hf_daily_papers_2025-04-10.json").read_bytes()))
     server.route("/hook", Reply(body=b"ok"))
     (papers / "config.toml").write_text(f"""
 [watcher]
@@ -285,3 +285,47 @@ def test_the_preview_form_lands_at_the_preview(tmp_path):
     with TestClient(app_for(config, config.settings.database)) as c:
         page = c.get("/profiles/llm-rl").text
     assert re.search(r'<form method="get" action="[^"]*/profiles/llm-rl#preview" class="preview">', page)
+
+
+def test_url_means_one_thing_and_check_says_what_each_source_asks(tmp_path):
+    """docs/sources.md's mirror recipe, verbatim: `watcher check` prints for each source the
+    URL its comment says it asks; an old whole-endpoint `url` still works and gets one line
+    saying what to write."""
+    doc = (REPO / "docs" / "sources.md").read_text("utf-8")
+    block = doc.split("## Your own url: a mirror or a stand-in")[1].split("```toml\n")[1].split("```")[0]
+    config = tmp_path / "config.toml"
+    config.write_text('[watcher]\ntimezone = "UTC"\n\n' + block, "utf-8")
+    r = run_cli_text("--config", str(config), "check")
+    assert r.returncode == 0, r.stderr
+    said = dict(re.findall(r"source\.(\S+) \(\S+\) asks (\S+)", r.stdout))
+    assert said["arxiv-mirror"] == "http://127.0.0.1:8001/api/query"
+    assert said["hf-mirror"] == "http://127.0.0.1:8002/api/daily_papers"
+    assert said["bio-mirror"].startswith("http://127.0.0.1:8003/details/biorxiv/")
+    assert said["pubmed-mirror"].startswith("http://127.0.0.1:8004/entrez/eutils/esearch.fcgi")
+    assert said["cites-mirror"] == "http://127.0.0.1:8005/works"
+    assert said["oai-mirror"] == "http://127.0.0.1:8006/oai"
+    assert said["rss-mirror"] == "http://127.0.0.1:8007/rss/cs.LG"
+    config.write_text('[watcher]\ntimezone = "UTC"\n\n[source.old]\ntype = "arxiv"\nquery = "cat:cs.LG"\n'
+                      'url = "http://127.0.0.1:8001/api/query"\n', "utf-8")
+    r = run_cli_text("--config", str(config), "check")
+    assert r.returncode == 0 and "source.old (arxiv) asks http://127.0.0.1:8001/api/query\n" in r.stdout
+    [line] = [l for l in r.stdout.splitlines() if "source.old.url" in l]
+    assert 'write url = "http://127.0.0.1:8001/api"' in line
+
+
+def test_a_mirror_s_address_written_as_the_docs_say_is_asked_where_the_docs_say(server):
+    """hf-daily with url the service's address (as biorxiv, pubmed and openalex always had):
+    the request goes to {url}/daily_papers, not a 404 at {url}."""
+    from datetime import datetime, timezone
+
+    from helpers import context, fast_client
+    from httpserver import Reply
+    from watcher.config import SourceConfig
+    from watcher.sources import make_source
+
+    server.route("/api/daily_papers", Reply(body=(DATA / "hf_daily_papers_2025-04-10.json").read_bytes()))
+    cfg = SourceConfig(name="hf", type="hf-daily", url=server.url("/api"), timeout=10.0)
+    with fast_client() as http:
+        src = make_source(cfg, context(http, now=datetime(2025, 4, 10, 20, tzinfo=timezone.utc)))
+        result = src.fetch({"last_day": "2025-04-09"})
+    assert result.papers and all(q.path == "/api/daily_papers" for q in server.requests)

@@ -195,7 +195,7 @@ def test_check_says_when_a_base_url_on_this_machine_is_not_where_serve_listens(t
     (tmp_path / "config.toml").write_text(starter.replace("http://127.0.0.1:8080", "http://localhost:8090"))
     code, out, _ = watcher(tmp_path, "check", env=env)
     assert code == 0
-    assert out.splitlines()[1:] == [
+    assert [line for line in out.splitlines()[1:] if " asks " not in line] == [
         "config.toml: web.base_url (http://localhost:8090) is this machine's port 8090, "
         "but watcher serve listens on 127.0.0.1:8080 (web.listen): the digests' paper and rating links "
         "would reach nothing; give both the same port"], out

@@ -128,7 +128,7 @@ def test_oai_source_reports_records_of_complete_list_size(server, caplog):
 
 
 def test_hf_daily_source_reports_days(server, caplog):
-    server.route("/hf", Reply(body=data("hf_daily_papers_2025-04-10.json")))
+    server.route("/hf/daily_papers", Reply(body=data("hf_daily_papers_2025-04-10.json")))
     cfg = SourceConfig(name="hf", type="hf-daily", url=server.url("/hf"), timeout=10.0)
     since = datetime(2025, 4, 10, tzinfo=timezone.utc)
     now = datetime(2025, 4, 14, 12, tzinfo=timezone.utc)

@@ -347,7 +347,7 @@ def check(ctx: Context) -> None:
         click.echo(f"watcher: {p}", err=True)
     if problems:
         sys.exit(2)
-    from .check import followed_notes, idle_notes, optional_secret_notes, placeholder_lines
+    from .check import followed_notes, idle_notes, optional_secret_notes, placeholder_lines, source_url_lines
     from ..links import link_notes
     from ..ratings import orphan_notes
 
@@ -355,7 +355,7 @@ def check(ctx: Context) -> None:
     notes += optional_secret_notes(ctx.config).values()
     notes += followed_notes(ctx.config) + idle_notes(ctx.config) + placeholder_lines(ctx.config)[1]
     click.echo(summary)
-    for note in notes:
+    for note in source_url_lines(ctx.config) + notes:
         click.echo(note)
 
 

@@ -134,6 +134,23 @@ def placeholder_lines(config: Config) -> tuple[list[str], list[str]]:
     return problems, notes
 
 
+def source_url_lines(config: Config) -> list[str]:
+    """For ``watcher check``: the URL each source will ask (``url`` is the service's address,
+    before the paths watcher adds: :mod:`watcher.sources.urls`), and one line for a ``url``
+    spelt the old way (the whole endpoint) saying what to write."""
+    from ..sources import urls
+
+    where = config.path
+    lines = []
+    for s in config.sources.values():
+        asked = urls.asked(s)
+        if asked:
+            lines.append(f"{where}: source.{s.name} ({s.type}) asks {asked}")
+        if note := urls.legacy_note(s):
+            lines.append(f"{where}: {note}")
+    return lines
+
+
 def idle_notes(config: Config) -> list[str]:
     """For ``watcher check``: what a valid config would never do (no source: nothing fetched; no
     digest: nothing delivered; a profile no digest names: its papers go nowhere), one line each."""

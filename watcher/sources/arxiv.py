@@ -29,12 +29,12 @@ from ..errors import InputError, SourceError
 from ..formats import Listing, arxiv_atom
 from ..http import HttpStatusError
 from ..kinds import REQUIRED, Kind
+from . import urls
 from .base import FetchResult, Source
 from .common import http_client, iso, name_papers, parse_failure, state_time
 
 log = logging.getLogger(__name__)
 
-API_URL = "https://export.arxiv.org/api/query"
 MAX_RESULTS = 2000   # the API's largest page
 MAX_START = 30000    # the API refuses start + max_results beyond this
 OVERLAP = timedelta(days=14)  # arXiv's announcement delays: moderation holds, holiday backlogs
@@ -103,7 +103,7 @@ class ArxivSource(Source):
 
     def _page(self, search: str, start: int, size: int) -> Listing:
         """One page; an empty page before ``totalResults`` is re-asked, then a SourceError."""
-        url = self.cfg.url or API_URL
+        url = urls.endpoint("arxiv", self.cfg.url, "/query")
         params = {"search_query": search, "start": start, "max_results": size,
                   "sortBy": "submittedDate", "sortOrder": "descending"}
         for _ in range(EMPTY_PAGE_TRIES):

@@ -15,10 +15,10 @@ from ..errors import SourceError
 from ..formats import arxiv_oai
 from ..http import HttpStatusError
 from ..kinds import Kind
+from . import urls
 from .base import FetchResult, Source
 from .common import http_client, name_papers, parse_listing, state_day
 
-OAI_URL = "https://oaipmh.arxiv.org/oai"
 MAX_PAGES = 10000
 
 
@@ -41,7 +41,7 @@ class ArxivOaiSource(Source):
             return self._fetch(state, progress)
 
     def _fetch(self, state: dict, progress) -> FetchResult:
-        url = self.cfg.url or OAI_URL
+        url = urls.base("arxiv-oai", self.cfg.url)
         params = {"verb": "ListRecords", "metadataPrefix": "arXiv",
                   "from": self.from_day(state).isoformat()}
         if self.cfg.set:

@@ -26,10 +26,10 @@ from .arxiv import OVERLAP as ARXIV_OVERLAP
 from ..kinds import Kind
 from ..categories import nearest
 from ..subjects import SUBJECTS, subject
+from . import urls
 from .base import FetchResult, Source
 from .common import first_day, http_client, name_papers, parse_listing
 
-API_URL = "https://api.biorxiv.org"
 # as far back as the arXiv source reaches (two weeks): a posting that reaches the API's
 # interval late (moderation, a holiday backlog) is still asked for; identity makes it free
 OVERLAP = ARXIV_OVERLAP
@@ -47,7 +47,7 @@ class BiorxivSource(Source):
         """Fetch every page of the interval, per category; progress counts records."""
         first, last = self.interval(state)
         server = self.cfg.server or "biorxiv"
-        base = (self.cfg.url or API_URL).rstrip("/")
+        base = urls.base("biorxiv", self.cfg.url)
         url = f"{base}/details/{server}/{first.isoformat()}/{last.isoformat()}"
         papers = {}
         with self.ctx.progress(f"source {self.name}", unit="records") as progress:

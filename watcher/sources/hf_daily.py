@@ -13,10 +13,10 @@ from datetime import date, timedelta
 
 from ..formats import hf_json
 from ..kinds import Kind
+from . import urls
 from .base import FetchResult, Source
 from .common import first_day, http_client, name_papers, parse_listing
 
-API_URL = "https://huggingface.co/api/daily_papers"
 REFRESH_DAYS = 1  # also re-ask this many days before the last one fetched (upvotes grow)
 
 
@@ -32,7 +32,7 @@ class HfDailySource(Source):
     def fetch(self, state: dict) -> FetchResult:
         """Fetch every day; a failing day fails the run (state stays, the next run repeats).
         Progress counts the days."""
-        url = self.cfg.url or API_URL
+        url = urls.endpoint("hf-daily", self.cfg.url, "/daily_papers")
         client = http_client(self)
         papers = {}
         days = self.days(state)

@@ -44,12 +44,12 @@ from ..http import HttpStatusError
 from ..masking import remember
 from ..formats import openalex
 from ..kinds import Kind
+from . import urls
 from .base import FetchResult, Source
 from .common import first_day, http_client, name_papers, parse_failure
 
 log = logging.getLogger("watcher")
 
-API_URL = "https://api.openalex.org"
 OVERLAP = timedelta(days=3)  # works indexed with a created date a day or two back
 PER_PAGE = 200  # the API's largest page
 MAX_PAGES = 500  # 100,000 works a stream and run: far beyond any citation alert
@@ -75,7 +75,7 @@ class OpenalexSource(Source):
             remember(self.api_key)  # it travels in the URL: masked wherever an error is stored
 
     def _get(self, path: str, params: dict):
-        base = (self.cfg.url or API_URL).rstrip("/")
+        base = urls.base("openalex", self.cfg.url)
         if self.cfg.mailto:
             params = {**params, "mailto": self.cfg.mailto}
         if self.api_key:

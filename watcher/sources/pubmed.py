@@ -3,10 +3,10 @@
 ::
 
     since = ctx.since or state["last_day"] - OVERLAP or now - first_fetch
-    GET {url}esearch.fcgi?db=pubmed&term=TERM&datetype=edat&mindate=SINCE&maxdate=TODAY
+    GET {url}/esearch.fcgi?db=pubmed&term=TERM&datetype=edat&mindate=SINCE&maxdate=TODAY
                          &usehistory=y&retmax=0&retmode=json            -> count, WebEnv, query_key
     for retstart in 0, BATCH, 2*BATCH, ... < count:
-        GET {url}efetch.fcgi?db=pubmed&WebEnv=…&query_key=…&retstart=…&retmax=BATCH&retmode=xml
+        GET {url}/efetch.fcgi?db=pubmed&WebEnv=…&query_key=…&retstart=…&retmax=BATCH&retmode=xml
 
 The search runs once on NCBI's side and the records are fetched from its history server in
 batches, so a search of thousands of records costs count / BATCH requests. NCBI allows three
@@ -26,11 +26,11 @@ from ..errors import InputError, SourceError
 from ..formats import pubmed_xml
 from ..masking import remember
 from ..kinds import REQUIRED, Kind
+from . import urls
 from .base import FetchResult, Source
 from ..text import plural
 from .common import first_day, http_client, name_papers, parse_failure, parse_listing
 
-API_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
 BATCH = 200  # records per efetch (NCBI suggests at most a few hundred for XML)
 OVERLAP = timedelta(days=2)  # records indexed with an entry date a day or two back
 RATE = {False: 3.0, True: 10.0}  # requests a second, without / with an API key
@@ -53,8 +53,7 @@ class PubmedSource(Source):
             wait = self.interval_s - (time.monotonic() - self._last)
             if wait > 0:
                 time.sleep(wait)
-        base = self.cfg.url or API_URL
-        url = base + ("" if base.endswith("/") else "/") + endpoint
+        url = urls.endpoint("pubmed", self.cfg.url, endpoint)
         params = {"db": "pubmed", "tool": "watcher", **params}
         if self.api_key:
             params["api_key"] = self.api_key
