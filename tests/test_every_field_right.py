@@ -329,3 +329,18 @@ def test_a_mirror_s_address_written_as_the_docs_say_is_asked_where_the_docs_say(
         src = make_source(cfg, context(http, now=datetime(2025, 4, 10, 20, tzinfo=timezone.utc)))
         result = src.fetch({"last_day": "2025-04-09"})
     assert result.papers and all(q.path == "/api/daily_papers" for q in server.requests)
+
+
+def test_the_sample_s_html_digest_links_every_paper_and_stays_under_50_kb(tmp_path):
+    """The sample without [web]: every one of its 30 papers links to its page (the seed digest
+    names 19 by title alone; their arXiv ids are shipped beside it), and the HTML digest holds
+    all 30 in full in under 50 KB (mail clients clip longer messages)."""
+    assert run_cli_text("init", str(tmp_path)).returncode == 0
+    assert run_cli_text("once", "--sample", cwd=tmp_path).returncode == 0
+    html = (tmp_path / "digests" / "daily-2025-04-12.html").read_bytes()
+    assert len(html) < 50_000, len(html)
+    titles = re.findall(rb'<div style="font-size:17px;line-height:23px;font-weight:bold;color:#111827;">(.*?)</div>', html, re.S)
+    assert len(titles) == 30
+    assert all(t.startswith(b'<a href="https://') for t in titles), [t for t in titles if b"<a " not in t]
+    text = (tmp_path / "digests" / "daily-2025-04-12.txt").read_text("utf-8")
+    assert text.count("\n\nAuthors:") >= 29  # the text digest keeps every paper in full too

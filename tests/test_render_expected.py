@@ -103,10 +103,10 @@ HTML_TEXT = ["LLM-RL — 2025-04-12",  # <title>
              "1 new paper: Ratio: RL for LLMs",  # the inbox preview line (hidden)
              "LLM-RL", "2025-04-12 · 1 new paper · 1 updated",  # the header
              "Ratio: RL for LLMs", "Ada Lovelace, Alan Turing", "submitted 2025-04-10 · cs.LG, cs.CL · ▲ 17 upvotes",
-             "Why:", 'all: "reinforcement learning"; category cs.LG', "We study RL.", "Abstract", "·", "PDF",
+             "Why:", 'all: "reinforcement learning"; category cs.LG', "We study RL.", "PDF",  # the title links to the abstract page
              "Updated", "New versions of papers you have already seen.", "Old paper, new version", "(v3)",
              "Sent by watcher · digest daily"]
-HTML_LINKS = [("https://arxiv.org/abs/2504.07600", "Ratio: RL for LLMs"), ("https://arxiv.org/abs/2504.07600", "Abstract"),
+HTML_LINKS = [("https://arxiv.org/abs/2504.07600", "Ratio: RL for LLMs"),
               ("https://arxiv.org/pdf/2504.07600", "PDF"), ("https://arxiv.org/abs/2504.07601", "Old paper, new version")]
 
 

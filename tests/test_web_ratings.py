@@ -263,12 +263,15 @@ def test_every_page_with_papers_has_the_buttons_and_they_come_back_to_it(site, p
     assert recorded(db) == ([("llm-rl", PAPER, "up", "web")], [PAPER])
 
 
-ODF = "title:online difficulty filtering for reasoning oriented reinforcement learning|bae|2025-04-04"
+ODF = "title:weak for strong training weak meta agent to harness strong executors|nie|2025-04-07"
 
 
-@pytest.mark.parametrize("paper", [PAPER, ODF])  # an arXiv id; a key with spaces and a '|'
-@pytest.mark.parametrize("path, action", [("/profiles/llm-rl", "up"), ("/profiles/llm-rl", "down"),
-                                          ("/saved", "save"), ("/", "up"), ("/papers/{paper}", "up")])
+# an arXiv id; a key with spaces and a '|' (a paper of the sample known by title alone: none of
+# those is delivered since the seed digest's arXiv ids ship with the sample, so not on the inbox)
+@pytest.mark.parametrize("paper, path, action", [
+    (paper, path, action) for paper in (PAPER, ODF)
+    for path, action in [("/profiles/llm-rl", "up"), ("/profiles/llm-rl", "down"), ("/saved", "save"),
+                         ("/", "up"), ("/papers/{paper}", "up")] if not (paper == ODF and path == "/")])
 def test_a_button_comes_back_at_the_paper_on_every_page_that_lists_it(site, path, action, paper):
     """The 303 after a button ends in ``#p-{key}``: the page it returns to has that element, so
     the browser shows the paper just rated, not the top of the page (the profile page's list of

@@ -20,9 +20,26 @@ if TYPE_CHECKING:
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
 
 
+IDS_SUFFIX = ".arxiv-ids.tsv"  # beside a listing that names papers by title alone: their arXiv ids
+
+
 def sample_files() -> list[Path]:
     """The sample listing files, in name order."""
-    return sorted(p for p in SAMPLES_DIR.iterdir() if p.is_file() and p.name != "README.md")
+    return sorted(p for p in SAMPLES_DIR.iterdir()
+                  if p.is_file() and p.name != "README.md" and not p.name.endswith(IDS_SUFFIX))
+
+
+def _known_ids(path: Path) -> dict[str, str]:
+    """title fingerprint -> arXiv id, from the ``NAME.arxiv-ids.tsv`` beside listing ``NAME.*``
+    (``id<TAB>title`` lines; ``#`` comments)."""
+    from ..models import title_fingerprint
+
+    ids = path.with_name(path.name.split(".", 1)[0] + IDS_SUFFIX)
+    if not ids.exists():
+        return {}
+    rows = (line.split("\t", 1) for line in ids.read_text("utf-8").splitlines()
+            if line.strip() and not line.startswith("#"))
+    return {title_fingerprint(title): arxiv_id.strip() for arxiv_id, title in rows}
 
 
 def read_samples() -> list[Paper]:
@@ -37,8 +54,11 @@ def _parsed_samples() -> tuple[Paper, ...]:
     for path in sample_files():
         listing = formats.read(path.read_bytes(), path.name)
         formats.file_dated(listing, path.name)
+        known = _known_ids(path)
         for p in listing.papers:
             p.source, p.sources = "sample", ["sample"]
+            if not p.arxiv_id and not p.url and (found := known.get(p.fingerprint)):
+                p.arxiv_id = found  # its arXiv page: every paper of the sample has a link
         papers.extend(listing.papers)
     return tuple(papers)
 
