@@ -344,3 +344,22 @@ def test_the_sample_s_html_digest_links_every_paper_and_stays_under_50_kb(tmp_pa
     assert all(t.startswith(b'<a href="https://') for t in titles), [t for t in titles if b"<a " not in t]
     text = (tmp_path / "digests" / "daily-2025-04-12.txt").read_text("utf-8")
     assert text.count("\n\nAuthors:") >= 29  # the text digest keeps every paper in full too
+
+
+def test_a_channel_told_to_wait_past_the_run_is_not_asked_again_before_then(server, tmp_path):
+    """A webhook answering 429 with Retry-After: 3600 is asked once; the next run (another
+    process, as cron's next `watcher once`) does not ask it before the hour has passed, and
+    says so in one line."""
+    from httpserver import Reply
+
+    server.route("/hook", Reply(status=429, headers={"Retry-After": "3600"}, body=b"slow down"))
+    assert run_cli_text("init", str(tmp_path)).returncode == 0
+    config = tmp_path / "config.toml"
+    config.write_text(config.read_text("utf-8").replace('channels = ["archive"]', 'channels = ["hook"]')
+                      + f'\n[channel.hook]\ntype = "webhook"\nurl = "{server.url("/hook")}"\n', "utf-8")
+    first = run_cli_text("once", "--sample", cwd=tmp_path)
+    assert first.returncode == 1 and "3600" in first.stderr, first.stderr
+    assert len(server.hits("/hook")) == 1
+    again = run_cli_text("once", "--sample", cwd=tmp_path)
+    assert again.returncode == 1 and "not asked before then" in again.stderr, again.stderr
+    assert len(server.hits("/hook")) == 1  # not asked again within its Retry-After

@@ -83,9 +83,17 @@ def post_json(http: httpx.Client, url: str, payload, *, who: str, sleep=time.sle
 
     return with_retries(
         attempt, rules, retryable=_nothing_taken, sleep=sleep,
-        too_long=lambda r: DeliveryError(f"{who}: {r.last}; the server asks to wait {r.wait:g}s, "
-                                         "more than watcher waits in one run"),
+        too_long=lambda r: _wait_past_the_run(DeliveryError(
+            f"{who}: {r.last}; the server asks to wait {r.wait:g}s, more than watcher waits in one "
+            "run: not asked again before then"), r.wait),
         give_up=lambda r, tries: DeliveryError(f"{who}: failed {tries} times, last {r.last}"))
+
+
+def _wait_past_the_run(error: DeliveryError, wait: float) -> DeliveryError:
+    """``error`` carrying the server's wait (``retry_after``, seconds): the pipeline records it
+    and asks the channel's server again only after it, in later runs too."""
+    error.retry_after = wait
+    return error
 
 
 def _retry_after(response: httpx.Response) -> float | None:
