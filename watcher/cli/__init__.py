@@ -56,7 +56,7 @@ class _Commands(click.Group):
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None, log_level: str) -> None:
     """watcher: every morning, the new papers that match your profiles (arXiv, Hugging Face,
-    bioRxiv, medRxiv, PubMed, any journal's feed).
+    bioRxiv, medRxiv, PubMed, any journal's feed, OpenAlex's citation graph).
 
     Fetches new listings, stores unseen papers in SQLite, scores them against the profiles
     in config.toml and delivers digests by e-mail, Slack, webhook, apprise, Atom feed or file.
