@@ -3,9 +3,14 @@ through ASGI, the real command line, the Zotero stand-in (tests/test_secret_spel
 
 from __future__ import annotations
 
+import json
 import warnings
 
+from conftest import run_watcher
+from httpserver import Reply, server  # noqa: F401
 from webkit import app_for, hostile_setup
+
+from watcher.store import Store
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -23,3 +28,27 @@ def test_a_message_number_past_sqlites_integers_is_a_404(tmp_path):
         # a body length past any integer SQLite or the guard compares: refused, not a 500
         r = web.post("/login", content=b"x", headers={"content-length": "9" * 5000})
         assert r.status_code == 413, r.text[:300]
+
+
+def test_an_over_long_identifier_is_dropped_with_a_warning_not_kept_or_cut(server, tmp_path):  # noqa: F811
+    """A listing's paper with a DOI of 100,008 characters, a URL of 3,010 and a PMID of 600 is
+    stored by its title (every other field kept), and ``once`` says what it dropped; a paper
+    with a real DOI next to it keeps its DOI as its identity."""
+    listing = [{"title": "A paper of hostile identifiers", "abstract": "GRPO", "doi": "10.1234/" + "x" * 100_000,
+                "url": "https://example.org/" + "a" * 2_990, "pmid": "1" * 600, "authors": ["Ann Author"],
+                "published": "2025-01-02T00:00:00Z"},
+               {"title": "A paper of a real DOI", "abstract": "GRPO", "doi": "https://doi.org/10.1038/S41586-024-07000-1",
+                "published": "2025-01-02T00:00:00Z"}]
+    server.route("/list.json", Reply(body=json.dumps(listing).encode(), headers={"Content-Type": "application/json"}))
+    (tmp_path / "config.toml").write_text(f'[watcher]\ndatabase = "watcher.db"\n\n[source.ls]\ntype = "listing"\n'
+                                          f'url = "{server.url("/list.json")}"\n')
+    once = run_watcher("once", cwd=tmp_path)
+    assert once.returncode == 0, once.stderr
+    [line] = [l for l in once.stderr.decode().splitlines() if "dropped" in l]
+    assert ("paper 'A paper of hostile identifiers': dropped its doi of 100,008 characters, its pmid of 600 "
+            "characters, its url of 3,010 characters: an identifier is kept whole or not at all") in line, line
+    with Store.open(tmp_path / "watcher.db") as store:
+        keys = [r[0] for r in store.db.execute("SELECT key FROM papers ORDER BY key")]
+    assert len(keys) == 2 and keys[0] == "doi:10.1038/s41586-024-07000-1" and keys[1].startswith("title:"), keys
+    stored = (tmp_path / "watcher.db").read_bytes()
+    assert b"x" * 500 not in stored and b"a" * 2_000 not in stored and b"1" * 500 not in stored
