@@ -52,3 +52,20 @@ def test_an_over_long_identifier_is_dropped_with_a_warning_not_kept_or_cut(serve
     assert len(keys) == 2 and keys[0] == "doi:10.1038/s41586-024-07000-1" and keys[1].startswith("title:"), keys
     stored = (tmp_path / "watcher.db").read_bytes()
     assert b"x" * 500 not in stored and b"a" * 2_000 not in stored and b"1" * 500 not in stored
+
+
+def test_the_published_site_names_no_folder_of_the_machine(server, tmp_path):  # noqa: F811
+    listing = [{"title": "A paper about GRPO", "abstract": "GRPO", "arxiv_id": "2501.00001",
+                "published": "2025-01-02T00:00:00Z"}]
+    server.route("/list.json", Reply(body=json.dumps(listing).encode(), headers={"Content-Type": "application/json"}))
+    (tmp_path / "config.toml").write_text(f'[watcher]\ndatabase = "watcher.db"\n\n[source.ls]\ntype = "listing"\n'
+                                          f'url = "{server.url("/list.json")}"\n')
+    assert run_watcher("once", cwd=tmp_path).returncode == 0
+    site = run_watcher("site", str(tmp_path / "site"), cwd=tmp_path)
+    assert site.returncode == 0, site.stderr
+    status = (tmp_path / "site" / "status.html").read_text()
+    assert "<code>watcher.db</code>" in status and "<code>config.toml</code>" in status and "database watcher.db" in status
+    for folder in {str(tmp_path), str(tmp_path.resolve())}:
+        for page in (tmp_path / "site").rglob("*"):
+            if page.is_file():
+                assert folder.encode() not in page.read_bytes(), page
