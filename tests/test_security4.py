@@ -69,3 +69,54 @@ def test_the_published_site_names_no_folder_of_the_machine(server, tmp_path):  #
         for page in (tmp_path / "site").rglob("*"):
             if page.is_file():
                 assert folder.encode() not in page.read_bytes(), page
+
+
+def test_a_request_body_never_finished_is_one_log_line_not_a_traceback(tmp_path, capfd):
+    import io
+    import socket
+    import threading
+    import time
+    from dataclasses import replace
+
+    from watcher.config import load_config
+    from watcher.logs import configure
+    from watcher.web.serve import Plan, bind, server as web_server
+
+    (tmp_path / "config.toml").write_text('[watcher]\ndatabase = "w.db"\n')
+    Store.open(tmp_path / "w.db").close()
+    config = load_config(tmp_path / "config.toml")
+    log = io.StringIO()
+    configure("info", daemon=True, stream=log, config=config)
+    web = replace(config.web, host="127.0.0.1", port=0)
+    sock = bind(web)
+    srv = web_server(config, Plan(web, tmp_path / "w.db", "a-long-enough-password", None), sock, read_timeout=0.5)
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    for _ in range(400):
+        if srv.started:
+            break
+        time.sleep(0.05)
+    slow = []
+    try:
+        for _ in range(3):  # a login form whose body stops after 10 of its 100 bytes
+            c = socket.create_connection(("127.0.0.1", sock.getsockname()[1]))
+            c.sendall(b"POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n"
+                      b"Content-Type: application/x-www-form-urlencoded\r\n\r\npassword=x")
+            c.settimeout(30)
+            slow.append(c)
+        for c in slow:
+            while c.recv(65536):  # closed by the server after its read timeout
+                pass
+        time.sleep(0.3)
+    finally:
+        for c in slow:
+            c.close()
+        srv.should_exit = True
+        thread.join(10)
+        sock.close()
+        configure("warning")
+    lines = log.getvalue().splitlines()
+    assert [l.split("INFO: ", 1)[1] for l in lines] == \
+        ["web: POST /login: the client went away before sending its whole request"] * 3, lines
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err + log.getvalue() and "ClientDisconnect" not in out + err, err
