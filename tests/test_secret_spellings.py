@@ -119,3 +119,37 @@ def test_a_source_url_with_a_comma_masks_only_its_secrets(server, tmp_path):  # 
     for text in (once.stderr.decode(), status.stdout.decode()):
         assert "/list?cats=physics,check&api_key=***" in text, text
         assert "abcdef012345" not in text and "***,***" not in text
+
+
+def test_every_kind_of_secret_is_checked_and_a_list_of_urls_may_span_lines(tmp_path):
+    """The SMTP password and a webhook URL ending in ``\\r`` are refused like the Zotero key,
+    each on its own line; an apprise ``urls_env`` whose URLs are separated by line breaks
+    (``\\r\\n`` too) is a list, not a refused value."""
+    (tmp_path / "config.toml").write_text('''
+[watcher]
+database = "watcher.db"
+
+[channel.mail]
+type = "email"
+host = "127.0.0.1"
+username = "me"
+password_env = "T_SMTP_PW"
+from = "watcher@example.org"
+to = ["me@example.org"]
+
+[channel.hook]
+type = "webhook"
+url_env = "T_HOOK_URL"
+
+[channel.push]
+type = "apprise"
+urls_env = "T_APPRISE"
+''')
+    env = {"T_SMTP_PW": "correct horse battery staple\r", "T_HOOK_URL": "https://hooks.example.org/T0/B0/XYZ\r",
+           "T_APPRISE": "json://127.0.0.1:9/a\r\njson://127.0.0.1:9/b\r\n"}
+    r = run_watcher("check", cwd=tmp_path, env=env)
+    lines = r.stderr.decode().splitlines()
+    assert r.returncode == 2 and len(lines) == 2, lines
+    assert "channel.mail.password_env: environment variable T_SMTP_PW holds a carriage return" in lines[0] + lines[1]
+    assert "channel.hook.url_env: environment variable T_HOOK_URL holds a carriage return" in lines[0] + lines[1]
+    assert b"horse" not in r.stderr and b"XYZ" not in r.stderr and b"T_APPRISE" not in r.stderr
