@@ -25,7 +25,7 @@ from watcher import formats
 pytestmark = pytest.mark.slow  # runs the generated workflow's steps in git clones: the full suite (CI) runs it, not the inner loop
 
 ACTIONLINT = shutil.which("actionlint") or shutil.which("actionlint", path=str(Path(sys.executable).parent))
-SECRETS = {"WATCHER_SMTP_PASSWORD": "s3cret", "GITHUB_TOKEN": "ghs_t0ken"}
+SECRETS = {"WATCHER_SMTP_PASSWORD": "s3cret", "GITHUB_TOKEN": "ghs_t0ken", "WATCHER_STATE_TOKEN": "glpat-t0ken"}
 GIT_ID = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
 
@@ -87,8 +87,21 @@ def test_the_workflow_is_scheduled_serial_least_privileged_and_pinned(tmp_path):
     # the write token: never kept by the checkout, given only to the steps of the state branch
     checkout = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/checkout@"))
     assert checkout["with"]["persist-credentials"] is False
-    holders = [s.get("id") for s in job["steps"] if "GITHUB_TOKEN" in str(s.get("env", {}))]
-    assert holders == ["restore", "save"]
+    assert steps_env(job["steps"]) == {  # each step's secrets, and what the token's steps run
+        "fetch": {"GITHUB_TOKEN"}, "install": set(), "restore": set(), "Check the config": {"WATCHER_SMTP_PASSWORD"},
+        "Deliver the digests that are due": {"WATCHER_SMTP_PASSWORD"}, "save": set(), "push": {"GITHUB_TOKEN"},
+        "site": set(), "upload": set()}
+    ids = [s.get("id") for s in job["steps"]]
+    assert ids.index("fetch") < ids.index("install")  # git reads the branch before anything is installed
+    for step in job["steps"]:
+        if "GITHUB_TOKEN" in str(step.get("env", {})):  # git alone: the system's, no config of others
+            assert step["run"].startswith("# git alone") and not re.search(r"^\s*(watcher|python) ", step["run"], re.M)
+            assert "export PATH=/usr/bin:/bin GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null" in step["run"]
+            assert "python" not in step["run"] and "pip" not in step["run"]
+        else:
+            assert "TOKEN" not in step["run"] if "run" in step else True
+    install = next(s for s in job["steps"] if s.get("id") == "install")["run"]
+    assert "--constraint wheels/constraints.txt" in install
     pages = doc["jobs"]["pages"]  # optional: only with the repository variable
     assert pages["needs"] == "digest" and pages["if"].endswith("vars.WATCHER_PAGES == 'true'")
     # a failed source still publishes the site of what was delivered (the job fails, to say so)
@@ -97,6 +110,27 @@ def test_the_workflow_is_scheduled_serial_least_privileged_and_pinned(tmp_path):
     assert len(built) == 2 and all(s["if"].startswith("always() && ") for s in built)
     assert pages["permissions"] == {"pages": "write", "id-token": "write"}
     assert all(re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", s["uses"]) for s in pages["steps"])
+
+
+def steps_env(steps: list[dict]) -> dict[str, set[str]]:
+    """The secrets in each step's environment, by its id (or name)."""
+    return {s.get("id") or s.get("name"): {k for k, v in s.get("env", {}).items() if "secrets." in str(v)}
+            for s in steps if "uses" not in s or s.get("id")}
+
+
+def test_the_constraints_pin_every_installed_dependency_of_watcher(tmp_path):
+    """What the CI installs is pinned: the constraints name an exact version of each of
+    watcher's dependencies, direct or not, as installed with the watcher that ran init."""
+    import importlib.metadata
+
+    init_github(tmp_path / "repo")
+    lines = [l for l in (tmp_path / "repo" / "wheels" / "constraints.txt").read_text().splitlines()
+             if l and not l.startswith("#")]
+    pinned = dict(l.split("==") for l in lines)
+    assert all(re.fullmatch(r"[a-z0-9-]+", n) and re.fullmatch(r"[\w.+!]+", v) for n, v in pinned.items()), lines
+    for name in ("click", "httpx", "httpcore", "h11", "starlette", "anyio", "jinja2", "markupsafe", "uvicorn"):
+        assert pinned[name] == importlib.metadata.version(name)
+    assert "watcher-papers" not in pinned and "pip" not in pinned and "pytest" not in pinned
 
 
 # --- running the workflow's steps -----------------------------------------------------------
@@ -108,8 +142,26 @@ def git(*args, cwd, env=None):
     return r.stdout
 
 
+def spied(folder: Path, path: str) -> str:
+    """A PATH with, in front of ``path``, a ``watcher`` and a ``python`` that write the
+    environment they were started with to a file in ``folder`` (named after the program),
+    then run the real one: which secrets each program of watcher's and pip's could read."""
+    shim = folder / "spy-bin"
+    shim.mkdir(parents=True, exist_ok=True)
+    for program in ("watcher", "python"):
+        (shim / program).write_text(f'#!/bin/sh\nenv > "$(mktemp "{folder}/{program}.XXXXXX")"\n'
+                                    f'PATH="{path}" exec {program} "$@"\n')
+        (shim / program).chmod(0o755)
+    return f"{shim}{os.pathsep}{path}"
+
+
+def spied_envs(folder: Path) -> dict[str, list[str]]:
+    """What :func:`spied` recorded: program -> the environments it ran with."""
+    return {program: [f.read_text() for f in folder.glob(f"{program}.*")] for program in ("watcher", "python")}
+
+
 def run_job(remote: Path, workdir: Path, extra_path: str,
-            variables: dict | None = None) -> list[tuple[str, subprocess.CompletedProcess]]:
+            variables: dict | None = None, spy: Path | None = None) -> list[tuple[str, subprocess.CompletedProcess]]:
     """Check out ``remote`` afresh (as actions/checkout does) and run the job's ``run`` steps in
     order, as the runner does: a failed step skips the later ones but for ``always()`` ones,
     a step for ``vars.WATCHER_PAGES`` runs only when ``variables`` set it. The install step
@@ -119,8 +171,10 @@ def run_job(remote: Path, workdir: Path, extra_path: str,
     git("clone", "-q", str(remote), str(workdir), cwd=remote.parent)
     doc = load(workdir / ".github" / "workflows" / "watcher.yml")
     installed = workdir.parent / (workdir.name + "-site")
-    env = {**os.environ, **doc["env"], "PATH": os.pathsep.join([str(installed / "bin"), extra_path, os.environ["PATH"]]),
-           "PYTHONPATH": str(installed)}
+    path = os.pathsep.join([str(installed / "bin"), extra_path, os.environ["PATH"]])
+    env = {**os.environ, **doc["env"], "PATH": spied(spy, path) if spy else path, "PYTHONPATH": str(installed)}
+    for name in SECRETS:  # the runner gives a secret only to the steps whose env names it
+        env.pop(name, None)
     env.pop("WATCHER_CONFIG", None)
     if variables and "WATCHER_INSTALL" in variables:  # ${{ vars.WATCHER_INSTALL || ... }}
         env["WATCHER_INSTALL"] = variables["WATCHER_INSTALL"]
@@ -203,17 +257,18 @@ def test_two_runs_of_the_workflow_keep_the_ledger_on_the_state_branch(tmp_path):
         first = run_job(remote, tmp_path / "run1", BIN)
         out = "".join(r.stdout + r.stderr for _, r in first)
         assert all(r.returncode == 0 for _, r in first), out
-        assert first[0][0] == "Install watcher"  # from the wheel in the repository, no index
-        assert "Successfully installed watcher-papers-" in first[0][1].stdout
+        installed = dict(first)["Install watcher"]  # from the wheel in the repository, no index
+        assert "Successfully installed watcher-papers-" in installed.stdout
         assert (tmp_path / "run1-site" / "bin" / "watcher").is_file()
         # the installed watcher writes the same wheel again: a repository it makes runs it too
         again = subprocess.run([str(tmp_path / "run1-site" / "bin" / "watcher"), "init", "--github", "again"],
                                cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path / "run1-site")},
                                capture_output=True, timeout=120)
         assert again.returncode == 0, again.stderr
-        wheels = [(d / "wheels").iterdir() for d in (tmp_path / "again", tmp_path / "run1")]
-        (mine,), (theirs,) = map(list, wheels)
-        assert mine.read_bytes() == theirs.read_bytes()
+        wheels = [sorted((d / "wheels").iterdir()) for d in (tmp_path / "again", tmp_path / "run1")]
+        assert [f.name for f in wheels[0]] == [f.name for f in wheels[1]] == sorted(
+            ["constraints.txt", next(f.name for f in wheels[1] if f.suffix == ".whl")])
+        assert [f.read_bytes() for f in wheels[0]] == [f.read_bytes() for f in wheels[1]]
         assert "no saved state" in out and "starting afresh" in out
         assert len(smtp.received) == 1, out
         sent_first = mailed_titles(smtp.received[0].message)
@@ -392,29 +447,34 @@ def gitlab_would_run(job: dict, variables: dict, needed_failed: bool) -> bool:
     return False
 
 
-def run_gitlab(remote: Path, workdir: Path, name: str = "watcher") -> list[tuple[str, subprocess.CompletedProcess]]:
-    """Check out ``remote`` afresh and run the job ``name`` as a GitLab runner does: ``script``
-    lines in order until one fails, then ``after_script`` whatever happened. The push goes to
-    the bare repository instead of the token's URL; the install lines are this checkout's
-    watcher."""
+def run_gitlab(remote: Path, workdir: Path, name: str = "watcher",
+               spy: Path | None = None) -> list[tuple[str, subprocess.CompletedProcess]]:
+    """Check out ``remote`` afresh and run the job ``name`` as a GitLab runner does:
+    ``before_script`` and ``script`` in one shell until a line fails, then ``after_script``
+    in a shell of its own whatever happened; the project's variables (the state token too)
+    in the environment of both. The project's URL is the bare repository's; the install
+    lines are skipped (the ``watcher`` of this checkout is on PATH)."""
     git("clone", "-q", "--depth=1", f"file://{remote}", str(workdir), cwd=remote.parent)
     doc = yaml.safe_load((workdir / ".gitlab-ci.yml").read_text())
     job = doc[name]
-    env = {**os.environ, **doc["variables"], **SECRETS, **GIT_ID, "STATE_REMOTE": str(remote),
-           "PATH": BIN + os.pathsep + os.environ["PATH"]}
+    path = BIN + os.pathsep + os.environ["PATH"]
+    secrets = {k: v for k, v in SECRETS.items() if k != "GITHUB_TOKEN"}  # the project's CI/CD variables
+    env = {**os.environ, **doc["variables"], **secrets, **GIT_ID, "CI_SERVER_URL": f"file://{remote.parent}",
+           "CI_PROJECT_PATH": remote.name.removesuffix(".git"), "PATH": spied(spy, path) if spy else path}
     env.pop("WATCHER_CONFIG", None)
     done = []
 
-    def sh(line: str) -> bool:
-        r = subprocess.run(["bash", "-e", "-c", line], cwd=workdir, env=env, capture_output=True,
-                           text=True, timeout=120)
-        done.append((line, r))
-        return r.returncode == 0
+    def sh(lines: list[str], what: str) -> None:
+        script = "\n".join(line for line in lines if not line.startswith("python -m pip install"))
+        r = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=workdir, env=env,
+                           capture_output=True, text=True, timeout=180)
+        done.append((what, r))
 
-    assert all(line.startswith("python -m pip install") for line in job["before_script"])
-    all(sh(line) for line in job["script"])  # stops at the first failure
-    for line in job.get("after_script", []):
-        sh(line)
+    assert [line for line in job["before_script"] if "pip" in line] == \
+        [f'python -m pip install --constraint wheels/constraints.txt "$WATCHER_INSTALL"']
+    sh(job["before_script"] + job["script"], "script")  # stops at the first failure
+    if job.get("after_script"):
+        sh(job["after_script"], "after_script")
     return done
 
 
@@ -423,10 +483,18 @@ def test_the_gitlab_pipeline_is_serial_and_saves_after_a_failure_too(tmp_path):
     assert doc["workflow"]["rules"] == [{"if": '$CI_PIPELINE_SOURCE == "schedule" || $CI_PIPELINE_SOURCE == "web"'}]
     job = doc["watcher"]
     assert job["resource_group"] == "watcher"
-    assert job["script"] == ['watcher state restore "$STATE_FILE" --git-branch "$STATE_BRANCH"',
-                             "watcher check", "watcher once --due"]
-    assert job["after_script"][-1].startswith('watcher state save "$STATE_FILE" --git-branch')
-    assert "${WATCHER_STATE_TOKEN}" in doc["variables"]["STATE_REMOTE"]  # a masked variable, never the file
+    assert job["script"][1:] == ['watcher state restore "$STATE_FILE" --git-branch "$STATE_BRANCH" --git-remote "$STATE_MIRROR"',
+                                 "watcher check", "watcher once --due"]
+    assert job["after_script"][2].startswith('watcher state save "$STATE_FILE" --git-branch')
+    # the state token: a masked variable, taken out of the environment before any line runs
+    # a program but git's push, the last line (git alone, the system's, no config of others)
+    assert "WATCHER_STATE_TOKEN" not in str(doc["variables"])
+    for part in ("watcher", "pages"):
+        assert doc[part]["before_script"][0].startswith("unset WATCHER_STATE_TOKEN")
+    assert job["after_script"][0].startswith("push_token=$WATCHER_STATE_TOKEN; unset WATCHER_STATE_TOKEN")
+    assert "push_token" not in " ".join(job["after_script"][1:-1])
+    assert "export PATH=/usr/bin:/bin GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null" in job["after_script"][-1]
+    assert not re.search(r"^\s*(watcher|python) ", job["after_script"][-1], re.M)
     assert doc["pages"]["needs"] == ["watcher"]
     assert not gitlab_would_run(doc["pages"], {}, needed_failed=False)  # only when asked for
     assert gitlab_would_run(doc["pages"], {"WATCHER_PAGES": "true"}, needed_failed=False)
@@ -525,8 +593,8 @@ def test_the_install_source_is_one_variable_defaulting_to_the_wheel_in_the_repos
     else:
         doc = yaml.safe_load(text)
         assert doc["variables"]["WATCHER_INSTALL"] == release  # a project CI/CD variable overrides it
-        lines = doc["watcher"]["before_script"] + doc["pages"]["before_script"] + \
-            [line for line in doc["watcher"]["after_script"] if "pip" in line]
+        lines = [line for line in doc["watcher"]["before_script"] + doc["pages"]["before_script"] +
+                 doc["watcher"]["after_script"] if "pip install" in line]
         assert len(lines) == 3
         for line in lines:
             assert pip_calls(line, {"WATCHER_INSTALL": doc["variables"]["WATCHER_INSTALL"]}, tmp_path)[-1] == release
@@ -540,3 +608,32 @@ def test_the_install_source_is_one_variable_defaulting_to_the_wheel_in_the_repos
     if kind == "github":
         r = actionlint(path)
         assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("kind", ["github", "gitlab"])
+def test_no_program_of_watcher_or_pip_ever_holds_the_token_yet_the_branch_is_pushed(tmp_path, kind):
+    """Two runs of the generated CI with a spy in front of ``watcher`` and ``python``: the
+    environment of each one that ran (pip's install, every watcher command) holds no token;
+    git alone fetched and pushed the state branch, and the second run restored it."""
+    token = SECRETS["GITHUB_TOKEN" if kind == "github" else "WATCHER_STATE_TOKEN"]
+    with MailServer(login=LOGIN) as smtp:
+        remote, listing = github_repository(tmp_path, smtp, kind)
+        write_listing(listing, 4)
+        heads = []
+        for run in ("run1", "run2"):
+            spy = tmp_path / f"spy-{run}"
+            done = (run_job(remote, tmp_path / run, BIN, spy=spy) if kind == "github"
+                    else run_gitlab(remote, tmp_path / run, spy=spy))
+            assert all(r.returncode == 0 for _, r in done), [(n, r.stdout + r.stderr) for n, r in done]
+            seen = spied_envs(spy)
+            assert len(seen["watcher"]) >= 4 and (kind == "gitlab" or seen["python"]), seen.keys()
+            for program, envs in seen.items():
+                assert not [e for e in envs if token in e or "t0ken" in e], program
+            with_password = [e for e in seen["watcher"] if SECRETS["WATCHER_SMTP_PASSWORD"] in e]
+            if kind == "github":  # only `watcher check` and `watcher once --due` get the mail password
+                assert len(with_password) == 2, len(with_password)
+            heads.append(git("rev-parse", "watcher-state", cwd=remote))  # pushed by git's step
+            time.sleep(1.1)
+        out = "".join(r.stdout + r.stderr for _, r in done)
+        assert "restored watcher.db" in out and len(smtp.received) >= 1
+    assert heads[0] != heads[1] and git("ls-tree", "--name-only", "watcher-state", cwd=remote) == "watcher.db.gz\n"

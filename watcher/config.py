@@ -464,6 +464,32 @@ def load_config(path: str | os.PathLike) -> Config:
     return parse_config(data, path)
 
 
+# what a control character in a secret's value most likely is, said in its error
+_CONTROL_HINTS = {"\r": "a carriage return (\\r): a file saved with Windows line endings? Save it "
+                         "with Unix (LF) line endings, or set the variable again",
+                  "\n": "a line break (\\n): set the variable to the value alone"}
+
+
+def secret_value_errors(config: Config) -> list[ConfigError]:
+    """One error per secret (:meth:`Config.secret_vars`) whose value holds a control character
+    (``\\r``, ``\\n``, a tab, NUL …), naming the key and the variable, never the value. Such a
+    value is refused, not cleaned: no HTTP header, SMTP login or URL can carry it, and a value
+    watcher changed would be a secret the user never set (docs/security-limits.md). White space
+    between the URLs of a list (``urls_env``) separates them and is allowed."""
+    import unicodedata
+
+    errors = []
+    for key, var in config.secret_vars().items():
+        value = os.environ.get(var, "")
+        if key.endswith(".urls_env"):
+            value = " ".join(value.split())
+        bad = next((ch for ch in value if unicodedata.category(ch) == "Cc"), None)
+        if bad is not None:
+            what = _CONTROL_HINTS.get(bad, f"the control character U+{ord(bad):04X}")
+            errors.append(ConfigError(f"environment variable {var} holds {what}", path=str(config.path), key=key))
+    return errors
+
+
 def _quoted_line(text: str, error: str) -> str:
     """``: <the line>`` that a TOML error's "(at line N, column M)" points at, so that the
     message names the key ("Cannot overwrite a value" says nothing of which): a key's line up to

@@ -83,7 +83,8 @@ def _template(name: str) -> str:
     for part in ("STATE", "LINKS"):  # the parts every CI's README shares
         text = text.replace(f"@{part}_README@", (INIT_TEMPLATES / f"README-{part.lower()}.md").read_text(encoding="utf-8"))
     return (text.replace("@VERSION@", __version__).replace("@STATE_BRANCH@", STATE_BRANCH)
-            .replace("@WHEEL@", wheel_path()).replace("@SOURCE_URL@", SOURCE_URL))
+            .replace("@WHEEL@", wheel_path()).replace("@SOURCE_URL@", SOURCE_URL)
+            .replace("@CONSTRAINTS@", CONSTRAINTS))
 
 
 def wheel_path() -> str:
@@ -91,6 +92,49 @@ def wheel_path() -> str:
     from .wheel import wheel_name
 
     return f"wheels/{wheel_name()}"
+
+
+CONSTRAINTS = "wheels/constraints.txt"  # the versions of watcher's dependencies the CI installs
+INSTALLERS = ("pip", "setuptools", "wheel")  # the CI's own (sqlite-utils asks for pip): never pinned
+
+
+def pinned_dependencies() -> str:
+    """The text of :data:`CONSTRAINTS`: ``name==version`` of every distribution the running
+    watcher depends on, directly or not, as installed here (pip itself and a requirement that
+    only an extra asks for are left out; one not installed here, e.g. for another Python, is left to pip).
+    The CI installs watcher's wheel under these constraints, so a run gets the packages this
+    watcher runs with, never whatever release is newest on the day (docs/security-limits.md).
+    The versions, not hashes: a hash names one file of the package index, which ``init``
+    does not ask."""
+    import importlib.metadata
+    import re
+
+    from .wheel import DIST_NAME
+
+    def canonical(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    def requirements(dist) -> list[str]:
+        return [re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", r).group() for r in dist.requires or []
+                if not re.search(r"""\bextra\s*==""", r.partition(";")[2])]
+
+    pinned: dict[str, str] = {}
+    todo = requirements(importlib.metadata.distribution(DIST_NAME))
+    while todo:
+        name = canonical(todo.pop())
+        if name in pinned or name in (canonical(DIST_NAME), *INSTALLERS):
+            continue
+        try:
+            dist = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        pinned[name] = dist.version
+        todo += requirements(dist)
+    lines = [f"{name}=={version}\n" for name, version in sorted(pinned.items())]
+    return ("# The versions of watcher's dependencies that `watcher init` found installed with the\n"
+            "# watcher it ran: the CI installs watcher under these (pip install -c). Write them again\n"
+            "# with `watcher init --force` after upgrading, or edit one to take another release.\n"
+            + "".join(lines))
 
 
 def files_for(kind: str | None) -> dict[str, str | bytes]:
@@ -105,6 +149,7 @@ def files_for(kind: str | None) -> dict[str, str | bytes]:
     ci_file, template = CI_FILES[kind]
     return {"config.toml": scheduled_config(starter_config()), ci_file: _template(template),
             "README.md": _template(f"{kind}-README.md"), wheel_path(): build_wheel(),
+            CONSTRAINTS: pinned_dependencies(),
             ".gitignore": (INIT_TEMPLATES / "gitignore").read_text(encoding="utf-8")}
 
 

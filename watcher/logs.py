@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-from .masking import expand, mask, redact, remember
+from .masking import expand, mask, redact, remember, url_list
 
 _PRIORITY = {logging.DEBUG: 7, logging.INFO: 6, logging.WARNING: 4, logging.ERROR: 3,
              logging.CRITICAL: 2}
@@ -141,7 +141,5 @@ def secret_values(config, urls: bool = True) -> list[str]:
     """The current values of every secret the config names (``*_env`` keys) and, with
     ``urls``, each URL of a list of them (an apprise variable holds several URLs, each a
     secret of its own: :func:`watcher.masking.remember` of a value takes its URLs' parts)."""
-    from .deliver.base import split_urls
-
     values = [os.environ.get(n, "") for n in set(config.secret_vars().values())]
-    return [*values, *(url for v in values for url in split_urls(v))] if urls else values
+    return [*values, *(url for v in values if "://" in v for url in url_list(v))] if urls else values

@@ -11,6 +11,7 @@ PubMed record); see :mod:`watcher.identity` for when a title alone does not.
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from dataclasses import dataclass, field, fields
@@ -179,6 +180,16 @@ MAX_FIELD = 2_000  # characters of a title, a name, a comment, a journal (real o
 MAX_ABSTRACT = 50_000  # characters of an abstract (a journal's longest: about 30,000)
 MAX_AUTHORS = 3_000  # names kept (ATLAS and CMS papers have about 3,000); author_count says how many
 MAX_LIST = 200  # categories, keywords, DOIs, venues, sources, citations of one paper
+# An identifier is kept whole or not at all: a cut DOI or URL would name another work (or
+# none), so one longer than these is dropped with a warning, never shortened.
+MAX_ID = 500  # characters of a DOI (as given, with any https://doi.org/), PMID, PMCID, arXiv id,
+#               category (registered DOIs are under 300 characters; the others under 40)
+MAX_URL = 2_000  # characters of a paper's URL or code repository (browsers' own limit)
+_IDS = (("arxiv_id", MAX_ID), ("doi", MAX_ID), ("pmid", MAX_ID), ("pmcid", MAX_ID),
+        ("primary_category", MAX_ID), ("announce_type", MAX_ID), ("source", MAX_ID),
+        ("url", MAX_URL), ("github_repo", MAX_URL))
+_ID_LISTS = (("dois", MAX_ID), ("categories", MAX_ID), ("sources", MAX_ID), ("cites", MAX_FIELD),
+             ("followed", MAX_FIELD), ("venues", MAX_FIELD), ("ai_keywords", MAX_FIELD))
 
 
 @dataclass(slots=True, kw_only=True)
@@ -274,6 +285,30 @@ class Paper:
             value = getattr(self, name)
             if len(value) > MAX_LIST:
                 setattr(self, name, value[:MAX_LIST])
+        self._bound_ids()
+
+    def _bound_ids(self) -> None:
+        """Drop each identifier longer than its bound (:data:`MAX_ID`, :data:`MAX_URL`), and
+        each such entry of a list of them, saying so in one warning: cutting one would make a
+        wrong identity (two papers merged by a cut DOI), dropping it only a paper known by its
+        other identifiers or its title."""
+        dropped = []
+        for name, most in _IDS:
+            value = getattr(self, name)
+            if isinstance(value, str) and len(value) > most:
+                setattr(self, name, None)
+                dropped.append(f"its {name} of {len(value):,} characters")
+        for name, most in _ID_LISTS:
+            value = getattr(self, name)
+            kept = [v for v in value if not (isinstance(v, str) and len(v) > most)]
+            if len(kept) < len(value):
+                setattr(self, name, kept)
+                dropped.append(f"{len(value) - len(kept)} of its {name} (longer than {most:,} characters)")
+        if dropped:
+            title = self.title if isinstance(self.title, str) else ""
+            logging.getLogger("watcher").warning(
+                "paper %r: dropped %s: an identifier is kept whole or not at all (at most %s "
+                "characters, a URL %s)", title[:80], ", ".join(dropped), f"{MAX_ID:,}", f"{MAX_URL:,}")
 
     @property
     def key(self) -> str:

@@ -42,7 +42,8 @@ def init(folder: Path, github, gitlab, force, cites, orcid, mailto, openalex_url
     With --github, a repository that runs watcher daily on GitHub Actions with no server of
     your own: the config (delivering by e-mail), .github/workflows/watcher.yml, a README
     saying which secrets to set, and the wheel of this watcher (wheels/), which the workflow
-    installs (no package index needs to carry watcher). With --gitlab, the same for GitLab CI
+    installs (no package index needs to carry watcher) with its dependencies at the versions
+    installed here (wheels/constraints.txt). With --gitlab, the same for GitLab CI
     (.gitlab-ci.yml).
     Refuses to overwrite an existing file unless --force. --github and --gitlab exclude
     each other.

@@ -22,7 +22,7 @@ import sys
 
 import click
 
-from ..config import Config, find_config, load_config
+from ..config import Config, find_config, load_config, secret_value_errors
 from ..errors import MAX_ERROR, ConfigError, ConfigErrors, InputError, QuerySyntaxError, StoreError, WatcherError
 from ..masking import redact
 from ..text import shorten
@@ -119,10 +119,15 @@ class Context:
 
     @property
     def config(self) -> Config:
-        """The validated config (ConfigError when missing or invalid); from then on the log
-        masks the secrets it names."""
+        """The validated config (ConfigError when missing or invalid, or when a secret it names
+        holds a control character: :func:`~watcher.config.secret_value_errors`); from then on
+        the log masks the secrets it names."""
         if self._config is None:
-            self._config = load_config(find_config(self.config_path))
+            config = load_config(find_config(self.config_path))
+            errors = secret_value_errors(config)
+            if errors:
+                raise ConfigErrors.of(errors)
+            self._config = config
             self.configure_logging()
         return self._config
 

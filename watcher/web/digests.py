@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from datetime import date
 
+from starlette.convertors import IntegerConvertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import RedirectResponse
 from starlette.routing import Route
@@ -25,6 +26,17 @@ from .pages import (json_page, match_ref, not_found, page, page_number, reading,
 from .ratings import marks
 
 PER_PAGE = 50
+
+
+class MessageNumber(IntegerConvertor):
+    """A message's number in a path: 1 to 18 digits, so that it fits SQLite's 64-bit integers
+    (2**63 is 19 digits; Starlette's ``int`` takes any number, and one past 2**63 was an
+    OverflowError, one of 5,000 digits a ValueError: a 500). A longer one matches no route: 404."""
+
+    regex = "[0-9]{1,18}"
+
+
+register_url_convertor("message_number", MessageNumber())
 
 
 def sections(issue: dict) -> list[dict]:
@@ -174,5 +186,5 @@ def message(request: Request):
 routes = [Route("/digests", archive), Route("/digests.json", archive), Route("/digests/{digest}", digest_issues),
           Route("/digests/{digest}/{day}", issue),
           Route("/digests/{digest}/{day}/{channel}", message),
-          Route("/digests/{digest}/{day}/{channel}/{number:int}", message),
-          Route("/digests/{digest}/{day}/{channel}/{number:int}.json", message)]
+          Route("/digests/{digest}/{day}/{channel}/{number:message_number}", message),
+          Route("/digests/{digest}/{day}/{channel}/{number:message_number}.json", message)]

@@ -89,7 +89,7 @@ class RequestGuard:
             response = PlainTextResponse("refused: this form was sent from another site", status_code=403)
             return await response(scope, receive, send)
         length = headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.max_body):
+        if length is not None and (not length.isdigit() or len(length) > 18 or int(length) > self.max_body):
             response = PlainTextResponse(f"refused: a request body may hold at most {self.max_body // 1024} KB",
                                          status_code=413, headers={"connection": "close"})
             return await response(scope, receive, send)

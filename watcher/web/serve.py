@@ -166,6 +166,29 @@ def guarded_protocol(read_timeout: float):
     return Guarded
 
 
+class QuietDisconnects:
+    """The app, with a request whose client went away before sending all of it (a body cut by
+    the read timeout of :func:`guarded_protocol`, or a client closing mid-upload) said in one
+    info line: Starlette raises ``ClientDisconnect`` for it, which uvicorn logged as an
+    "Exception in ASGI application" with a traceback of 40 lines, per connection. ``state``
+    is the app's."""
+
+    def __init__(self, app):
+        self.app = app
+        self.state = app.state
+
+    async def __call__(self, scope, receive, send):
+        from starlette.requests import ClientDisconnect
+
+        try:
+            await self.app(scope, receive, send)
+        except ClientDisconnect:
+            from ..text import shorten
+
+            log.info("web: %s %s: the client went away before sending its whole request",
+                     scope.get("method"), shorten(scope.get("path", ""), 200))
+
+
 def server(config: Config, p: Plan, sock: socket.socket, read_timeout: float = READ_TIMEOUT):
     """A uvicorn Server over the app (not started); a client must send each request within
     ``read_timeout`` seconds (:func:`guarded_protocol`)."""
@@ -186,7 +209,9 @@ def server(config: Config, p: Plan, sock: socket.socket, read_timeout: float = R
     app = create_app(replace(p.config or config, web=p.web), p.database, password=p.password, secret=p.secret,
                      configured=config.settings.database)
     proxied = config.web.proxy  # behind a reverse proxy: trust its X-Forwarded-* from loopback
-    cfg = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+    # log_config=None: uvicorn's own lines go through watcher's log (one line each, secrets
+    # masked: watcher.logs), not through a format and a stderr handler of uvicorn's
+    cfg = uvicorn.Config(QuietDisconnects(app), log_level="warning", log_config=None, access_log=False, lifespan="on",
                          proxy_headers=proxied, forwarded_allow_ips="127.0.0.1,::1" if proxied else None,
                          server_header=False, timeout_graceful_shutdown=5,
                          http=guarded_protocol(read_timeout), timeout_keep_alive=5)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import anyio
 from starlette.requests import Request
@@ -23,6 +24,9 @@ def status(request: Request):
     with reading(request) as store:  # 503 when the database cannot be read
         text = status_text(config, now_utc(), store)
     database, config_path = st.database.resolve(), st.config.path.resolve() if st.config.path else None
+    if st.static:  # a published page (watcher site) names no folder of this machine: file names only
+        text = text.replace(f"database {config.settings.database}", f"database {database.name}", 1)
+        database, config_path = Path(database.name), Path(config_path.name) if config_path else None
     if wants_json(request):  # /status.json: what `watcher status` says, line by line
         return json_page({"database": str(database), "config": str(config_path) if config_path else None,
                           "lines": text.splitlines()})
