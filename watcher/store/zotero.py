@@ -22,11 +22,12 @@ class ZoteroStore:
 
     def replace_zotero_items(self, place: str, current: set[str] | None,
                              changed: list[tuple[str, int | None, dict | None]],
-                             version: int | None, when: str) -> int:
+                             version: int | None, when: str, note: str | None = None) -> int:
         """Record one good read of ``place`` in one transaction: the items no longer in
         ``current`` (the library's item keys now; None: unchanged) dropped, each ``(item,
         version, paper fields)`` of ``changed`` kept (fields None: dropped, not a paper), the
-        new library ``version`` and the success; the number of items kept."""
+        new library ``version`` and the success, with ``note`` (items skipped) as its last
+        error; the number of items kept."""
         with self.writing():
             db = self.db
             if current is not None:
@@ -40,10 +41,10 @@ class ZoteroStore:
                 db.execute("INSERT OR REPLACE INTO zotero_items (place, item, version, paper) VALUES (?, ?, ?, ?)",
                            [place, item, item_version, json.dumps(fields_, ensure_ascii=False)])
             n = db.execute("SELECT count(*) FROM zotero_items WHERE place = ?", [place]).fetchone()[0]
-            db.execute("INSERT INTO zotero_places (place, version, items, last_success, failures) "
-                       "VALUES (?, ?, ?, ?, 0) ON CONFLICT(place) DO UPDATE SET version = excluded.version, "
+            db.execute("INSERT INTO zotero_places (place, version, items, last_success, failures, last_error) "
+                       "VALUES (?, ?, ?, ?, 0, ?) ON CONFLICT(place) DO UPDATE SET version = excluded.version, "
                        "items = excluded.items, last_success = excluded.last_success, failures = 0, "
-                       "last_error = NULL", [place, version, n, when])
+                       "last_error = excluded.last_error", [place, version, n, when, note])
         return n
 
     def zotero_sync_failed(self, place: str, error: str, when: str) -> None:
