@@ -24,8 +24,11 @@ some plans' API keys only), the source says ``from_publication_date`` instead, f
 (``state["date_filter"]``). ``api_key_env`` names the variable holding an OpenAlex API key, sent
 as ``api_key`` and masked in the log like every secret. Requests go through the shared HTTP client: its timeout, its size cap
 (MAX_PAGE_BYTES per answer), its retries with backoff honouring ``Retry-After`` on 429 and
-5xx. A page that fails fails the run and the state stays, so the next run asks again; nothing
-of a failed run is stored.
+5xx. A run is bounded in all, every stream together (:class:`Budget`): MAX_PAGES pages,
+MAX_WORKS works, MAX_RUN_BYTES bytes; a page of more than PER_PAGE works (a server ignoring
+``per-page``) is refused. A page that fails, or a bound reached, fails the run in one line and
+the state stays, so the next run asks again; nothing of a failed run is stored (the other
+sources and channels of the cycle go on).
 
 Why not pyalex: it is a well-kept client, but it makes its requests through ``requests`` with
 its own retry policy, so it could not use watcher's per-request deadline, answer size cap,
@@ -51,9 +54,11 @@ log = logging.getLogger("watcher")
 
 API_URL = "https://api.openalex.org"
 OVERLAP = timedelta(days=3)  # works indexed with a created date a day or two back
-PER_PAGE = 200  # the API's largest page
-MAX_PAGES = 500  # 100,000 works a stream and run: far beyond any citation alert
+PER_PAGE = 200  # the API's largest page; a page of more works is refused
+MAX_PAGES = 250  # pages of one run, every stream together (empty or short pages count too)
+MAX_WORKS = 20_000  # works of one run, every stream together: far beyond any citation alert
 MAX_PAGE_BYTES = 16 * 1024 * 1024  # one page of 200 works with abstracts is ~1-2 MB
+MAX_RUN_BYTES = 256 * 1024 * 1024  # the answers of one run, all pages together
 MAX_VALUES = 50  # values OR-ed in one filter (OpenAlex takes up to 100)
 # "new" is the day OpenAlex created a work; where the API refuses that filter (it has been kept
 # for the API keys of some plans), the publication date stands in, and a work OpenAlex indexes
@@ -131,7 +136,7 @@ class OpenalexSource(Source):
         since = first_day(self, state, OVERLAP)
         today = self.ctx.now.date()
         by = state.get("date_filter") if state.get("date_filter") in DATE_FILTERS else DATE_FILTERS[0]
-        papers, self._total = [], 0
+        papers, self._total, self._budget = [], 0, Budget(self.name)
         with self.ctx.progress(f"source {self.name}", unit="works") as progress:
             for stream in self.streams(works):
                 try:
@@ -160,22 +165,48 @@ class OpenalexSource(Source):
             found += page.papers
         return found
 
-    def pages(self, params: dict, follow=None):
+    def pages(self, params: dict, follow=None, budget: "Budget | None" = None):
         """Each page of ``/works`` with ``params``, by cursor, until ``next_cursor`` is null
-        or a page is empty; at most MAX_PAGES."""
+        or a page is empty; within ``budget`` (the run's: see :class:`Budget`)."""
+        budget = budget or getattr(self, "_budget", None) or Budget(self.name)
         cursor = "*"
-        for _ in range(MAX_PAGES):
+        while True:
+            budget.page()
             response = self._get("works", {**params, "cursor": cursor})
             try:
-                page = openalex.parse_page(response.content, response.url, follow)
+                page = openalex.parse_page(response.content, response.url, follow, max_results=PER_PAGE)
             except InputError as e:
                 raise parse_failure(self, e) from e
+            budget.took(len(response.content), len(page.papers) + len(page.skipped))
             yield page
             if not page.next_cursor or not (page.papers or page.skipped):
                 return
             cursor = page.next_cursor
-        raise SourceError(f"{self.name}: OpenAlex was still paging after {MAX_PAGES} pages; "
-                          "the next run will try again")
+
+
+class Budget:
+    """What one run may read, every stream together: MAX_PAGES pages, MAX_WORKS works and
+    MAX_RUN_BYTES bytes; SourceError past one, naming it."""
+
+    def __init__(self, name: str):
+        self.name, self.pages, self.works, self.bytes = name, 0, 0, 0
+
+    def page(self) -> None:
+        """Before asking for a page."""
+        why = (f"{MAX_PAGES:,} pages" if self.pages >= MAX_PAGES else
+               f"{MAX_RUN_BYTES:,} bytes" if self.bytes > MAX_RUN_BYTES else None)
+        if why:
+            raise SourceError(f"{self.name}: OpenAlex was still paging after {why} ({self.works:,} "
+                              "works); not kept, the next run will try again")
+        self.pages += 1
+
+    def took(self, size: int, works: int) -> None:
+        """After a page of ``size`` bytes and ``works`` works."""
+        self.bytes += size
+        self.works += works
+        if self.works > MAX_WORKS:
+            raise SourceError(f"{self.name}: OpenAlex sent more than {MAX_WORKS:,} works in one run; "
+                              "not kept (narrow what the source follows: cites, authors, search or topics)")
 
 
 def works_of(source: OpenalexSource, author: str) -> list[tuple[str, str]]:
@@ -184,7 +215,8 @@ def works_of(source: OpenalexSource, author: str) -> list[tuple[str, str]]:
     --orcid``."""
     params = {"filter": openalex.author_filters([author])[0], "per-page": PER_PAGE,
               "select": "id,doi,title,display_name"}
-    return list(dict.fromkeys(ref for page in source.pages(params) for ref in page.refs))
+    return list(dict.fromkeys(ref for page in source.pages(params, budget=Budget(source.name))
+                              for ref in page.refs))
 
 
 def _validate(r, where: str, v: dict) -> dict:
