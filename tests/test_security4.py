@@ -282,7 +282,7 @@ def apprise_channel(monkeypatch, url, timeout=30.0):
 def test_an_apprise_service_dripping_its_answer_fails_after_about_its_timeout(monkeypatch, where):
     from deliverkit import sample_digest
 
-    drip = DripServer(where, every=0.3, total=500)  # 150 s to the end
+    drip = DripServer(where, every=0.3, total=200)  # 60 s to the end
     try:
         channel = apprise_channel(monkeypatch, f"json://127.0.0.1:{drip.port}/hook", timeout=1.0)
         started = time.monotonic()
@@ -291,7 +291,7 @@ def test_an_apprise_service_dripping_its_answer_fails_after_about_its_timeout(mo
         took = time.monotonic() - started
     finally:
         drip.close()
-    assert took < 30 and drip.sent < 100, (took, drip.sent)  # not the drip's 150 s
+    assert took < 30 and drip.sent < 100, (took, drip.sent)  # not the drip's 60 s
 
 
 def test_an_apprise_service_redirecting_is_not_followed(server, monkeypatch):  # noqa: F811
@@ -343,3 +343,44 @@ def test_one_mistyped_zotero_item_is_skipped_and_counted_the_sync_goes_on(tmp_pa
     assert "last sync never" not in line and "(1 items)" in line and "UNREACHABLE" not in line, line
     assert "2 items skipped, not readable as papers" in line, line
     assert f"item {bad}: creators[0].name is a JSON array, not text" in line or "title is a JSON array" in line
+
+
+# --- 8. a slow Zotero never holds a web page -------------------------------------------------------
+
+def test_web_saves_with_a_stalled_zotero_are_queued_and_the_pages_answer_at_once(tmp_path, zotero, store, monkeypatch):  # noqa: F811
+    from dataclasses import replace as dc_replace
+
+    from starlette.testclient import TestClient
+    from webkit import app_for
+
+    from watcher.links import make_token
+
+    monkeypatch.setenv("ZOTERO_TEST_KEY", "write-key-4567")
+    monkeypatch.setenv("T_LINK_SECRET", "a secret only the server knows")
+    config = make_config(tmp_path, zotero)
+    config = dc_replace(config, web=dc_replace(config.web, base_url="http://testserver", secret_env="T_LINK_SECRET"))
+    zotero.collections.add(SAVES)
+    zotero.stall = threading.Event()  # Zotero hangs: every answer waits until the test lets it go
+    link = "/r/" + make_token("a secret only the server knows", "save", "mine", "2306.07400")
+    app = app_for(config, tmp_path / "watcher.db")
+    try:
+        with TestClient(app, follow_redirects=False) as web:
+            started = time.monotonic()
+            for _ in range(3):  # three POSTs of one Save link
+                r = web.post(link, data={"action": "save"})
+                assert r.status_code == 200 and "Zotero: queued" in r.text, r.text
+            status = web.get("/status")
+            took = time.monotonic() - started
+            assert status.status_code == 200 and "saves: 0 added to Zotero, 1 queued" in status.text, status.text
+            assert not zotero.stall.is_set() and zotero.items == {}  # Zotero has answered nothing yet
+            assert took < 20, took  # the stall holds for 60 s: the pages never waited on it
+            zotero.stall.set()
+            for _ in range(200):  # the background worker adds it once Zotero answers
+                if not zotsync.pushing(tmp_path / "watcher.db") and zotero.in_collection(SAVES):
+                    break
+                time.sleep(0.05)
+            assert "saves: 1 added to Zotero, 0 queued" in web.get("/status").text
+    finally:
+        zotero.stall.set()
+    assert len(zotero.in_collection(SAVES)) == 1
+    assert len([m for m, _, _ in zotero.requests if m == "POST"]) == 1

@@ -26,13 +26,16 @@ when the paper belongs to profiles with different ones), as a complete item, exa
     record it done (the item's key)                            # like a delivery
 
 Any failure leaves the row queued with its error; the next push (the next cycle, the next
-save) tries again. ``watcher rate save``, the digests' links and the web buttons push at once;
-every cycle pushes what is left.
+save) tries again. ``watcher rate save`` pushes at once; a Save on a web page (a button, a
+digest's link) only queues (:func:`queue_saves`, local and quick) and wakes a background
+worker that pushes (:func:`push_soon`): no page ever waits on Zotero. Every cycle pushes
+what is left.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from dataclasses import dataclass
 
@@ -302,7 +305,8 @@ def status_lines(config, store) -> list[str]:
     return ["zotero:", *lines] if lines else []
 
 
-__all__ = ["sync", "examples", "push", "pending", "places", "targets", "Target", "status_lines"]
+__all__ = ["sync", "examples", "push", "pending", "places", "targets", "Target", "status_lines",
+           "queue_saves", "push_soon"]
 
 
 def in_cycle(config, store, now, *, push_saves: bool = True) -> None:
@@ -364,3 +368,54 @@ def after_save(config, store, now) -> str | None:
     if errors:
         return f"zotero: {added} added, {len(errors)} queued for the next cycle ({errors[0]})"
     return f"zotero: {added} added" if added else None
+
+
+def queue_saves(config, store, now) -> int:
+    """Record every :func:`pending` save as queued (``status`` counts it), sending nothing:
+    what a web Save does before :func:`push_soon`. The number queued."""
+    from .store import iso
+
+    work = pending(config, store)
+    for target, paper in work:
+        store.queue_zotero_save(target.key, paper.key, uuid.uuid4().hex, iso(now))
+    return len(work)
+
+
+_pushing: dict[str, bool] = {}  # database -> whether a Save came while its worker pushed
+_pushing_lock = threading.Lock()
+
+
+def push_soon(config, database, now=None) -> None:
+    """Push the queued saves of ``database`` in a background thread, at most one per database:
+    a Save while it pushes makes it push once more when done. Zotero's failures stay queued,
+    as :func:`push` leaves them; a bug is logged, never raised into the page that asked."""
+    key = str(database)
+    with _pushing_lock:
+        if key in _pushing:
+            _pushing[key] = True
+            return
+        _pushing[key] = False
+    threading.Thread(target=_push_worker, args=(config, database, key, now), daemon=True,
+                     name="zotero-push").start()
+
+
+def _push_worker(config, database, key: str, now) -> None:
+    from .store import Store, now_utc
+
+    while True:
+        try:
+            with Store.open(database) as store:
+                push(config, store, now or now_utc())
+        except Exception as e:  # noqa: BLE001 - the saves stay queued; the cycle pushes them
+            log.warning("zotero: the push in the background failed: %s; queued for the next cycle", e)
+        with _pushing_lock:
+            if not _pushing[key]:
+                del _pushing[key]
+                return
+            _pushing[key] = False
+
+
+def pushing(database) -> bool:
+    """Whether a background push of ``database`` is running (for tests and shutdown)."""
+    with _pushing_lock:
+        return str(database) in _pushing

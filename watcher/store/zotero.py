@@ -91,6 +91,14 @@ class ZoteroStore:
                             "token = excluded.token, attempts = attempts + 1", [target, paper, fresh, when])
             return fresh
 
+    def queue_zotero_save(self, target: str, paper: str, fresh: str, when: str) -> None:
+        """Queue the save of ``paper`` to the collection ``target`` with the write token
+        ``fresh``, unless it is recorded already; no attempt counted (nothing is sent)."""
+        with self.writing():
+            self.db.execute("INSERT INTO zotero_saves (target, paper, token, state, attempts, queued_at) "
+                            "VALUES (?, ?, ?, 'queued', 0, ?) ON CONFLICT(target, paper) DO NOTHING",
+                            [target, paper, fresh, when])
+
     def zotero_save_failed(self, target: str, paper: str, error: str, *, drop_token: bool) -> None:
         """Keep the save queued with its error (``drop_token``: the next try takes a new token)."""
         with self.writing():
