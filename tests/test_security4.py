@@ -155,7 +155,7 @@ def test_openalex_ignoring_per_page_is_refused_and_a_run_is_bounded_in_works_and
     page = json.dumps({"meta": {"count": 10**6, "next_cursor": "more"},
                        "results": [work(i) for i in range(200)]}).encode()
     server.route("/oa/works", Reply(body=page, headers={"Content-Type": "application/json"}))
-    with pytest.raises(SourceError, match="more than 1,000 works in one run"):
+    with pytest.raises(SourceError, match="more than 1,000 works in one read"):
         fetch_openalex(openalex_config(tmp_path, server))
     assert len(server.hits("/oa/works")) == 6
     # big pages: cut at the bytes cap (here 4 MB)
@@ -384,3 +384,47 @@ def test_web_saves_with_a_stalled_zotero_are_queued_and_the_pages_answer_at_once
         zotero.stall.set()
     assert len(zotero.in_collection(SAVES)) == 1
     assert len([m for m, _, _ in zotero.requests if m == "POST"]) == 1
+
+
+# --- 4. the other paged sources: PubMed, bioRxiv, arXiv's OAI-PMH -------------------------------
+
+def test_pubmed_claiming_a_billion_records_is_refused_before_any_fetch(server):  # noqa: F811
+    from test_sources_bio import pubmed, serve_pubmed
+
+    serve_pubmed(server)
+    server.route("/eutils/esearch.fcgi", Reply(body=json.dumps({"esearchresult": {
+        "count": "1000000000", "retmax": "0", "retstart": "0", "querykey": "1", "webenv": "MCID_1",
+        "idlist": []}}).encode()))
+    with pytest.raises(SourceError, match="PubMed found 1,000,000,000 records, more than the 30,000 one run reads"):
+        pubmed(server).fetch({})
+    assert server.hits("/eutils/efetch.fcgi") == []
+
+
+def test_biorxiv_pages_without_end_stop_at_the_records_bound(server, monkeypatch):  # noqa: F811
+    from test_sources_bio import DAY1, bio
+
+    from helpers import data
+    from watcher.sources import biorxiv
+
+    page = json.loads(data(DAY1))
+    page["messages"][0]["total"] = "1000000000"  # every cursor answers the same four records
+    server.route("/api/details/*", Reply(body=json.dumps(page).encode()))
+    monkeypatch.setattr(biorxiv, "MAX_RECORDS", 40, raising=False)  # 100,000 in use
+    with pytest.raises(SourceError, match="bioRxiv API sent more than 40 records in one read"):
+        bio(server).fetch({})
+    assert len(server.requests) == 11
+
+
+def test_an_oai_harvest_without_end_stops_at_the_records_bound(server, monkeypatch):  # noqa: F811
+    from test_sources_feeds import make, with_token
+
+    from helpers import data
+    from watcher.sources import arxiv_oai
+
+    page = with_token(data("oai_ListRecords_arxiv-physics-hep-ex.xml"), "tok|100")  # always more
+    server.route("/oai", Reply(body=page))
+    monkeypatch.setattr(arxiv_oai, "MAX_RECORDS", 20, raising=False)  # 500,000 in use
+    monkeypatch.setattr(arxiv_oai, "MAX_PAGES", 60)  # the bound before: 10,000 pages
+    with pytest.raises(SourceError, match="more than 20 records in one read"):
+        make(server, "arxiv-oai", "/oai").fetch({})
+    assert len(server.hits("/oai")) < 10

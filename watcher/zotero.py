@@ -291,38 +291,30 @@ class Client:
 
     def pages(self, path: str, params: dict | None = None, headers: dict | None = None):
         """Every answer of a paged request, following ``Link: rel="next"``; the first may be
-        a 304. The read is bounded in all (ZoteroError past a bound, naming it: what was read
-        is not all there is, so nothing of it may be kept): :data:`MAX_PAGES` pages (empty
-        ones too), :data:`MAX_ITEMS` items (a page of more than :data:`PAGE_ITEMS` is refused),
-        :data:`MAX_READ_BYTES` bytes, and READ_TIMEOUTS x the library's timeout."""
-        start, bytes_before = self._clock(), self.read_bytes
-        limit = self.library.timeout * READ_TIMEOUTS
-        shown = f"Zotero {self.library.url}{path}"
+        a 304. Within a :class:`~watcher.paging.Paging` (ZoteroError past a bound, naming it):
+        :data:`MAX_PAGES` pages (empty ones too), :data:`MAX_ITEMS` items (a page of more than
+        the :data:`PAGE_ITEMS` asked is refused), :data:`MAX_READ_BYTES` bytes and
+        READ_TIMEOUTS x the library's timeout."""
+        from .paging import Paging
+
+        paging = Paging(f"Zotero {self.library.url}{path}", ZoteroError, pages=MAX_PAGES, items=MAX_ITEMS,
+                        size=MAX_READ_BYTES, seconds=self.library.timeout * READ_TIMEOUTS,
+                        per_page=PAGE_ITEMS, clock=self._clock)
+        paging.next_page()
+        before = self.read_bytes
         answer = self.request("GET", path, params={"limit": PAGE_ITEMS, **(params or {})}, headers=headers)
-        seen = pages = 0
         while True:
-            pages += 1
-            n = len(answer.body) if isinstance(answer.body, list) else 0
-            if n > PAGE_ITEMS:
-                raise ZoteroError(f"{shown}: a page of {n:,} items, more than the {PAGE_ITEMS} asked; not read")
-            seen += n
-            if seen > MAX_ITEMS:
-                raise ZoteroError(f"{shown}: more than {MAX_ITEMS:,} items; not read (read a collection, "
-                                  "tag or saved search of fewer)")
+            paging.took(self.read_bytes - before, len(answer.body) if isinstance(answer.body, list) else 0)
             yield answer
             found = _NEXT.search(answer.headers.get("link", ""))
             if answer.status == 304 or not found:
                 return
-            why = (f"{pages:,} pages" if pages >= MAX_PAGES else
-                   f"{MAX_READ_BYTES:,} bytes" if self.read_bytes - bytes_before > MAX_READ_BYTES else
-                   f"{limit:g} s" if self._clock() - start > limit else None)
-            if why:
-                raise ZoteroError(f"{shown}: still paging after {why} ({seen:,} items); not read, "
-                                  "the next cycle tries again")
             following = urljoin(self.library.url + "/", found.group(1))
             if urlsplit(following)[:2] != urlsplit(self.library.url)[:2]:  # the key goes nowhere else
                 raise ZoteroError(f"Zotero {self.library.url}: the next page is on another server "
                                   f"({urlsplit(following).netloc}); not followed")
+            paging.next_page()
+            before = self.read_bytes
             answer = self.request("GET", following, headers=headers)
 
     def key_access(self) -> dict:

@@ -24,7 +24,7 @@ some plans' API keys only), the source says ``from_publication_date`` instead, f
 (``state["date_filter"]``). ``api_key_env`` names the variable holding an OpenAlex API key, sent
 as ``api_key`` and masked in the log like every secret. Requests go through the shared HTTP client: its timeout, its size cap
 (MAX_PAGE_BYTES per answer), its retries with backoff honouring ``Retry-After`` on 429 and
-5xx. A run is bounded in all, every stream together (:class:`Budget`): MAX_PAGES pages,
+5xx. A run is bounded in all, every stream together (:func:`run_paging`): MAX_PAGES pages,
 MAX_WORKS works, MAX_RUN_BYTES bytes; a page of more than PER_PAGE works (a server ignoring
 ``per-page``) is refused. A page that fails, or a bound reached, fails the run in one line and
 the state stays, so the next run asks again; nothing of a failed run is stored (the other
@@ -45,6 +45,7 @@ from datetime import timedelta
 from ..errors import InputError, SourceError
 from ..http import HttpStatusError
 from ..masking import remember
+from ..paging import Paging
 from ..formats import openalex
 from ..kinds import Kind
 from .base import FetchResult, Source
@@ -136,7 +137,7 @@ class OpenalexSource(Source):
         since = first_day(self, state, OVERLAP)
         today = self.ctx.now.date()
         by = state.get("date_filter") if state.get("date_filter") in DATE_FILTERS else DATE_FILTERS[0]
-        papers, self._total, self._budget = [], 0, Budget(self.name)
+        papers, self._total, self._paging = [], 0, run_paging(self.name)
         with self.ctx.progress(f"source {self.name}", unit="works") as progress:
             for stream in self.streams(works):
                 try:
@@ -165,48 +166,31 @@ class OpenalexSource(Source):
             found += page.papers
         return found
 
-    def pages(self, params: dict, follow=None, budget: "Budget | None" = None):
+    def pages(self, params: dict, follow=None, paging: Paging | None = None):
         """Each page of ``/works`` with ``params``, by cursor, until ``next_cursor`` is null
-        or a page is empty; within ``budget`` (the run's: see :class:`Budget`)."""
-        budget = budget or getattr(self, "_budget", None) or Budget(self.name)
+        or a page is empty; within ``paging`` (the run's: :func:`run_paging`)."""
+        paging = paging or getattr(self, "_paging", None) or run_paging(self.name)
         cursor = "*"
         while True:
-            budget.page()
+            paging.next_page()
             response = self._get("works", {**params, "cursor": cursor})
             try:
                 page = openalex.parse_page(response.content, response.url, follow, max_results=PER_PAGE)
             except InputError as e:
                 raise parse_failure(self, e) from e
-            budget.took(len(response.content), len(page.papers) + len(page.skipped))
+            paging.took(len(response.content), len(page.papers) + len(page.skipped))
             yield page
             if not page.next_cursor or not (page.papers or page.skipped):
                 return
             cursor = page.next_cursor
 
 
-class Budget:
-    """What one run may read, every stream together: MAX_PAGES pages, MAX_WORKS works and
-    MAX_RUN_BYTES bytes; SourceError past one, naming it."""
-
-    def __init__(self, name: str):
-        self.name, self.pages, self.works, self.bytes = name, 0, 0, 0
-
-    def page(self) -> None:
-        """Before asking for a page."""
-        why = (f"{MAX_PAGES:,} pages" if self.pages >= MAX_PAGES else
-               f"{MAX_RUN_BYTES:,} bytes" if self.bytes > MAX_RUN_BYTES else None)
-        if why:
-            raise SourceError(f"{self.name}: OpenAlex was still paging after {why} ({self.works:,} "
-                              "works); not kept, the next run will try again")
-        self.pages += 1
-
-    def took(self, size: int, works: int) -> None:
-        """After a page of ``size`` bytes and ``works`` works."""
-        self.bytes += size
-        self.works += works
-        if self.works > MAX_WORKS:
-            raise SourceError(f"{self.name}: OpenAlex sent more than {MAX_WORKS:,} works in one run; "
-                              "not kept (narrow what the source follows: cites, authors, search or topics)")
+def run_paging(name: str):
+    """The :class:`~watcher.paging.Paging` of one run: MAX_PAGES pages, MAX_WORKS works,
+    MAX_RUN_BYTES bytes, every stream together (a page of more works than PER_PAGE is refused
+    by the parser, before its works are read)."""
+    return Paging(f"source {name}: OpenAlex", SourceError, pages=MAX_PAGES, items=MAX_WORKS,
+                  size=MAX_RUN_BYTES, unit="works")
 
 
 def works_of(source: OpenalexSource, author: str) -> list[tuple[str, str]]:
@@ -215,7 +199,7 @@ def works_of(source: OpenalexSource, author: str) -> list[tuple[str, str]]:
     --orcid``."""
     params = {"filter": openalex.author_filters([author])[0], "per-page": PER_PAGE,
               "select": "id,doi,title,display_name"}
-    return list(dict.fromkeys(ref for page in source.pages(params, budget=Budget(source.name))
+    return list(dict.fromkeys(ref for page in source.pages(params, paging=run_paging(source.name))
                               for ref in page.refs))
 
 
