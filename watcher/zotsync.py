@@ -62,7 +62,7 @@ def sync(config, store, now, *, http=None) -> dict[str, str | None]:
     """Read every place of :func:`places` (see the module docstring); ``{place: error or
     None}``. Never raises for Zotero's failures, nor for a bug reading one place: each is
     logged and recorded (``watcher status`` says it), and the other places are still read."""
-    from .steps import stops_the_cycle
+    from .steps import failure, stops_the_cycle
     from .store import iso
 
     out = {}
@@ -75,9 +75,12 @@ def sync(config, store, now, *, http=None) -> dict[str, str | None]:
         except Exception as e:  # noqa: BLE001 - one place's failure never stops the others
             if stops_the_cycle(e):
                 raise
-            error = str(e) if isinstance(e, WatcherError) else f"internal error: {type(e).__name__}: {e}"
+            if isinstance(e, WatcherError):
+                error = str(e)
+                log.warning("zotero %s: %s; the profile keeps the examples of the last sync", lib.where, error)
+            else:  # a bug: logged with its traceback, recorded for status like any failure
+                error = failure(f"zotero {lib.where}", e)
             out[key] = error
-            log.warning("zotero %s: %s; the profile keeps the examples of the last sync", lib.where, error)
             store.zotero_sync_failed(key, error, iso(now))
     return out
 

@@ -239,7 +239,8 @@ def _install_cap() -> None:
         kw["allow_redirects"] = False  # as the webhook channel: a digest is never posted elsewhere
         given = kw.get("timeout")
         given = given if isinstance(given, tuple) else (given, given)
-        kw["timeout"] = tuple(min(t, cap.deadline) if t else cap.deadline for t in given)
+        kw["timeout"] = tuple(min(t, cap.deadline) if isinstance(t, (int, float)) and t > 0 else cap.deadline
+                              for t in given)
         cap.end = time.monotonic() + cap.deadline
         timer = threading.Timer(cap.deadline, cap.fire)
         timer.daemon = True
