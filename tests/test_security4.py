@@ -14,7 +14,7 @@ import time
 import pytest
 
 from helpers import QuietHTTPServer, fast_client
-from httpserver import Reply, Server, server  # noqa: F401
+from httpserver import Reply, server  # noqa: F401
 from test_security3 import DripServer, outside_address
 from test_zotero import NOW, READS, SAVES, make_config, papers, save, store, translator_item  # noqa: F401
 from zoteroserver import zotero  # noqa: F401
