@@ -4,7 +4,8 @@ the documented API does (tests/data/zotero/SOURCES.md): versions, 304, ``since``
 write tokens, ``PATCH /items/{key}`` with ``If-Unmodified-Since-Version``, ``GET
 /keys/current``; and faults a test scripts (``script``: the next answers of a method, such as a
 429 with ``Retry-After``; ``backoff``: a ``Backoff`` header on answers; ``down``: connections
-reset, as when Zotero cannot be reached; ``before_patch``: another device's change, for 412).
+reset, as when Zotero cannot be reached; ``before_patch``: another device's change, for 412;
+``stall``: an Event every answer waits for, as a Zotero that hangs).
 
     lib = ZoteroServer(user=1234567, keys={"sekret": {"library": True, "write": True}})
     lib.add(item, collections=["ABCD2345"])
@@ -53,6 +54,7 @@ class ZoteroServer:
         self.lose_answer = 0  # the next N writes are made, then their answers lost (reset)
         self.max_limit = 100  # the API's largest page
         self.before_patch = None
+        self.stall: threading.Event | None = None  # every answer waits for it (at most 60 s)
         self.lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"lib": self})
         self.httpd = QuietHTTPServer(("127.0.0.1", 0), handler)
@@ -162,6 +164,8 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(n) if n else b""
         headers = {k.lower(): v for k, v in self.headers.items()}
         lib.requests.append((method, self.path, headers))
+        if lib.stall is not None:
+            lib.stall.wait(60)
         if lib.down:
             return self._reset()
         if lib.scripted.get(method):

@@ -14,7 +14,10 @@
 * redirects followed here, not by httpx, at most ``max_redirects`` hops, each hop waiting its
   turn like any request (httpx's own following would skip the 3 s gap between hops); never
   from a public address to a private one, nor from either to a loopback address (a remote
-  server must not make watcher read a service of the machine it runs on).
+  server must not make watcher read a service of the machine it runs on). Shared (100.64/10),
+  link-local, reserved, multicast and the clouds' metadata addresses are not public; and the
+  address a connection actually reached is checked before anything is sent on it, not only
+  what the name resolved to when it was checked (a name may resolve anew: DNS rebinding).
 
 The rules themselves are a :class:`Policy` and :func:`with_retries` is the one retry loop: the
 channels (:mod:`watcher.deliver.httppost`) and the summarizer use them with their own settings,
@@ -277,7 +280,7 @@ class HttpClient:
         shown = origin = safe_url(str(request.url))
         host = request.url.host
         limit = max_bytes or self.max_bytes
-        state = {"request": request, "shown": shown, "host": host, "hops": 0}
+        state = {"request": request, "shown": shown, "host": host, "hops": 0, "reach": None}
         deadline = timeout or self.timeout
 
         def attempt(n: int) -> Response:
@@ -285,15 +288,18 @@ class HttpClient:
                 request, shown, host = state["request"], state["shown"], state["host"]
                 self._wait_turn(host)
                 try:
-                    status, resp_headers, body = self._send(request, limit, shown, deadline)
+                    status, resp_headers, body, reach = self._send(request, limit, shown, deadline,
+                                                                   state["reach"], origin)
                 finally:
                     self._done(host)
+                state["reach"] = reach
                 if status in REDIRECT_STATUSES and resp_headers.get("location"):
                     hops = state["hops"]
                     if hops >= self.max_redirects:
                         raise SourceError(f"GET {origin}: {REDIRECT_LOOP}; check the source's url "
                                           f"({hops} hops, the last to {shown})")
-                    request = self._redirected(request, resp_headers["location"], shown, deadline)
+                    request = self._redirected(request, resp_headers["location"], shown, deadline,
+                                               state["reach"])
                     remember_url(str(request.url))  # the token a redirect adds (a signed URL)
                     state.update(request=request, shown=safe_url(str(request.url)),
                                  host=request.url.host, hops=hops + 1)
@@ -342,9 +348,10 @@ class HttpClient:
                             give_up=give_up, sleep=self.sleep)
 
     def _redirected(self, request: httpx.Request, location: str, shown: str,
-                    timeout: float) -> httpx.Request:
+                    timeout: float, reach: int | None = None) -> httpx.Request:
         """The GET of the next hop (Location resolved against the current URL; same headers).
-        Only http(s): a server must never make watcher read a local file."""
+        Only http(s): a server must never make watcher read a local file; never further in
+        than the address the hop before reached (``reach``; None: its name's)."""
         try:
             url = request.url.join(location)
         except (httpx.InvalidURL, ValueError) as e:
@@ -352,30 +359,42 @@ class HttpClient:
         if url.scheme not in ("http", "https"):
             raise SourceError(f"GET {shown}: redirected to {safe_url(str(url))}, which is not an "
                               "http(s) URL; check the source's url")
-        if _reach(url.host) > _reach(request.url.host):
-            raise SourceError(f"GET {shown}: redirected to {safe_url(str(url))}, an address "
-                              f"{_REACH_NAMES[_reach(url.host)]} than the source's own; not followed "
-                              "(check the source's url)")
+        before = _reach(request.url.host) if reach is None else reach
+        if _reach(url.host) > before:
+            raise InwardRedirect(f"GET {shown}: redirected to {safe_url(str(url))}, an address "
+                                 f"{_REACH_NAMES[_reach(url.host)]} than the source's own; not followed "
+                                 "(check the source's url)")
         headers = {k: v for k, v in request.headers.items()
                    if k.lower() in ("if-none-match", "if-modified-since")}
         return self._client.build_request("GET", url, headers=headers, timeout=timeout)
 
-    def _send(self, request: httpx.Request, limit: int, shown: str, deadline: float):
+    def _send(self, request: httpx.Request, limit: int, shown: str, deadline: float,
+              allowed: int | None = None, origin: str = ""):
         """Send once, streaming the body and stopping as soon as it exceeds ``limit`` or the
         whole exchange takes longer than ``deadline`` seconds. httpx's timeout bounds each
         read; the deadline bounds them all: when it passes, the connection's socket is shut
-        down, so a read blocked on a dripping server ends at once."""
+        down, so a read blocked on a dripping server ends at once. The connection may reach
+        an address no further in than ``allowed`` (:class:`_Guard`; None: any): ``(status,
+        headers, body, the reach of the address it reached)``."""
+
+        def refuse(address: str, reach: int) -> InwardRedirect:
+            return InwardRedirect(f"GET {origin or shown}: redirected to {shown}, which reached {address}, "
+                                  f"an address {_REACH_NAMES[reach]} than the source's own; not followed "
+                                  "(check the source's url)")
+
         with _Deadline(deadline, request) as watch:
-            request.extensions["trace"] = watch.trace
+            guard = _Guard(watch, allowed, refuse)
+            request.extensions["trace"] = guard
             response = self._client.send(request, stream=True)
             try:
+                guard.check(response.extensions.get("network_stream"))  # a kept-alive connection too
                 try:
                     body = read_capped(response, limit, watch)
                 except TooLarge as e:
                     size = "" if e.declared is None else f" of {e.declared:,} bytes"
                     raise SourceError(f"GET {shown}: response{size} is larger than the limit "
                                       f"of {limit:,} bytes") from e
-                return response.status_code, response.headers, body
+                return response.status_code, response.headers, body, guard.reach
             finally:
                 response.close()
 
@@ -447,13 +466,51 @@ class _Deadline:
 # How far inside an address is: a redirect may never go further in than where it started.
 _REACH_NAMES = {1: "more private", 2: "of the machine itself (loopback), more private"}
 
+# Not public, whatever the Python version's ipaddress says of them: shared address space
+# (carrier-grade NAT, 100.64.0.0/10, where Alibaba Cloud's metadata service is), the IETF's
+# protocol block (Oracle Cloud's metadata at 192.0.0.192), benchmarking, "this network",
+# reserved, link-local (169.254.169.254, the metadata of most clouds), multicast; unique-local,
+# site-local and link-local IPv6 (AWS's metadata at fd00:ec2::254).
+_NOT_PUBLIC = tuple(ipaddress.ip_network(n) for n in (
+    "0.0.0.0/8", "100.64.0.0/10", "169.254.0.0/16", "192.0.0.0/24", "198.18.0.0/15", "224.0.0.0/4",
+    "240.0.0.0/4", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8"))
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def _inner_address(a):
+    """The IPv4 address an IPv6 one carries (mapped, 6to4, Teredo's client, NAT64), else ``a``:
+    ``::ffff:127.0.0.1`` and ``64:ff9b::7f00:1`` reach loopback."""
+    if a.version == 6:
+        if a.ipv4_mapped:
+            return a.ipv4_mapped
+        if a.sixtofour:
+            return a.sixtofour
+        if a.teredo:
+            return a.teredo[1]
+        if a in _NAT64:
+            return ipaddress.IPv4Address(int(a) & 0xFFFFFFFF)
+    return a
+
+
+def address_reach(address) -> int:
+    """0 for a public address, 1 for any other (private, shared, link-local, reserved,
+    multicast, a cloud's metadata service), 2 for loopback (and the unspecified address)."""
+    a = _inner_address(ipaddress.ip_address(str(address).split("%")[0]) if isinstance(address, str) else address)
+    if a.is_loopback or a.is_unspecified:
+        return 2
+    if not a.is_global or a.is_private or a.is_link_local or a.is_reserved or a.is_multicast \
+            or any(a.version == n.version and a in n for n in _NOT_PUBLIC):
+        return 1
+    return 0
+
 
 def _reach(host: str) -> int:
-    """0 for a public address, 1 for a private or link-local one, 2 for loopback: of ``host``
-    itself when it is an IP address, else of every address it resolves to (the innermost)."""
+    """:func:`address_reach` of ``host`` itself when it is an IP address, else of every address
+    it resolves to (the innermost). A check of the name only: the address a connection
+    actually reaches is checked too (:class:`_Guard`), as a name may resolve anew."""
     host = host.strip("[]")
     try:
-        addresses = [ipaddress.ip_address(host)]
+        addresses = [ipaddress.ip_address(host.split("%")[0])]
     except ValueError:
         if host.lower() == "localhost" or host.lower().endswith(".localhost"):
             return 2
@@ -462,14 +519,42 @@ def _reach(host: str) -> int:
                          for a in socket.getaddrinfo(host, None)]
         except (OSError, UnicodeError, ValueError):
             return 0  # unresolvable: the request itself will fail and say so
-    reach = 0
-    for a in addresses:
-        a = getattr(a, "ipv4_mapped", None) or a
-        if a.is_loopback or a.is_unspecified:
-            reach = max(reach, 2)
-        elif a.is_private or a.is_link_local or a.is_reserved:
-            reach = max(reach, 1)
-    return reach
+    return max((address_reach(a) for a in addresses), default=0)
+
+
+class InwardRedirect(SourceError):
+    """A redirect whose connection reached an address further in than the hop before it."""
+
+
+class _Guard:
+    """httpcore's trace of one exchange: passes every event on to the deadline's trace, and
+    checks the address each new connection actually reached (the peer of its socket, after
+    whatever lookup httpcore made: a name that resolved public when checked may resolve to
+    loopback when connected) before anything is sent on it. ``allowed``: the reach the
+    connection may have (None: any, the source's own URL); ``reach`` the peer's, once known."""
+
+    def __init__(self, watch: "_Deadline", allowed: int | None, refuse):
+        self.watch, self.allowed, self.refuse = watch, allowed, refuse
+        self.reach: int | None = None
+
+    def __call__(self, event: str, info: dict) -> None:
+        self.watch.trace(event, info)
+        if event == "connection.connect_tcp.complete":
+            stream = info.get("return_value")
+            try:
+                self.check(stream)
+            except InwardRedirect:
+                stream.close()  # httpcore never got it: nothing was sent, nothing left open
+                raise
+
+    def check(self, stream) -> None:
+        """Check the peer of ``stream`` (a connection reused from the pool too)."""
+        peer = stream.get_extra_info("server_addr") if stream is not None else None
+        if not peer:
+            return
+        self.reach = address_reach(peer[0])
+        if self.allowed is not None and self.reach > self.allowed:
+            raise self.refuse(peer[0], self.reach)
 
 
 ANSWER_BYTES = 1024 * 1024  # the answers of the summarizer and of webhooks: a sentence, a word

@@ -38,7 +38,12 @@ from .models import Paper, normalize_doi, parse_arxiv_id, title_fingerprint
 WEB_API = "https://api.zotero.org"
 LOCAL_API = "http://127.0.0.1:23119/api"  # Zotero 7's local API (Settings > Advanced)
 MAX_BYTES = 32 * 1024 * 1024  # one answer: a page of 100 items is ~300 kB
-MAX_ITEMS = 20_000  # items read from one collection, tag or search
+MAX_CONTAINERS = 100_000  # JSON objects and arrays in one answer: an item is ~40, a page 100 items
+PAGE_ITEMS = 100  # items asked for a page (the API's largest); a page of more is refused
+MAX_ITEMS = 20_000  # items read from one collection, tag or search in one read
+MAX_PAGES = MAX_ITEMS // PAGE_ITEMS + 50  # pages of one read (empty pages count too)
+MAX_READ_BYTES = 256 * 1024 * 1024  # the answers of one paged read, all pages together
+READ_TIMEOUTS = 20  # one paged read has READ_TIMEOUTS x the library's timeout in all (600 s)
 MAX_WAIT = 120.0  # the longest Backoff / Retry-After waited out within a request
 MAX_THROTTLED = 3  # 429 / 503 answers to one request before it fails (the next cycle retries)
 _KEY = re.compile(r"[23456789ABCDEFGHIJKLMNPQRSTUVWXYZ]{8}")  # Zotero's object keys
@@ -197,6 +202,7 @@ class Client:
         self.deadline = deadline if deadline is not None else library.timeout * 4
         self._sleep, self._clock = sleep, clock
         self._paused_until = 0.0  # a Backoff header asks for a pause before the next request
+        self.read_bytes = 0  # the answers' bytes so far (a paged read's total is capped)
 
     def close(self) -> None:
         if self._own:
@@ -225,7 +231,7 @@ class Client:
         if params:
             url += ("&" if "?" in url else "?") + urlencode(params)
         from .errors import InputError
-        from .formats import load_json
+        from .formats import TooManyValues, load_json
         from .http import TooLarge, safe_url, send_capped
 
         shown = safe_url(url.split("?")[0])
@@ -260,9 +266,12 @@ class Client:
                 wait = max(wait if wait is not None else 1.0, self._paused_until - self._clock())
                 self._wait(wait, end, shown, r.status_code)
                 continue
+            self.read_bytes += len(raw)
             if raw:
                 try:
-                    answer.body = load_json(raw, f"Zotero {shown}")
+                    answer.body = load_json(raw, f"Zotero {shown}", max_containers=MAX_CONTAINERS)
+                except TooManyValues as e:
+                    raise ZoteroError(str(e), r.status_code) from None
                 except InputError:  # not JSON (an error page, a plain answer), or nested or wide
                     answer.body = raw.decode("utf-8", "replace")  # past any answer's: text
             if r.status_code == 304 or r.status_code in ok:
@@ -282,19 +291,30 @@ class Client:
 
     def pages(self, path: str, params: dict | None = None, headers: dict | None = None):
         """Every answer of a paged request, following ``Link: rel="next"``; the first may be
-        a 304. At most :data:`MAX_ITEMS` items in all."""
-        answer = self.request("GET", path, params={"limit": 100, **(params or {})}, headers=headers)
-        seen = 0
+        a 304. Within a :class:`~watcher.paging.Paging` (ZoteroError past a bound, naming it):
+        :data:`MAX_PAGES` pages (empty ones too), :data:`MAX_ITEMS` items (a page of more than
+        the :data:`PAGE_ITEMS` asked is refused), :data:`MAX_READ_BYTES` bytes and
+        READ_TIMEOUTS x the library's timeout."""
+        from .paging import Paging
+
+        paging = Paging(f"Zotero {self.library.url}{path}", ZoteroError, pages=MAX_PAGES, items=MAX_ITEMS,
+                        size=MAX_READ_BYTES, seconds=self.library.timeout * READ_TIMEOUTS,
+                        per_page=PAGE_ITEMS, clock=self._clock)
+        paging.next_page()
+        before = self.read_bytes
+        answer = self.request("GET", path, params={"limit": PAGE_ITEMS, **(params or {})}, headers=headers)
         while True:
+            paging.took(self.read_bytes - before, len(answer.body) if isinstance(answer.body, list) else 0)
             yield answer
-            seen += len(answer.body) if isinstance(answer.body, list) else 0
             found = _NEXT.search(answer.headers.get("link", ""))
-            if answer.status == 304 or not found or seen >= MAX_ITEMS:
+            if answer.status == 304 or not found:
                 return
             following = urljoin(self.library.url + "/", found.group(1))
             if urlsplit(following)[:2] != urlsplit(self.library.url)[:2]:  # the key goes nowhere else
                 raise ZoteroError(f"Zotero {self.library.url}: the next page is on another server "
                                   f"({urlsplit(following).netloc}); not followed")
+            paging.next_page()
+            before = self.read_bytes
             answer = self.request("GET", following, headers=headers)
 
     def key_access(self) -> dict:
@@ -341,37 +361,70 @@ _ARXIV_TEXT = re.compile(r"arxiv[:\s./]*(?:abs/)?(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-
 _PMID_TEXT = re.compile(r"^\s*PMID:\s*(\d+)\s*$", re.I | re.M)
 
 
+class BadItem(ValueError):
+    """An item whose fields are not what Zotero writes (a title that is a list, a creator's
+    name that is a number): skipped and counted by the sync, never a failure of the whole."""
+
+
+def _text(data: dict, field: str, where: str = "") -> str:
+    """The text of ``data[field]`` ("" when absent or null); BadItem when it is not text."""
+    value = data.get(field)
+    if value is None:
+        return ""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)  # a number where Zotero writes its text (a year, a report number)
+    if not isinstance(value, str):
+        raise BadItem(f"{where}{field} is a JSON {_json_kind(value)}, not text")
+    return value
+
+
+def _json_kind(value) -> str:
+    return {dict: "object", list: "array", bool: "boolean"}.get(type(value), type(value).__name__)
+
+
 def item_paper(item: dict) -> Paper | None:
     """A Zotero item (an API answer's ``{"key", "version", "data": {...}}``, or its ``data``)
     as a paper: title, abstract, authors, date, DOI, PMID and the arXiv id wherever Zotero
     keeps it (``archiveID`` ``arXiv:…``, ``extra``, an arXiv URL or DOI). None for notes,
-    attachments and items without a title."""
-    data = item.get("data", item) if isinstance(item, dict) else {}
-    if not isinstance(data, dict) or data.get("itemType") in SKIPPED_TYPES:
+    attachments and items without a title; BadItem for an item whose fields are not what
+    Zotero writes (said by the field)."""
+    data = item.get("data", item) if isinstance(item, dict) else None
+    if not isinstance(data, dict):
+        raise BadItem(f"the item is a JSON {_json_kind(data)}, not an object")
+    if data.get("itemType") in SKIPPED_TYPES:
         return None
-    title = " ".join(str(data.get("title") or "").split())
+    title = " ".join(_text(data, "title").split())
     if not title:
         return None
     arxiv_id = None
-    doi = normalize_doi(str(data.get("DOI") or "")) if data.get("DOI") else None
-    for text in (data.get("archiveID"), data.get("extra"), data.get("url"), doi, data.get("number")):
-        m = _ARXIV_TEXT.search(str(text or ""))
+    doi = normalize_doi(_text(data, "DOI")) if data.get("DOI") else None
+    extra, url = _text(data, "extra"), _text(data, "url")
+    for text in (_text(data, "archiveID"), extra, url, doi, _text(data, "number")):
+        m = _ARXIV_TEXT.search(text or "")
         if m and (found := parse_arxiv_id(m.group(1))):
             arxiv_id = found[0]
             break
     if doi and doi.startswith("10.48550/arxiv."):  # arXiv's own DOI names the preprint, not a journal
         doi = None
-    pmid = _PMID_TEXT.search(str(data.get("extra") or ""))
+    pmid = _PMID_TEXT.search(extra)
     authors = []
-    creators = [c for c in data.get("creators") or [] if isinstance(c, dict)]
-    for c in [c for c in creators if c.get("creatorType") == "author"] or creators:
-        name = c.get("name") or " ".join(filter(None, (c.get("firstName"), c.get("lastName"))))
+    creators = data.get("creators") or []
+    if not isinstance(creators, list):
+        raise BadItem(f"creators is a JSON {_json_kind(creators)}, not an array")
+    for i, c in enumerate(creators):
+        if not isinstance(c, dict):
+            raise BadItem(f"creators[{i}] is a JSON {_json_kind(c)}, not an object")
+    for i, c in [(i, c) for i, c in enumerate(creators) if c.get("creatorType") == "author"] \
+            or list(enumerate(creators)):
+        where = f"creators[{i}]."
+        name = _text(c, "name", where) or " ".join(filter(None, (_text(c, "firstName", where),
+                                                               _text(c, "lastName", where))))
         if name.strip():
             authors.append(" ".join(name.split()))
     return Paper(title=title, arxiv_id=arxiv_id, authors=authors,
-                 abstract=" ".join(str(data.get("abstractNote") or "").split()), doi=doi,
-                 pmid=pmid.group(1) if pmid else None, url=data.get("url") or None,
-                 journal=data.get("publicationTitle") or None, source="zotero")
+                 abstract=" ".join(_text(data, "abstractNote").split()), doi=doi,
+                 pmid=pmid.group(1) if pmid else None, url=url or None,
+                 journal=_text(data, "publicationTitle") or None, source="zotero")
 
 
 def paper_item(paper: Paper, collection: str) -> dict:
@@ -392,7 +445,7 @@ def paper_item(paper: Paper, collection: str) -> dict:
                         else {"creatorType": "author", "name": last or author})
     when = paper.published.date() if paper.published else paper.announced
     journal = paper.journal or (paper.venue if paper.venue not in (None, "arXiv") else None)
-    item = {"itemType": "journalArticle" if paper.journal else "preprint", "title": plain_text(paper.title),
+    item = {"itemType": "journalArticle" if paper.journal else "preprint", "title": item_title(paper),
             "creators": creators, "abstractNote": plain_text(paper.abstract) if paper.abstract else "",
             "date": when.isoformat() if when else "", "DOI": paper.doi or "",
             "url": paper.abs_url or paper.url or "", "collections": [collection], "tags": [],
@@ -414,20 +467,32 @@ def paper_item(paper: Paper, collection: str) -> dict:
     return item
 
 
+def item_title(paper: Paper) -> str:
+    """The title an item of ``paper`` has: its LaTeX decoded (``$\\alpha$`` -> α), as
+    :func:`paper_item` writes it and a search for the item must ask."""
+    from .present.bibtex import plain_text
+
+    return plain_text(paper.title)
+
+
 def same_work(paper: Paper, item: dict) -> bool:
-    """Whether a Zotero item is ``paper`` (same arXiv id, DOI or title)."""
-    other = item_paper(item)
+    """Whether a Zotero item is ``paper`` (same arXiv id, DOI or title, the title as the item
+    holds it: :func:`item_title`). An item that is no readable paper is not."""
+    try:
+        other = item_paper(item)
+    except BadItem:
+        return False
     if other is None:
         return False
     if paper.arxiv_id and other.arxiv_id:
         return paper.arxiv_id == other.arxiv_id
     if paper.doi and other.doi:
         return paper.doi == other.doi
-    return title_fingerprint(paper.title) == title_fingerprint(other.title)
+    return title_fingerprint(item_title(paper)) == title_fingerprint(other.title)
 
 
-__all__ = ["Library", "Client", "ZoteroError", "Answer", "library_from", "check_save_to",
-           "access_problem", "item_paper", "paper_item", "same_work", "WEB_API", "LOCAL_API"]
+__all__ = ["Library", "Client", "ZoteroError", "Answer", "BadItem", "library_from", "check_save_to",
+           "access_problem", "item_paper", "item_title", "paper_item", "same_work", "WEB_API", "LOCAL_API"]
 
 
 # --- the examples as the last sync stored them (read at compile time) ------------------------

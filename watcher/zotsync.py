@@ -26,19 +26,22 @@ when the paper belongs to profiles with different ones), as a complete item, exa
     record it done (the item's key)                            # like a delivery
 
 Any failure leaves the row queued with its error; the next push (the next cycle, the next
-save) tries again. ``watcher rate save``, the digests' links and the web buttons push at once;
-every cycle pushes what is left.
+save) tries again. ``watcher rate save`` pushes at once; a Save on a web page (a button, a
+digest's link) only queues (:func:`queue_saves`, local and quick) and wakes a background
+worker that pushes (:func:`push_soon`): no page ever waits on Zotero. Every cycle pushes
+what is left.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from dataclasses import dataclass
 
 from .errors import WatcherError
 from .models import Paper
-from .zotero import Client, Library, ZoteroError, examples, item_paper, paper_item, same_work
+from .zotero import BadItem, Client, Library, ZoteroError, examples, item_paper, item_title, paper_item, same_work
 
 log = logging.getLogger("watcher")
 
@@ -57,41 +60,65 @@ def places(config) -> dict[str, Library]:
 
 def sync(config, store, now, *, http=None) -> dict[str, str | None]:
     """Read every place of :func:`places` (see the module docstring); ``{place: error or
-    None}``. Never raises for Zotero's failures: each is logged and recorded."""
+    None}``. Never raises for Zotero's failures, nor for a bug reading one place: each is
+    logged and recorded (``watcher status`` says it), and the other places are still read."""
+    from .steps import failure, stops_the_cycle
     from .store import iso
 
     out = {}
     for key, lib in places(config).items():
         try:
             with Client(lib, user_agent=config.settings.user_agent, http=http) as client:
-                n = _sync_one(store, client, key, iso(now))
+                n, skipped = _sync_one(store, client, key, iso(now))
             out[key] = None
-            log.info("zotero %s: %d items", lib.where, n)
-        except WatcherError as e:
-            out[key] = str(e)
-            log.warning("zotero %s: %s; the profile keeps the examples of the last sync", lib.where, e)
-            store.zotero_sync_failed(key, str(e), iso(now))
+            log.info("zotero %s: %d items%s", lib.where, n, f"; {skipped}" if skipped else "")
+        except Exception as e:  # noqa: BLE001 - one place's failure never stops the others
+            if stops_the_cycle(e):
+                raise
+            if isinstance(e, WatcherError):
+                error = str(e)
+                log.warning("zotero %s: %s; the profile keeps the examples of the last sync", lib.where, error)
+            else:  # a bug: logged with its traceback, recorded for status like any failure
+                error = failure(f"zotero {lib.where}", e)
+            out[key] = error
+            store.zotero_sync_failed(key, error, iso(now))
     return out
 
 
-def _sync_one(store, client: Client, key: str, when: str) -> int:
+def _sync_one(store, client: Client, key: str, when: str) -> tuple[int, str | None]:
+    """One place read; ``(items kept, what was skipped or None)``. Each page is made rows as
+    it comes (a row holds a paper's bounded fields, not Zotero's item), and an item that is no
+    readable paper is skipped and counted, the first one named."""
     lib = client.library
     version = store.zotero_place_version(key)
     tag = {"tag": lib.tag} if lib.tag else {}
     answer = client.request("GET", lib.items_path, params={"format": "versions", **tag},
                             headers={"If-Modified-Since-Version": str(version)} if version is not None else None)
+    rows, bad = [], []
     if answer.status == 304:
-        changed, current = [], None
+        current = None
         new_version = version
     else:
         current = _expect(answer, dict, lib)
         new_version = answer.version
-        changed = []
         for page in client.pages(lib.items_path, {"since": version or 0, "format": "json", **tag}):
-            changed += [i for i in _expect(page, list, lib) if isinstance(i, dict) and i.get("key") in current]
-    rows = [(item["key"], item.get("version"), _fields(paper) if (paper := item_paper(item)) is not None else None)
-            for item in changed]  # not a paper (a note, an attachment): dropped
-    return store.replace_zotero_items(key, None if current is None else set(current), rows, new_version, when)
+            for item in _expect(page, list, lib):
+                name = item.get("key") if isinstance(item, dict) else None
+                if not isinstance(name, str) or name not in current:
+                    continue
+                try:
+                    paper = item_paper(item)
+                except BadItem as e:
+                    bad.append(f"item {name[:20]}: {e}")
+                    paper = None  # not a paper: dropped, as a note is
+                number = item.get("version")
+                rows.append((name, number if isinstance(number, int) and not isinstance(number, bool) else None,
+                             _fields(paper) if paper is not None else None))
+    skipped = (f"{len(bad)} item{'s' if len(bad) != 1 else ''} skipped, not readable as papers "
+               f"({bad[0]}{', …' if len(bad) > 1 else ''})") if bad else None
+    n = store.replace_zotero_items(key, None if current is None else set(current), rows, new_version, when,
+                                   note=skipped)
+    return n, skipped
 
 
 def _expect(answer, kind: type, lib: Library):
@@ -236,10 +263,11 @@ def _save_one(client: Client, target: Target, paper: Paper, token: str) -> str:
 
 
 def _find(client: Client, paper: Paper, collection: str | None = None) -> dict | None:
-    """The item of the library (of ``collection``) that is ``paper``, if any (a title search)."""
+    """The item of the library (of ``collection``) that is ``paper``, if any (a search for the
+    title the item holds: :func:`~watcher.zotero.item_title`)."""
     lib = client.library
     path = f"{lib.prefix}/collections/{collection}/items/top" if collection else f"{lib.prefix}/items/top"
-    answer = client.request("GET", path, params={"q": paper.title[:200], "qmode": "titleCreatorYear",
+    answer = client.request("GET", path, params={"q": item_title(paper)[:200], "qmode": "titleCreatorYear",
                                                  "limit": 25, "format": "json"})
     if not isinstance(answer.body, list):  # not Zotero's answer: finding nothing could copy the item
         raise ZoteroError(f"Zotero {lib.url}{path}: expected a JSON list of items; nothing changed")
@@ -268,6 +296,8 @@ def status_lines(config, store) -> list[str]:
         if r.get("failures"):
             line += (f"; UNREACHABLE ({r['failures']} failed in a row, the last at "
                      f"{local_text(r['last_error_at'], tz)}): {r['last_error']}; examples of the last sync kept")
+        elif r.get("last_error"):  # a good read's note: the items it skipped
+            line += f"; {r['last_error']}"
         lines.append(line)
     if targets(config):
         done, queued, error = store.zotero_save_counts()
@@ -278,7 +308,8 @@ def status_lines(config, store) -> list[str]:
     return ["zotero:", *lines] if lines else []
 
 
-__all__ = ["sync", "examples", "push", "pending", "places", "targets", "Target", "status_lines"]
+__all__ = ["sync", "examples", "push", "pending", "places", "targets", "Target", "status_lines",
+           "queue_saves", "push_soon"]
 
 
 def in_cycle(config, store, now, *, push_saves: bool = True) -> None:
@@ -340,3 +371,54 @@ def after_save(config, store, now) -> str | None:
     if errors:
         return f"zotero: {added} added, {len(errors)} queued for the next cycle ({errors[0]})"
     return f"zotero: {added} added" if added else None
+
+
+def queue_saves(config, store, now) -> int:
+    """Record every :func:`pending` save as queued (``status`` counts it), sending nothing:
+    what a web Save does before :func:`push_soon`. The number queued."""
+    from .store import iso
+
+    work = pending(config, store)
+    for target, paper in work:
+        store.queue_zotero_save(target.key, paper.key, uuid.uuid4().hex, iso(now))
+    return len(work)
+
+
+_pushing: dict[str, bool] = {}  # database -> whether a Save came while its worker pushed
+_pushing_lock = threading.Lock()
+
+
+def push_soon(config, database, now=None) -> None:
+    """Push the queued saves of ``database`` in a background thread, at most one per database:
+    a Save while it pushes makes it push once more when done. Zotero's failures stay queued,
+    as :func:`push` leaves them; a bug is logged, never raised into the page that asked."""
+    key = str(database)
+    with _pushing_lock:
+        if key in _pushing:
+            _pushing[key] = True
+            return
+        _pushing[key] = False
+    threading.Thread(target=_push_worker, args=(config, database, key, now), daemon=True,
+                     name="zotero-push").start()
+
+
+def _push_worker(config, database, key: str, now) -> None:
+    from .store import Store, now_utc
+
+    while True:
+        try:
+            with Store.open(database) as store:
+                push(config, store, now or now_utc())
+        except Exception as e:  # noqa: BLE001 - the saves stay queued; the cycle pushes them
+            log.warning("zotero: the push in the background failed: %s; queued for the next cycle", e)
+        with _pushing_lock:
+            if not _pushing[key]:
+                del _pushing[key]
+                return
+            _pushing[key] = False
+
+
+def pushing(database) -> bool:
+    """Whether a background push of ``database`` is running (for tests and shutdown)."""
+    with _pushing_lock:
+        return str(database) in _pushing

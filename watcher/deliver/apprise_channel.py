@@ -24,8 +24,10 @@ it twice. To keep services apart (one failing never repeats another), give each 
 ``[channel.NAME]``.
 
 **Answers.** A service's answer is read up to 1 MB, as the webhook's and the summarizer's are
-(:data:`watcher.http.ANSWER_BYTES`): apprise's services answer through ``requests``, whose
-responses are capped while this channel sends (:func:`_capped`); a longer answer fails the URL.
+(:data:`watcher.http.ANSWER_BYTES`), each request and its answer take at most the channel's
+``timeout`` in all, and a redirect is never followed (the webhook's rules): apprise's services
+talk through ``requests``, whose exchanges follow these rules while this channel sends
+(:func:`_capped`); a longer or later answer, or a redirect, fails the URL (not retried).
 
 **Secrets.** An apprise URL is never shown: errors name it by position and scheme only
 (``URL 2 of 3 (tgram://…)``), and apprise's own log lines are kept out of watcher's log.
@@ -144,16 +146,43 @@ def scrub(text: str, url: str) -> str:
     return " ".join(text.split())
 
 
-# the cap of the answers read while this channel sends (None: not sending, no cap), and
-# whether one was cut off
-_CAP: contextvars.ContextVar[list | None] = contextvars.ContextVar("apprise_answer_cap", default=None)
+class _Exchange:
+    """The rules of the requests apprise's services make while this channel sends to one URL
+    (:func:`_capped`): each answer read up to ``limit`` bytes (``cut`` once one was longer),
+    each request and its answer within ``deadline`` seconds in all (``timed_out`` once one
+    took longer: its sockets are shut down, as :mod:`watcher.http` does), and no redirect
+    followed (``redirect``: the status of the one not followed)."""
+
+    def __init__(self, limit: int, deadline: float):
+        self.limit, self.deadline = limit, deadline
+        self.cut = self.timed_out = False
+        self.redirect: int | None = None
+        self.end = float("inf")
+        self.sockets: list = []
+
+    def fire(self) -> None:
+        from ..http import shut_down
+
+        self.timed_out = True
+        for sock in self.sockets:
+            shut_down(sock)
+
+    def late(self) -> bool:
+        import time
+
+        return self.timed_out or time.monotonic() > self.end
+
+
+# the rules in force while this channel sends (None: not sending, requests left as they are)
+_CAP: contextvars.ContextVar[_Exchange | None] = contextvars.ContextVar("apprise_exchange", default=None)
 
 
 class _CappedBody:
     """A ``requests`` response's raw body that stops (ChunkedEncodingError, which apprise's
-    services catch as a failed request) once more than ``cap[0]`` bytes came out of it."""
+    services catch as a failed request) once more than the exchange's limit came out of it,
+    or its deadline passed."""
 
-    def __init__(self, raw, cap: list):
+    def __init__(self, raw, cap: _Exchange):
         self._raw, self._cap = raw, cap
 
     def stream(self, amt=None, decode_content=None):
@@ -162,20 +191,33 @@ class _CappedBody:
         size = 0
         for chunk in self._raw.stream(amt, decode_content=decode_content):
             size += len(chunk)
-            if size > self._cap[0]:
-                self._cap[1] = True
+            if size > self._cap.limit:
+                self._cap.cut = True
                 self._raw.close()
-                raise requests.exceptions.ChunkedEncodingError(f"an answer of more than {self._cap[0]:,} bytes")
+                raise requests.exceptions.ChunkedEncodingError(f"an answer of more than {self._cap.limit:,} bytes")
+            if self._cap.late():  # a body without a length ends where the deadline cut it
+                self._cap.timed_out = True
+                self._raw.close()
+                raise requests.exceptions.ChunkedEncodingError("past the deadline")
             yield chunk
+        if self._cap.late():
+            self._cap.timed_out = True
+            raise requests.exceptions.ChunkedEncodingError("past the deadline")
 
     def __getattr__(self, name):
         return getattr(self._raw, name)
 
 
 def _install_cap() -> None:
-    """Make every ``requests`` response body capped while :data:`_CAP` is set (once per
-    process; outside this channel's sending, nothing changes)."""
+    """Make every ``requests`` exchange follow the rules of :class:`_Exchange` while
+    :data:`_CAP` is set (installed once per process; outside this channel's sending, nothing
+    changes): answers capped, a total deadline, no redirect followed."""
+    import threading
+    import time
+
     import requests.adapters
+    import requests.sessions
+    import urllib3.util.connection
 
     send = requests.adapters.HTTPAdapter.send
     if getattr(send, "watcher_capped", False):
@@ -188,16 +230,51 @@ def _install_cap() -> None:
             response.raw = _CappedBody(response.raw, cap)
         return response
 
+    session_send = requests.sessions.Session.send
+
+    def bounded_send(self, request, **kw):
+        cap = _CAP.get()
+        if cap is None:
+            return session_send(self, request, **kw)
+        kw["allow_redirects"] = False  # as the webhook channel: a digest is never posted elsewhere
+        given = kw.get("timeout")
+        given = given if isinstance(given, tuple) else (given, given)
+        kw["timeout"] = tuple(min(t, cap.deadline) if isinstance(t, (int, float)) and t > 0 else cap.deadline
+                              for t in given)
+        cap.end = time.monotonic() + cap.deadline
+        timer = threading.Timer(cap.deadline, cap.fire)
+        timer.daemon = True
+        timer.start()
+        try:
+            response = session_send(self, request, **kw)  # the body too: read before it returns
+        finally:
+            timer.cancel()
+        if response.is_redirect:
+            cap.redirect = response.status_code
+        return response
+
+    connect = urllib3.util.connection.create_connection
+
+    def recorded_connection(*args, **kw):
+        sock = connect(*args, **kw)
+        cap = _CAP.get()
+        if cap is not None:
+            cap.sockets.append(sock)
+        return sock
+
     capped_send.watcher_capped = True
     requests.adapters.HTTPAdapter.send = capped_send
+    requests.sessions.Session.send = bounded_send
+    urllib3.util.connection.create_connection = recorded_connection
 
 
 @contextmanager
-def _capped(limit: int = ANSWER_BYTES):
-    """While in this block, answers read by apprise's services are capped at ``limit`` bytes;
-    yields ``[limit, cut]``: ``cut`` is True once an answer was cut off."""
+def _capped(limit: int = ANSWER_BYTES, deadline: float = 30.0):
+    """While in this block, the requests of apprise's services follow :class:`_Exchange`'s
+    rules (answers capped at ``limit`` bytes, ``deadline`` seconds each, no redirect); yields
+    the exchange, which says what was cut."""
     _install_cap()
-    cap = [limit, False]
+    cap = _Exchange(limit, deadline)
     token = _CAP.set(cap)
     try:
         yield cap
@@ -275,7 +352,8 @@ class AppriseChannel(Channel):
 
     def _send_one(self, apprise, url: str, digest: Digest) -> str | None:
         """Send every part to one URL; the reason it failed, or None."""
-        with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as log, _capped() as cap:
+        with apprise.LogCapture(level=logging.WARNING, fmt="%(message)s") as log, \
+                _capped(deadline=self.cfg.timeout) as cap:
             plugin = apprise.Apprise.instantiate(url, suppress_exceptions=True)
             fmt = (plugin.resolve_format(None) if hasattr(plugin, "resolve_format")
                    else plugin.notify_format)
@@ -293,8 +371,14 @@ class AppriseChannel(Channel):
                     ok, detail = False, f"{type(e).__name__}: {e}"
                 else:
                     detail = ""
-                if not ok and cap[1]:
-                    return f"an answer of more than {cap[0]:,} bytes (not retried: it may have been accepted)"
+                if not ok and cap.cut:
+                    return f"an answer of more than {cap.limit:,} bytes (not retried: it may have been accepted)"
+                if not ok and cap.timed_out:
+                    return (f"no answer within {cap.deadline:g} s, its timeout (not retried: it may have "
+                            "been accepted)")
+                if not ok and cap.redirect:
+                    return (f"answered HTTP {cap.redirect}, a redirect; not followed (a digest is only "
+                            "posted where the URL says)")
                 if not ok:
                     lines = [ln for ln in log.getvalue().splitlines() if ln.strip()]
                     reason = scrub(detail or (lines[-1] if lines else "refused"), url)

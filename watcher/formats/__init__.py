@@ -198,24 +198,30 @@ MAX_JSON_CONTAINERS = 1_000_000  # objects and arrays one JSON listing may hold 
 MAX_JSON_VALUES = 8_000_000  # values (commas) one JSON listing may hold
 
 
-def bound_json(text: str, origin: str) -> None:
-    """InputError when ``text`` would parse into more objects, arrays or values than a
-    listing holds: a few megabytes of ``[{},{},…]`` parse into gigabytes of Python objects, so
-    the parse is bounded by what it would make, not only by the bytes read. Counted over the
-    whole text, strings included (a comma in an abstract counts: only an overestimate)."""
+class TooManyValues(InputError):
+    """JSON that would parse into more objects, arrays or values than allowed (:func:`bound_json`)."""
+
+
+def bound_json(text: str, origin: str, max_containers: int = MAX_JSON_CONTAINERS) -> None:
+    """TooManyValues when ``text`` would parse into more objects, arrays (``max_containers``)
+    or values than a listing holds: a few megabytes of ``[{},{},…]`` parse into gigabytes of
+    Python objects, so the parse is bounded by what it would make, not only by the bytes read.
+    Counted over the whole text, strings included (a comma in an abstract counts: only an
+    overestimate)."""
     containers = text.count("{") + text.count("[")
-    if containers > MAX_JSON_CONTAINERS or text.count(",") > MAX_JSON_VALUES:
-        raise InputError(f"{origin}: JSON with more than {MAX_JSON_CONTAINERS:,} objects and arrays "
-                         f"or {MAX_JSON_VALUES:,} values; too large a listing, not read")
+    if containers > max_containers or text.count(",") > MAX_JSON_VALUES:
+        raise TooManyValues(f"{origin}: JSON with more than {max_containers:,} objects and arrays "
+                            f"or {MAX_JSON_VALUES:,} values; too large a listing, not read")
 
 
-def load_json(data: bytes, origin: str):
+def load_json(data: bytes, origin: str, max_containers: int = MAX_JSON_CONTAINERS):
     """``data`` as a JSON document (UTF-8, control characters dropped), or an InputError
-    naming the input: an API's answer cut off or replaced by an error page."""
+    naming the input: an API's answer cut off or replaced by an error page; TooManyValues past
+    ``max_containers`` objects and arrays (:func:`bound_json`)."""
     import json
 
     text = decode_text(data, origin)
-    bound_json(text, origin)
+    bound_json(text, origin, max_containers)
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as e:  # RecursionError: [[[[… nested past the stack

@@ -287,14 +287,19 @@ class Page:
     skipped: list[str] = field(default_factory=list)
 
 
-def parse_page(data: bytes, origin: str, follow: Follow | None = None) -> Page:
+def parse_page(data: bytes, origin: str, follow: Follow | None = None,
+               max_results: int | None = None) -> Page:
     """One page of ``/works``; InputError when it is not such a page (an error document, HTML,
-    a cut-off answer)."""
+    a cut-off answer), or holds more than ``max_results`` works (the ``per-page`` asked: a
+    server ignoring it is refused before its works are read)."""
     doc = load_json(data, origin)
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), list):
         problem = doc.get("message") or doc.get("error") if isinstance(doc, dict) else None
         raise InputError(f"{origin}: expected OpenAlex works JSON (meta and results)"
                          + (f"; the API said {str(problem)[:200]!r}" if problem else ""))
+    if max_results is not None and len(doc["results"]) > max_results:
+        raise InputError(f"{origin}: a page of {len(doc['results']):,} works, more than the "
+                         f"{max_results} asked; not read")
     meta = doc.get("meta") if isinstance(doc.get("meta"), dict) else {}
     count = meta.get("count")
     cursor = meta.get("next_cursor")

@@ -15,11 +15,14 @@ from ..errors import SourceError
 from ..formats import arxiv_oai
 from ..http import HttpStatusError
 from ..kinds import Kind
+from ..paging import Paging
 from . import urls
 from .base import FetchResult, Source
 from .common import http_client, name_papers, parse_listing, state_day
 
 MAX_PAGES = 10000
+MAX_RECORDS = 500_000  # records of one harvest: a month of every arXiv category is ~25,000
+MAX_RUN_BYTES = 2 * 1024 * 1024 * 1024  # the answers of one harvest, all pages together (~2 KB a record)
 
 
 class ArxivOaiSource(Source):
@@ -47,8 +50,11 @@ class ArxivOaiSource(Source):
         if self.cfg.set:
             params["set"] = self.cfg.set
         papers = {}
-        for _ in range(MAX_PAGES):
-            listing = self._page(url, params)
+        paging = Paging(f"source {self.name}: OAI-PMH harvest from {url}", SourceError, pages=MAX_PAGES,
+                        items=MAX_RECORDS, size=MAX_RUN_BYTES, unit="records")
+        while True:
+            paging.next_page()
+            listing = self._page(url, params, paging)
             if listing.total is not None:
                 progress.set_total(listing.total)
             progress.advance(len(listing.papers) + len(listing.skipped))
@@ -57,13 +63,11 @@ class ArxivOaiSource(Source):
             if not listing.next_token:
                 break
             params = {"verb": "ListRecords", "resumptionToken": listing.next_token}
-        else:
-            raise SourceError(f"OAI-PMH harvest from {url} did not end after {MAX_PAGES} pages")
         found = list(papers.values())
         name_papers(self, found)
         return FetchResult(papers=found, state={**state, "harvested": self.ctx.now.date().isoformat()})
 
-    def _page(self, url: str, params: dict):
+    def _page(self, url: str, params: dict, paging: Paging):
         try:
             response = http_client(self).get(url, params=params, timeout=self.cfg.timeout)
         except HttpStatusError as e:
@@ -71,10 +75,12 @@ class ArxivOaiSource(Source):
                 parse_listing(self, arxiv_oai, e.body, url)  # raises with the OAI message
             raise
         try:
-            return parse_listing(self, arxiv_oai, response.content, response.url)
+            listing = parse_listing(self, arxiv_oai, response.content, response.url)
         except SourceError as e:
             hint = f" (check set = {self.cfg.set!r})" if self.cfg.set and "badArgument" in str(e) else ""
             raise SourceError(f"{e}{hint}") from e
+        paging.took(len(response.content), len(listing.papers) + len(listing.skipped))
+        return listing
 
 
 KIND = Kind("arxiv-oai", ArxivOaiSource, {"set": (str, None), "first_fetch": (str, "3d")})

@@ -28,12 +28,15 @@ from ..categories import nearest
 from ..subjects import SUBJECTS, subject
 from . import urls
 from .base import FetchResult, Source
+from ..paging import Paging
 from .common import first_day, http_client, name_papers, parse_listing
 
 # as far back as the arXiv source reaches (two weeks): a posting that reaches the API's
 # interval late (moderation, a holiday backlog) is still asked for; identity makes it free
 OVERLAP = ARXIV_OVERLAP
 MAX_PAGES = 2000  # 200,000 records: far beyond any interval; a server that never ends stops
+MAX_RECORDS = 100_000  # records of one run, every category together (a month of bioRxiv is ~5,000)
+MAX_RUN_BYTES = 256 * 1024 * 1024  # the answers of one run, all pages together
 
 
 class BiorxivSource(Source):
@@ -50,22 +53,26 @@ class BiorxivSource(Source):
         base = urls.base("biorxiv", self.cfg.url)
         url = f"{base}/details/{server}/{first.isoformat()}/{last.isoformat()}"
         papers = {}
+        paging = Paging(f"source {self.name}: the bioRxiv API", SourceError, pages=MAX_PAGES,
+                        items=MAX_RECORDS, size=MAX_RUN_BYTES, unit="records")
         with self.ctx.progress(f"source {self.name}", unit="records") as progress:
             for category in self.cfg.categories or (None,):
-                for paper in self._interval(url, category, progress):
+                for paper in self._interval(url, category, progress, paging):
                     papers.setdefault(paper.key, []).append(paper)
         found = [p for versions in papers.values()
                  for p in sorted(versions, key=lambda p: p.version or 0)]
         name_papers(self, found)
         return FetchResult(papers=found, state={**state, "last_day": last.isoformat()})
 
-    def _interval(self, url: str, category: str | None, progress):
+    def _interval(self, url: str, category: str | None, progress, paging: Paging):
         params = {"category": category.replace(" ", "_")} if category else None
         client = http_client(self)
         cursor, total = 0, None
-        for _ in range(MAX_PAGES):
+        while True:
+            paging.next_page()
             response = client.get(f"{url}/{cursor}", params=params, timeout=self.cfg.timeout)
             listing = parse_listing(self, biorxiv_json, response.content, response.url)
+            paging.took(len(response.content), len(listing.papers) + len(listing.skipped))
             if listing.total is not None and total is None:
                 total = listing.total
                 progress.set_total(total)
@@ -78,8 +85,6 @@ class BiorxivSource(Source):
             cursor += count
             if count == 0 or total is None or cursor >= total:
                 return
-        raise SourceError(f"{url}: the bioRxiv API was still paging after {MAX_PAGES} pages; "
-                          "the next run will try again")
 
 
 def _validate(r, where: str, v: dict) -> dict:

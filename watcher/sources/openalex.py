@@ -24,8 +24,11 @@ some plans' API keys only), the source says ``from_publication_date`` instead, f
 (``state["date_filter"]``). ``api_key_env`` names the variable holding an OpenAlex API key, sent
 as ``api_key`` and masked in the log like every secret. Requests go through the shared HTTP client: its timeout, its size cap
 (MAX_PAGE_BYTES per answer), its retries with backoff honouring ``Retry-After`` on 429 and
-5xx. A page that fails fails the run and the state stays, so the next run asks again; nothing
-of a failed run is stored.
+5xx. A run is bounded in all, every stream together (:func:`run_paging`): MAX_PAGES pages,
+MAX_WORKS works, MAX_RUN_BYTES bytes; a page of more than PER_PAGE works (a server ignoring
+``per-page``) is refused. A page that fails, or a bound reached, fails the run in one line and
+the state stays, so the next run asks again; nothing of a failed run is stored (the other
+sources and channels of the cycle go on).
 
 Why not pyalex: it is a well-kept client, but it makes its requests through ``requests`` with
 its own retry policy, so it could not use watcher's per-request deadline, answer size cap,
@@ -42,6 +45,7 @@ from datetime import timedelta
 from ..errors import InputError, SourceError
 from ..http import HttpStatusError
 from ..masking import remember
+from ..paging import Paging
 from ..formats import openalex
 from ..kinds import Kind
 from . import urls
@@ -51,9 +55,11 @@ from .common import first_day, http_client, name_papers, parse_failure
 log = logging.getLogger("watcher")
 
 OVERLAP = timedelta(days=3)  # works indexed with a created date a day or two back
-PER_PAGE = 200  # the API's largest page
-MAX_PAGES = 500  # 100,000 works a stream and run: far beyond any citation alert
+PER_PAGE = 200  # the API's largest page; a page of more works is refused
+MAX_PAGES = 250  # pages of one run, every stream together (empty or short pages count too)
+MAX_WORKS = 20_000  # works of one run, every stream together: far beyond any citation alert
 MAX_PAGE_BYTES = 16 * 1024 * 1024  # one page of 200 works with abstracts is ~1-2 MB
+MAX_RUN_BYTES = 256 * 1024 * 1024  # the answers of one run, all pages together
 MAX_VALUES = 50  # values OR-ed in one filter (OpenAlex takes up to 100)
 # "new" is the day OpenAlex created a work; where the API refuses that filter (it has been kept
 # for the API keys of some plans), the publication date stands in, and a work OpenAlex indexes
@@ -131,7 +137,7 @@ class OpenalexSource(Source):
         since = first_day(self, state, OVERLAP)
         today = self.ctx.now.date()
         by = state.get("date_filter") if state.get("date_filter") in DATE_FILTERS else DATE_FILTERS[0]
-        papers, self._total = [], 0
+        papers, self._total, self._paging = [], 0, run_paging(self.name)
         with self.ctx.progress(f"source {self.name}", unit="works") as progress:
             for stream in self.streams(works):
                 try:
@@ -160,22 +166,31 @@ class OpenalexSource(Source):
             found += page.papers
         return found
 
-    def pages(self, params: dict, follow=None):
+    def pages(self, params: dict, follow=None, paging: Paging | None = None):
         """Each page of ``/works`` with ``params``, by cursor, until ``next_cursor`` is null
-        or a page is empty; at most MAX_PAGES."""
+        or a page is empty; within ``paging`` (the run's: :func:`run_paging`)."""
+        paging = paging or getattr(self, "_paging", None) or run_paging(self.name)
         cursor = "*"
-        for _ in range(MAX_PAGES):
+        while True:
+            paging.next_page()
             response = self._get("works", {**params, "cursor": cursor})
             try:
-                page = openalex.parse_page(response.content, response.url, follow)
+                page = openalex.parse_page(response.content, response.url, follow, max_results=PER_PAGE)
             except InputError as e:
                 raise parse_failure(self, e) from e
+            paging.took(len(response.content), len(page.papers) + len(page.skipped))
             yield page
             if not page.next_cursor or not (page.papers or page.skipped):
                 return
             cursor = page.next_cursor
-        raise SourceError(f"{self.name}: OpenAlex was still paging after {MAX_PAGES} pages; "
-                          "the next run will try again")
+
+
+def run_paging(name: str):
+    """The :class:`~watcher.paging.Paging` of one run: MAX_PAGES pages, MAX_WORKS works,
+    MAX_RUN_BYTES bytes, every stream together (a page of more works than PER_PAGE is refused
+    by the parser, before its works are read)."""
+    return Paging(f"source {name}: OpenAlex", SourceError, pages=MAX_PAGES, items=MAX_WORKS,
+                  size=MAX_RUN_BYTES, unit="works")
 
 
 def works_of(source: OpenalexSource, author: str) -> list[tuple[str, str]]:
@@ -184,7 +199,8 @@ def works_of(source: OpenalexSource, author: str) -> list[tuple[str, str]]:
     --orcid``."""
     params = {"filter": openalex.author_filters([author])[0], "per-page": PER_PAGE,
               "select": "id,doi,title,display_name"}
-    return list(dict.fromkeys(ref for page in source.pages(params) for ref in page.refs))
+    return list(dict.fromkeys(ref for page in source.pages(params, paging=run_paging(source.name))
+                              for ref in page.refs))
 
 
 def _validate(r, where: str, v: dict) -> dict:

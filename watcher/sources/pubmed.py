@@ -28,10 +28,13 @@ from ..masking import remember
 from ..kinds import REQUIRED, Kind
 from . import urls
 from .base import FetchResult, Source
+from ..paging import Paging
 from ..text import plural
 from .common import first_day, http_client, name_papers, parse_failure, parse_listing
 
-BATCH = 200  # records per efetch (NCBI suggests at most a few hundred for XML)
+BATCH = 200  # records per efetch (NCBI suggests at most a few hundred for XML); a page of more is refused
+MAX_RECORDS = 30_000  # records of one run (all of PubMed adds ~5,000 a day)
+MAX_RUN_BYTES = 512 * 1024 * 1024  # the answers of one run, all pages together (~8 KB a record)
 OVERLAP = timedelta(days=2)  # records indexed with an entry date a day or two back
 RATE = {False: 3.0, True: 10.0}  # requests a second, without / with an API key
 
@@ -78,13 +81,20 @@ class PubmedSource(Source):
         if count and not (search["webenv"] and search["querykey"]):
             raise SourceError(f"{response.url}: esearch found {plural(count, 'record')} but gave no "
                               "history (WebEnv); the next run will try again")
+        if count > MAX_RECORDS:
+            raise SourceError(f"source {self.name}: PubMed found {count:,} records, more than the "
+                              f"{MAX_RECORDS:,} one run reads; narrow the term")
         papers = []
+        paging = Paging(f"source {self.name}: PubMed", SourceError, pages=MAX_RECORDS // BATCH + 1,
+                        items=MAX_RECORDS, size=MAX_RUN_BYTES, per_page=BATCH, unit="records")
         with self.ctx.progress(f"source {self.name}", total=count, unit="records") as progress:
             for start in range(0, count, BATCH):
+                paging.next_page()
                 response = self._get("efetch.fcgi", {
                     "WebEnv": search["webenv"], "query_key": search["querykey"],
                     "retstart": start, "retmax": BATCH, "retmode": "xml"})
                 listing = parse_listing(self, pubmed_xml, response.content, response.url)
+                paging.took(len(response.content), len(listing.papers) + len(listing.skipped))
                 if not (listing.papers or listing.skipped):  # never fewer records without a word
                     raise SourceError(f"{response.url}: efetch returned no record at {start} of "
                                       f"{count} (the search history may have expired); the next "

@@ -22,11 +22,12 @@ class ZoteroStore:
 
     def replace_zotero_items(self, place: str, current: set[str] | None,
                              changed: list[tuple[str, int | None, dict | None]],
-                             version: int | None, when: str) -> int:
+                             version: int | None, when: str, note: str | None = None) -> int:
         """Record one good read of ``place`` in one transaction: the items no longer in
         ``current`` (the library's item keys now; None: unchanged) dropped, each ``(item,
         version, paper fields)`` of ``changed`` kept (fields None: dropped, not a paper), the
-        new library ``version`` and the success; the number of items kept."""
+        new library ``version`` and the success, with ``note`` (items skipped) as its last
+        error; the number of items kept."""
         with self.writing():
             db = self.db
             if current is not None:
@@ -40,10 +41,10 @@ class ZoteroStore:
                 db.execute("INSERT OR REPLACE INTO zotero_items (place, item, version, paper) VALUES (?, ?, ?, ?)",
                            [place, item, item_version, json.dumps(fields_, ensure_ascii=False)])
             n = db.execute("SELECT count(*) FROM zotero_items WHERE place = ?", [place]).fetchone()[0]
-            db.execute("INSERT INTO zotero_places (place, version, items, last_success, failures) "
-                       "VALUES (?, ?, ?, ?, 0) ON CONFLICT(place) DO UPDATE SET version = excluded.version, "
+            db.execute("INSERT INTO zotero_places (place, version, items, last_success, failures, last_error) "
+                       "VALUES (?, ?, ?, ?, 0, ?) ON CONFLICT(place) DO UPDATE SET version = excluded.version, "
                        "items = excluded.items, last_success = excluded.last_success, failures = 0, "
-                       "last_error = NULL", [place, version, n, when])
+                       "last_error = excluded.last_error", [place, version, n, when, note])
         return n
 
     def zotero_sync_failed(self, place: str, error: str, when: str) -> None:
@@ -89,6 +90,14 @@ class ZoteroStore:
                             "VALUES (?, ?, ?, 'queued', 1, ?) ON CONFLICT(target, paper) DO UPDATE SET "
                             "token = excluded.token, attempts = attempts + 1", [target, paper, fresh, when])
             return fresh
+
+    def queue_zotero_save(self, target: str, paper: str, fresh: str, when: str) -> None:
+        """Queue the save of ``paper`` to the collection ``target`` with the write token
+        ``fresh``, unless it is recorded already; no attempt counted (nothing is sent)."""
+        with self.writing():
+            self.db.execute("INSERT INTO zotero_saves (target, paper, token, state, attempts, queued_at) "
+                            "VALUES (?, ?, ?, 'queued', 0, ?) ON CONFLICT(target, paper) DO NOTHING",
+                            [target, paper, fresh, when])
 
     def zotero_save_failed(self, target: str, paper: str, error: str, *, drop_token: bool) -> None:
         """Keep the save queued with its error (``drop_token``: the next try takes a new token)."""

@@ -164,20 +164,23 @@ def _link(request: Request, asked):
 
 
 def _to_zotero(request: Request, done) -> str | None:
-    """A Save also adds the paper to Zotero (SPEC §10, :func:`watcher.zotsync.after_save`),
-    in this worker thread, after the rating is committed; what fails stays queued. The line
-    the confirmation page shows, or None."""
+    """A Save also adds the paper to Zotero (SPEC §10): queued here, after the rating is
+    committed, and pushed by a background worker (:func:`watcher.zotsync.push_soon`), so the
+    page never waits on Zotero. The line the confirmation page shows, or None."""
     if done.action != "save":
         return None
     from ..store import now_utc
-    from ..zotsync import after_save, targets
+    from ..zotsync import push_soon, queue_saves, targets
 
-    config = state(request).config
-    if not targets(config):
+    web = state(request)
+    if not targets(web.config):
         return None
     with writing(request) as store:
-        note = after_save(config, store, now_utc())
-    return note.replace("zotero: ", "Zotero: ", 1) if note else None
+        queued = queue_saves(web.config, store, now_utc())
+    if not queued:
+        return None
+    push_soon(web.config, web.database)
+    return "Zotero: queued; it is added in the background (its state: /status)"
 
 
 # --- the buttons ----------------------------------------------------------------------------
