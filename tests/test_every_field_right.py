@@ -109,6 +109,8 @@ def test_convert_reads_a_real_answer_to_its_papers_detected_and_by_from(name, ki
             assert paper["url"] == w["url"], w["title"]
             if "abstract_start" not in w:
                 continue
+            if not w["abstract_start"]:  # abstract_inverted_index null: no abstract, not "None"
+                assert paper["abstract"] == "", w["title"]
             assert paper["abstract"].startswith(w["abstract_start"]), paper["abstract"][:200]
             assert paper["abstract"].endswith(w["abstract_end"]), paper["abstract"][-200:]
             for part in w["abstract_contains"]:
