@@ -81,6 +81,45 @@ def test_convert_reads_zotero_item_lists_detected_and_by_from(tmp_path):
     assert papers[0]["authors"] == ["Francois Gay-Balmaz", "Cornelia Vizman"]
 
 
+# --- real answers of other projects, read to the papers written beside them -----------------
+# Each document is an answer the service served, saved by another project (provenance in the
+# SOURCES.md of its folder); NAME.expected.json holds its papers as read from the document by
+# hand, not by running watcher.
+REAL = [
+    ("openalex/isugenomics_works_cursor_trimmed.json", "openalex"),  # cursor meta, indent 1, null abstract
+    ("zotero/web-library_collection-items_dogs.json", "zotero"),  # Web API /items, a note among them
+    ("biorxiv/radar-papers_medrxiv_details_2026-09-15.json", "biorxiv-json"),  # the markers, glued headings
+]
+
+
+@pytest.mark.parametrize("name, kind", REAL, ids=[Path(n).parent.name for n, _ in REAL])
+def test_convert_reads_a_real_answer_to_its_papers_detected_and_by_from(name, kind):
+    path = DATA / name
+    want = json.loads(path.with_name(path.name.replace(".json", ".expected.json")).read_text("utf-8"))
+    for args in ([str(path)], ["--from", kind, str(path)]):
+        r = run_cli_text("convert", "--to", "json", *args)
+        assert r.returncode == 0, r.stderr
+        papers = json.loads(r.stdout)
+        assert [p["title"] for p in papers] == [w["title"] for w in want]
+        for paper, w in zip(papers, want):
+            assert paper["authors"] == w["authors"], w["title"]
+            assert paper["journal"] == w["journal"], w["title"]
+            assert paper["doi"] == w["doi"], w["title"]
+            assert (paper["published"] or "")[:10] == (w["date"] or ""), w["title"]
+            assert paper["url"] == w["url"], w["title"]
+            if "abstract_start" not in w:
+                continue
+            if not w["abstract_start"]:  # abstract_inverted_index null: no abstract, not "None"
+                assert paper["abstract"] == "", w["title"]
+            assert paper["abstract"].startswith(w["abstract_start"]), paper["abstract"][:200]
+            assert paper["abstract"].endswith(w["abstract_end"]), paper["abstract"][-200:]
+            for part in w["abstract_contains"]:
+                assert part in paper["abstract"], (part, w["title"])
+            assert not re.search(r"[OCM]_[A-Z]{2}|\{[a-z]+\}|  ", paper["abstract"]), paper["abstract"]
+        if kind == "zotero":  # the note among the items is said, not silently dropped
+            assert "item 4: a Zotero note, not a paper" in r.stderr
+
+
 def test_every_format_a_source_reads_is_one_convert_reads():
     from watcher.formats import READERS
 
@@ -105,6 +144,14 @@ MARKED = {
     "SRC=\"FIGDIR/small/735386v1_ufig1.gif\" ALT=\"Figure 1\">\nView larger version (13K):\n"
     "org.highwire.dtl.DTLVardef@1868524_HPS_FORMAT_FIGEXP  M_FIG C_FIG": "It remains unreliable.",
     "AbstractO_ST_ABSAim:C_ST_ABSAvian malaria spreads.": "Aim: Avian malaria spreads.",
+    # as the medRxiv answer of tests/data/biorxiv writes them: small capitals, a character by
+    # its name, a heading glued to its first subsection's
+    "Cohens O_SCPLOWKC_SCPLOWO_SCPCAP.C_SCPCAP Descriptor importance was explored.":
+        "Cohens k. Descriptor importance was explored.",
+    "normalized WSR ({rho} = 0.94) and {Delta}G{middle dot}mol, kept {braces}":
+        "normalized WSR (\u03c1 = 0.94) and \u0394G\u00b7mol, kept {braces}",
+    "ConclusionsIt works.\n\nCLINICAL PERSPECTIVEO_ST_ABSWhat is new?C_ST_ABSO_LIA first point.\nC_LI":
+        "Conclusions: It works. CLINICAL PERSPECTIVE: What is new? \u2022 A first point.",
 }
 
 

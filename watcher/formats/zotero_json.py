@@ -22,11 +22,19 @@ def sniff(head: str) -> bool:
         _ITEM_TYPE.search(stripped[:8000]))
 
 
+# the Web API's ``meta.parsedDate`` is "YYYY-MM-DD", "YYYY-MM" or "YYYY" (an item dated "2002"
+# or "March 1995"); a year alone is dated its 1 January, as PubMed's year-only dates are
+_PARTIAL = re.compile(r"\s*(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?(?!\d)")
+
+
 def _day(item: dict, data: dict) -> datetime | None:
     meta = item.get("meta") if isinstance(item.get("meta"), dict) else {}
     for value in (meta.get("parsedDate"), data.get("date")):
+        m = _PARTIAL.match(str(value or ""))
+        if not m:
+            continue
         try:
-            day = date.fromisoformat(str(value or "")[:10])
+            day = date(int(m[1]), max(1, int(m[2] or 1)), max(1, int(m[3] or 1)))
         except ValueError:
             continue
         return datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
