@@ -11,7 +11,7 @@ identity keys stay in the seen-set (:mod:`watcher.store.seen`).
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 UPKEEP_EVERY = timedelta(hours=20)  # about once a day, whatever the schedule's drift
 VACUUM_FREE_SHARE = 0.25  # the file is rebuilt when a quarter of its pages are free ...
@@ -24,11 +24,12 @@ def upkeep_due(last_run: datetime | None, now: datetime, every: timedelta = UPKE
     return last_run is None or not (now - every < last_run <= now)
 
 
-def prune_cutoff(now: datetime, keep: timedelta, oldest_watermark: datetime | None) -> datetime:
-    """Papers first stored before this may be pruned: ``keep`` ago, or the oldest channel's
-    watermark when that is earlier."""
+def prune_cutoff(now: datetime, keep: timedelta, oldest_watermark: datetime | None) -> tuple[datetime, date]:
+    """(stored before, filed before): papers first stored before the first (``keep`` ago, or the
+    oldest channel's watermark when that is earlier) and filed before the second (the day
+    ``keep`` ago) may be pruned."""
     cutoff = now - keep
-    return min(cutoff, oldest_watermark) if oldest_watermark is not None else cutoff
+    return (min(cutoff, oldest_watermark) if oldest_watermark is not None else cutoff), cutoff.date()
 
 
 def vacuum_worth(pages: int, free: int) -> bool:

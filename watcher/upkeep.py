@@ -27,12 +27,13 @@ def upkeep(config: Config, store: Store, now: datetime, stop: Callable[[], bool]
     state = store.upkeep_state()
     if not force and not upkeep_due(parse_time(state.get("last_run")), now):
         return None
-    cutoff = stamp(prune_cutoff(now, config.settings.keep, parse_time(store.oldest_watermark())))
+    stored_before, filed_before = prune_cutoff(now, config.settings.keep, parse_time(store.oldest_watermark()))
+    cutoff = stamp(stored_before)
     keep_keys = store.zotero_example_keys()
     pruned = 0
     with progress("upkeep: pruning", unit="papers") as bar:
         while not stop():
-            keys = store.prunable(cutoff, keep_keys)
+            keys = store.prunable(cutoff, filed_before.isoformat(), keep_keys)
             if not keys:
                 break
             n = store.forget(keys)

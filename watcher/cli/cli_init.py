@@ -131,6 +131,10 @@ def state_save(ctx: Context, file: Path, with_ratings, git_branch, git_remote) -
     from .statefile import save
 
     db = ctx.config.settings.database
+    if git_branch:  # a remote or branch git would read as an option: refused before anything
+        from .statebranch import check_names
+
+        check_names(git_remote, git_branch, Path.cwd())
     keep = ctx.config.settings.state_ratings if with_ratings is None else with_ratings
     lookback = max((d.lookback for d in ctx.config.digests.values()), default=timedelta(days=3))
     left_out = save(db, file, keep_ratings=keep, lookback=lookback)

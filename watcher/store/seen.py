@@ -72,15 +72,16 @@ class SeenStore:
         delivered."""
         return self.db.execute("SELECT min(watermark) FROM channels").fetchone()[0]
 
-    def prunable(self, cutoff: str, keep_keys: frozenset[str] = frozenset(), limit: int = CHUNK) -> list[str]:
+    def prunable(self, cutoff: str, before_day: str, keep_keys: frozenset[str] = frozenset(),
+                 limit: int = CHUNK) -> list[str]:
         """Up to ``limit`` keys of papers first stored before ``cutoff`` (a stamp) and filed
-        before its day that nothing names (:data:`REFERENCES`), not in ``keep_keys`` (Zotero
+        before ``before_day`` that nothing names (:data:`REFERENCES`), not in ``keep_keys`` (Zotero
         examples), oldest first."""
         tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         unreferenced = " ".join(f"AND NOT EXISTS (SELECT 1 FROM {t} r WHERE r.{c} = p.key)"
                                 for t, c in REFERENCES if t in tables)
         rows = self.db.execute(f"SELECT p.key FROM papers p WHERE p.first_seen < ? AND p.day < ? {unreferenced} "
-                               "ORDER BY p.first_seen LIMIT ?", [cutoff, cutoff[:10], limit + len(keep_keys)])
+                               "ORDER BY p.first_seen LIMIT ?", [cutoff, before_day, limit + len(keep_keys)])
         return [k for (k,) in rows if k not in keep_keys][:limit]
 
     def zotero_example_keys(self) -> frozenset[str]:
