@@ -1,7 +1,7 @@
 """The store's upkeep, after a cycle's deliveries (``watcher once``, ``watcher run``): prune the
 papers :mod:`watcher.retention` lets go (a chunk per transaction, their keys kept in the
-seen-set), then ``PRAGMA optimize``, the full-text index's ``optimize`` and, when many pages are
-free, ``VACUUM``. Skipped when not due (about once a day); recorded in the ``upkeep`` row that
+seen-set), then ``PRAGMA optimize``, the full-text index's ``optimize`` when papers were pruned
+and, when many pages are free, ``VACUUM``. Skipped when not due (about once a day); recorded in the ``upkeep`` row that
 ``watcher status`` reads. Never before a delivery: :func:`watcher.pipeline.run_once` calls it
 after them, and ``stop()`` ends it between two chunks.
 """
@@ -41,7 +41,7 @@ def upkeep(config: Config, store: Store, now: datetime, stop: Callable[[], bool]
             bar.advance(n)
             if n < len(keys):  # none of them any more: another writer took them
                 break
-    store.optimize_indexes()
+    store.optimize_indexes(full_text=pruned > 0)
     vacuumed = not stop() and vacuum_worth(*store.page_counts())
     if vacuumed:
         store.vacuum()

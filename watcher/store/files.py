@@ -101,8 +101,10 @@ def _kept_papers(conn, keep_ratings: bool, pending_since: str | None, pending_da
         named += [("src.ratings", "paper"), ("src.saved", "paper"), ("src.zotero_saves", "paper")]
     for table, column in named:
         conn.execute(f"INSERT OR IGNORE INTO temp.kept SELECT {column} FROM {table}")
-    conn.execute("INSERT OR IGNORE INTO temp.kept SELECT key FROM src.papers WHERE listed_as_new = 1 AND "
-                 "(first_seen > ? OR day >= ?)", [pending_since or "9999", pending_day])
+    for column, since in (("first_seen", pending_since or "9999"), ("day", pending_day)):  # by their indexes
+        conn.execute(f"INSERT OR IGNORE INTO temp.kept SELECT key FROM src.papers WHERE {column} >= ? "
+                     "AND listed_as_new = 1 AND (first_seen > ? OR day >= ?)", [since, pending_since or "9999",
+                                                                                 pending_day])
 
 
 def build_state(database: Path, out: Path, keep_ratings: bool = False, pending_day: str = "0000") -> tuple[int, int]:
@@ -140,8 +142,8 @@ def build_state(database: Path, out: Path, keep_ratings: bool = False, pending_d
             order = " ORDER BY rowid" if table == "papers" else ""  # storage order is search's order
             conn.execute(f"INSERT OR REPLACE INTO main.{table} ({', '.join(names)}) SELECT {', '.join(values)} "
                          f"FROM src.{table}{f' WHERE {rows}' if rows else ''}{order}")
-        conn.execute("CREATE TEMP TABLE left_out AS SELECT key, version FROM src.papers "
-                     f"WHERE key NOT IN ({KEPT})")
+        conn.execute("CREATE TEMP TABLE left_out AS SELECT key, version FROM src.papers "  # papers_key_version
+                     f"INDEXED BY papers_key_version WHERE key NOT IN ({KEPT})")
         remember(conn, "temp.left_out", src="src")
         conn.execute("COMMIT")
         conn.execute("DETACH DATABASE src")

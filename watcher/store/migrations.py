@@ -344,5 +344,8 @@ def m016_seen(db: sqlite_utils.Database) -> None:
     version of it is a revision; ``upkeep`` (one row), when the store's upkeep last ran and
     what it pruned."""
     db.execute("CREATE TABLE seen (ident TEXT PRIMARY KEY, version INTEGER) WITHOUT ROWID")
+    # every paper's key and version without reading its row: what a state file's seen-set takes
+    # of the papers it leaves out (a scan of this index reads ~20 bytes a paper, the table ~3 kB)
+    db.execute("CREATE INDEX papers_key_version ON papers(key, version)")
     db.execute("CREATE TABLE upkeep (id INTEGER PRIMARY KEY CHECK (id = 1), last_run TEXT, "
                "pruned INTEGER NOT NULL DEFAULT 0, total_pruned INTEGER NOT NULL DEFAULT 0, vacuumed TEXT)")

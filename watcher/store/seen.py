@@ -129,11 +129,12 @@ class SeenStore:
         return (self.db.execute("PRAGMA page_count").fetchone()[0],
                 self.db.execute("PRAGMA freelist_count").fetchone()[0])
 
-    def optimize_indexes(self) -> None:
-        """SQLite's ``PRAGMA optimize`` and the full-text index's ``optimize`` (its segments
-        merged into one), each its own short transaction."""
+    def optimize_indexes(self, full_text: bool) -> None:
+        """SQLite's ``PRAGMA optimize`` and, with ``full_text`` (after pruning), the full-text
+        index's ``optimize`` (its segments merged into one, the deleted rows' entries dropped),
+        each its own short transaction."""
         self.db.execute("PRAGMA optimize")
-        if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'papers_fts'").fetchone():
+        if full_text and self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'papers_fts'").fetchone():
             with self.writing():
                 self.db.execute("INSERT INTO papers_fts (papers_fts) VALUES ('optimize')")
 
