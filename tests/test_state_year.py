@@ -144,6 +144,7 @@ def test_thirty_scheduled_runs_through_a_git_branch_deliver_each_paper_once(tmp_
                 assert all(m.as_sent for m in message["matches"])
                 shown += [m.paper.key for m in message["matches"]]
         assert sorted(shown) == sorted(delivered)
+        assert store.upkeep_state()["last_run"][:10] == (first_day + timedelta(days=29)).isoformat()  # once ran it
         assert store.count_papers() <= len(delivered) + 12  # what a later run needs, not every paper seen
         assert all(store.is_seen(key) for key in set(listed_new) - matched - {
             r[0] for r in store.db.execute("SELECT key FROM papers")})
