@@ -133,9 +133,20 @@ def test_thirty_scheduled_runs_through_a_git_branch_deliver_each_paper_once(tmp_
     assert max(sizes) < 4 * min(s for s in sizes[5:])  # the state does not grow with the days
 
     # the last state restored: every message of every issue as it was sent
+    def as_sent(path):
+        with sqlite3.connect(path) as conn:
+            return conn.execute("SELECT message, position, paper, paper_sent, tldr FROM message_papers "
+                                "ORDER BY message, position").fetchall()
+
+    sent = as_sent(db)
+    assert sent and all(row[3] for row in sent)
     db.unlink()
     assert statebranch.fetch("origin", "watcher-state", packed, work) and statefile.restore(packed, db)
+    assert as_sent(db) == sent  # each paper as its message sent it, byte for byte
     with Store.open(db) as store:
+        found = store.db.execute("SELECT count(*) FROM papers_fts WHERE papers_fts MATCH 'transformer'").fetchone()[0]
+        assert found == store.db.execute("SELECT count(*) FROM papers WHERE title LIKE 'Transformer%'").fetchone()[0]
+        assert found >= len(delivered)  # the full-text index, made again on restore
         shown = []
         for issue in store.issues("daily"):
             full = store.issue("daily", issue["day"])

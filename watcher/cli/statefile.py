@@ -32,7 +32,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from ..errors import InputError
-from ..store import Store, build_state, now_utc, saved_database_intact
+from ..store import Store, build_state, complete_state, now_utc, saved_database_intact
 
 # what a saved file may unpack to: a database compresses a few times (about 4x), a file of
 # zeros a thousand times; bounded by what it produces, never only by the bytes read
@@ -84,7 +84,9 @@ def restore(packed: Path, database: Path, force: bool = False) -> bool:
                                          "than a saved database; not restored")
                     f.write(chunk)
             ok = saved_database_intact(copy)
-        except (OSError, EOFError, sqlite3.Error) as e:
+            if ok:
+                complete_state(copy)  # the derived data a state file leaves out
+        except (OSError, EOFError, sqlite3.Error, ValueError) as e:
             raise InputError(f"{packed}: not a saved watcher database ({e})") from e
         if not ok:
             raise InputError(f"{packed}: the saved database is damaged (quick_check failed)")

@@ -37,7 +37,7 @@ from ..folders import make_folder
 from ..models import now_utc
 from .connection import (_check_intact, busy_timeout, connect_readonly, database_error, error_kind,
                          no_database, require_database)
-from .files import STATE_ERROR_NOT_KEPT, build_state, copy_database, saved_database_intact, strip_for_state
+from .files import STATE_ERROR_NOT_KEPT, build_state, complete_state, copy_database, saved_database_intact, strip_for_state
 from .ledger import LedgerStore
 from .migrations import (m001_initial, m002_web_search, m003_ratings, m004_tldr_cache, m005_change_counters,
                          m006_web_sessions, m007_works, m008_messages, m009_search_text, m010_deliveries_by_paper,
@@ -55,7 +55,7 @@ from .tldr import TldrStore
 from .zotero import ZoteroStore
 
 __all__ = [
-    "DELIVERED_UNDER", "SHORT_LOOKUP", "SINCE_FIELDS", "STATE_ERROR_NOT_KEPT", "Store", "UpsertCounts", "build_state",
+    "DELIVERED_UNDER", "SHORT_LOOKUP", "SINCE_FIELDS", "STATE_ERROR_NOT_KEPT", "Store", "UpsertCounts", "build_state", "complete_state",
     "busy_timeout", "changed_since", "connect_readonly", "copy_database", "database_error", "error_kind",
     "iso", "local", "local_text", "m001_initial", "m002_web_search", "m003_ratings", "m004_tldr_cache",
     "m005_change_counters", "m006_web_sessions", "m007_works", "m008_messages", "m009_search_text",

@@ -36,8 +36,8 @@ _PAPER_COLUMNS = (
     "primary_category", "comment", "journal_ref", "doi", "url", "announce_type", "upvotes", "source", "announced",
     "author_count", "organization", "github_repo", "ai_keywords", "fingerprint", "day", "first_seen",
     "last_changed", "revised_at", "listed_as_new", "dois", "pmid", "pmcid", "journal", "venues", "sources",
-    "journal_at", "search_title", "search_abstract", "search_authors", "search_categories", "short", "origins",
-    "cites", "followed")
+    "journal_at", "short", "origins", "cites", "followed")  # search_*: derived, made again on restore
+SEARCH_COLUMNS = ("search_title", "search_abstract", "search_authors", "search_categories")
 KEPT = "SELECT key FROM temp.kept"  # the papers the file holds (:func:`_kept_papers`)
 STATE_TABLES: tuple[tuple[str, tuple, str | None], ...] = (
     # (table, columns, which rows: a condition on the source's row, None: all)
@@ -139,17 +139,88 @@ def build_state(database: Path, out: Path, keep_ratings: bool = False, pending_d
             values = [c if isinstance(c, str) else
                       f"CASE WHEN {c[0]} IS NULL THEN NULL ELSE '{STATE_ERROR_NOT_KEPT}' END" if c[1] is ERROR
                       else f"public_reasons({c[0]})" if not keep_ratings else c[0] for c in columns]
-            order = " ORDER BY rowid" if table == "papers" else ""  # storage order is search's order
+            source = f"src.{table}{f' WHERE {rows}' if rows else ''}"
+            if table == "papers":  # each kept paper by its key, in storage order (search's order)
+                source = "temp.kept k JOIN src.papers t ON t.key = k.key ORDER BY t.rowid"
+                values = [f"t.{v}" for v in values]
             conn.execute(f"INSERT OR REPLACE INTO main.{table} ({', '.join(names)}) SELECT {', '.join(values)} "
-                         f"FROM src.{table}{f' WHERE {rows}' if rows else ''}{order}")
+                         f"FROM {source}")
         conn.execute("CREATE TEMP TABLE left_out AS SELECT key, version FROM src.papers "  # papers_key_version
                      f"INDEXED BY papers_key_version WHERE key NOT IN ({KEPT})")
         remember(conn, "temp.left_out", src="src")
+        conn.execute("INSERT INTO main.papers_fts (papers_fts) VALUES ('delete-all')")  # derived: made on restore
+        _sent_as_changes(conn)
         conn.execute("COMMIT")
         conn.execute("DETACH DATABASE src")
     finally:
         conn.close()
     return left_out
+
+
+SENT_CHANGES = "~row"  # a paper_sent kept as what differs from the paper's row (:func:`_sent_as_changes`)
+
+
+def _row_snapshot(row: dict) -> dict:
+    from .papers import paper_snapshot, row_to_paper
+
+    return json.loads(paper_snapshot(row_to_paper(row)))
+
+
+def _sent_as_changes(conn) -> None:
+    """Each message's paper as sent (``paper_sent``, the same text as the paper's row most of
+    the time) kept as the fields where it differs from that row, ``{"~row": {...}}``, when
+    :func:`complete_state` makes exactly the same text of it again; else as it is."""
+    conn.row_factory = sqlite3.Row
+    try:
+        changes = []
+        for r in conn.execute("SELECT mp.rowid AS _mp, mp.paper_sent AS _sent, p.* FROM main.message_papers mp "
+                              "JOIN main.papers p ON p.key = mp.paper WHERE mp.paper_sent IS NOT NULL"):
+            sent, base = json.loads(r["_sent"]), _row_snapshot(dict(r))
+            if not isinstance(sent, dict) or set(sent) != set(base):
+                continue
+            diff = {k: v for k, v in sent.items() if base[k] != v}
+            if json.dumps(base | diff, ensure_ascii=False) == r["_sent"]:
+                changes.append((json.dumps({SENT_CHANGES: diff}, ensure_ascii=False), r["_mp"]))
+    finally:
+        conn.row_factory = None
+    conn.executemany("UPDATE main.message_papers SET paper_sent = ? WHERE rowid = ?", changes)
+
+
+def complete_state(path: Path) -> None:
+    """Make again in the restored database at ``path`` what a state file leaves out because
+    it is derived (:func:`build_state`): each paper's search columns and the full-text index,
+    and each message's papers as sent from the changes kept of them. A database saved whole
+    (an older state file) is left as it is."""
+    from ..matching.index import search_text
+    from .papers import row_to_paper
+
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.row_factory = sqlite3.Row
+    try:
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'seen'").fetchone():
+            return
+        conn.execute("BEGIN")
+        triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
+                                "AND tbl_name = 'papers'").fetchall()
+        for t in triggers:  # the index is built once at the end (as m011 does)
+            conn.execute(f'DROP TRIGGER "{t["name"]}"')
+        rows = conn.execute("SELECT rowid AS _rowid, * FROM papers WHERE search_title IS NULL").fetchall()
+        conn.executemany(f"UPDATE papers SET {', '.join(c + ' = ?' for c in SEARCH_COLUMNS)} WHERE rowid = ?",
+                         [[*search_text(row_to_paper(dict(r))).values(), r["_rowid"]] for r in rows])
+        for t in triggers:
+            conn.execute(t["sql"])
+        if rows:
+            conn.execute("INSERT INTO papers_fts (papers_fts) VALUES ('rebuild')")
+        sent = []
+        for r in conn.execute("SELECT mp.rowid AS _mp, mp.paper_sent AS _sent, p.* FROM message_papers mp "
+                              "JOIN papers p ON p.key = mp.paper WHERE mp.paper_sent LIKE ?",
+                              ['{"' + SENT_CHANGES + '"%']):
+            diff = json.loads(r["_sent"])[SENT_CHANGES]
+            sent.append((json.dumps(_row_snapshot(dict(r)) | diff, ensure_ascii=False), r["_mp"]))
+        conn.executemany("UPDATE message_papers SET paper_sent = ? WHERE rowid = ?", sent)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
 
 
 def strip_for_state(path: Path, keep_ratings: bool = False) -> tuple[int, int]:
