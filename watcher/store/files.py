@@ -152,6 +152,7 @@ def build_state(database: Path, out: Path, keep_ratings: bool = False, pending_d
         _sent_as_changes(conn)
         conn.execute("COMMIT")
         conn.execute("DETACH DATABASE src")
+        conn.execute("VACUUM")  # the rows made smaller (paper_sent) leave no half-empty pages
     finally:
         conn.close()
     return left_out
