@@ -305,7 +305,7 @@ def test_a_branch_another_run_moved_is_never_overwritten(tmp_path):
     (other / "b.gz").write_bytes(gzip.compress(b"second"))
     theirs = statebranch.push("origin", "watcher-state", other / "b.gz", "two", other)
     (work / "c.gz").write_bytes(gzip.compress(b"third"))
-    with pytest.raises(statebranch.StateError, match="changed since this clone fetched it"):
+    with pytest.raises(statebranch.StateError, match="is not the state this clone fetched"):
         statebranch.push("origin", "watcher-state", work / "c.gz", "three", work)
     assert git("rev-parse", "watcher-state", cwd=remote).strip() == theirs
     # a clone that never fetched the branch does not replace it either
@@ -314,3 +314,25 @@ def test_a_branch_another_run_moved_is_never_overwritten(tmp_path):
     with pytest.raises(statebranch.StateError):
         statebranch.push(str(remote), "watcher-state", work / "c.gz", "four", fresh)
     assert git("rev-parse", "watcher-state", cwd=remote).strip() == theirs
+
+
+def test_a_push_not_recorded_here_loses_nothing(tmp_path):
+    """The push went through, then the run died before it recorded the new commit: the next
+    save here is refused (never a state older than the remote's over it), and after a restore
+    it goes through; the remote kept the newer state all along."""
+    remote, work = bare_remote(tmp_path)
+    (work / "a.gz").write_bytes(gzip.compress(b"first"))
+    first = statebranch.push("origin", "watcher-state", work / "a.gz", "one", work)
+    (work / "b.gz").write_bytes(gzip.compress(b"second"))
+    second = statebranch.push("origin", "watcher-state", work / "b.gz", "two", work)
+    for ref in (statebranch.LOCAL_REF, statebranch._lease_ref("watcher-state")):  # as if update-ref failed
+        git("update-ref", ref, first, cwd=work)
+    (work / "c.gz").write_bytes(gzip.compress(b"third"))
+    with pytest.raises(statebranch.StateError, match="is not the state this clone fetched"):
+        statebranch.push("origin", "watcher-state", work / "c.gz", "three", work)
+    assert git("rev-parse", "watcher-state", cwd=remote).strip() == second
+    assert statebranch.fetch("origin", "watcher-state", work / "got.gz", work)
+    assert gzip.decompress((work / "got.gz").read_bytes()) == b"second"
+    third = statebranch.push("origin", "watcher-state", work / "c.gz", "three", work)
+    assert git("rev-parse", "watcher-state", cwd=remote).strip() == third
+    assert git("rev-list", "--count", "watcher-state", cwd=remote).strip() == "1"

@@ -5,8 +5,9 @@ The branch holds one file, ``watcher.db.gz``, in one commit without parents, mad
 plumbing (``hash-object``, ``mktree``, ``commit-tree``) so the checked-out branch and working
 tree are never touched. Each save replaces that commit (a force push), so the remote keeps one
 state, not one per run: after ``git gc`` the old ones are gone. The push is
-``--force-with-lease`` on the commit fetched from that remote's branch (or on no branch at all,
-when none was fetched): a branch another writer moved since is refused, never overwritten.
+``--force-with-lease`` on the commit fetched from that branch (whatever spelling of the remote:
+a CI job may read through one URL and write through another), or on no branch at all where the
+remote has none: a branch another writer moved since is refused, never overwritten.
 If the push went through but recording it here did not, the next save here is refused the same
 way until a restore fetches the branch again; nothing delivered is lost, since the remote holds
 the newer state.
@@ -94,10 +95,11 @@ def _check_remote(remote: str, cwd: Path) -> None:
                          "or pass --git-remote URL")
 
 
-def _lease_ref(remote: str, branch: str) -> str:
-    """The local ref that holds the commit fetched from (or last pushed to) ``branch`` of
-    ``remote``: what a push may replace there."""
-    return LEASE_REFS + hashlib.sha256(f"{remote}\0{branch}".encode()).hexdigest()[:20]
+def _lease_ref(branch: str) -> str:
+    """The local ref that holds the commit fetched from (or last pushed to) ``branch``, from
+    whichever spelling of the remote (GitLab's job reads through its clone's URL and writes
+    through one with a token): what a push may replace there."""
+    return LEASE_REFS + hashlib.sha256(branch.encode()).hexdigest()[:20]
 
 
 def fetch(remote: str, branch: str, out: Path, cwd: Path) -> bool:
@@ -107,10 +109,10 @@ def fetch(remote: str, branch: str, out: Path, cwd: Path) -> bool:
     check_names(remote, branch, cwd)
     _check_remote(remote, cwd)
     if _head(remote, branch, cwd) is None:
-        _git("update-ref", "-d", _lease_ref(remote, branch), cwd=cwd)  # none to replace: a push creates it
+        _git("update-ref", "-d", _lease_ref(branch), cwd=cwd)  # none to replace: a push creates it
         return False
     _git("fetch", "--no-tags", "--depth=1", "--", remote, f"+refs/heads/{branch}:{LOCAL_REF}", cwd=cwd)
-    _git("update-ref", _lease_ref(remote, branch), LOCAL_REF, cwd=cwd)
+    _git("update-ref", _lease_ref(branch), LOCAL_REF, cwd=cwd)
     blob = _git("show", f"{LOCAL_REF}:{FILE}", cwd=cwd).stdout
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(blob)
@@ -125,32 +127,38 @@ def _head(remote: str, branch: str, cwd: Path) -> str | None:
 
 def push(remote: str, branch: str, packed: Path, message: str, cwd: Path) -> str | None:
     """Make ``packed`` the one file of ``branch`` on ``remote``, in a new commit without
-    parents that replaces the one there (``--force-with-lease`` on the commit fetched before,
-    or on no branch when none was); the commit id, or None when it had not changed: the branch
-    on ``remote`` is still the state fetched before and holds the same file."""
+    parents that replaces the one there (``--force-with-lease`` on the commit fetched before;
+    a remote without the branch gets it); the commit id, or None when it had not changed: the
+    branch on ``remote`` is still the state fetched before and holds the same file. A branch
+    that is not the commit fetched before (another run saved since, or this clone never
+    fetched it) is refused, never overwritten."""
     check_names(remote, branch, cwd)
     _check_remote(remote, cwd)
     blob = _git("hash-object", "-w", "--", str(packed.resolve()), cwd=cwd).stdout.decode().strip()
-    lease = _lease_ref(remote, branch)
+    lease = _lease_ref(branch)
     known = _git("rev-parse", "-q", "--verify", f"{lease}^{{commit}}", cwd=cwd, ok=(0, 1))
     known_id = known.stdout.decode().strip() if known.returncode == 0 else None
-    if known_id and _head(remote, branch, cwd) == known_id:
-        before = _git("rev-parse", "-q", "--verify", f"{known_id}:{FILE}", cwd=cwd, ok=(0, 1))
+    head = _head(remote, branch, cwd)
+    if head is not None and head != known_id:
+        raise StateError(_hide(f"branch {branch} of {remote} is not the state this clone fetched (another run "
+                               "saved its state there since, or it was never fetched here): not overwritten; "
+                               "restore it (watcher state restore --git-branch) and run again"))
+    if head is not None:
+        before = _git("rev-parse", "-q", "--verify", f"{head}:{FILE}", cwd=cwd, ok=(0, 1))
         if before.stdout.decode().strip() == blob:
             return None
     tree = _git("mktree", cwd=cwd, data=f"100644 blob {blob}\t{FILE}\n".encode()).stdout.decode().strip()
     named = _git("config", "user.email", cwd=cwd, ok=(0, 1)).returncode == 0
     identity = [] if named else ["-c", "user.name=watcher", "-c", "user.email=watcher@localhost"]
     commit = _git(*identity, "commit-tree", tree, "-m", message, cwd=cwd).stdout.decode().strip()
-    r = _git("push", "-q", f"--force-with-lease=refs/heads/{branch}:{known_id or ''}", "--", remote,
+    r = _git("push", "-q", f"--force-with-lease=refs/heads/{branch}:{head or ''}", "--", remote,
              f"{commit}:refs/heads/{branch}", cwd=cwd, ok=(0, 1))
-    if r.returncode != 0:
-        cause = _cause(r.stderr)
-        if "stale info" in cause or "rejected" in r.stderr.decode(errors="replace"):
-            raise StateError(_hide(f"branch {branch} of {remote} changed since this clone fetched it (another run "
-                                   "saved its state there): not overwritten; restore it (watcher state restore "
-                                   "--git-branch) and run again"))
-        raise StateError(_hide(f"git push failed (exit status {r.returncode}): {cause}"))
+    if r.returncode != 0 and "stale info" not in r.stderr.decode(errors="replace"):
+        raise StateError(_hide(f"git push failed (exit status {r.returncode}): {_cause(r.stderr)}"))
+    if r.returncode != 0:  # moved between the look above and the push
+        raise StateError(_hide(f"branch {branch} of {remote} changed while this state was pushed (another run "
+                               f"saved its state there): not overwritten ({_cause(r.stderr)}); restore it "
+                               "(watcher state restore --git-branch) and run again"))
     _git("update-ref", lease, commit, cwd=cwd)
     _git("update-ref", LOCAL_REF, commit, cwd=cwd)
     return commit
