@@ -80,6 +80,7 @@ class Settings:
     user_agent: str
     templates_dir: Path | None = None
     state_ratings: bool = False  # `watcher state save` keeps the ratings and the saved list
+    keep: timedelta = timedelta(days=400)  # papers never delivered, rated or saved are pruned after this
 
 
 @dataclass(frozen=True)
@@ -257,6 +258,7 @@ _WATCHER_KEYS = {
     "user_agent": (str, f"watcher/{__version__}"),
     "templates_dir": (str, None),
     "state_ratings": (bool, False),
+    "keep": (str, "400d"),
 }
 _SOURCE_COMMON = {"type": (str, REQUIRED), "url": (str, None), "timeout": (float, 30.0)}
 _PROFILE_KEYS = {
@@ -525,6 +527,7 @@ def parse_config(data: dict, path: Path) -> Config:
         user_agent=w["user_agent"],
         templates_dir=_resolve(base, w["templates_dir"]) if w["templates_dir"] else None,
         state_ratings=w["state_ratings"],
+        keep=r.first(lambda: r.duration("watcher.keep", w["keep"]), lambda: timedelta(days=400)),
     )
     sources = r.each(lambda name, t: _source(r, name, t, base), _named(r, data, "source"))
     profiles = r.each(lambda name, t: _profile(r, name, t, base), _named(r, data, "profile"))

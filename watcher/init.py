@@ -43,7 +43,10 @@ SCHEDULED_EDITS = (
      '# Whether the state branch keeps your ratings and saved list (`watcher state save`): set it\n'
      '# to true to rate in a clone between runs (README.md). Anyone who can read the repository\n'
      '# can then read them: leave it false in a public one.\n'
-     'state_ratings = false\n'),
+     'state_ratings = false\n'
+     '# Papers never delivered, rated or saved are pruned after this long (what was seen stays\n'
+     '# known, so a paper listed again is not new): docs/configuration.md.\n'
+     'keep = "400d"\n'),
 )
 
 

@@ -478,6 +478,8 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
             in_cycle(config, store, cycle.now, push_saves=not (deliver and deliver.dry_run))
         if deliver is not None:
             _deliver_digests(config, store, cycle, deliver, report)
+            if not deliver.dry_run and not cycle.stop():  # after the deliveries, never before
+                _upkeep(config, store, cycle)
     except BaseException as e:
         stopped_by = str(e) if isinstance(e, WatcherError) else ": ".join(filter(None, (type(e).__name__, str(e))))
         raise
@@ -495,6 +497,19 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
             store.finish_run(run_id, "ok" if report.ok and not stopped_by else "failed", detail, cycle.now)
         except (sqlite3.Error, StoreError) as e:  # the error that ended the cycle is the one to report
             log.debug("could not record the end of the run: %s", e)
+
+
+def _upkeep(config: Config, store: Store, cycle: Cycle) -> None:
+    """The store's upkeep when due (:mod:`watcher.upkeep`): its failure is logged, and fails
+    nothing that was delivered; a database that cannot be used still stops the cycle."""
+    from .upkeep import upkeep
+
+    try:
+        upkeep(config, store, cycle.now, stop=cycle.stop)
+    except Exception as e:  # noqa: BLE001 - isolated, as a source or a channel is
+        if stops_the_cycle(e):
+            raise
+        log.warning("upkeep failed: %s", e)
 
 
 def _deliver_digests(config: Config, store: Store, cycle: Cycle, deliver: Deliver,

@@ -127,11 +127,18 @@ def state_save(ctx: Context, file: Path, with_ratings, git_branch, git_remote) -
     papers, the ledger and the sources' state; never the web password's fingerprint or the
     stored errors, and the ratings and saved list only with [watcher] state_ratings = true in
     the config (or --with-ratings)."""
+    from datetime import timedelta
+
     from .statefile import save
 
     db = ctx.config.settings.database
+    if git_branch:  # a remote or branch git would read as an option: refused before anything
+        from .statebranch import check_names
+
+        check_names(git_remote, git_branch, Path.cwd())
     keep = ctx.config.settings.state_ratings if with_ratings is None else with_ratings
-    left_out = save(db, file, keep_ratings=keep)
+    lookback = max((d.lookback for d in ctx.config.digests.values()), default=timedelta(days=3))
+    left_out = save(db, file, keep_ratings=keep, lookback=lookback)
     if left_out is None:
         click.echo(f"no database {db} to save yet: no run has created it (nothing saved)")
         return

@@ -2,18 +2,23 @@
 with no disk of its own (a CI job) keeps its history — the ledger of what was delivered —
 from one run to the next.
 
-``save`` copies the database through SQLite's backup API (a consistent snapshot even while
-another process writes) and gzips it; ``restore`` checks such a file and puts it where the
+``save`` builds a new database of what a later run needs, read from the database in one
+snapshot (consistent even while another process writes), and gzips it; ``restore`` checks such a file and puts it where the
 config's database lives. Moving the file between runs (a git branch, a CI cache) is the
 workflow's business.
 
-**What the file holds.** Only what the next run needs: the papers, the ledger (what each
-digest delivered through each channel, its issues and messages, the schedule's last runs)
-and each source's state (ETags, the last day fetched), with the summarizer's TL;DRs. It never
-holds the web inbox's password material (the salt and scrypt fingerprint of the password) nor
-the errors runs stored (a server may have quoted a request in one); the ratings and the saved
-list only when asked (``keep_ratings``: ``[watcher] state_ratings``, or ``--with-ratings``): on
-a branch of a public repository, anyone can read the file.
+**What the file holds.** Only what the next run needs, by an allow-list
+(:data:`watcher.store.files.STATE_TABLES`, table by table in docs/security-limits.md): the
+ledger (what each digest delivered through each channel, its issues and messages with their
+papers as sent, the schedule's last runs), each source's and channel's state (ETags, the last
+day fetched, watermarks), the seen-set (the identity keys of every paper seen: a paper listed
+again is not new), and only the papers a later run needs: those a message or delivery names and
+those a digest can still deliver. Not the others (their keys are in the seen-set), the web
+inbox's password material, the errors runs stored (a server may have quoted a request in one),
+nor reasons that name a rating; the ratings, the saved list and the Zotero library only when
+asked (``keep_ratings``: ``[watcher] state_ratings``, or ``--with-ratings``): on a branch of a
+public repository, anyone can read the file. About 9 MB for a year of the shipped config
+(docs/performance.md).
 """
 
 from __future__ import annotations
@@ -23,10 +28,11 @@ import os
 import shutil
 import sqlite3
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 
 from ..errors import InputError
-from ..store import copy_database, saved_database_intact, strip_for_state
+from ..store import Store, build_state, complete_state, now_utc, saved_database_intact
 
 # what a saved file may unpack to: a database compresses a few times (about 4x), a file of
 # zeros a thousand times; bounded by what it produces, never only by the bytes read
@@ -34,20 +40,23 @@ MAX_RATIO = 100
 MIN_UNPACKED = 256 * 1024 * 1024
 
 
-def save(database: Path, out: Path, keep_ratings: bool = False) -> tuple[int, int] | None:
-    """Write a gzip of a consistent copy of ``database`` to ``out`` (atomically), holding only
-    what a state file holds (:func:`watcher.store.strip_for_state`): how many ratings and saved
-    papers it left out. None, and nothing written, when there is no database yet (a run that
-    failed before creating it)."""
+def save(database: Path, out: Path, keep_ratings: bool = False,
+         lookback: timedelta = timedelta(days=3)) -> tuple[int, int] | None:
+    """Write to ``out`` (atomically) a gzip of a new database holding what a later run needs
+    of ``database`` (:func:`watcher.store.build_state`: an allow-list; ``lookback``, the
+    longest of the digests', keeps the papers a channel's first window can still deliver):
+    how many ratings and saved papers it left out. None, and nothing written, when there is
+    no database yet (a run that failed before creating it)."""
     if not database.is_file():
         return None
+    Store.open(database).close()  # of the current schema: migrated, as the next run would
     out.parent.mkdir(parents=True, exist_ok=True)
+    pending_day = (now_utc().date() - lookback - timedelta(days=1)).isoformat()
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
-        copy = Path(tmp) / "copy.db"
-        copy_database(database, copy)
-        left_out = strip_for_state(copy, keep_ratings)
+        built = Path(tmp) / "state.db"
+        left_out = build_state(database, built, keep_ratings, pending_day)
         packed = Path(tmp) / "out.gz"
-        with open(copy, "rb") as f, gzip.GzipFile(packed, "wb", mtime=0) as z:
+        with open(built, "rb") as f, gzip.GzipFile(packed, "wb", mtime=0) as z:
             shutil.copyfileobj(f, z)
         os.replace(packed, out)
     return left_out
@@ -75,7 +84,9 @@ def restore(packed: Path, database: Path, force: bool = False) -> bool:
                                          "than a saved database; not restored")
                     f.write(chunk)
             ok = saved_database_intact(copy)
-        except (OSError, EOFError, sqlite3.Error) as e:
+            if ok:
+                complete_state(copy)  # the derived data a state file leaves out
+        except (OSError, EOFError, sqlite3.Error, ValueError) as e:
             raise InputError(f"{packed}: not a saved watcher database ({e})") from e
         if not ok:
             raise InputError(f"{packed}: the saved database is damaged (quick_check failed)")

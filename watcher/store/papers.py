@@ -8,7 +8,9 @@ its key, so that a listing sharing any of them (a preprint's journal version, it
 finds the row. A paper later seen with a better id is re-keyed to it; an id-less listing of a
 paper stored with its id merges into that row, where nothing contradicts (other authors, a date
 far apart). A higher version updates the row (``revised_at`` is set) and never counts as a new
-paper; so does the journal version of a preprint (``journal_at`` and ``revised_at`` are set)."""
+paper; so does the journal version of a preprint (``journal_at`` and ``revised_at`` are set).
+A paper whose row is gone but whose key is in the seen-set (:mod:`watcher.store.seen`) is not
+stored again: a newer version of it counts as updated, any other listing as unchanged."""
 
 from __future__ import annotations
 
@@ -201,6 +203,14 @@ class PaperStore:
                     backfill: bool = False) -> None:
         found = self._find(conn, paper)
         if found is None:
+            seen, version = self._seen_version(conn, paper)
+            if seen:  # its row was pruned or left out of a state file: never new again (m016)
+                self._see_again(conn, paper)
+                if paper.version is not None and version is not None and paper.version > version:
+                    counts.updated.append(paper.key)  # a revision of it
+                else:
+                    counts.unchanged += 1
+                return
             row = _paper_row(paper)
             row["day"] = row["day"] or stamp[:10]
             row.update(first_seen=stamp, last_changed=stamp, revised_at=None, journal_at=None,

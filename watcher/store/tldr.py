@@ -46,7 +46,7 @@ class TldrStore:
                 self.db.execute("INSERT INTO tldr_calls (day, calls) VALUES (?, ?) ON CONFLICT(day) "
                                 "DO UPDATE SET calls = calls + excluded.calls", [day, calls])
 
-    # --- waits: "not before" an endpoint asked for (m016) ------------------------------------
+    # --- waits: "not before" an endpoint asked for (m018) ------------------------------------
 
     def wait_until(self, what: str) -> datetime | None:
         """The time before which ``what`` (an endpoint: "summarizer URL") is not to be asked,

@@ -1,0 +1,143 @@
+"""What was seen, once its paper row is gone, and the store's upkeep (migration m016).
+
+``seen`` holds, for each paper whose row was pruned (``[watcher] keep``) or left out of a
+saved state file, its identity keys: its key (an arXiv id without version, ``doi:…``,
+``pmid:…`` or ``title:…``) with the last arXiv version stored, and each DOI and PMID that
+``paper_ids`` held for it. A listing that finds no row but one of its keys here is no new
+paper: a newer arXiv version of it is a revision, anything else unchanged
+(:meth:`PaperStore._upsert_one`). About 20 bytes a paper (an arXiv id and a version, in a
+table without rowid), where its row and index rows take about 3 kB.
+
+Which papers may go, and when upkeep is due, is decided in :mod:`watcher.retention` (pure);
+here is only the SQL.
+"""
+
+from __future__ import annotations
+
+from ..models import Paper
+
+CHUNK = 500  # papers forgotten per transaction: a writer waiting for the lock waits for one chunk
+
+# What still names a paper: a paper any of these names is never pruned (the ledger, what the
+# reader did, the summarizer's cache aside, which goes with the paper).
+REFERENCES = (("deliveries", "paper"), ("message_papers", "paper"), ("issue_papers", "paper"),
+              ("ratings", "paper"), ("saved", "paper"), ("zotero_saves", "paper"))
+
+# The seen rows of the papers of ``{papers}`` (a table or a query with ``key`` and ``version``)
+# and of their ``paper_ids`` idents, read from schema ``{src}`` into ``{dst}``.
+REMEMBER = ("INSERT INTO {dst}.seen (ident, version) SELECT key, version FROM {papers} WHERE true "
+            "ON CONFLICT(ident) DO UPDATE SET version = max(coalesce(version, 0), coalesce(excluded.version, 0))",
+            "INSERT OR IGNORE INTO {dst}.seen (ident) SELECT i.ident FROM {src}.paper_ids i "
+            "JOIN {papers} f ON f.key = i.paper")
+
+
+def remember(conn, papers: str, src: str = "main", dst: str = "main") -> None:
+    """Add to ``dst``'s seen-set the papers of ``papers`` (rows with ``key`` and ``version``)."""
+    for sql in REMEMBER:
+        conn.execute(sql.format(papers=papers, src=src, dst=dst))
+
+
+class SeenStore:
+    """The seen-set, pruning and the index upkeep."""
+
+    @staticmethod
+    def _seen_version(conn, paper: Paper) -> tuple[bool, int | None]:
+        """Whether one of ``paper``'s identity keys is in the seen-set, and the arXiv version
+        seen of it (None: unknown)."""
+        idents = [paper.key, *paper.identifiers()]
+        rows = conn.execute(f"SELECT ident, version FROM seen WHERE ident IN ({','.join('?' * len(idents))})",
+                            idents).fetchall()
+        if not rows:
+            return False, None
+        return True, max((v for _, v in rows if v is not None), default=None)
+
+    @staticmethod
+    def _see_again(conn, paper: Paper) -> None:
+        """A listing of a seen paper: its version and any identifier it adds are seen too."""
+        conn.execute("INSERT INTO seen (ident, version) VALUES (?, ?) ON CONFLICT(ident) DO UPDATE SET "
+                     "version = max(coalesce(version, 0), coalesce(excluded.version, 0))",
+                     (paper.key, paper.version))
+        conn.executemany("INSERT OR IGNORE INTO seen (ident) VALUES (?)", [(i,) for i in paper.identifiers()])
+
+    def seen_count(self) -> int:
+        """How many identity keys the seen-set holds."""
+        return self.db.execute("SELECT count(*) FROM seen").fetchone()[0]
+
+    def is_seen(self, ident: str) -> bool:
+        """Whether ``ident`` (a paper key, ``doi:…``, ``pmid:…``) is in the seen-set."""
+        return self.db.execute("SELECT 1 FROM seen WHERE ident = ?", [ident]).fetchone() is not None
+
+    def oldest_watermark(self) -> str | None:
+        """The oldest watermark of any (digest, channel): papers stored after it may still be
+        delivered."""
+        return self.db.execute("SELECT min(watermark) FROM channels").fetchone()[0]
+
+    def prunable(self, cutoff: str, before_day: str, keep_keys: frozenset[str] = frozenset(),
+                 limit: int = CHUNK) -> list[str]:
+        """Up to ``limit`` keys of papers first stored before ``cutoff`` (a stamp) and filed
+        before ``before_day`` that nothing names (:data:`REFERENCES`), not in ``keep_keys`` (Zotero
+        examples), oldest first."""
+        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        unreferenced = " ".join(f"AND NOT EXISTS (SELECT 1 FROM {t} r WHERE r.{c} = p.key)"
+                                for t, c in REFERENCES if t in tables)
+        rows = self.db.execute(f"SELECT p.key FROM papers p WHERE p.first_seen < ? AND p.day < ? {unreferenced} "
+                               "ORDER BY p.first_seen LIMIT ?", [cutoff, before_day, limit + len(keep_keys)])
+        return [k for (k,) in rows if k not in keep_keys][:limit]
+
+    def zotero_example_keys(self) -> frozenset[str]:
+        """The keys of the papers Zotero examples describe (never pruned)."""
+        if not self._has_zotero():
+            return frozenset()
+        places = [r[0] for r in self.db.execute("SELECT place FROM zotero_places")]
+        return frozenset(p.key for place in places for p in self.zotero_examples(place))
+
+    def forget(self, keys: list[str]) -> int:
+        """Prune the papers ``keys`` in one transaction: their keys go to the seen-set, their
+        rows, ``paper_ids`` and TL;DRs away (the full-text rows by the triggers); how many."""
+        if not keys:
+            return 0
+        with self.writing():
+            conn = self.db.conn
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS forgetting (key TEXT PRIMARY KEY, version INTEGER)")
+            conn.execute("DELETE FROM temp.forgetting")
+            conn.executemany("INSERT OR IGNORE INTO temp.forgetting (key, version) "
+                             "SELECT key, version FROM papers WHERE key = ?", [(k,) for k in keys])
+            remember(conn, "temp.forgetting")
+            for table, column in (("paper_ids", "paper"), ("tldr_cache", "paper"), ("papers", "key")):
+                conn.execute(f"DELETE FROM {table} WHERE {column} IN (SELECT key FROM temp.forgetting)")
+            n = conn.execute("SELECT count(*) FROM temp.forgetting").fetchone()[0]
+            conn.execute("DELETE FROM temp.forgetting")
+        return n
+
+    def upkeep_state(self) -> dict:
+        """When upkeep last ran (``last_run``), what it pruned then and in all, when it last
+        rebuilt the file (``vacuumed``); empty before the first."""
+        row = next(self.db.query("SELECT last_run, pruned, total_pruned, vacuumed FROM upkeep WHERE id = 1"), None)
+        return row or {}
+
+    def upkeep_done(self, when: str, pruned: int, vacuumed: bool) -> None:
+        """Record one upkeep at ``when`` that pruned ``pruned`` papers."""
+        with self.writing():
+            self.db.execute("INSERT INTO upkeep (id, last_run, pruned, total_pruned, vacuumed) VALUES (1, ?, ?, ?, ?) "
+                            "ON CONFLICT(id) DO UPDATE SET last_run = excluded.last_run, pruned = excluded.pruned, "
+                            "total_pruned = total_pruned + excluded.pruned, "
+                            "vacuumed = coalesce(excluded.vacuumed, vacuumed)",
+                            [when, pruned, pruned, when if vacuumed else None])
+
+    def page_counts(self) -> tuple[int, int]:
+        """(pages, free pages) of the database file."""
+        return (self.db.execute("PRAGMA page_count").fetchone()[0],
+                self.db.execute("PRAGMA freelist_count").fetchone()[0])
+
+    def optimize_indexes(self, full_text: bool) -> None:
+        """SQLite's ``PRAGMA optimize`` and, with ``full_text`` (after pruning), the full-text
+        index's ``optimize`` (its segments merged into one, the deleted rows' entries dropped),
+        each its own short transaction."""
+        self.db.execute("PRAGMA optimize")
+        if full_text and self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'papers_fts'").fetchone():
+            with self.writing():
+                self.db.execute("INSERT INTO papers_fts (papers_fts) VALUES ('optimize')")
+
+    def vacuum(self) -> None:
+        """Rebuild the file without its free pages (outside any transaction)."""
+        self.db.execute("VACUUM")
