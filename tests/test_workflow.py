@@ -500,6 +500,8 @@ def test_the_gitlab_pipeline_is_serial_and_saves_after_a_failure_too(tmp_path):
     assert not gitlab_would_run(doc["pages"], {}, needed_failed=False)  # only when asked for
     assert gitlab_would_run(doc["pages"], {"WATCHER_PAGES": "true"}, needed_failed=False)
     assert doc["pages"]["artifacts"] == {"paths": ["public"]}
+    config = tmp_path / "repo" / "config.toml"
+    config.write_text(config.read_text().replace("example.org", "mylab.net"))  # the edit its README asks for
     ok = run_cli("check", cwd=tmp_path / "repo", env=SECRETS)
     assert ok.returncode == 0, ok.stderr
     readme = (tmp_path / "repo" / "README.md").read_text()
