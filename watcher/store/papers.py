@@ -374,3 +374,38 @@ class PaperStore:
                 return
             last = rows[-1]["rowid"]
             yield [row_to_paper(r) for r in rows]  # it reads the Paper fields by name: rowid stays out
+
+    def window_papers(self, start: date, end: date, chunk: int,
+                      narrow: str | None = None) -> Iterator[list[tuple[Paper, dict, date]]]:
+        """The papers filed from ``start`` to ``end``, ``chunk`` at a time in the order they
+        were stored, each as ``(paper, its stored search words, its filing day)`` (the words
+        are :func:`~watcher.matching.index.prepare`'s ``stored``: no normalising again).
+        ``narrow``: an FTS5 expression (:func:`watcher.search.fts_expression`); only the papers
+        it matches are read, found through the full-text index within the window's rows (the
+        rowids of its first and last stored papers, from the index of days), so what is read
+        grows with the matches of the window, never with every paper stored."""
+        days = [start.isoformat(), end.isoformat()]
+        low, high = self.db.execute("SELECT min(rowid), max(rowid) FROM papers WHERE day >= ? AND day <= ?",
+                                    days).fetchone()
+        if low is None:
+            return
+        if narrow is None:
+            sql = ("SELECT rowid, * FROM papers WHERE rowid > ? AND rowid <= ? AND day >= ? AND day <= ? "
+                   "ORDER BY rowid LIMIT ?")
+            args = days
+        else:
+            sql = ("SELECT p.rowid, p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid "
+                   "WHERE papers_fts MATCH ? AND papers_fts.rowid > ? AND papers_fts.rowid <= ? "
+                   "AND p.day >= ? AND p.day <= ? ORDER BY papers_fts.rowid LIMIT ?")
+            args = days
+        last = low - 1
+        while True:
+            head = [narrow] if narrow is not None else []
+            rows = list(self.db.query(sql, [*head, last, high, *args, chunk]))
+            if not rows:
+                return
+            last = rows[-1]["rowid"]
+            yield [(row_to_paper(r), {"search_title": r["search_title"], "search_abstract": r["search_abstract"]},
+                    date.fromisoformat(r["day"])) for r in rows]
+            if len(rows) < chunk:
+                return

@@ -23,6 +23,7 @@ from ..matching.index import prepare
 from ..matching.compile import RATED_DAYS, compile_profile, what_ratings_changed
 from ..matching.learn import disliked_reason, liked_reason
 from ..matching.match import rank_key
+from ..search import fts_expression
 from ..ratings import ratings as profile_ratings
 from .chart import bar_chart
 from ..store import Store
@@ -53,15 +54,31 @@ def _days(store, start: date, end: date) -> dict[date, tuple]:
     return store.day_signatures(start, end)
 
 
-def _chunks(store, day: date):
-    """The papers filed on ``day``, CHUNK at a time."""
-    return store.day_papers(day, CHUNK)
-
-
 def _window_chunks(store, start: date, end: date):
-    """The papers filed from ``start`` to ``end``, day by day, CHUNK at a time."""
-    for day in sorted(_days(store, start, end)):
-        yield from _chunks(store, day)
+    """The papers filed from ``start`` to ``end``, CHUNK at a time (what ratings changed reads)."""
+    for chunk in store.window_papers(start, end, CHUNK):
+        yield [paper for paper, _, _ in chunk]
+
+
+def narrowing(matcher) -> str | None:
+    """An FTS5 expression matching at least every paper ``matcher`` can select: its query's
+    (:func:`watcher.search.fts_expression`, as a search narrows), when nothing else can bring
+    a paper in. None (every paper of a window is scored) for a matcher without a query, with
+    authors it follows, or with examples or liked papers (similarity reaches any paper)."""
+    if matcher.query is None or matcher.authors or matcher.sees_every_paper():
+        return None
+    return fts_expression(matcher.query.root)
+
+
+def _scored(store, matcher, start: date, end: date):
+    """``(paper's filing day, match)`` of each paper filed from ``start`` to ``end`` that
+    ``matcher`` selects, CHUNK papers scored at a time: only the candidates its query's terms
+    find in the full-text index (:func:`narrowing`), else every paper of those days; the matcher
+    decides, as for a digest."""
+    for chunk in store.window_papers(start, end, CHUNK, narrowing(matcher)):
+        batch = prepare([p for p, _, _ in chunk], [words for _, words, _ in chunk])
+        for i, match in matcher.score_batch(batch).items():
+            yield chunk[i][2], match
 
 
 def _made_of(st, name: str, matcher) -> object:
@@ -76,11 +93,11 @@ def _made_of(st, name: str, matcher) -> object:
 
 def _selected_per_day(st, store, name: str, start: date, end: date) -> dict[date, set[str]]:
     """The papers of each filing day the profile selects now (its matcher as compiled now:
-    today's query, examples and ratings). Counted day by day, CHUNK papers at a time, and kept
-    per day until what makes the matcher (:func:`_made_of`) or that day's papers change:
-    after a run, only the days it filed papers under are counted again. One computation at a time per profile (a second request
-    waits for the first and reads what it kept); a computation cut by the page's deadline
-    keeps the days it finished, so the next request goes on from there."""
+    today's query, examples and ratings). Counted over the days not kept yet, CHUNK papers at
+    a time, and only among the candidates of its query (:func:`_scored`), and kept per day
+    until what makes the matcher (:func:`_made_of`) or that day's papers change: after a run,
+    only the days it filed papers under are counted again. One computation at a time per
+    profile (a second request waits for the first and reads what it kept)."""
     with st.flight(("selected", name)):
         matcher = st.matcher(name, store)  # in the flight: one compilation, the kept days' own
         made_of = _made_of(st, name, matcher)
@@ -88,26 +105,31 @@ def _selected_per_day(st, store, name: str, start: date, end: date) -> dict[date
         days = _days(store, start, end)
         for day in [d for d in kept if d not in days]:
             del kept[day]
-        for day, signature in days.items():
-            if day in kept and kept[day][0] == made_of and kept[day][1] == signature:
-                continue
-            keys = set()
-            for papers in _chunks(store, day):
-                keys.update(papers[i].key for i in matcher.score_batch(prepare(papers)))
-            kept[day] = (made_of, signature, keys)
+        todo = {day: set() for day, signature in days.items()
+                if not (day in kept and kept[day][0] == made_of and kept[day][1] == signature)}
+        if todo:
+            for day, match in _scored(store, matcher, min(todo), max(todo)):
+                if day in todo:
+                    todo[day].add(match.paper.key)
+            for day, keys in todo.items():
+                kept[day] = (made_of, days[day], keys)
         return {day: kept[day][2] for day in days}
 
 
 def _preview(store, draft, selected: dict[date, set[str]], start: date, end: date) -> dict:
     """What ``draft`` (a compiled matcher) selects of the papers filed from ``start`` to ``end``
     and how many the profile as it is selects there (``selected``: its papers per filing day,
-    :func:`_selected_per_day`, whose window holds this one), read CHUNK papers at a time: the
-    best PREVIEW_SHOWN matches are kept, never every paper of the window."""
-    found, count, stored = [], 0, 0
-    for papers in _window_chunks(store, start, end):
-        matches = list(draft.score_batch(prepare(papers)).values())
-        count, stored = count + len(matches), stored + len(papers)
-        found = sorted(found + matches, key=rank_key)[:PREVIEW_SHOWN]
+    :func:`_selected_per_day`, whose window holds this one), read CHUNK papers at a time among
+    the draft's candidates (:func:`_scored`): the best PREVIEW_SHOWN matches are kept, never
+    every paper of the window."""
+    found, count = [], 0
+    for _, match in _scored(store, draft, start, end):
+        count += 1
+        found.append(match)
+        if len(found) > 4 * PREVIEW_SHOWN:
+            found = sorted(found, key=rank_key)[:PREVIEW_SHOWN]
+    found = sorted(found, key=rank_key)[:PREVIEW_SHOWN]
+    stored = sum(sig[0] for sig in _days(store, start, end).values())
     current = sum(len(keys) for day, keys in selected.items() if start <= day <= end)
     return {"start": start, "end": end, "matches": found, "count": count, "current": current, "stored": stored}
 
