@@ -186,3 +186,28 @@ def test_a_read_only_store_is_read_only(tmp_path):
             s.db.execute("DELETE FROM papers")
     with Store.open(tmp_path / "w.db") as s:
         assert s.count_papers() == 1
+
+
+def test_paper_counts_follow_every_insert_merge_and_delete(store):
+    """status's counts (m017's paper_counts, kept by triggers) equal a count of every row,
+    through new papers, a merge that re-keys one row and deletes another, and a delete."""
+
+    def counted():
+        rows = dict(store.db.execute("SELECT coalesce(source, ''), count(*) FROM papers GROUP BY 1").fetchall())
+        kept = {k: n for k, n in store.db.execute("SELECT source, papers FROM paper_counts") if n}
+        return rows, kept
+
+    store.upsert([paper(source="hf"), paper(arxiv_id="2504.00002", title="Other", source="arxiv"),
+                  paper(arxiv_id="2504.00003", title="Third", source=None)], NOW)
+    rows, kept = counted()
+    assert rows == kept == {"hf": 1, "arxiv": 1, "": 1} and store.count_papers() == 3
+    # the title-only paper joins its arXiv listing: one row re-keyed, the total the same
+    store.upsert([paper(arxiv_id="2504.07615", version=1, source="arxiv")], NOW)
+    rows, kept = counted()
+    assert rows == kept and store.count_papers() == sum(rows.values()) == 3
+    with store.writing():
+        store.db.execute("UPDATE papers SET source = 'pubmed' WHERE key = '2504.00002'")
+        store.db.execute("DELETE FROM papers WHERE key = '2504.00003'")
+    rows, kept = counted()
+    assert rows == kept and store.count_papers() == 2
+    assert {r["name"]: r["papers"] for r in store.sources()} == {}  # no sources row yet: none listed

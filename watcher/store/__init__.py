@@ -1,7 +1,7 @@
 """The SQLite store (sqlite-utils): papers, source state, runs and the delivery ledger. Every
 SQL statement of watcher is here, one module per domain:
 
-- ``migrations``: the schema, m001 to m015 (sqlite-utils migrations, applied in order when the
+- ``migrations``: the schema, m001 to m017 (sqlite-utils migrations, applied in order when the
   database is opened);
 - ``papers``: papers, the identity rules' lookups and re-keying, short keys, papers as sent;
 - ``search``: the full-text index's queries;
@@ -41,7 +41,7 @@ from .ledger import LedgerStore
 from .migrations import (m001_initial, m002_web_search, m003_ratings, m004_tldr_cache, m005_change_counters,
                          m006_web_sessions, m007_works, m008_messages, m009_search_text, m010_deliveries_by_paper,
                          m011_short_keys, m012_papers_as_sent, m013_field_origins, m014_zotero, m015_citations,
-                         migrations)
+                         m017_paper_counts, migrations)
 from .papers import (SHORT_LOOKUP, SINCE_FIELDS, PaperStore, UpsertCounts, _filed_paper, _paper_row, _short,
                      changed_since, paper_snapshot, rekey_references, row_to_paper)
 from .ratings import DELIVERED_UNDER, RatingStore
@@ -58,7 +58,7 @@ __all__ = [
     "iso", "local", "local_text", "m001_initial", "m002_web_search", "m003_ratings", "m004_tldr_cache",
     "m005_change_counters", "m006_web_sessions", "m007_works", "m008_messages", "m009_search_text",
     "m010_deliveries_by_paper", "m011_short_keys", "m012_papers_as_sent", "m013_field_origins", "m014_zotero",
-    "m015_citations", "migrations", "no_database", "now_utc", "paper_snapshot", "parse_time", "rekey_references",
+    "m015_citations", "m017_paper_counts", "migrations", "no_database", "now_utc", "paper_snapshot", "parse_time", "rekey_references",
     "require_database", "row_to_paper", "saved_database_intact", "stamp", "strip_for_state",
     # private, for the tests and benchmarks that build old schemas
     "_check_intact", "_equal", "_filed_paper", "_paper_row", "_short",
@@ -107,6 +107,23 @@ class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrSto
         except OSError as e:
             raise StoreError(f"{path}: cannot create the database ({e.strerror})") from e
         return cls(db, path)
+
+    @classmethod
+    def open_current(cls, path: str | Path) -> "Store":
+        """The database at ``path`` for reading: through a read-only connection when its schema
+        is current (nothing checked, migrated or written: the check of every page before a
+        write, a second per gigabyte, is the writers'; a reader changes nothing), else as
+        :meth:`open` opens it, migrating it first. ``watcher status`` reads through here."""
+        store = cls.open(path, readonly=True)
+        try:
+            pending = migrations.pending(store.db)
+        except sqlite3.Error as e:
+            store.close()
+            raise database_error(store.path, e, opening=True) from e
+        if not pending:
+            return store
+        store.close()
+        return cls.open(path)
 
     def close(self) -> None:
         """Close the connection."""

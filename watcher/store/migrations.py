@@ -1,4 +1,4 @@
-"""The schema: sqlite-utils migrations m001 to m015, applied in order when the database is
+"""The schema: sqlite-utils migrations m001 to m017, applied in order when the database is
 opened (:meth:`watcher.store.Store.open`). A new migration is the next number, at the end."""
 
 from __future__ import annotations
@@ -333,3 +333,21 @@ def m015_citations(db: sqlite_utils.Database) -> None:
     ``key|name`` (:mod:`watcher.formats.openalex`); NULL for papers stored before."""
     for column in ("cites", "followed"):
         db.execute(f"ALTER TABLE papers ADD COLUMN {column} TEXT")
+
+
+@migrations()
+def m017_paper_counts(db: sqlite_utils.Database) -> None:
+    """``paper_counts``: how many papers each source stored first (``''`` for none), kept by
+    triggers on every insert, delete and change of a paper's source, whoever writes. ``watcher
+    status`` and ``/status`` read these few rows where they counted every paper (a scan of the
+    whole table: 0.8 s of a 300,000-paper database, growing with it); the total is their sum."""
+    db.execute("CREATE TABLE paper_counts (source TEXT PRIMARY KEY, papers INTEGER NOT NULL)")
+    db.execute("INSERT INTO paper_counts (source, papers) "
+               "SELECT coalesce(source, ''), count(*) FROM papers GROUP BY coalesce(source, '')")
+    add = ("INSERT INTO paper_counts (source, papers) VALUES (coalesce(NEW.source, ''), 1) "
+           "ON CONFLICT (source) DO UPDATE SET papers = papers + 1;")
+    remove = "UPDATE paper_counts SET papers = papers - 1 WHERE source = coalesce(OLD.source, '');"
+    db.execute(f"CREATE TRIGGER papers_counts_insert AFTER INSERT ON papers BEGIN {add} END")
+    db.execute(f"CREATE TRIGGER papers_counts_delete AFTER DELETE ON papers BEGIN {remove} END")
+    db.execute("CREATE TRIGGER papers_counts_update AFTER UPDATE OF source ON papers "
+               f"WHEN coalesce(OLD.source, '') IS NOT coalesce(NEW.source, '') BEGIN {remove} {add} END")

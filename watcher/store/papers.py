@@ -283,8 +283,9 @@ class PaperStore:
         return row_to_paper(rows[0]) if rows else None
 
     def count_papers(self) -> int:
-        """How many papers are stored."""
-        return self.db["papers"].count
+        """How many papers are stored: the sum of ``paper_counts`` (kept by triggers, m017), never
+        a count of every row."""
+        return self.db.execute("SELECT coalesce(sum(papers), 0) FROM paper_counts").fetchone()[0]
 
     def candidates(self, digest: str, channel: str, *, since_day: date | None,
                    stored_after: datetime | None) -> list[Paper]:
