@@ -323,8 +323,10 @@ class PaperStore:
         """Papers delivered through (digest, channel) whose newer version, or whose journal
         version (SPEC §8), was stored after ``after`` and after the delivery — what rich formats
         list under "updated"."""
-        sql = """SELECT p.* FROM papers p JOIN deliveries d ON d.paper = p.key
-                 WHERE d.digest = ? AND d.channel = ?
+        # after a time: the papers revised since (index papers_revised, m017) looked up in the
+        # ledger, CROSS JOIN keeping that order; every delivery of the channel grows all year
+        sql = f"""SELECT p.* FROM papers p {'CROSS JOIN' if after is not None else 'JOIN'} deliveries d
+                 ON d.paper = p.key WHERE d.digest = ? AND d.channel = ?
                  AND (p.version > COALESCE(d.version, 0) OR p.journal_at > d.delivered_at)
                  AND p.revised_at IS NOT NULL"""
         args: list = [digest, channel]
