@@ -116,22 +116,31 @@ def _selected_per_day(st, store, name: str, start: date, end: date) -> dict[date
         return {day: kept[day][2] for day in days}
 
 
-def _preview(store, draft, selected: dict[date, set[str]], start: date, end: date) -> dict:
-    """What ``draft`` (a compiled matcher) selects of the papers filed from ``start`` to ``end``
-    and how many the profile as it is selects there (``selected``: its papers per filing day,
-    :func:`_selected_per_day`, whose window holds this one), read CHUNK papers at a time among
-    the draft's candidates (:func:`_scored`): the best PREVIEW_SHOWN matches are kept, never
-    every paper of the window."""
-    found, count = [], 0
-    for _, match in _scored(store, draft, start, end):
-        count += 1
-        found.append(match)
-        if len(found) > 4 * PREVIEW_SHOWN:
-            found = sorted(found, key=rank_key)[:PREVIEW_SHOWN]
-    found = sorted(found, key=rank_key)[:PREVIEW_SHOWN]
-    stored = sum(sig[0] for sig in _days(store, start, end).values())
+def _preview(st, store, name: str, draft, selected: dict[date, set[str]], start: date, end: date) -> dict:
+    """What ``draft`` (the profile compiled with a draft query) selects of the papers filed from
+    ``start`` to ``end`` and how many the profile as it is selects there (``selected``: its
+    papers per filing day, :func:`_selected_per_day`, whose window holds this one), read CHUNK
+    papers at a time among the draft's candidates (:func:`_scored`): the best PREVIEW_SHOWN
+    matches are kept, never every paper of the window. Kept (a reload, the JSON twin) until
+    what makes the profile's matcher (:func:`_made_of`) or the window's papers change."""
+    days = _days(store, start, end)
+    key = ("preview", name, draft.profile.query, start, end)
+    made_of = _made_of(st, name, st.matcher(name, store))
+    kept = st.charts.get(key)
+    if kept is not None and kept[0] == made_of and kept[1] == days:
+        found, count = kept[2]
+    else:
+        found, count = [], 0
+        for _, match in _scored(store, draft, start, end):
+            count += 1
+            found.append(match)
+            if len(found) > 4 * PREVIEW_SHOWN:
+                found = sorted(found, key=rank_key)[:PREVIEW_SHOWN]
+        found = sorted(found, key=rank_key)[:PREVIEW_SHOWN]
+        st.charts.put(key, (made_of, days, (found, count)))
     current = sum(len(keys) for day, keys in selected.items() if start <= day <= end)
-    return {"start": start, "end": end, "matches": found, "count": count, "current": current, "stored": stored}
+    return {"start": start, "end": end, "matches": list(found), "count": count, "current": current,
+            "stored": sum(sig[0] for sig in days.values())}
 
 
 def _rating_changes(st, store, name: str) -> tuple | None:
@@ -219,7 +228,7 @@ def profile(request: Request):
             else:
                 error = "; ".join(query_category_problems(draft)) or None  # what `watcher check` would say
             if error is None:
-                preview = _preview(store, matcher, selected, *store.recent_days(days))
+                preview = _preview(st, store, name, matcher, selected, *store.recent_days(days))
                 preview["toml"] = f"[profile.{name}]\nquery = {toml_string(draft.strip())}"
                 shown = tldrs(store, [m.paper for m in preview["matches"]])
         marked = marks(request, store, list(rated_papers.values())
