@@ -379,9 +379,9 @@ class PaperStore:
             yield [row_to_paper(r) for r in rows]  # it reads the Paper fields by name: rowid stays out
 
     def window_papers(self, start: date, end: date, chunk: int,
-                      narrow: str | None = None) -> Iterator[list[tuple[Paper, dict, date]]]:
+                      narrow: str | None = None) -> Iterator[list[tuple[Paper, dict, date, int]]]:
         """The papers filed from ``start`` to ``end``, ``chunk`` at a time in the order they
-        were stored, each as ``(paper, its stored search words, its filing day)`` (the words
+        were stored, each as ``(paper, its stored search words, its filing day, its rowid)`` (the words
         are :func:`~watcher.matching.index.prepare`'s ``stored``: no normalising again).
         ``narrow``: an FTS5 expression (:func:`watcher.search.fts_expression`); only the papers
         it matches are read, found through the full-text index within the window's rows (the
@@ -409,6 +409,6 @@ class PaperStore:
                 return
             last = rows[-1]["rowid"]
             yield [(row_to_paper(r), {"search_title": r["search_title"], "search_abstract": r["search_abstract"]},
-                    date.fromisoformat(r["day"])) for r in rows]
+                    date.fromisoformat(r["day"]), r["rowid"]) for r in rows]
             if len(rows) < chunk:
                 return

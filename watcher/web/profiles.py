@@ -57,7 +57,7 @@ def _days(store, start: date, end: date) -> dict[date, tuple]:
 def _window_chunks(store, start: date, end: date):
     """The papers filed from ``start`` to ``end``, CHUNK at a time (what ratings changed reads)."""
     for chunk in store.window_papers(start, end, CHUNK):
-        yield [paper for paper, _, _ in chunk]
+        yield [paper for paper, _, _, _ in chunk]
 
 
 def narrowing(matcher) -> str | None:
@@ -70,15 +70,25 @@ def narrowing(matcher) -> str | None:
     return fts_expression(matcher.query.root)
 
 
-def _scored(store, matcher, start: date, end: date):
-    """``(paper's filing day, match)`` of each paper filed from ``start`` to ``end`` that
-    ``matcher`` selects, CHUNK papers scored at a time: only the candidates its query's terms
-    find in the full-text index (:func:`narrowing`), else every paper of those days; the matcher
-    decides, as for a digest."""
-    for chunk in store.window_papers(start, end, CHUNK, narrowing(matcher)):
-        batch = prepare([p for p, _, _ in chunk], [words for _, words, _ in chunk])
+def _by_day(store, matcher, todo: dict[date, tuple]):
+    """``(day, its matches)`` for each filing day of ``todo`` (day -> its signature,
+    :func:`_days`), each as soon as the papers read have passed the day's last row: one read
+    of the days' window, CHUNK papers scored at a time, only the candidates its query's terms
+    find in the full-text index (:func:`narrowing`), else every paper of those days; the
+    matcher decides, as for a digest. A caller keeping each day as it comes keeps what it
+    finished when the page's deadline stops the read."""
+    if not todo:
+        return
+    pending: dict[date, list] = {day: [] for day in todo}
+    for chunk in store.window_papers(min(todo), max(todo), CHUNK, narrowing(matcher)):
+        batch = prepare([p for p, _, _, _ in chunk], [words for _, words, _, _ in chunk])
         for i, match in matcher.score_batch(batch).items():
-            yield chunk[i][2], match
+            if chunk[i][2] in pending:
+                pending[chunk[i][2]].append(match)
+        read = chunk[-1][3]
+        for day in [d for d in pending if todo[d][1] <= read]:  # signature[1]: the day's last rowid
+            yield day, pending.pop(day)
+    yield from pending.items()
 
 
 def _made_of(st, name: str, matcher) -> object:
@@ -94,10 +104,11 @@ def _made_of(st, name: str, matcher) -> object:
 def _selected_per_day(st, store, name: str, start: date, end: date) -> dict[date, set[str]]:
     """The papers of each filing day the profile selects now (its matcher as compiled now:
     today's query, examples and ratings). Counted over the days not kept yet, CHUNK papers at
-    a time, and only among the candidates of its query (:func:`_scored`), and kept per day
+    a time, and only among the candidates of its query (:func:`_by_day`), and kept per day
     until what makes the matcher (:func:`_made_of`) or that day's papers change: after a run,
     only the days it filed papers under are counted again. One computation at a time per
-    profile (a second request waits for the first and reads what it kept)."""
+    profile (a second request waits for the first and reads what it kept); a computation cut
+    by the page's deadline keeps the days it finished, so the next request goes on from there."""
     with st.flight(("selected", name)):
         matcher = st.matcher(name, store)  # in the flight: one compilation, the kept days' own
         made_of = _made_of(st, name, matcher)
@@ -105,14 +116,10 @@ def _selected_per_day(st, store, name: str, start: date, end: date) -> dict[date
         days = _days(store, start, end)
         for day in [d for d in kept if d not in days]:
             del kept[day]
-        todo = {day: set() for day, signature in days.items()
+        todo = {day: signature for day, signature in days.items()
                 if not (day in kept and kept[day][0] == made_of and kept[day][1] == signature)}
-        if todo:
-            for day, match in _scored(store, matcher, min(todo), max(todo)):
-                if day in todo:
-                    todo[day].add(match.paper.key)
-            for day, keys in todo.items():
-                kept[day] = (made_of, days[day], keys)
+        for day, matches in _by_day(store, matcher, todo):  # each day kept as it comes
+            kept[day] = (made_of, todo[day], {m.paper.key for m in matches})
         return {day: kept[day][2] for day in days}
 
 
@@ -120,26 +127,30 @@ def _preview(st, store, name: str, draft, selected: dict[date, set[str]], start:
     """What ``draft`` (the profile compiled with a draft query) selects of the papers filed from
     ``start`` to ``end`` and how many the profile as it is selects there (``selected``: its
     papers per filing day, :func:`_selected_per_day`, whose window holds this one), read CHUNK
-    papers at a time among the draft's candidates (:func:`_scored`): the best PREVIEW_SHOWN
-    matches are kept, never every paper of the window. Kept (a reload, the JSON twin) until
-    what makes the profile's matcher (:func:`_made_of`) or the window's papers change."""
+    papers at a time among the draft's candidates (:func:`_by_day`): the best PREVIEW_SHOWN
+    matches are kept, never every paper of the window. Kept per day (a reload, the JSON twin,
+    the next request after one the deadline cut) until what makes the profile's matcher
+    (:func:`_made_of`) or that day's papers change."""
     days = _days(store, start, end)
-    key = ("preview", name, draft.profile.query, start, end)
     made_of = _made_of(st, name, st.matcher(name, store))
-    kept = st.charts.get(key)
-    if kept is not None and kept[0] == made_of and kept[1] == days:
-        found, count = kept[2]
-    else:
-        found, count = [], 0
-        for _, match in _scored(store, draft, start, end):
-            count += 1
-            found.append(match)
-            if len(found) > 4 * PREVIEW_SHOWN:
-                found = sorted(found, key=rank_key)[:PREVIEW_SHOWN]
-        found = sorted(found, key=rank_key)[:PREVIEW_SHOWN]
-        st.charts.put(key, (made_of, days, (found, count)))
+
+    def key(day):
+        return "preview", name, draft.profile.query, day
+
+    todo, per_day = {}, {}
+    for day, signature in days.items():
+        kept = st.previews.get(key(day))
+        if kept is not None and kept[0] == made_of and kept[1] == signature:
+            per_day[day] = kept
+        else:
+            todo[day] = signature
+    for day, matches in _by_day(store, draft, todo):  # each day kept as it comes (as the chart's)
+        per_day[day] = st.previews.put(key(day), (made_of, todo[day], sorted(matches, key=rank_key)[:PREVIEW_SHOWN],
+                                                  len(matches)))
+    found = sorted((m for kept in per_day.values() for m in kept[2]), key=rank_key)[:PREVIEW_SHOWN]
+    count = sum(kept[3] for kept in per_day.values())
     current = sum(len(keys) for day, keys in selected.items() if start <= day <= end)
-    return {"start": start, "end": end, "matches": list(found), "count": count, "current": current,
+    return {"start": start, "end": end, "matches": found, "count": count, "current": current,
             "stored": sum(sig[0] for sig in days.values())}
 
 
