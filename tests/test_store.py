@@ -211,3 +211,31 @@ def test_paper_counts_follow_every_insert_merge_and_delete(store):
     rows, kept = counted()
     assert rows == kept and store.count_papers() == 2
     assert {r["name"]: r["papers"] for r in store.sources()} == {}  # no sources row yet: none listed
+
+
+def test_a_writer_checks_every_page_only_when_the_file_changed_since_the_last_checked_writer(tmp_path, monkeypatch):
+    """PRAGMA quick_check reads the whole file (a second per gigabyte): a writer that finds the
+    database as the last checked writer left it skips it; any other write brings it back."""
+    import sqlite3
+
+    import watcher.store as store_module
+
+    checks = []
+    real = store_module._check_intact
+    monkeypatch.setattr(store_module, "_check_intact", lambda conn: (checks.append(1), real(conn)))
+    path = tmp_path / "w.db"
+    with Store.open(path) as s:
+        s.upsert([paper(arxiv_id="2504.07615")], NOW)
+    with Store.open(path) as s:  # as the last writer left it: not checked again
+        s.upsert([paper(arxiv_id="2504.00002", title="Other")], NOW)
+    assert checks == []
+    conn = sqlite3.connect(path)  # another program writes it
+    conn.execute("UPDATE papers SET comment = 'x'")
+    conn.commit()
+    conn.close()
+    with Store.open(path):
+        pass
+    assert checks == [1]
+    with Store.open(path):
+        pass
+    assert checks == [1]

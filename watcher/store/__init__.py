@@ -65,6 +65,34 @@ __all__ = [
 ]
 
 
+CHECKED_SUFFIX = ".checked"  # beside the database: the file as the last writer that checked it left it
+
+
+def _file_state(path: Path) -> str:
+    """What changes when anything writes the database or its write-ahead log: each file's
+    device, inode, size and modification time ("-" for a missing one)."""
+    parts = []
+    for name in (path, Path(f"{path}-wal")):
+        try:
+            st = name.stat()
+            parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append("-")
+    return " ".join(parts)
+
+
+def _left_as_checked(path: Path) -> bool:
+    """Whether the database is as the last writer that checked it (``PRAGMA quick_check``,
+    before its first write) left it: nothing wrote it since, so checking every page again (a
+    second per gigabyte, most of a run at 300,000 papers) would find what that check found.
+    Anything else that wrote it (the web's ratings, another program, a copy, a damage that
+    changed the file) makes the next writer check again."""
+    try:
+        return Path(f"{path}{CHECKED_SUFFIX}").read_text() == _file_state(path)
+    except OSError:
+        return False
+
+
 class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrStore, ZoteroStore, SessionStore):
     """A watcher database. Open with :meth:`open`; use as a context manager to close it."""
 
@@ -92,7 +120,7 @@ class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrSto
                 conn = sqlite3.connect(str(path), timeout=busy_timeout(), isolation_level=None)
                 db = sqlite_utils.Database(conn)
                 try:
-                    if existed:  # refuse a damaged file before writing to it
+                    if existed and not _left_as_checked(path):  # refuse a damaged file before writing to it
                         _check_intact(conn)
                     db.execute("PRAGMA journal_mode=WAL")
                     db.execute("PRAGMA synchronous=NORMAL")
@@ -106,7 +134,9 @@ class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrSto
             raise database_error(path, e, opening=True) from e
         except OSError as e:
             raise StoreError(f"{path}: cannot create the database ({e.strerror})") from e
-        return cls(db, path)
+        store = cls(db, path)
+        store._checked = path is not None and not readonly  # checked (or made) here: close() says so
+        return store
 
     @classmethod
     def open_current(cls, path: str | Path) -> "Store":
@@ -125,9 +155,17 @@ class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrSto
         store.close()
         return cls.open(path)
 
+    _checked = False
+
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection; a writer that :meth:`open` checked notes the file as it left
+        it (:func:`_left_as_checked`)."""
         self.db.close()
+        if self._checked:
+            try:
+                Path(f"{self.path}{CHECKED_SUFFIX}").write_text(_file_state(self.path))
+            except OSError:  # only a saving: the next writer checks every page again
+                pass
 
     def __enter__(self) -> "Store":
         return self
