@@ -46,6 +46,8 @@ def toml_string(text: str) -> str:
 
 
 CHUNK = 2000  # papers read and scored at once: memory stays bounded whatever a window holds
+STEP = 500  # the same for the chart's and the preview's days, each kept as soon as read: a page
+# the deadline stops keeps what it finished (a step costs ~0.1 s of CPU at 300,000 papers)
 
 
 def _days(store, start: date, end: date) -> dict[date, tuple]:
@@ -73,14 +75,14 @@ def narrowing(matcher) -> str | None:
 def _by_day(store, matcher, todo: dict[date, tuple]):
     """``(day, its matches)`` for each filing day of ``todo`` (day -> its signature,
     :func:`_days`), each as soon as the papers read have passed the day's last row: one read
-    of the days' window, CHUNK papers scored at a time, only the candidates its query's terms
+    of the days' window, STEP papers scored at a time, only the candidates its query's terms
     find in the full-text index (:func:`narrowing`), else every paper of those days; the
     matcher decides, as for a digest. A caller keeping each day as it comes keeps what it
     finished when the page's deadline stops the read."""
     if not todo:
         return
     pending: dict[date, list] = {day: [] for day in todo}
-    for chunk in store.window_papers(min(todo), max(todo), CHUNK, narrowing(matcher)):
+    for chunk in store.window_papers(min(todo), max(todo), STEP, narrowing(matcher)):
         batch = prepare([p for p, _, _, _ in chunk], [words for _, words, _, _ in chunk])
         for i, match in matcher.score_batch(batch).items():
             if chunk[i][2] in pending:
