@@ -15,6 +15,9 @@ with 100,000 stored papers.
    second page). Loopback only; it stops by itself after the last request.
 4. Reads the server's peak resident memory (VmHWM in /proc) and stops it.
 
+``--pages N`` times every page instead (cold: a ``serve`` of its own per page, then N warm
+requests); ``--days`` spreads the papers over fewer days (7: a first week).
+
 Prints ``name value unit`` lines with the targets: ``web_search_p95_ms <= 100``,
 ``web_inbox_p95_ms <= 100``, ``web_errors = 0``, ``web_rss_mb <= 120``. The client shares the
 machine's cores with the server, so the latencies include some of its own cost.
@@ -63,8 +66,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def build(folder: Path, n: int) -> Path:
-    """config.toml and a database of ``n`` papers with 30 delivered digests; returns the config."""
+def build(folder: Path, n: int, days: int = DAYS) -> Path:
+    """config.toml and a database of ``n`` papers over ``days`` days with 30 delivered digests
+    (as many as there are days, when fewer); returns the config."""
     config_path = folder / "config.toml"
     config_path.write_text((ROOT / "config.toml").read_text().replace(
         'database = "watcher.db"', 'database = "web.db"'))
@@ -73,7 +77,7 @@ def build(folder: Path, n: int) -> Path:
     papers = []
     for i in range(n):
         p = base[i % len(base)]
-        day = LAST_DAY - timedelta(days=(i * DAYS) // n)
+        day = LAST_DAY - timedelta(days=(i * days) // n)
         papers.append(replace(p, arxiv_id=f"{p.arxiv_id}.{i // len(base)}" if i >= len(base) else p.arxiv_id,
                               announced=day))
     papers.reverse()  # oldest first, as they would have arrived
@@ -87,7 +91,7 @@ def build(folder: Path, n: int) -> Path:
         by_day: dict[date, list] = {}
         for p in papers:
             by_day.setdefault(p.announced, []).append(p)
-        for k in range(30, 0, -1):
+        for k in range(min(30, days), 0, -1):
             day = LAST_DAY - timedelta(days=k - 1)
             now = datetime.combine(day, dtime(21, 30), timezone.utc)
             digest = assemble("daily", "LLM-RL", day, by_day.get(day, []), matchers, now)
@@ -181,7 +185,7 @@ def pct(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] * 1000 if values else float("nan")
 
 
-def kept_or_built(tmp: str, keep: str | None, papers: int) -> tuple[str, Path]:
+def kept_or_built(tmp: str, keep: str | None, papers: int, days: int = DAYS) -> tuple[str, Path]:
     """(folder, config) of the database: ``keep``'s when it holds one, else built there (or
     in ``tmp``) with ``papers`` papers."""
     if keep and (Path(keep) / "web.db").exists():
@@ -190,7 +194,7 @@ def kept_or_built(tmp: str, keep: str | None, papers: int) -> tuple[str, Path]:
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
         tmp = keep
-    return tmp, build(Path(tmp), papers)
+    return tmp, build(Path(tmp), papers, days)
 
 
 def verdict(missed: list[str], errors: list[str], strict: bool) -> int:
@@ -216,6 +220,65 @@ def print_figures(figures, digits: int = 1) -> list[str]:
     return missed
 
 
+def pages(base: str, day: date) -> list[str]:
+    """Every page the inbox serves a reader (and its JSON twin), with the newest issue's date
+    ``day`` and a paper of it: what ``--pages`` times."""
+    r = httpx.get(base + "/index.json", timeout=60)
+    data = r.json() if r.status_code == 200 else {}
+    key = next((p["key"] for i in data.get("issues", []) for m in i.get("messages", [])
+                for p in m.get("papers", [])), None) or _any_key(data)
+    preview = "&".join(["preview=" + "%22reward+model%22+OR+GRPO+OR+ti%3Aagent", "days=30"])
+    out = ["/", "/index.json", "/profiles/llm-rl", "/profiles/llm-rl.json",
+           f"/profiles/llm-rl?{preview}", f"/profiles/llm-rl.json?{preview}",
+           "/search?q=GRPO", "/search?q=reinforcement+learning&page=2", "/search?q=diffusion&cat=cs.LG",
+           "/search?q=transformer*&order=relevance", "/search?q=ti%3Asurvey&from=2026-09-01",
+           "/search.json?q=agents", f"/digests/daily/{day}", f"/digests/daily/{day}/archive/1",
+           "/digests", "/status", "/status.json", "/saved", "/saved.json"]
+    if key:
+        out += [f"/papers/{key}", f"/papers/{key}.json"]
+    return out
+
+
+def _any_key(data) -> str | None:
+    """A paper key anywhere in the inbox's JSON twin (its shape differs by version)."""
+    if isinstance(data, dict):
+        if isinstance(data.get("key"), str) and "title" in data:
+            return data["key"]
+        data = list(data.values())
+    if isinstance(data, list):
+        for item in data:
+            if found := _any_key(item):
+                return found
+    return None
+
+
+def time_pages(config: Path, folder: Path, warm: int) -> list[tuple]:
+    """Each page cold (the first request after ``serve`` starts: a server of its own per page)
+    and warm (p95 of ``warm`` more requests); the figures, and the server's peak RSS."""
+    figures, peaks = [], []
+    with served(config, folder) as (server, base):
+        urls = pages(base, LAST_DAY)
+    for path in urls:
+        with served(config, folder) as (server, base):
+            started = time.perf_counter()
+            r = httpx.get(base + path, timeout=60)
+            cold = time.perf_counter() - started
+            times = []
+            for _ in range(warm):
+                started = time.perf_counter()
+                httpx.get(base + path, timeout=60)
+                times.append(time.perf_counter() - started)
+            peaks.append(rss_peak_mb(server.pid)[1])
+        name = path.split("?")[0].strip("/").replace("/", "_").replace(".", "_") or "inbox"
+        print(f"# {path}: {r.status_code}, cold {cold * 1000:.0f} ms, warm p95 {pct(times, 95):.0f} ms")
+        figures += [(f"page_cold_ms[{path}]", cold * 1000, "ms", 1000.0),
+                    (f"page_warm_p95_ms[{path}]", pct(times, 95), "ms", 200.0)]
+        if r.status_code != 200:
+            figures.append((f"page_status[{path}]", float(r.status_code), "", 200.0))
+    figures.append(("web_pages_rss_mb", max(peaks), "MB", 150.0))
+    return figures
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--papers", type=int, default=100_000)
@@ -224,9 +287,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     ap.add_argument("--keep", metavar="DIR", help="build the database in DIR and keep it; reuse it when "
                                                    "it is there (for repeated runs)")
+    ap.add_argument("--days", type=int, default=DAYS, help="days the papers are spread over (365; 7 for a first week)")
+    ap.add_argument("--pages", type=int, metavar="N", default=0,
+                    help="instead of the load: time every page cold (a fresh server each) and N times warm")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-web-") as tmp:
-        tmp, config = kept_or_built(tmp, args.keep, args.papers)
+        tmp, config = kept_or_built(tmp, args.keep, args.papers, args.days)
+        if args.pages:
+            missed = print_figures(time_pages(config, Path(tmp), args.pages))
+            print(f"# load average {os.getloadavg()[0]:.2f}")
+            return verdict(missed, [], args.strict)
         with served(config, Path(tmp)) as (server, base):
             asyncio.run(load(base, 40, 4))  # warm-up: templates compiled, matchers built
             started, cpu0, client0 = time.perf_counter(), cpu_seconds(server.pid), time.process_time()

@@ -136,8 +136,8 @@ def test_the_migration_fills_short_for_an_older_database(tmp_path):
         for p in papers:
             assert s.get_short(short_key(p.key)).key == p.key
         # the triggers set aside while the column was filled are back: the search index and
-        # the change counter follow the next update
-        assert set(s.db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()) == triggers
+        # the change counter follow the next update (and later migrations add their own)
+        assert set(s.db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'").fetchall()) >= triggers
         serial = s.db.execute("SELECT serial FROM changes WHERE name = 'papers'").fetchone()[0]
         s.upsert([Paper(title="An arXiv paper about quokkas", arxiv_id="2603.00001", version=2)], T0 + timedelta(days=1))
         assert s.db.execute("SELECT serial FROM changes WHERE name = 'papers'").fetchone()[0] > serial

@@ -186,3 +186,56 @@ def test_a_read_only_store_is_read_only(tmp_path):
             s.db.execute("DELETE FROM papers")
     with Store.open(tmp_path / "w.db") as s:
         assert s.count_papers() == 1
+
+
+def test_paper_counts_follow_every_insert_merge_and_delete(store):
+    """status's counts (m017's paper_counts, kept by triggers) equal a count of every row,
+    through new papers, a merge that re-keys one row and deletes another, and a delete."""
+
+    def counted():
+        rows = dict(store.db.execute("SELECT coalesce(source, ''), count(*) FROM papers GROUP BY 1").fetchall())
+        kept = {k: n for k, n in store.db.execute("SELECT source, papers FROM paper_counts") if n}
+        return rows, kept
+
+    store.upsert([paper(source="hf"), paper(arxiv_id="2504.00002", title="Other", source="arxiv"),
+                  paper(arxiv_id="2504.00003", title="Third", source=None)], NOW)
+    rows, kept = counted()
+    assert rows == kept == {"hf": 1, "arxiv": 1, "": 1} and store.count_papers() == 3
+    # the title-only paper joins its arXiv listing: one row re-keyed, the total the same
+    store.upsert([paper(arxiv_id="2504.07615", version=1, source="arxiv")], NOW)
+    rows, kept = counted()
+    assert rows == kept and store.count_papers() == sum(rows.values()) == 3
+    with store.writing():
+        store.db.execute("UPDATE papers SET source = 'pubmed' WHERE key = '2504.00002'")
+        store.db.execute("DELETE FROM papers WHERE key = '2504.00003'")
+    rows, kept = counted()
+    assert rows == kept and store.count_papers() == 2
+    assert {r["name"]: r["papers"] for r in store.sources()} == {}  # no sources row yet: none listed
+
+
+def test_a_writer_checks_every_page_only_when_the_file_changed_since_the_last_checked_writer(tmp_path, monkeypatch):
+    """PRAGMA quick_check reads the whole file (a second per gigabyte): a writer that finds the
+    database as the last checked writer left it skips it; any other write brings it back."""
+    import sqlite3
+
+    import watcher.store as store_module
+
+    checks = []
+    real = store_module._check_intact
+    monkeypatch.setattr(store_module, "_check_intact", lambda conn: (checks.append(1), real(conn)))
+    path = tmp_path / "w.db"
+    with Store.open(path) as s:
+        s.upsert([paper(arxiv_id="2504.07615")], NOW)
+    with Store.open(path) as s:  # as the last writer left it: not checked again
+        s.upsert([paper(arxiv_id="2504.00002", title="Other")], NOW)
+    assert checks == []
+    conn = sqlite3.connect(path)  # another program writes it
+    conn.execute("UPDATE papers SET comment = 'x'")
+    conn.commit()
+    conn.close()
+    with Store.open(path):
+        pass
+    assert checks == [1]
+    with Store.open(path):
+        pass
+    assert checks == [1]

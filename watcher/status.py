@@ -73,7 +73,7 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
 
     running = daemon_holder(db)
     lines = [f"database {db}", f"  daemon: {'running, ' + running if running else 'not running'}"]
-    with Store.open(db) if store is None else nullcontext(store) as store:
+    with Store.open_current(db) if store is None else nullcontext(store) as store:
         lines.append(f"  {plural(store.count_papers(), 'paper')} stored")
         lines.append("sources:")
         rows = {r["name"]: r for r in store.sources()}

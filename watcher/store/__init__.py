@@ -42,7 +42,7 @@ from .ledger import LedgerStore
 from .migrations import (m001_initial, m002_web_search, m003_ratings, m004_tldr_cache, m005_change_counters,
                          m006_web_sessions, m007_works, m008_messages, m009_search_text, m010_deliveries_by_paper,
                          m011_short_keys, m012_papers_as_sent, m013_field_origins, m014_zotero, m015_citations,
-                         m016_seen, migrations)
+                         m016_seen, m017_paper_counts, m018_waits, migrations)
 from .papers import (SHORT_LOOKUP, SINCE_FIELDS, PaperStore, UpsertCounts, _filed_paper, _paper_row, _short,
                      changed_since, paper_snapshot, rekey_references, row_to_paper)
 from .ratings import DELIVERED_UNDER, RatingStore
@@ -60,11 +60,40 @@ __all__ = [
     "iso", "local", "local_text", "m001_initial", "m002_web_search", "m003_ratings", "m004_tldr_cache",
     "m005_change_counters", "m006_web_sessions", "m007_works", "m008_messages", "m009_search_text",
     "m010_deliveries_by_paper", "m011_short_keys", "m012_papers_as_sent", "m013_field_origins", "m014_zotero",
-    "m015_citations", "m016_seen", "migrations", "no_database", "now_utc", "paper_snapshot", "parse_time", "rekey_references",
+    "m015_citations", "m016_seen", "m017_paper_counts", "m018_waits", "migrations", "no_database", "now_utc",
+    "paper_snapshot", "parse_time", "rekey_references",
     "require_database", "row_to_paper", "saved_database_intact", "stamp", "strip_for_state",
     # private, for the tests and benchmarks that build old schemas
     "_check_intact", "_equal", "_filed_paper", "_paper_row", "_short",
 ]
+
+
+CHECKED_SUFFIX = ".checked"  # beside the database: the file as the last writer that checked it left it
+
+
+def _file_state(path: Path) -> str:
+    """What changes when anything writes the database or its write-ahead log: each file's
+    device, inode, size and modification time ("-" for a missing one)."""
+    parts = []
+    for name in (path, Path(f"{path}-wal")):
+        try:
+            st = name.stat()
+            parts.append(f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append("-")
+    return " ".join(parts)
+
+
+def _left_as_checked(path: Path) -> bool:
+    """Whether the database is as the last writer that checked it (``PRAGMA quick_check``,
+    before its first write) left it: nothing wrote it since, so checking every page again (a
+    second per gigabyte, most of a run at 300,000 papers) would find what that check found.
+    Anything else that wrote it (the web's ratings, another program, a copy, a damage that
+    changed the file) makes the next writer check again."""
+    try:
+        return Path(f"{path}{CHECKED_SUFFIX}").read_text() == _file_state(path)
+    except OSError:
+        return False
 
 
 class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrStore, ZoteroStore, SessionStore,
@@ -95,7 +124,7 @@ class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrSto
                 conn = sqlite3.connect(str(path), timeout=busy_timeout(), isolation_level=None)
                 db = sqlite_utils.Database(conn)
                 try:
-                    if existed:  # refuse a damaged file before writing to it
+                    if existed and not _left_as_checked(path):  # refuse a damaged file before writing to it
                         _check_intact(conn)
                     db.execute("PRAGMA journal_mode=WAL")
                     db.execute("PRAGMA synchronous=NORMAL")
@@ -109,11 +138,38 @@ class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrSto
             raise database_error(path, e, opening=True) from e
         except OSError as e:
             raise StoreError(f"{path}: cannot create the database ({e.strerror})") from e
-        return cls(db, path)
+        store = cls(db, path)
+        store._checked = path is not None and not readonly  # checked (or made) here: close() says so
+        return store
+
+    @classmethod
+    def open_current(cls, path: str | Path) -> "Store":
+        """The database at ``path`` for reading: through a read-only connection when its schema
+        is current (nothing checked, migrated or written: the check of every page before a
+        write, a second per gigabyte, is the writers'; a reader changes nothing), else as
+        :meth:`open` opens it, migrating it first. ``watcher status`` reads through here."""
+        store = cls.open(path, readonly=True)
+        try:
+            pending = migrations.pending(store.db)
+        except sqlite3.Error as e:
+            store.close()
+            raise database_error(store.path, e, opening=True) from e
+        if not pending:
+            return store
+        store.close()
+        return cls.open(path)
+
+    _checked = False
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection; a writer that :meth:`open` checked notes the file as it left
+        it (:func:`_left_as_checked`)."""
         self.db.close()
+        if self._checked:
+            try:
+                Path(f"{self.path}{CHECKED_SUFFIX}").write_text(_file_state(self.path))
+            except OSError:  # only a saving: the next writer checks every page again
+                pass
 
     def __enter__(self) -> "Store":
         return self

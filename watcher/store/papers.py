@@ -293,8 +293,9 @@ class PaperStore:
         return row_to_paper(rows[0]) if rows else None
 
     def count_papers(self) -> int:
-        """How many papers are stored."""
-        return self.db["papers"].count
+        """How many papers are stored: the sum of ``paper_counts`` (kept by triggers, m017), never
+        a count of every row."""
+        return self.db.execute("SELECT coalesce(sum(papers), 0) FROM paper_counts").fetchone()[0]
 
     def candidates(self, digest: str, channel: str, *, since_day: date | None,
                    stored_after: datetime | None) -> list[Paper]:
@@ -332,8 +333,10 @@ class PaperStore:
         """Papers delivered through (digest, channel) whose newer version, or whose journal
         version (SPEC §8), was stored after ``after`` and after the delivery — what rich formats
         list under "updated"."""
-        sql = """SELECT p.* FROM papers p JOIN deliveries d ON d.paper = p.key
-                 WHERE d.digest = ? AND d.channel = ?
+        # after a time: the papers revised since (index papers_revised, m017) looked up in the
+        # ledger, CROSS JOIN keeping that order; every delivery of the channel grows all year
+        sql = f"""SELECT p.* FROM papers p {'CROSS JOIN' if after is not None else 'JOIN'} deliveries d
+                 ON d.paper = p.key WHERE d.digest = ? AND d.channel = ?
                  AND (p.version > COALESCE(d.version, 0) OR p.journal_at > d.delivered_at)
                  AND p.revised_at IS NOT NULL"""
         args: list = [digest, channel]
@@ -384,3 +387,38 @@ class PaperStore:
                 return
             last = rows[-1]["rowid"]
             yield [row_to_paper(r) for r in rows]  # it reads the Paper fields by name: rowid stays out
+
+    def window_papers(self, start: date, end: date, chunk: int,
+                      narrow: str | None = None) -> Iterator[list[tuple[Paper, dict, date, int]]]:
+        """The papers filed from ``start`` to ``end``, ``chunk`` at a time in the order they
+        were stored, each as ``(paper, its stored search words, its filing day, its rowid)`` (the words
+        are :func:`~watcher.matching.index.prepare`'s ``stored``: no normalising again).
+        ``narrow``: an FTS5 expression (:func:`watcher.search.fts_expression`); only the papers
+        it matches are read, found through the full-text index within the window's rows (the
+        rowids of its first and last stored papers, from the index of days), so what is read
+        grows with the matches of the window, never with every paper stored."""
+        days = [start.isoformat(), end.isoformat()]
+        low, high = self.db.execute("SELECT min(rowid), max(rowid) FROM papers WHERE day >= ? AND day <= ?",
+                                    days).fetchone()
+        if low is None:
+            return
+        if narrow is None:
+            sql = ("SELECT rowid, * FROM papers WHERE rowid > ? AND rowid <= ? AND day >= ? AND day <= ? "
+                   "ORDER BY rowid LIMIT ?")
+            args = days
+        else:
+            sql = ("SELECT p.rowid, p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid "
+                   "WHERE papers_fts MATCH ? AND papers_fts.rowid > ? AND papers_fts.rowid <= ? "
+                   "AND p.day >= ? AND p.day <= ? ORDER BY papers_fts.rowid LIMIT ?")
+            args = days
+        last = low - 1
+        while True:
+            head = [narrow] if narrow is not None else []
+            rows = list(self.db.query(sql, [*head, last, high, *args, chunk]))
+            if not rows:
+                return
+            last = rows[-1]["rowid"]
+            yield [(row_to_paper(r), {"search_title": r["search_title"], "search_abstract": r["search_abstract"]},
+                    date.fromisoformat(r["day"]), r["rowid"]) for r in rows]
+            if len(rows) < chunk:
+                return

@@ -42,9 +42,9 @@ class RunStore:
                                        "last_error_at": iso(now), "failures": failures}, pk="name")
 
     def sources(self) -> list[dict]:
-        """All rows of the sources table, with the number of papers each source stored first."""
-        counts = {r["source"]: r["n"] for r in self.db.query(
-            "SELECT source, count(*) AS n FROM papers GROUP BY source")}
+        """All rows of the sources table, with the number of papers each source stored first
+        (``paper_counts``, kept by triggers: m017)."""
+        counts = dict(self.db.execute("SELECT source, papers FROM paper_counts").fetchall())
         return [dict(r, papers=counts.get(r["name"], 0)) for r in self.db["sources"].rows]
 
     def channel_state(self, digest: str, channel: str) -> dict:

@@ -23,6 +23,7 @@ from ..matching.index import prepare
 from ..matching.compile import RATED_DAYS, compile_profile, what_ratings_changed
 from ..matching.learn import disliked_reason, liked_reason
 from ..matching.match import rank_key
+from ..search import fts_expression
 from ..ratings import ratings as profile_ratings
 from .chart import bar_chart
 from ..store import Store
@@ -45,6 +46,8 @@ def toml_string(text: str) -> str:
 
 
 CHUNK = 2000  # papers read and scored at once: memory stays bounded whatever a window holds
+STEP = 500  # the same for the chart's and the preview's days, each kept as soon as read: a page
+# the deadline stops keeps what it finished (a step costs ~0.1 s of CPU at 300,000 papers)
 
 
 def _days(store, start: date, end: date) -> dict[date, tuple]:
@@ -53,15 +56,41 @@ def _days(store, start: date, end: date) -> dict[date, tuple]:
     return store.day_signatures(start, end)
 
 
-def _chunks(store, day: date):
-    """The papers filed on ``day``, CHUNK at a time."""
-    return store.day_papers(day, CHUNK)
-
-
 def _window_chunks(store, start: date, end: date):
-    """The papers filed from ``start`` to ``end``, day by day, CHUNK at a time."""
-    for day in sorted(_days(store, start, end)):
-        yield from _chunks(store, day)
+    """The papers filed from ``start`` to ``end``, CHUNK at a time (what ratings changed reads)."""
+    for chunk in store.window_papers(start, end, CHUNK):
+        yield [paper for paper, _, _, _ in chunk]
+
+
+def narrowing(matcher) -> str | None:
+    """An FTS5 expression matching at least every paper ``matcher`` can select: its query's
+    (:func:`watcher.search.fts_expression`, as a search narrows), when nothing else can bring
+    a paper in. None (every paper of a window is scored) for a matcher without a query, with
+    authors it follows, or with examples or liked papers (similarity reaches any paper)."""
+    if matcher.query is None or matcher.authors or matcher.sees_every_paper():
+        return None
+    return fts_expression(matcher.query.root)
+
+
+def _by_day(store, matcher, todo: dict[date, tuple]):
+    """``(day, its matches)`` for each filing day of ``todo`` (day -> its signature,
+    :func:`_days`), each as soon as the papers read have passed the day's last row: one read
+    of the days' window, STEP papers scored at a time, only the candidates its query's terms
+    find in the full-text index (:func:`narrowing`), else every paper of those days; the
+    matcher decides, as for a digest. A caller keeping each day as it comes keeps what it
+    finished when the page's deadline stops the read."""
+    if not todo:
+        return
+    pending: dict[date, list] = {day: [] for day in todo}
+    for chunk in store.window_papers(min(todo), max(todo), STEP, narrowing(matcher)):
+        batch = prepare([p for p, _, _, _ in chunk], [words for _, words, _, _ in chunk])
+        for i, match in matcher.score_batch(batch).items():
+            if chunk[i][2] in pending:
+                pending[chunk[i][2]].append(match)
+        read = chunk[-1][3]
+        for day in [d for d in pending if todo[d][1] <= read]:  # signature[1]: the day's last rowid
+            yield day, pending.pop(day)
+    yield from pending.items()
 
 
 def _made_of(st, name: str, matcher) -> object:
@@ -76,11 +105,12 @@ def _made_of(st, name: str, matcher) -> object:
 
 def _selected_per_day(st, store, name: str, start: date, end: date) -> dict[date, set[str]]:
     """The papers of each filing day the profile selects now (its matcher as compiled now:
-    today's query, examples and ratings). Counted day by day, CHUNK papers at a time, and kept
-    per day until what makes the matcher (:func:`_made_of`) or that day's papers change:
-    after a run, only the days it filed papers under are counted again. One computation at a time per profile (a second request
-    waits for the first and reads what it kept); a computation cut by the page's deadline
-    keeps the days it finished, so the next request goes on from there."""
+    today's query, examples and ratings). Counted over the days not kept yet, CHUNK papers at
+    a time, and only among the candidates of its query (:func:`_by_day`), and kept per day
+    until what makes the matcher (:func:`_made_of`) or that day's papers change: after a run,
+    only the days it filed papers under are counted again. One computation at a time per
+    profile (a second request waits for the first and reads what it kept); a computation cut
+    by the page's deadline keeps the days it finished, so the next request goes on from there."""
     with st.flight(("selected", name)):
         matcher = st.matcher(name, store)  # in the flight: one compilation, the kept days' own
         made_of = _made_of(st, name, matcher)
@@ -88,28 +118,42 @@ def _selected_per_day(st, store, name: str, start: date, end: date) -> dict[date
         days = _days(store, start, end)
         for day in [d for d in kept if d not in days]:
             del kept[day]
-        for day, signature in days.items():
-            if day in kept and kept[day][0] == made_of and kept[day][1] == signature:
-                continue
-            keys = set()
-            for papers in _chunks(store, day):
-                keys.update(papers[i].key for i in matcher.score_batch(prepare(papers)))
-            kept[day] = (made_of, signature, keys)
+        todo = {day: signature for day, signature in days.items()
+                if not (day in kept and kept[day][0] == made_of and kept[day][1] == signature)}
+        for day, matches in _by_day(store, matcher, todo):  # each day kept as it comes
+            kept[day] = (made_of, todo[day], {m.paper.key for m in matches})
         return {day: kept[day][2] for day in days}
 
 
-def _preview(store, draft, selected: dict[date, set[str]], start: date, end: date) -> dict:
-    """What ``draft`` (a compiled matcher) selects of the papers filed from ``start`` to ``end``
-    and how many the profile as it is selects there (``selected``: its papers per filing day,
-    :func:`_selected_per_day`, whose window holds this one), read CHUNK papers at a time: the
-    best PREVIEW_SHOWN matches are kept, never every paper of the window."""
-    found, count, stored = [], 0, 0
-    for papers in _window_chunks(store, start, end):
-        matches = list(draft.score_batch(prepare(papers)).values())
-        count, stored = count + len(matches), stored + len(papers)
-        found = sorted(found + matches, key=rank_key)[:PREVIEW_SHOWN]
+def _preview(st, store, name: str, draft, selected: dict[date, set[str]], start: date, end: date) -> dict:
+    """What ``draft`` (the profile compiled with a draft query) selects of the papers filed from
+    ``start`` to ``end`` and how many the profile as it is selects there (``selected``: its
+    papers per filing day, :func:`_selected_per_day`, whose window holds this one), read CHUNK
+    papers at a time among the draft's candidates (:func:`_by_day`): the best PREVIEW_SHOWN
+    matches are kept, never every paper of the window. Kept per day (a reload, the JSON twin,
+    the next request after one the deadline cut) until what makes the profile's matcher
+    (:func:`_made_of`) or that day's papers change."""
+    days = _days(store, start, end)
+    made_of = _made_of(st, name, st.matcher(name, store))
+
+    def key(day):
+        return "preview", name, draft.profile.query, day
+
+    todo, per_day = {}, {}
+    for day, signature in days.items():
+        kept = st.previews.get(key(day))
+        if kept is not None and kept[0] == made_of and kept[1] == signature:
+            per_day[day] = kept
+        else:
+            todo[day] = signature
+    for day, matches in _by_day(store, draft, todo):  # each day kept as it comes (as the chart's)
+        per_day[day] = st.previews.put(key(day), (made_of, todo[day], sorted(matches, key=rank_key)[:PREVIEW_SHOWN],
+                                                  len(matches)))
+    found = sorted((m for kept in per_day.values() for m in kept[2]), key=rank_key)[:PREVIEW_SHOWN]
+    count = sum(kept[3] for kept in per_day.values())
     current = sum(len(keys) for day, keys in selected.items() if start <= day <= end)
-    return {"start": start, "end": end, "matches": found, "count": count, "current": current, "stored": stored}
+    return {"start": start, "end": end, "matches": found, "count": count, "current": current,
+            "stored": sum(sig[0] for sig in days.values())}
 
 
 def _rating_changes(st, store, name: str) -> tuple | None:
@@ -197,7 +241,7 @@ def profile(request: Request):
             else:
                 error = "; ".join(query_category_problems(draft)) or None  # what `watcher check` would say
             if error is None:
-                preview = _preview(store, matcher, selected, *store.recent_days(days))
+                preview = _preview(st, store, name, matcher, selected, *store.recent_days(days))
                 preview["toml"] = f"[profile.{name}]\nquery = {toml_string(draft.strip())}"
                 shown = tldrs(store, [m.paper for m in preview["matches"]])
         marked = marks(request, store, list(rated_papers.values())

@@ -93,6 +93,7 @@ class WebState:
     # caches, one per purpose, each bounded and locked (pages run in several worker threads)
     inbox_pages: "Bounded" = field(default_factory=lambda: Bounded(16))  # rendered inbox pages
     charts: "Bounded" = field(default_factory=lambda: Bounded(64))  # a profile's matches per day
+    previews: "Bounded" = field(default_factory=lambda: Bounded(128))  # a draft's best matches of a day
     flights: dict = field(default_factory=dict)  # key -> threading.Lock (see flight)
     flights_lock: threading.Lock = field(default_factory=threading.Lock)
     background: dict = field(default_factory=dict)  # key -> the thread working it out (see beside)
