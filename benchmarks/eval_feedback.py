@@ -25,8 +25,12 @@ Targets, per topic (issue 34): query+ratings has F1 not lower than the baseline,
 positives and recall at most 2 points lower, and on a judged topic whose query's precision is
 below 0.9 at least 15% fewer false positives; cold+ratings reaches COLD_SHARE x the topic's
 bound (BOUNDS, from bound_learner.py) over the last 10 days. ``--other`` adds the held-out other
-topics (OTHER_TOPICS), and a per-topic table, worst first, ends the output. Exit status 1 when
-a target is missed. ``--set`` overrides a constant of
+topics (OTHER_TOPICS), ``--held-out`` the topics judged for the removals' bound and never used
+to choose anything (HELD_OUT), and a per-topic table, worst first, ends the output. Each rated
+run with a query also compares, profile-day by profile-day, the bound the self-check states on
+what its removals lose with what they actually remove of the relevant papers ahead
+(:class:`BoundCheck`; target: it holds on BOUND_TARGET of the profile-days, over all topics).
+Exit status 1 when a target is missed. ``--set`` overrides a constant of
 :mod:`watcher.matching.learn` (``choose_learner.py`` uses it to choose them); ``--judgements`` and
 ``--query`` run any other topic.
 """
