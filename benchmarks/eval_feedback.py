@@ -25,8 +25,12 @@ Targets, per topic (issue 34): query+ratings has F1 not lower than the baseline,
 positives and recall at most 2 points lower, and on a judged topic whose query's precision is
 below 0.9 at least 15% fewer false positives; cold+ratings reaches COLD_SHARE x the topic's
 bound (BOUNDS, from bound_learner.py) over the last 10 days. ``--other`` adds the held-out other
-topics (OTHER_TOPICS), and a per-topic table, worst first, ends the output. Exit status 1 when
-a target is missed. ``--set`` overrides a constant of
+topics (OTHER_TOPICS), ``--held-out`` the topics judged for the removals' bound and never used
+to choose anything (HELD_OUT), and a per-topic table, worst first, ends the output. Each rated
+run with a query also compares, profile-day by profile-day, the bound the self-check states on
+what its removals lose with what they actually remove of the relevant papers ahead
+(:class:`BoundCheck`; target: it holds on BOUND_TARGET of the profile-days, over all topics).
+Exit status 1 when a target is missed. ``--set`` overrides a constant of
 :mod:`watcher.matching.learn` (``choose_learner.py`` uses it to choose them); ``--judgements`` and
 ``--query`` run any other topic.
 """
@@ -86,6 +90,16 @@ OTHER_TOPICS = {
     "rag-medium": ("rag", TOPICS["rag"] + " OR retrieval"),
     "visual-generation-medium": ("visual-generation", TOPICS["visual-generation"] + " OR generative"),
 }
+# Held out from the bound on what removals lose (docs/ratings-check.md): three topics unlike the
+# others, judged before the learner ever ran on them (data/relevance.README.md, "Held-out
+# topics"), each with the query written with its judgements. Never used to choose anything.
+HELD_OUT = {
+    "speech": ("speech", 'speech OR spoken OR ASR OR "text-to-speech" OR TTS OR voice OR audio'),
+    "graph-learning": ("graph-learning", '"graph neural" OR GNN OR GNNs OR GCN OR "graph convolutional" '
+                                         'OR "graph transformer" OR hypergraph OR "graph learning"'),
+    "theorem-proving": ("theorem-proving", '"theorem proving" OR prover OR Lean OR autoformalization '
+                                           'OR "formal proof" OR "formal verification"'),
+}
 # The cold-start bound of each judged topic: benchmarks/bound_learner.py's best F1 of a word
 # classifier trained on every paper of the first 20 days (README, "How far words can go").
 BOUNDS = {"rag": 0.848, "robot-learning": 0.678, "visual-generation": 0.872}
@@ -94,9 +108,11 @@ COLD_SHARE = 0.9  # the cold start must reach this share of the bound
 
 @dataclass
 class Tally:
-    """Per day: papers shown, relevant among them, relevant in the day."""
+    """Per day: papers shown, relevant among them, relevant in the day; ``bounds``, of a rated
+    run with a query (:class:`BoundCheck`): per day, what the self-check said removals lose."""
 
     days: list[tuple[int, int, int]] = field(default_factory=list)
+    bounds: list["DayBound"] = field(default_factory=list)
 
     def scores(self, last: int | None = None) -> dict:
         days = self.days[-last:] if last else self.days
@@ -135,13 +151,79 @@ def day_papers() -> list[tuple[date, list]]:
     return out
 
 
+@dataclass
+class DayBound:
+    """One profile-day of a rated run: the bound the self-check stated on what its removals
+    lose (None: it removed nothing by its model; ``model``: False while the guarded rule of the
+    first ratings decides), and what the matcher of that day actually removes of the relevant
+    papers the query selects on that day and every later one (``lost`` of ``relevant``, by the
+    judgements)."""
+
+    day: int
+    bound: float | None
+    model: bool
+    lost: int
+    relevant: int
+    shown_lost: int = 0  # of the day's own relevant papers the query selects, how many the digest left out
+    shown_of: int = 0  # ... of how many (each paper once: those rated before are left out)
+
+    @property
+    def held(self) -> bool:
+        """The bound held: the share actually lost is at most the bound stated (no removals
+        stated: none lost)."""
+        return self.lost <= (self.bound or 0.0) * self.relevant + 1e-9
+
+
+class BoundCheck:
+    """Compares, day by day, the self-check's stated bound with the recall actually lost: the
+    matcher the day's digest compiled (caught as the pipeline compiles it) scores the relevant
+    papers that the profile's query alone selects on that day and every later one (what the
+    day's removals would apply to, were it kept), and counts those it no longer selects."""
+
+    def __init__(self, config, days, judged: dict[str, int]):
+        from watcher.matching.match import ProfileMatcher, prepare
+
+        plain = ProfileMatcher(config.profiles["topic"])
+        self.ahead: list[list] = []  # per day: the relevant papers the query alone selects
+        for _, papers in days:
+            relevant = [p for p in papers if judged.get(p.key)]
+            batch = prepare(relevant)
+            self.ahead.append([batch.docs[i].paper for i in plain.score_batch(batch)])
+        self.matcher = None
+
+    def compiled(self, compile_profiles):
+        """``compile_profiles`` that keeps what it compiled (the pipeline's, wrapped)."""
+        def wrapped(*args, **kwargs):
+            out = compile_profiles(*args, **kwargs)
+            self.matcher = out[0]
+            return out
+        return wrapped
+
+    def day(self, k: int, rated: set[str]) -> DayBound:
+        from watcher.matching.match import prepare
+
+        papers = [p for ps in self.ahead[k:] for p in ps if p.key not in rated]
+        papers = list({p.key: p for p in papers}.values())
+        kept = self.matcher.score_batch(prepare(papers)) if papers else {}
+        feedback = self.matcher.feedback
+        est = feedback.estimates.get("removed") if feedback else None
+        model = bool(feedback and feedback.model is not None)
+        bound = est.bound if est is not None and est.setting is not None else None
+        return DayBound(k, bound, model, len(papers) - len(kept), len(papers))
+
+
 def simulate(days, judged: dict[str, int], query: str | None, rate: bool, liked: list[str],
-             tmp: Path, *, profile: dict | None = None, prepare=None) -> Tally:
+             tmp: Path, *, profile: dict | None = None, prepare=None, bounds: bool = False) -> Tally:
     """One reader over all days; returns the daily tally. ``profile``: more keys of the profile;
-    ``prepare(config, store)``: called once the database is open, before day 1."""
+    ``prepare(config, store)``: called once the database is open, before day 1; ``bounds``:
+    compare the self-check's bound with the recall actually lost each day (:class:`BoundCheck`)."""
+    import watcher.pipeline as pipeline
+
     config = config_for(query, tmp, profile)
     dcfg = config.digests["daily"]
     tally = Tally()
+    check = BoundCheck(config, days, judged) if bounds else None
+    original = pipeline.compile_profiles
     (tmp / "eval.db").unlink(missing_ok=True)
     with Store.open(tmp / "eval.db") as store:
         if prepare:
@@ -152,22 +234,76 @@ def simulate(days, judged: dict[str, int], query: str | None, rate: bool, liked:
             store.upsert([p for _, ps in days for p in ps if p.key in wanted], first, backfill=True)
             for key in liked:
                 apply_rating(store, "up", "topic", key, "benchmark", profiles=config.profiles, now=first)
-        for day, papers in days:
+        rated: set[str] = set(liked)
+        for k, (day, papers) in enumerate(days):
             now = datetime.combine(day, datetime.min.time(), timezone.utc) + timedelta(hours=21)
             counts = store.upsert(papers, now)
             new = set(counts.new)
-            reports = deliver_digest(config, store, dcfg, Cycle(now=now), Deliver(stdout=io.StringIO()))
+            if check:
+                pipeline.compile_profiles = check.compiled(original)
+            try:
+                reports = deliver_digest(config, store, dcfg, Cycle(now=now), Deliver(stdout=io.StringIO()))
+            finally:
+                pipeline.compile_profiles = original
             assert not any(r.error for r in reports), reports
             shown = [r["paper"] for r in store.db.query(
                 "SELECT paper FROM deliveries WHERE digest = 'daily' AND delivered_at = ?", [iso(now)])]
             relevant = sum(1 for k in new if judged.get(k))
             hits = sum(1 for k in shown if judged.get(k))
             tally.days.append((len(shown), hits, relevant))
+            if check:
+                today = check.day(k, rated)
+                mine = {p.key for p in check.ahead[k] if p.key in new and p.key not in rated}
+                today.shown_of, today.shown_lost = len(mine), len(mine - set(shown))
+                tally.bounds.append(today)
             if rate:
+                rated.update(shown)
                 for key in shown:
                     apply_rating(store, "up" if judged.get(key) else "down", "topic", key,
                                  "benchmark", profiles=config.profiles, now=now)
     return tally
+
+
+BOUND_TARGET = 0.95  # the share of profile-days on which the stated bound must hold
+
+
+def run_loss_line(runs: list[list[DayBound]]) -> str:
+    """The bound stated each profile-day against the recall the digests actually lost over the
+    whole run (of the relevant papers the query selects, what the digests left out, all days),
+    and over the days from that one on: on how many profile-days with removals it held."""
+    whole = ahead = total = 0
+    for days in runs:
+        lost, of = sum(d.shown_lost for d in days), sum(d.shown_of for d in days)
+        for k, d in enumerate(days):
+            if d.bound is None:
+                continue
+            total += 1
+            whole += lost <= d.bound * of + 1e-9
+            rest_lost, rest_of = sum(e.shown_lost for e in days[k:]), sum(e.shown_of for e in days[k:])
+            ahead += rest_lost <= d.bound * rest_of + 1e-9
+    if not total:
+        return "no profile-day with removals"
+    return (f"bound against the recall the digests lost: over the whole run, held on {whole} of {total} "
+            f"profile-days with removals ({whole / total:.0%}); over that day and the days after, {ahead} of "
+            f"{total} ({ahead / total:.0%})")
+
+
+def bound_line(days: list[DayBound]) -> str:
+    """How often the self-check's stated bound on what removals lose held (:class:`DayBound`):
+    on the profile-days with removals, and on every profile-day the model decided."""
+    removing = [d for d in days if d.bound is not None and d.relevant]
+    decided = [d for d in days if d.model and d.relevant]
+    held = sum(d.held for d in removing)
+    worst = max(removing, key=lambda d: d.lost / d.relevant - d.bound, default=None)
+    guarded = [d for d in days if not d.model and d.relevant]
+    share = sum(d.held for d in decided) / len(decided) if decided else 1.0
+    return (f"bound on what removals lose: held on {held} of {len(removing)} profile-days with removals"
+            + (f" ({held / len(removing):.0%}; worst: day {worst.day + 1}, {worst.lost} of {worst.relevant} "
+               f"relevant papers ahead lost, bound {worst.bound:.1%})" if removing else "")
+            + f"; on {share:.0%} of the {len(decided)} profile-days the model decided (target >= "
+              f"{BOUND_TARGET:.0%}: {'met' if share >= BOUND_TARGET else 'MISSED'}); under the guarded rule "
+              f"of the first ratings, {len(guarded)} days, up to {max((d.lost for d in guarded), default=0)} "
+              f"relevant papers ahead lost")
 
 
 def line(name: str, s: dict) -> str:
@@ -212,7 +348,7 @@ def run_topic(name: str, judged: dict, query: str, days, cold: int, only: list[s
     with tempfile.TemporaryDirectory() as tmp:
         for run in only:
             q, rate, likes = runs[run]
-            results[run] = simulate(days, judged, q, rate, likes, Path(tmp))
+            results[run] = simulate(days, judged, q, rate, likes, Path(tmp), bounds=rate and q is not None)
     return results
 
 
@@ -266,6 +402,9 @@ def main() -> int:
     ap.add_argument("--other", nargs="?", const=",".join(OTHER_TOPICS), default="",
                     help=f"also the held-out other topics (comma-separated, default all: {', '.join(OTHER_TOPICS)}); "
                          "with --topics '' only them")
+    ap.add_argument("--held-out", nargs="?", const=",".join(HELD_OUT), default="",
+                    help=f"also the topics held out from the removals' bound (comma-separated, default all: "
+                         f"{', '.join(HELD_OUT)})")
     ap.add_argument("--judgements", help="another topic: its judgements (JSON Lines) ...")
     ap.add_argument("--query", help="... and its query")
     ap.add_argument("--cold", type=int, default=30, help="liked papers of the cold start")
@@ -274,6 +413,8 @@ def main() -> int:
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                     help="override a constant of watcher.matching.learn (to choose them)")
     ap.add_argument("--json", action="store_true", help="also print each topic's figures as JSON")
+    ap.add_argument("--dump", help="append each rated run's profile-days (stated bound, losses) to this "
+                                   "file, a JSON line per topic")
     args = ap.parse_args()
 
     set_constants(args.set)
@@ -291,10 +432,16 @@ def main() -> int:
         if any(n not in OTHER_TOPICS for n in other):
             ap.error(f"unknown other topic (one of {', '.join(OTHER_TOPICS)})")
         topics.update({n: (HERE / "data" / f"{OTHER_TOPICS[n][0]}.jsonl", OTHER_TOPICS[n][1]) for n in other})
+        held = [n for n in args.held_out.split(",") if n]
+        if any(n not in HELD_OUT for n in held):
+            ap.error(f"unknown held-out topic (one of {', '.join(HELD_OUT)})")
+        topics.update({n: (HERE / "data" / f"{HELD_OUT[n][0]}.jsonl", HELD_OUT[n][1]) for n in held})
     days = day_papers()[: args.days] if args.days else day_papers()
     only = args.only.split(",")
     ok = True
     rows = []
+    every: list[DayBound] = []  # the profile-days of every topic's rated run
+    runs: list[list[DayBound]] = []  # ... per topic
     started = time.perf_counter()
     for name, (path, query) in topics.items():
         judged = read_judgements(path)
@@ -305,7 +452,16 @@ def main() -> int:
             for run, tally in results.items():
                 print(line(run, tally.scores(last)))
         figures = judge(results, BOUNDS.get(name), cut_needed=name in TOPICS)
-        rows.append((name, results, figures))
+        rows.append((name + (" (held out)" if name in HELD_OUT else ""), results, figures))
+        if "query+ratings" in results and results["query+ratings"].bounds:
+            days_bound = results["query+ratings"].bounds
+            every += days_bound
+            runs.append(days_bound)
+            print(bound_line(days_bound))
+            print(run_loss_line([days_bound]))
+            if args.dump:
+                with open(args.dump, "a") as out:
+                    out.write(json.dumps({"topic": name, "days": [vars(d) for d in days_bound]}) + "\n")
         if args.json:
             print("json " + json.dumps({"topic": name, **figures, **{
                 run: t.scores() for run, t in results.items()}, "cold_last": results[
@@ -326,6 +482,9 @@ def main() -> int:
                   f"{figures['cold_target']:.3f}): {'met' if figures['cold_met'] else 'MISSED'}")
     if not args.days:
         print(table(rows))
+    if every:
+        print("all topics: " + bound_line(every))
+        print("all topics: " + run_loss_line(runs))
     print(f"({time.perf_counter() - started:.0f} s)")
     return 0 if ok else 1
 

@@ -125,6 +125,7 @@ class Profile:
     base_dir: Path = Path(".")
     zotero: object = None  # watcher.zotero.Library: examples read from a Zotero library (SPEC §10)
     save_to_zotero: str | None = None  # a collection of that library that Save also adds to
+    max_recall_loss: float = 0.02  # what removals by its ratings may cost of what it selects and the reader likes (docs/ratings.md)
 
 
 @dataclass(frozen=True)
@@ -272,6 +273,7 @@ _PROFILE_KEYS = {
     "max_papers": (int, 30),
     "zotero": (dict, None),
     "save_to_zotero": (str, None),
+    "max_recall_loss": (str, "2%"),
 }
 _DIGEST_KEYS = {
     "profiles": (list, REQUIRED),
@@ -758,12 +760,25 @@ def _profile(r: _Reader, name: str, t: dict, base: Path) -> Profile:
 
     library = library_from(r, f"{where}.zotero", v["zotero"], _env_name) if v["zotero"] is not None else None
     check_save_to(r, where, v["save_to_zotero"], library)
+    max_loss = _share(r, f"{where}.max_recall_loss", v["max_recall_loss"])
     return Profile(
         name=name, title=v["title"] or name, query=v["query"], authors=v["authors"],
         categories=v["categories"], exclude=v["exclude"], examples=v["examples"],
         min_score=v["min_score"], max_papers=v["max_papers"], base_dir=base,
-        zotero=library, save_to_zotero=v["save_to_zotero"],
+        zotero=library, save_to_zotero=v["save_to_zotero"], max_recall_loss=max_loss,
     )
+
+
+def _share(r: _Reader, key: str, value: str) -> float:
+    """A percentage such as ``"2%"`` or ``"0.5%"`` as a share (0.02), from 0% to 100%."""
+    text = value.strip().removesuffix("%").strip()
+    try:
+        share = float(text) / 100 if value.strip().endswith("%") and text else None
+    except ValueError:
+        share = None
+    if share is None or not 0 <= share <= 1:
+        raise r.fail(key, f"{value!r} is not a percentage from 0% to 100% (write it like \"2%\" or \"0.5%\")")
+    return share
 
 
 def _check_example(r: _Reader, key: str, example: str, base: Path) -> None:

@@ -64,9 +64,13 @@ by the learner fitted on the pieces before it, as new papers would be (:meth:`Fe
   ratings, and at least ADD_MIN of them (:func:`decide_additions`); else nothing comes in by the
   likes. The reason says which liked paper it is like, and the estimate says on what evidence.
 * *removals*: the model removes a paper the profile selects itself only at the loosest recall
-  quantile of QUANTILES at which, on the held-out ratings, it loses at most LOSS_BUDGET of the
-  liked papers and removes a set less often liked than the whole (:func:`decide_removals`);
-  else it removes nothing the profile selects (a paper rated down itself is always out). A
+  quantile of QUANTILES at which the share of the held-out liked papers it would lose has its
+  upper bound (one-sided BOUND_CONFIDENCE Clopper-Pearson, :func:`loss_bound`) within the
+  profile's ``max_recall_loss`` (MAX_RECALL_LOSS by default), and it removes a set less often
+  liked than the whole (:func:`decide_removals`); else it removes nothing the profile selects (a
+  paper rated down itself is always out), and says how many more ratings the bound needs. The
+  point estimate of the loss was too hopeful on topics it was not measured on (2.8 and 2.9
+  points lost where it promised at most 1). A
   removed paper is never shown and so never rated: the held-out ratings alone would be only what
   the model let through, and would always say it removes nothing (while on new papers it lost up
   to 8 points of recall on a broad query). So the check sample (:func:`in_check_sample`, one
@@ -95,7 +99,7 @@ import math
 import statistics
 import zlib
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from .index import (CENTROID_WORDS, SIMILAR_ONE, Doc, Nearest, cosine, example_vector, paper_vector,
                     prepare, top_words, vector_sum)
@@ -119,8 +123,9 @@ WORDS_MAX = 2000  # without a query, the word classifier learns from this many r
 # The self-check (see "Checked on the profile's own ratings" above): no topic in these, only how
 # much evidence is enough and how much recall a removal may cost.
 TIME_FOLDS = 4  # the ratings, cut by time into TIME_FOLDS + 1 pieces: each later piece predicted from the earlier
-LOSS_BUDGET = 0.01  # removals may lose at most this share of the liked papers held out (half the 2-point target)
-QUANTILES = (0.02, 0.015, 0.01, 0.0075, 0.005, 0.0025, 0.0)  # the recall quantiles tried, loosest first (steps of a quarter of the 1% budget): the model predicts about that share of the liked lost, so none above the 2-point limit
+MAX_RECALL_LOSS = 0.02  # the default of a profile's max_recall_loss: what removals may cost of what the reader likes, at most
+BOUND_CONFIDENCE = 0.95  # removals are decided on the one-sided upper bound of their loss at this confidence (loss_bound)
+QUANTILES = (0.02, 0.015, 0.01, 0.0075, 0.005, 0.0025, 0.0)  # the recall quantiles tried, loosest first (steps of a quarter of the 1% budget they were set with): the model predicts about that share of the liked lost, so none above the 2-point limit
 ADD_MIN = 5  # rated papers beyond the profile's own selection an addition needs held out before it is believed
 CONFIDENCE_Z = 1.645  # one-sided 95%: the Wilson lower bound of the additions' precision
 CHECK_SAMPLE = 10  # one paper in this many is never removed by the model: the fair sample its removals are checked on
@@ -155,6 +160,7 @@ class Feedback:
         self.kept = set(kept)  # rated papers shown only as the check sample (CHECKED): the model had removed them
         self.add_floor: float | None = 1.0  # papers beyond the profile's own selection: x the threshold (None: none)
         self.remove = True  # the model may remove what the profile itself selects
+        self.max_loss = MAX_RECALL_LOSS  # the profile's max_recall_loss: removals' bound must be within it
         self.estimates: dict[str, Estimate] = {}  # "added" / "removed": what the self-check found
         self._examples = None
         self._negatives: list[tuple[str, dict]] = []
@@ -169,7 +175,8 @@ class Feedback:
         return bool(self.liked or self.disliked)
 
     def attach(self, examples, doc_freq, title_boost: float, reach: bool,
-               query_parts: Callable[[list[Paper]], list[list]] | None = None, check: "Check | None" = None):
+               query_parts: Callable[[list[Paper]], list[list]] | None = None, check: "Check | None" = None,
+               max_loss: float | None = None):
         """Prepare the counter-examples under the word weights of the matcher's ``doc_freq``
         (:class:`~watcher.matching.docfreq.DocFreq`), against the matcher's ``examples`` (the
         liked papers and the profile's own examples, already merged; None without any).
@@ -180,7 +187,11 @@ class Feedback:
         reason)``, none unmatched), None without a query; the model is fitted on them. Returns
         the examples to use. ``check``: how the profile is without its ratings, for the
         self-check (None: no check, every change allowed; a profile with no other way in is not
-        checked either: its likes are all it has)."""
+        checked either: its likes are all it has). ``max_loss``: the profile's ``max_recall_loss``
+        (default MAX_RECALL_LOSS), the most that removals may cost of what the reader likes at
+        the upper bound of :func:`decide_removals`."""
+        if max_loss is not None:
+            self.max_loss = max_loss
         weight = doc_freq.vector_weight
         self._weight, self._boost, self._reach = weight, title_boost, reach
         if examples and reach and self.liked and examples.sims:
@@ -259,8 +270,7 @@ class Feedback:
         # such paper stands for itself and the CHECK_SAMPLE - 1 like it that were never shown
         # (it counts CHECK_SAMPLE times), every other rated paper the profile selects for itself.
         # Each later piece is judged by the model fitted on the ratings before it.
-        removed = {q: [0, 0] for q in QUANTILES}  # quantile -> [liked, disliked] it would remove (weighted)
-        held = [0, 0]  # liked, disliked (weighted)
+        held: list[Held] = []  # each held-out rated paper the profile selects itself, as judged then
         for start, end in pieces[1:]:
             fold = Feedback([r[2] for r in rated[:start] if r[3]], [r[2] for r in rated[:start] if not r[3]])
             examples = before[start] if start in before else check.examples(fold.liked)
@@ -269,14 +279,11 @@ class Feedback:
                 continue
             for i in range(start, end):
                 if plain[i] and vectors[i]:
-                    y, count = rated[i][3], CHECK_SAMPLE if rated[i][1] in self.kept else 1
-                    held[1 - y] += count
                     p = fold.model.probability(vectors[i], parts[i])
-                    if fold.model.agrees(vectors[i]):
-                        for q in QUANTILES:
-                            if p < fold.model.cut_at(q):
-                                removed[q][1 - y] += count
-        self.estimates["removed"] = decide_removals(removed, *held)
+                    agrees = fold.model.agrees(vectors[i])
+                    held.append(Held(rated[i][3], CHECK_SAMPLE if rated[i][1] in self.kept else 1,
+                                     tuple(agrees and p < fold.model.cut_at(q) for q in QUANTILES)))
+        self.estimates["removed"] = decide_removals(held, self.max_loss)
         quantile = self.estimates["removed"].setting
         self.remove = quantile is not None
         if self.remove:
@@ -401,6 +408,17 @@ class Estimate:
     base_liked: int
     base_total: int
     rated: tuple[int, int] | None = None  # (liked, disliked) when too few to fit the model at all
+    # removals (decide_removals): the upper bound of their loss (of the cut decided, else of the
+    # one nearest to being allowed; None: no cut tried removes a disliked paper and raises
+    # precision), the profile's limit, the held-out rated papers it was measured on (and the
+    # liked among them), and, when none is allowed, how many more liked papers held out and
+    # about how many more ratings the bound needs (None: more would not do)
+    bound: float | None = None
+    limit: float = MAX_RECALL_LOSS
+    ratings: int = 0
+    liked_ratings: int = 0
+    more: int | None = None
+    more_ratings: int | None = None
 
     def text(self) -> str:
         """One sentence for ``watcher explain`` and the profile page."""
@@ -417,7 +435,6 @@ class Estimate:
                         f"the profile's own ({own})")
             return (f"the likes add papers at least {self.setting:.2f} x as similar to them as the threshold: of "
                     f"the rated papers held out by time that they would have added, {share} ({own})")
-        allowed = loss_allowed(self.base_liked)
         counted = f"each paper shown only to check counting {CHECK_SAMPLE}"
         if self.rated is not None:
             return (f"the dislikes remove nothing the profile selects itself by a model yet: it needs {MODEL_MIN} "
@@ -427,13 +444,31 @@ class Estimate:
             return ("the dislikes remove nothing the profile selects itself: no rated paper it selects could be "
                     f"held out by time (a day's ratings are never split, and the model needs {MODEL_MIN} liked and "
                     f"{MODEL_MIN} disliked papers before the ones it is checked on; too little evidence)")
-        if self.setting is None:
-            return ("the dislikes remove nothing the profile selects itself: on the rated papers held out by "
-                    f"time ({counted}), every cut tried would lose more than {allowed:.1f} of the "
-                    f"{self.base_liked} liked papers or not raise precision ({own})")
-        return (f"the dislikes remove papers below the model's {self.setting:g} quantile: on the rated papers "
-                f"held out by time ({counted}) they would have removed {self.total}, {self.liked} of them liked "
-                f"(at most {allowed:.1f} of the {self.base_liked} liked allowed; {own})")
+        limit = f"{percent(self.limit)} of what you like"
+        measured = (f"measured on your {self.ratings} held-out ratings ({self.liked_ratings} liked) of papers it "
+                    f"selects itself")
+        if self.setting is not None:
+            return (f"the dislikes remove papers below the model's {self.setting:g} quantile: removing these costs "
+                    f"at most {percent(self.bound)} of what you like, with {percent(BOUND_CONFIDENCE)} confidence, "
+                    f"{measured} (they would have removed {self.total}, {self.liked} of them liked, {counted}; "
+                    f"your limit: {limit})")
+        if self.bound is None:
+            return (f"the dislikes remove nothing the profile selects itself: on your {self.ratings} held-out "
+                    f"ratings no cut tried would remove a paper you rated down without losing as large a share of "
+                    f"what you like ({counted}; {own})")
+        if self.more is None:
+            return (f"the dislikes remove nothing the profile selects itself: the cut that loses least would lose "
+                    f"{percent(self.liked / self.base_liked)} of what you like on your held-out ratings, "
+                    f"over your limit of {limit}; more ratings would not change that ({measured}, {counted})")
+        return (f"the dislikes remove nothing the profile selects itself: removing would cost at most "
+                f"{percent(self.bound)} of what you like, with {percent(BOUND_CONFIDENCE)} confidence, {measured}, "
+                f"over your limit of {limit}; it needs about {self.more_ratings} more ratings ({self.more} more liked "
+                f"papers it selects itself) to show a cut within it ({counted})")
+
+
+def percent(share: float) -> str:
+    """A share as the sentences say it: ``1.8%``, ``95%``, ``0.5%``."""
+    return f"{100 * share:.1f}".removesuffix(".0") + "%"
 
 
 def time_pieces(times: Sequence[str], n: int) -> list[tuple[int, int]]:
@@ -493,24 +528,144 @@ def guarded_rule(query: bool) -> str:
             + (f" ({QUERY_VOTES} of them for a query match)" if query else ""))
 
 
-def loss_allowed(liked: int) -> float:
-    """How many of ``liked`` held-out liked papers (weighted) removals may lose: LOSS_BUDGET of them."""
-    return LOSS_BUDGET * liked
+class Held(NamedTuple):
+    """One rated paper held out by time that the profile selects itself, as the self-check saw
+    it: ``liked`` (1 or 0), ``weight`` (CHECK_SAMPLE for a paper shown only to check, else 1)
+    and, for each of QUANTILES, whether the model fitted on the ratings before it removes it."""
+
+    liked: int
+    weight: int
+    removed: tuple[bool, ...]
 
 
-def decide_removals(removed: dict[float, Sequence[int]], liked: int, disliked: int) -> Estimate:
+def decide_removals(held: Sequence[Held], limit: float = MAX_RECALL_LOSS) -> Estimate:
     """Whether, and at what recall quantile, the model removes papers the profile selects
-    itself. ``removed``: quantile -> ``(liked, disliked)`` held-out rated papers the model
-    fitted on the earlier ratings would have removed; ``liked``, ``disliked``: the held-out
-    rated papers it judged. The loosest of QUANTILES that loses at most LOSS_BUDGET of the
-    liked papers and removes a set less often liked than the whole (precision rises); else none."""
-    allowed = loss_allowed(liked)
-    for q in QUANTILES:
-        lost, cut = removed.get(q, (0, 0))
-        if cut and lost <= allowed and lost * (liked + disliked) < liked * (lost + cut):
-            return Estimate("removed", q, lost, lost + cut, liked, liked + disliked)
-    lost, cut = removed.get(QUANTILES[-1], (0, 0)) if removed else (0, 0)
-    return Estimate("removed", None, lost, lost + cut, liked, liked + disliked)
+    itself (``held``: the rated papers held out by time, :class:`Held`; ``limit``: the profile's
+    max_recall_loss). The loosest of QUANTILES whose loss — the share of the held-out liked
+    papers (weighted) it removes — has its upper bound (:func:`loss_bound` on the liked papers'
+    effective number, :func:`effective_size`) within ``limit``, and that removes a set less often
+    liked than the whole (precision rises); else none, and the estimate says how many more
+    ratings the bound would need (:func:`more_needed`).
+
+    Trying the quantiles loosest first and taking the first whose bound is within the limit
+    keeps the confidence: their removals are nested (a looser cut removes all a tighter one
+    does), so on the same liked papers the bound grows with the quantile, and a quantile whose
+    true loss is over the limit passes only if the tightest such quantile does, which happens at
+    most 1 - BOUND_CONFIDENCE of the time."""
+    liked_w = [h.weight for h in held if h.liked]
+    liked, disliked = sum(liked_w), sum(h.weight for h in held if not h.liked)
+    n = effective_size(liked_w)
+    counts = dict(ratings=len(held), liked_ratings=len(liked_w), limit=limit)
+    near = []  # (more liked papers needed or None, share lost, quantile index, bound) of each cut over the limit
+    for k, q in enumerate(QUANTILES):
+        lost = sum(h.weight for h in held if h.liked and h.removed[k])
+        cut = sum(h.weight for h in held if not h.liked and h.removed[k])
+        if not cut or lost * (liked + disliked) >= liked * (lost + cut):
+            continue  # removes nothing rated down, or does not raise precision
+        share = lost / liked
+        bound = loss_bound(share * n, n)
+        if bound <= limit:
+            return Estimate("removed", q, lost, lost + cut, liked, liked + disliked, bound=bound, **counts)
+        near.append((more_needed(liked_w, share, limit), share, k, bound))
+    # the cut nearest to being allowed: the one that needs the fewest more ratings, else loses least
+    more, _, k, bound = min(near, key=lambda c: (c[0] is None, c[0] or 0, c[1]), default=(None, 0, -1, None))
+    lost = sum(h.weight for h in held if h.liked and h.removed[k])
+    cut = sum(h.weight for h in held if not h.liked and h.removed[k])
+    return Estimate("removed", None, lost, lost + cut, liked, liked + disliked, bound=bound, more=more,
+                    more_ratings=ratings_for(more, held), **counts)
+
+
+def effective_size(weights: Sequence[int]) -> float:
+    """Kish's effective sample size of weighted observations, (sum w)^2 / sum w^2: the number
+    of unweighted ones that would estimate a share as precisely (a paper counting 10 is not 10
+    papers' evidence)."""
+    return sum(weights) ** 2 / sum(w * w for w in weights) if weights else 0.0
+
+
+def loss_bound(lost: float, n: float, confidence: float = BOUND_CONFIDENCE) -> float:
+    """The one-sided Clopper–Pearson upper bound of a share seen as ``lost`` of ``n``: the
+    ``confidence`` quantile of Beta(lost + 1, n - lost) (1 with nothing seen). Exact for whole
+    counts (never below its confidence, however small the share: what a promise needs); for the
+    weighted counts of the check, ``n`` is their effective number and ``lost`` the share of it
+    (Korn and Graubard's use of the interval for survey estimates)."""
+    if n <= 0 or lost >= n:
+        return 1.0
+    return beta_quantile(confidence, lost + 1.0, n - lost)
+
+
+def more_needed(weights: Sequence[int], share: float, limit: float) -> int | None:
+    """How many more liked papers held out by time (each counting once) the bound of a loss of
+    ``share`` needs to come within ``limit`` (None when it never will: ``share`` is not below it)."""
+    if share >= limit:
+        return None
+    total, squares = sum(weights), sum(w * w for w in weights)
+
+    def enough(m: int) -> bool:
+        n = (total + m) ** 2 / (squares + m)
+        return loss_bound(share * n, n) <= limit
+
+    high = 1
+    while not enough(high):
+        high *= 2
+        if high > 10 ** 9:
+            return None
+    low = 0
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if enough(mid) else (mid + 1, high)
+    return low
+
+
+def ratings_for(liked: int | None, held: Sequence[Held]) -> int | None:
+    """About how many more ratings bring ``liked`` more liked papers held out by time: of the
+    ratings held out so far, that share were liked papers the profile selects itself, and
+    TIME_FOLDS of TIME_FOLDS + 1 pieces are held out."""
+    rows = sum(1 for h in held if h.liked)
+    if liked is None or not rows:
+        return None
+    per_rating = rows / len(held) * TIME_FOLDS / (TIME_FOLDS + 1)
+    return math.ceil(liked / per_rating)
+
+
+def beta_quantile(p: float, a: float, b: float) -> float:
+    """The ``p`` quantile of the Beta(a, b) distribution (a, b > 0), by bisection on
+    :func:`beta_cdf` to 1e-12 (no SciPy: a few hundred evaluations, well under a millisecond)."""
+    low, high = 0.0, 1.0
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if beta_cdf(mid, a, b) < p else (low, mid)
+    return (low + high) / 2
+
+
+def beta_cdf(x: float, a: float, b: float) -> float:
+    """The regularised incomplete beta function I_x(a, b): Beta(a, b)'s distribution function,
+    by its continued fraction (modified Lentz), on the side where it converges fast."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _beta_fraction(x, a, b) / a
+    return 1.0 - front * _beta_fraction(1.0 - x, b, a) / b
+
+
+def _beta_fraction(x: float, a: float, b: float) -> float:
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    out = d
+    for m in range(1, 400):
+        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            out *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return out
 
 
 def rating_changes(papers: Sequence[Paper], plain, rated, likes=None) -> list[Change]:

@@ -105,7 +105,8 @@ class ProfileMatcher:
             self.examples = self.feedback.attach(
                 self.examples, self.doc_freq, TITLE_BOOST, reach=reach,
                 query_parts=self.query_parts if self.query else None,
-                check=None if reach else Check(self._plain.selects, partial(self._examples_with, example_papers)))
+                check=None if reach else Check(self._plain.selects, partial(self._examples_with, example_papers)),
+                max_loss=getattr(profile, "max_recall_loss", None))
 
     def _examples_with(self, example_papers: Sequence[Paper], liked: Sequence[Paper]):
         """The examples this matcher would have with only ``liked`` as liked papers."""
