@@ -206,6 +206,10 @@ def build_year(folder: Path, n: int, days: int, ratings: int, saves: int, urls: 
     cycle_times = []
     started = time.perf_counter()
     with Store.open(config.settings.database) as store:
+        # the example profile's papers are the reader's own, from before the year
+        known = {p.arxiv_id: p for p in base}
+        examples = [replace(known[e], announced=LAST_DAY - timedelta(days=days)) for e in config.profiles["examples"].examples]
+        store.upsert(examples, datetime.combine(LAST_DAY - timedelta(days=days), dtime(6), timezone.utc))
         for d, (day, papers) in enumerate(spread(base, n, LAST_DAY, days)):
             t = time.perf_counter()
             for k in range(0, len(papers), 5000):
