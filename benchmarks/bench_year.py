@@ -190,8 +190,11 @@ def vm_hwm_mb() -> float:
     return rss_peak_mb(os.getpid())[1]
 
 
-def build_year(folder: Path, n: int, days: int, ratings: int, saves: int, urls: dict) -> dict:
-    """A year of use in ``folder`` (see the module docstring); its figures."""
+def build_year(folder: Path, n: int, days: int, ratings: int, saves: int, urls: dict,
+               cycles: int | None = None) -> dict:
+    """A year of use in ``folder`` (see the module docstring); its figures. With ``cycles``
+    below ``days``, only the last ``cycles`` days run a cycle (and carry the ratings): the days
+    before are history, stored day by day as ``watcher fetch --since`` would, delivered never."""
     from watcher.config import load_config
     from watcher.pipeline import Cycle, Deliver, Fetch, run_once
     from watcher.ratings import apply_rating
@@ -200,6 +203,8 @@ def build_year(folder: Path, n: int, days: int, ratings: int, saves: int, urls: 
     base = read_corpus()
     config = load_config(write_config(folder, urls, base))
     names = list(config.profiles)
+    cycles = days if cycles is None else min(cycles, days)
+    quiet = days - cycles  # the history days: stored, no cycle
     ingest_s = cycle_s = rate_s = 0.0
     stored = rated = saved = 0
     delivered = 0
@@ -216,6 +221,11 @@ def build_year(folder: Path, n: int, days: int, ratings: int, saves: int, urls: 
                 store.upsert(papers[k:k + 5000], datetime.combine(day, dtime(6), timezone.utc))
             ingest_s += time.perf_counter() - t
             stored += len(papers)
+            if d < quiet:
+                if d % 10 == 0:
+                    print(f"# {day}: {stored} papers stored as history; {time.perf_counter() - started:.0f} s; "
+                          f"ingest {stored / ingest_s:.0f}/s", flush=True)
+                continue
             t = time.perf_counter()
             report = run_once(config, Cycle(now=datetime.combine(day, dtime(21, 30), timezone.utc), kind="run"),
                               Fetch(sources=["citations"]), Deliver(digests=["daily"]))
@@ -227,8 +237,8 @@ def build_year(folder: Path, n: int, days: int, ratings: int, saves: int, urls: 
             matches = next((c.issue.matches for c in report.channels if c.issue is not None), [])
             delivered += len(matches)
             t = time.perf_counter()
-            want_rated = ratings * (d + 1) // days - rated
-            want_saved = saves * (d + 1) // days - saved
+            want_rated = ratings * (d + 1 - quiet) // cycles - rated
+            want_saved = saves * (d + 1 - quiet) // cycles - saved
             now = datetime.combine(day, dtime(22), timezone.utc)
             for j, m in enumerate(matches[:want_rated]):
                 # a reader likes the best-scored half of what a profile sent, not the rest
@@ -239,14 +249,14 @@ def build_year(folder: Path, n: int, days: int, ratings: int, saves: int, urls: 
                 apply_rating(store, "save", None, m.paper.key, "web", profiles=names, now=now)
                 saved += 1
             rate_s += time.perf_counter() - t
-            if d % 30 == 0 or d == days - 1:
+            if d % 10 == 0 or d == days - 1:
                 print(f"# {day}: {stored} papers, {delivered} delivered, {rated} ratings, {saved} saved; "
                       f"{time.perf_counter() - started:.0f} s; ingest {stored / ingest_s:.0f}/s; "
                       f"last cycle {cycle_times[-1]:.2f} s; VmHWM {vm_hwm_mb():.0f} MB", flush=True)
         count = store.count_papers()
-    return {"papers": count, "days": days, "ratings": rated, "saved": saved, "delivered": delivered,
+    return {"papers": count, "days": days, "cycles": cycles, "ratings": rated, "saved": saved, "delivered": delivered,
             "build_s": time.perf_counter() - started, "ingest_per_s": stored / ingest_s,
-            "cycle_mean_s": cycle_s / days, "cycle_p95_s": pct(cycle_times, 95) / 1000,
+            "cycle_mean_s": cycle_s / cycles, "cycle_p95_s": pct(cycle_times, 95) / 1000,
             "rate_s": rate_s, "daemon_hwm_mb": vm_hwm_mb(),
             "db_bytes": db_bytes(Path(config.settings.database))}
 
@@ -255,12 +265,12 @@ def db_bytes(db: Path) -> int:
     return sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
 
 
-def built(cache: Path, n: int, days: int, ratings: int, saves: int, urls: dict) -> dict:
+def built(cache: Path, n: int, days: int, ratings: int, saves: int, urls: dict, cycles: int | None = None) -> dict:
     """The year in ``cache`` (built by a child process when not there yet); its figures."""
     marker = cache / "built.json"
     if marker.exists():
         figures = json.loads(marker.read_text())
-        if figures.get("papers_asked") == n and figures.get("days") == days:
+        if figures.get("papers_asked") == n and figures.get("days") == days and (cycles is None or figures.get("cycles") == cycles):
             print(f"# reusing the year of {n} papers in {cache} (built in {figures['build_s']:.0f} s)")
             return figures
     if cache.exists():
@@ -268,7 +278,7 @@ def built(cache: Path, n: int, days: int, ratings: int, saves: int, urls: dict) 
     cache.mkdir(parents=True)
     print(f"# building a year of {n} papers in {cache}", flush=True)
     r = subprocess.run([sys.executable, __file__, "--build-child", str(cache), "--papers", str(n),
-                        "--days", str(days), "--ratings", str(ratings), "--saves", str(saves),
+                        "--days", str(days), *(["--cycles", str(cycles)] if cycles else []), "--ratings", str(ratings), "--saves", str(saves),
                         "--urls", json.dumps(urls)], env=ENV, cwd=cache)
     if r.returncode or not marker.exists():
         raise RuntimeError(f"building {cache} failed (exit {r.returncode})")
@@ -419,7 +429,7 @@ def measure_cli(config: Path, folder: Path) -> dict:
 
 def measure(n: int, cache_root: Path, work: Path, urls: dict, args) -> dict:
     """Build (or reuse) the year of ``n`` papers and measure it on a copy; every figure by name."""
-    figures = built(cache_root / f"year-{n}", n, args.days, args.ratings, args.saves, urls)
+    figures = built(cache_root / f"year-{n}", n, args.days, args.ratings, args.saves, urls, args.cycles)
     folder = work / f"year-{n}"
     shutil.rmtree(folder, ignore_errors=True)
     shutil.copytree(cache_root / f"year-{n}", folder)
@@ -429,7 +439,7 @@ def measure(n: int, cache_root: Path, work: Path, urls: dict, args) -> dict:
               "db_bytes_per_paper": (figures["db_bytes"] / figures["papers"], "B"),
               "db_mb": (figures["db_bytes"] / 1e6, "MB"),
               "daemon_hwm_mb": (figures["daemon_hwm_mb"], "MB"), "papers": (figures["papers"], ""),
-              "ratings": (figures["ratings"], ""), "saved": (figures["saved"], "")}
+              "cycles": (figures.get("cycles", figures["days"]), ""), "ratings": (figures["ratings"], ""), "saved": (figures["saved"], "")}
     web = measure_pages(config, folder, args.repeat, not args.no_cold_each)
     statuses = web["statuses"]
     for name in web["cold"]:
@@ -497,6 +507,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--papers", type=int, default=300_000)
     ap.add_argument("--small", type=int, default=10_000, help="the size the growth ratios compare to (0: none)")
     ap.add_argument("--days", type=int, default=DAYS)
+    ap.add_argument("--cycles", type=int, help="run a cycle on the last N days only, the days before stored as "
+                                                "history (default: every day); for a machine that cannot afford a year")
     ap.add_argument("--ratings", type=int, default=2000)
     ap.add_argument("--saves", type=int, default=300)
     ap.add_argument("--repeat", type=int, default=20, help="warm requests per page")
@@ -511,7 +523,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.build_child:  # the daemon's stand-in: builds the year, prints and records its figures
         folder = Path(args.build_child)
-        figures = build_year(folder, args.papers, args.days, args.ratings, args.saves, json.loads(args.urls))
+        figures = build_year(folder, args.papers, args.days, args.ratings, args.saves, json.loads(args.urls), args.cycles)
         figures["papers_asked"] = args.papers
         (folder / "built.json").write_text(json.dumps(figures, indent=1))
         print(f"# built {figures['papers']} papers in {figures['build_s']:.0f} s: {json.dumps(figures)}", flush=True)
@@ -526,7 +538,7 @@ def main(argv: list[str] | None = None) -> int:
         sizes = [s for s in (args.small, args.papers) if s]
         if args.build_only:
             for n in sizes:
-                built(cache / f"year-{n}", n, args.days, args.ratings, args.saves, urls)
+                built(cache / f"year-{n}", n, args.days, args.ratings, args.saves, urls, args.cycles)
             return 0
         small = measure(args.small, cache, work, urls, args) if args.small else None
         big = measure(args.papers, cache, work, urls, args)
