@@ -273,6 +273,9 @@ def built(cache: Path, n: int, days: int, ratings: int, saves: int, urls: dict, 
         if figures.get("papers_asked") == n and figures.get("days") == days and (cycles is None or figures.get("cycles") == cycles):
             print(f"# reusing the year of {n} papers in {cache} (built in {figures['build_s']:.0f} s)")
             return figures
+    owner = cache / "building.pid"
+    if owner.exists() and Path(f"/proc/{owner.read_text().strip()}").exists():
+        raise RuntimeError(f"{cache} is being built by process {owner.read_text().strip()}: wait for it")
     if cache.exists():
         shutil.rmtree(cache)
     cache.mkdir(parents=True)
@@ -460,7 +463,18 @@ def measure(n: int, cache_root: Path, work: Path, urls: dict, args) -> dict:
     result["state_mb"] = (result.pop("state_bytes")[0] / 1e6, "MB")
     if not args.keep_work:
         shutil.rmtree(folder, ignore_errors=True)
+    (cache_root / f"year-{n}" / "measured.json").write_text(json.dumps(result, indent=1))
     return result
+
+
+def measured(n: int, cache_root: Path, work: Path, urls: dict, args) -> dict:
+    """The figures of the year of ``n`` papers: measured now, or with ``--reuse-small`` those the
+    last run measured on the cached year (for the small size, whose figures do not change)."""
+    saved = cache_root / f"year-{n}" / "measured.json"
+    if args.reuse_small and saved.exists():
+        print(f"# reusing the figures measured on the year of {n} papers ({saved})")
+        return {name: tuple(v) for name, v in json.loads(saved.read_text()).items()}
+    return measure(n, cache_root, work, urls, args)
 
 
 # --- the verdict ----------------------------------------------------------------------------
@@ -516,6 +530,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--build-only", action="store_true", help="build (or find) the years, measure nothing")
     ap.add_argument("--no-cold-each", action="store_true",
                     help="time each page's first request on one server, not one server start per page")
+    ap.add_argument("--reuse-small", action="store_true",
+                    help="with --cache: the small size's figures from the last run that measured them")
     ap.add_argument("--keep-work", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     ap.add_argument("--build-child", metavar="DIR", help=argparse.SUPPRESS)
@@ -523,6 +539,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.build_child:  # the daemon's stand-in: builds the year, prints and records its figures
         folder = Path(args.build_child)
+        (folder / "building.pid").write_text(str(os.getpid()))
         figures = build_year(folder, args.papers, args.days, args.ratings, args.saves, json.loads(args.urls), args.cycles)
         figures["papers_asked"] = args.papers
         (folder / "built.json").write_text(json.dumps(figures, indent=1))
@@ -540,7 +557,7 @@ def main(argv: list[str] | None = None) -> int:
             for n in sizes:
                 built(cache / f"year-{n}", n, args.days, args.ratings, args.saves, urls, args.cycles)
             return 0
-        small = measure(args.small, cache, work, urls, args) if args.small else None
+        small = measured(args.small, cache, work, urls, args) if args.small else None
         big = measure(args.papers, cache, work, urls, args)
     missed = report(big, small, args.papers, allarxiv)
     print(f"# {time.perf_counter() - started:.0f} s; load average {os.getloadavg()[0]:.2f}")
