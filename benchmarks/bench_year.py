@@ -372,7 +372,7 @@ def get(client: httpx.Client, path: str, q: dict) -> tuple[float, int]:
 def measure_pages(config: Path, folder: Path, repeat: int, cold_each: bool) -> dict:
     """Cold (first request after serve started) and warm p95 of every page; serve's VmHWM."""
     todo = pages(config, folder)
-    cold, warm, statuses = {}, {}, {}
+    cold, warm, statuses, failed = {}, {}, {}, {}
     if cold_each:
         for name, path, q in todo:
             with serving(config, folder) as (_, base), httpx.Client(base_url=base, timeout=120) as c:
@@ -383,15 +383,15 @@ def measure_pages(config: Path, folder: Path, repeat: int, cold_each: bool) -> d
             cold.setdefault(name, first)
             statuses.setdefault(name, status)
         for name, path, q in todo:
-            times = []
+            times, failed[name] = [], Counter()
             for _ in range(repeat):
                 s, status = get(c, path, q)
                 times.append(s)
                 if status != 200:
-                    statuses[name] = status
+                    failed[name][status] += 1
             warm[name] = times
         hwm = rss_peak_mb(server.pid)[1]
-    return {"cold": cold, "warm": warm, "statuses": statuses, "serve_hwm_mb": hwm}
+    return {"cold": cold, "warm": warm, "statuses": statuses, "failed": failed, "serve_hwm_mb": hwm}
 
 
 def measure_cli(config: Path, folder: Path) -> dict:
@@ -444,10 +444,11 @@ def measure(n: int, cache_root: Path, work: Path, urls: dict, args) -> dict:
               "daemon_hwm_mb": (figures["daemon_hwm_mb"], "MB"), "papers": (figures["papers"], ""),
               "cycles": (figures.get("cycles", figures["days"]), ""), "ratings": (figures["ratings"], ""), "saved": (figures["saved"], "")}
     web = measure_pages(config, folder, args.repeat, not args.no_cold_each)
-    statuses = web["statuses"]
+    statuses, failed = web["statuses"], web["failed"]
     for name in web["cold"]:
         mark = "" if statuses[name] == 200 else f" (answered {statuses[name]})"
         result[f"page_{name}_cold_ms"] = (web["cold"][name] * 1000, "ms" + mark)
+        mark = "".join(f" ({k} of {args.repeat} answered {status})" for status, k in failed[name].items())
         result[f"page_{name}_warm_p95_ms"] = (pct(web["warm"][name], 95), "ms" + mark)
     all_warm = [s for times in web["warm"].values() for s in times]
     result["page_cold_max_ms"] = (max(web["cold"].values()) * 1000, "ms")
@@ -455,7 +456,7 @@ def measure(n: int, cache_root: Path, work: Path, urls: dict, args) -> dict:
     result["page_warm_p95_all_ms"] = (pct(all_warm, 95), "ms")
     search = [s for name, times in web["warm"].items() if name.startswith("search") for s in times]
     result["search_p95_ms"] = (pct(search, 95), "ms")
-    result["page_errors"] = (sum(1 for s in statuses.values() if s != 200), "")
+    result["page_errors"] = (sum(1 for name, s in statuses.items() if s != 200 or failed[name]), "")
     result["serve_hwm_mb"] = (web["serve_hwm_mb"], "MB")
     for name, (value, status) in measure_cli(config, folder).items():
         unit = "B" if name == "state_bytes" else "s"
