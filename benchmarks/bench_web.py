@@ -36,7 +36,6 @@ import sys
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import replace
 from datetime import date, datetime, time as dtime, timedelta, timezone
 from pathlib import Path
 from typing import Iterator
@@ -48,6 +47,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import httpx  # noqa: E402
 
 from corpus import read_corpus  # noqa: E402
+from spread import spread  # noqa: E402
 from watcher.matching.assemble import assemble  # noqa: E402
 from watcher.config import load_config  # noqa: E402
 from watcher.matching.compile import compile_profiles  # noqa: E402
@@ -73,14 +73,8 @@ def build(folder: Path, n: int, days: int = DAYS) -> Path:
     config_path.write_text((ROOT / "config.toml").read_text().replace(
         'database = "watcher.db"', 'database = "web.db"'))
     config = load_config(config_path)
-    base = read_corpus()
-    papers = []
-    for i in range(n):
-        p = base[i % len(base)]
-        day = LAST_DAY - timedelta(days=(i * days) // n)
-        papers.append(replace(p, arxiv_id=f"{p.arxiv_id}.{i // len(base)}" if i >= len(base) else p.arxiv_id,
-                              announced=day))
-    papers.reverse()  # oldest first, as they would have arrived
+    # oldest first, as they would have arrived
+    papers = [p for _, day in spread(read_corpus(), n, LAST_DAY, days) for p in day]
     started = time.perf_counter()
     with Store.open(config.settings.database) as store:
         for day_start in range(0, n, 5000):

@@ -111,3 +111,45 @@ JUDGED = {
     "once_sample_again_ratio", "cli_start_ratio", "daemon_rss_mb", "daemon_rss_growth_pct",
     *(f"scale_{stage}_ratio_1k_100" for stage in ("parse", "store", "match", "render")),
 }
+
+
+YEAR_FIGURES = ["build_s", "ingest_per_s", "cycle_mean_s", "db_bytes_per_paper", "daemon_hwm_mb",
+                "page_inbox_cold_ms", "page_inbox_json_warm_p95_ms", "page_profile_preview_cold_ms",
+                "page_search5_json_warm_p95_ms", "page_paper_cold_ms", "page_message_json_cold_ms",
+                "page_status_warm_p95_ms", "page_saved_json_warm_p95_ms", "page_cold_max_ms",
+                "page_warm_p95_max_ms", "search_p95_ms", "page_errors", "serve_hwm_mb", "status_s",
+                "explain_s", "digest_since_s", "learner_refit_s", "state_save_s", "state_restore_s",
+                "once_new_day_s", "state_mb"]
+YEAR_TARGETS = {"page_cold_max_ms", "page_warm_p95_max_ms", "status_s", "db_bytes_per_paper",
+                "serve_hwm_mb", "daemon_hwm_mb", "state_mb", "state_save_s", "page_errors",
+                "once_new_day_ratio", "ingest_rate_ratio"}
+
+
+def test_bench_year_runs_a_few_days_of_use_and_prints_every_figure(tmp_path):
+    """bench_year.py at a tiny size (300 papers, 100 for the ratios, 3 days): the year is built
+    through the pipeline, every page answers, every command succeeds, every figure and target
+    is printed; a second run reuses the cached years."""
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("WATCHER_CONFIG", None)
+    args = [sys.executable, str(REPO / "benchmarks" / "bench_year.py"), "--papers", "300", "--small", "100",
+            "--days", "3", "--ratings", "12", "--saves", "3", "--repeat", "2", "--no-cold-each",
+            "--cache", str(tmp_path / "cache")]
+    r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    values = {}
+    for line in r.stdout.splitlines():
+        if not line.startswith(("target ", "targets", "#")) and (m := re.match(r"(\w+) (\S+) (\S*)(.*)", line)):
+            values[m.group(1)] = (float(m.group(2)), m.group(3) + m.group(4))
+    for name in YEAR_FIGURES:
+        assert name in values, f"{name} missing from:\n{r.stdout}"
+        value, rest = values[name]
+        assert "answered" not in rest and "(1)" not in rest, f"{name}: {rest}"  # every page 200, every command 0
+    assert values["page_errors"][0] == 0
+    assert values["ratings"][0] == 12 and values["saved"][0] == 3
+    assert values["papers"][0] >= 300 and "x" in values["papers"][1]  # with its growth over the small size
+    judged = {m.group(1) for line in r.stdout.splitlines() if (m := re.match(r"target (\w+) .*: (met|MISSED)$", line))}
+    assert judged == YEAR_TARGETS, judged
+    assert r.stdout.splitlines()[-1].startswith(("targets: all met", "targets missed: "))
+    again = subprocess.run(args[:-2] + ["--build-only", "--cache", str(tmp_path / "cache")], env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and again.stdout.count("# reusing the year") == 2, again.stdout + again.stderr
