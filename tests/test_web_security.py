@@ -418,31 +418,58 @@ def test_direction_overrides_are_stripped_from_comment_journal_ref_and_doi(sampl
 # --- the profile page's chart and preview ---------------------------------------------------
 
 def test_the_chart_and_preview_read_bounded_chunks_and_say_what_one_batch_would(sample, monkeypatch):
-    """The profile page reads the papers of its 30 days a chunk at a time (never all of them
-    at once); what it says is what scoring the whole window at once said."""
+    """The profile page reads the papers of its 30 days a chunk at a time (Store.window_papers,
+    STEP papers for the chart's and the preview's days; never all of them at once); what it
+    says is what scoring the whole window at once said."""
+    from watcher.store import Store
     from watcher.web import profiles
 
     config, db = sample
     pages = {}
-    read = []
-    real = profiles._chunks
+    read = []  # (the chunk asked for, the papers the chunk held), for every chunk read
+    real = Store.window_papers
 
-    def spy(store, day):
-        for papers in real(store, day):
-            read.append(len(papers))
-            yield papers
+    def spy(self, start, end, chunk, narrow=None):
+        for rows in real(self, start, end, chunk, narrow):
+            read.append((chunk, len(rows)))
+            yield rows
 
-    monkeypatch.setattr(profiles, "_chunks", spy)
-    for chunk in (100_000, 7):
-        monkeypatch.setattr(profiles, "CHUNK", chunk)
+    monkeypatch.setattr(Store, "window_papers", spy)
+    for size in (100_000, 7):
+        monkeypatch.setattr(profiles, "STEP", size)
+        monkeypatch.setattr(profiles, "CHUNK", size)
         read.clear()
         with TestClient(app_for(config, db)) as c:
-            pages[chunk] = [c.get("/profiles/llm-rl.json").json(),
-                            c.get("/profiles/llm-rl.json", params={"preview": "GRPO OR agent", "days": "30"}).json()]
-        assert read and max(read) <= chunk
+            pages[size] = [c.get("/profiles/llm-rl.json").json(),
+                           c.get("/profiles/llm-rl.json", params={"preview": "GRPO OR agent", "days": "30"}).json()]
+        assert read and all(chunk == size and held <= size for chunk, held in read), read
+    assert max(held for _, held in read) == 7 and len(read) > 2  # the 7-paper reads were cut, several times
     whole, chunked = pages[100_000], pages[7]
     assert whole[0]["match_now"] == chunked[0]["match_now"] and whole[0]["match_now"]["total"] > 0
     assert whole[1]["preview"] == chunked[1]["preview"] and whole[1]["preview"]["count"] > 0
+
+
+def counting_days(monkeypatch, counted: list, windows: list | None = None):
+    """Spies on the profile page's counting: every day :func:`watcher.web.profiles._by_day`
+    counts goes into ``counted``; every window of papers read (Store.window_papers) into
+    ``windows`` as ``(start, end)``."""
+    from watcher.store import Store
+    from watcher.web import profiles
+
+    real, read = profiles._by_day, Store.window_papers
+
+    def spy(store, matcher, todo):
+        for day, matches in real(store, matcher, todo):
+            counted.append(day)
+            yield day, matches
+
+    def window_papers(self, start, end, *rest):
+        windows.append((start, end))
+        return read(self, start, end, *rest)
+
+    monkeypatch.setattr(profiles, "_by_day", spy)
+    if windows is not None:
+        monkeypatch.setattr(Store, "window_papers", window_papers)
 
 
 def test_the_chart_is_counted_once_per_day_and_again_only_for_a_day_that_changed(sample, tmp_path, monkeypatch):
@@ -456,32 +483,27 @@ def test_the_chart_is_counted_once_per_day_and_again_only_for_a_day_that_changed
 
     config, db = sample
     db = database_copy(db, tmp_path)
-    counted = []
-    real = profiles._chunks
-
-    def spy(store, day):
-        counted.append(day)
-        return real(store, day)
-
-    monkeypatch.setattr(profiles, "_chunks", spy)
+    counted, windows = [], []
+    counting_days(monkeypatch, counted, windows)
     with TestClient(app_for(config, db)) as c:
         first = c.get("/profiles/llm-rl.json").json()["match_now"]["total"]
         days = len(counted)
-        assert days > 1
+        assert days > 1 and len(set(counted)) == days  # each day counted once
         assert c.get("/profiles/llm-rl.json").json()["match_now"]["total"] == first
-        assert len(counted) == days  # nothing counted again
+        assert len(counted) == days and len(windows) == 1  # nothing counted or read again
         with Store.open(db) as store:
             store.upsert([Paper(title="GRPO for LLM agents", arxiv_id="2504.99997", version=1,
                                 abstract="Reinforcement learning with GRPO for a large language model.",
                                 announced=date(2025, 4, 10))], datetime(2025, 4, 12, 22, tzinfo=timezone.utc))
         assert c.get("/profiles/llm-rl.json").json()["match_now"]["total"] == first + 1
         assert counted[days:] == [date(2025, 4, 10)]  # only the day that changed
+        assert windows[1:] == [(date(2025, 4, 10), date(2025, 4, 10))]  # and only its papers read
         from watcher.ratings import apply_rating
 
         with Store.open(db) as store:  # a rating changes the matcher: every day counted again
             apply_rating(store, "up", "llm-rl", "2504.99997", "web", profiles=config.profiles)
         c.get("/profiles/llm-rl.json")
-        assert set(counted[days + 1:]) == set(counted[:days])
+        assert sorted(counted[days + 1:]) == sorted(counted[:days])
 
 
 def test_a_rating_counts_the_chart_again_for_a_profile_without_examples(sample, tmp_path, monkeypatch):
@@ -497,13 +519,7 @@ def test_a_rating_counts_the_chart_again_for_a_profile_without_examples(sample, 
     assert not config.profiles["llm-rl"].examples
     db = database_copy(db, tmp_path)
     counted = []
-    real = profiles._chunks
-
-    def spy(store, day):
-        counted.append(day)
-        return real(store, day)
-
-    monkeypatch.setattr(profiles, "_chunks", spy)
+    counting_days(monkeypatch, counted)
     monkeypatch.setattr(profiles, "_rating_changes", lambda st, store, name: None)
     with TestClient(app_for(config, db)) as c:
         c.get("/profiles/llm-rl.json")
@@ -526,21 +542,23 @@ def test_one_chart_computation_at_a_time_per_profile(sample, monkeypatch):
     config, db = sample
     running, most, counted = [0], [0], []
     lock = threading.Lock()
-    real = profiles._chunks
+    real = profiles._by_day
 
-    def slow(store, day):
+    def slow(store, matcher, todo):
         with lock:
             running[0] += 1
             most[0] = max(most[0], running[0])
-            counted.append(day)
-        time.sleep(0.01)
         try:
-            yield from real(store, day)
+            for day, matches in real(store, matcher, todo):
+                time.sleep(0.01)  # time for another request to start counting, were it let
+                with lock:
+                    counted.append(day)
+                yield day, matches
         finally:
             with lock:
                 running[0] -= 1
 
-    monkeypatch.setattr(profiles, "_chunks", slow)
+    monkeypatch.setattr(profiles, "_by_day", slow)
     with TestClient(app_for(config, db)) as c:
         threads = [threading.Thread(target=c.get, args=("/profiles/llm-rl",)) for _ in range(4)]
         for t in threads:
@@ -548,4 +566,4 @@ def test_one_chart_computation_at_a_time_per_profile(sample, monkeypatch):
         for t in threads:
             t.join()
         assert most[0] == 1
-        assert len(counted) == len(set(counted))  # each day counted once
+        assert counted and len(counted) == len(set(counted))  # each day counted once
