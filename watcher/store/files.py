@@ -23,6 +23,23 @@ def copy_database(database: Path, copy: Path) -> None:
         dst.close()
 
 
+def needs_migration(database: Path) -> bool:
+    """Whether the database at ``database`` lacks a migration of this version (read only); True
+    when it cannot be read (opening it to migrate then says why in words)."""
+    import sqlite_utils
+
+    from .migrations import migrations
+
+    try:
+        conn = connect_readonly(database, busy_timeout())
+        try:
+            return bool(migrations.pending(sqlite_utils.Database(conn)))
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return True
+
+
 STATE_ERROR_NOT_KEPT = "(failed; the error itself is not kept in a saved state file)"
 
 # What a saved state file holds: an allow-list, table by table and column by column (a table
