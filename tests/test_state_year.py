@@ -366,3 +366,27 @@ def test_a_state_file_is_bzip2_and_an_older_gzip_one_restores_the_same(tmp_path)
     (tmp_path / "neither.gz").write_bytes(b"PK\x03\x04" + b"\0" * 100)
     with pytest.raises(InputError, match="not a saved watcher database"):
         statefile.restore(tmp_path / "neither.gz", tmp_path / "neither.db")
+
+
+def test_the_seen_set_is_packed_in_a_state_file_and_whole_again_on_restore(tmp_path):
+    """A month of arXiv ids (some revised, a DOI and a title key among them) takes a few bytes
+    an id in the saved file's seen-set, and restore gives back every ident and version."""
+    from watcher.store.files import build_state, complete_state
+
+    (tmp_path / "config.toml").write_text(CONFIG)
+    config = load_config(tmp_path / "config.toml")
+    idents = [(f"2501.{n:05d}", 3 if n % 97 == 0 else 1) for n in range(1, 20001)]
+    idents += [("doi:10.1101/2025.01.05.631234", None), ("title:a paper without any id", None)]
+    with Store.open(config.settings.database) as store, store.writing():
+        store.db.conn.executemany("INSERT INTO seen (ident, version) VALUES (?, ?)", idents)
+    built = tmp_path / "built.db"
+    build_state(config.settings.database, built)
+    with sqlite3.connect(built) as conn:
+        assert conn.execute("SELECT count(*) FROM seen").fetchone()[0] == 0
+        (text,) = conn.execute("SELECT idents FROM seen_packed").fetchone()
+    assert len(text.encode()) < 8 * len(idents)  # as rows: about 30 bytes an ident before compression
+    assert len(bz2.compress(text.encode())) < len(idents)  # under a byte an ident in the file
+    complete_state(built)
+    with sqlite3.connect(built) as conn:
+        assert sorted(conn.execute("SELECT ident, version FROM seen")) == sorted(idents)
+        assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'seen_packed'").fetchone()

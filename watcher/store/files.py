@@ -134,7 +134,7 @@ def build_state(database: Path, out: Path, keep_ratings: bool = False, pending_d
     papers is filled as they are inserted. Returns how many ratings and saved papers were left
     out."""
     from .migrations import migrations
-    from .seen import remember
+    from .seen import pack_seen, remember
     import sqlite_utils
 
     conn = sqlite3.connect(Path(out).resolve().as_uri(), uri=True, isolation_level=None)
@@ -172,6 +172,7 @@ def build_state(database: Path, out: Path, keep_ratings: bool = False, pending_d
         conn.execute("CREATE TEMP TABLE left_out AS SELECT key, version FROM src.papers "  # papers_key_version
                      f"INDEXED BY papers_key_version WHERE key NOT IN ({KEPT})")
         remember(conn, "temp.left_out", src="src")
+        pack_seen(conn)
         for (sql,) in triggers:
             conn.execute(sql)
         conn.execute("COMMIT")
@@ -220,6 +221,7 @@ def complete_state(path: Path) -> None:
     (an older state file) is left as it is."""
     from ..matching.index import search_text
     from .papers import row_to_paper
+    from .seen import unpack_seen
 
     conn = sqlite3.connect(path, isolation_level=None)
     conn.row_factory = sqlite3.Row
@@ -227,6 +229,7 @@ def complete_state(path: Path) -> None:
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'seen'").fetchone():
             return
         conn.execute("BEGIN")
+        unpack_seen(conn)
         triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
                                 "AND tbl_name = 'papers'").fetchall()
         for t in triggers:  # the index is built once at the end (as m011 does)
