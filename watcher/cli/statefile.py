@@ -18,7 +18,7 @@ those a digest can still deliver. Not the others (their keys are in the seen-set
 inbox's password material, the errors runs stored (a server may have quoted a request in one),
 nor reasons that name a rating; the ratings, the saved list and the Zotero library only when
 asked (``keep_ratings``: ``[watcher] state_ratings``, or ``--with-ratings``): on a branch of a
-public repository, anyone can read the file. About 9 MB for a year of the shipped config
+public repository, anyone can read the file. About 4.5 MB for a year of the shipped config
 (docs/performance.md).
 """
 
