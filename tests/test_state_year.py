@@ -376,7 +376,8 @@ def test_the_seen_set_is_packed_in_a_state_file_and_whole_again_on_restore(tmp_p
     (tmp_path / "config.toml").write_text(CONFIG)
     config = load_config(tmp_path / "config.toml")
     idents = [(f"2501.{n:05d}", 3 if n % 97 == 0 else 1) for n in range(1, 20001)]
-    idents += [("doi:10.1101/2025.01.05.631234", None), ("title:a paper without any id", None)]
+    idents += [("doi:10.1101/2025.01.05.631234", None), ("title:a paper without any id", None),
+               ("doi:10.1000/a\\tb\\\\", None), ("doi:10.1000/a\tb\nc", None)]  # escapes and what they spell
     with Store.open(config.settings.database) as store, store.writing():
         store.db.conn.executemany("INSERT INTO seen (ident, version) VALUES (?, ?)", idents)
     built = tmp_path / "built.db"

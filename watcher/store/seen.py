@@ -14,6 +14,8 @@ here is only the SQL.
 
 from __future__ import annotations
 
+import re
+
 from ..models import Paper
 
 CHUNK = 500  # papers forgotten per transaction: a writer waiting for the lock waits for one chunk
@@ -39,13 +41,17 @@ REMEMBER = ("INSERT INTO {dst}.seen (ident, version) SELECT key, version FROM {p
 PACKED = "seen_packed"
 
 
+_ESCAPES = {"\\": "\\", "t": "\t", "n": "\n"}  # a backslash, tab or newline in an ident (a DOI may hold one)
+
+
 def _front_coded(rows) -> str:
     lines, prev = [], ""
     for ident, version in rows:
         n = min(len(prev), len(ident))
         while prev[:n] != ident[:n]:
             n -= 1
-        lines.append(f"{n}\t{ident[n:]}\t{'' if version is None else version}")
+        rest = ident[n:].replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+        lines.append(f"{n}\t{rest}\t{'' if version is None else version}")
         prev = ident
     return "\n".join(lines)
 
@@ -54,6 +60,8 @@ def _front_decoded(text: str):
     prev = ""
     for line in text.split("\n") if text else ():
         n, rest, version = line.split("\t")
+        if "\\" in rest:
+            rest = re.sub(r"\\([\\tn])", lambda m: _ESCAPES[m[1]], rest)
         prev = prev[:int(n)] + rest
         yield prev, int(version) if version else None
 
