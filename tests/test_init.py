@@ -3,6 +3,7 @@ as a user who installed watcher with pip or pipx (no clone, no config.toml) star
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import os
 import re
@@ -144,7 +145,7 @@ def test_state_save_and_restore_round_trip(tmp_path):
     with sqlite3.connect(tmp_path / "watcher-sample.db") as conn:
         ledger = conn.execute("SELECT digest, channel, paper FROM deliveries ORDER BY 3").fetchall()
     assert len(ledger) == 30
-    assert gzip.decompress((tmp_path / "state" / "db.gz").read_bytes()).startswith(b"SQLite format 3\0")
+    assert bz2.decompress((tmp_path / "state" / "db.gz").read_bytes()).startswith(b"SQLite format 3\0")
 
     fresh = tmp_path / "fresh"
     fresh.mkdir()

@@ -6,7 +6,7 @@ stored, not only where it is logged)."""
 from __future__ import annotations
 
 import base64
-import gzip
+import bz2
 from urllib.parse import quote
 
 from starlette.testclient import TestClient
@@ -121,7 +121,7 @@ def test_every_planted_secret_stays_off_every_surface(server, tmp_path):  # noqa
         "test-deliver": test_deliver.stdout + test_deliver.stderr,
         "status": status.stdout + status.stderr, "/status": page.text,
         "site status.html": (tmp_path / "site" / "status.html").read_bytes(),
-        "state file": gzip.decompress((tmp_path / "state.db.gz").read_bytes()),
+        "state file": bz2.decompress((tmp_path / "state.db.gz").read_bytes()),
         "database": (tmp_path / "watcher.db").read_bytes(),
     }
     assert b"HTTP 500" in surfaces["status"] and b"***" in surfaces["status"], surfaces["status"]

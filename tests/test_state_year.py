@@ -6,6 +6,7 @@ retention's pruning (docs/configuration.md ``keep``)."""
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import hashlib
 import json
@@ -20,6 +21,7 @@ import pytest
 from helpers import run_cli
 from watcher.cli import statebranch, statefile
 from watcher.config import load_config
+from watcher.errors import InputError
 from watcher.models import Paper, now_utc
 from watcher.pipeline import Cycle, Deliver, Fetch, run_once
 from watcher.retention import prune_cutoff, upkeep_due, vacuum_worth
@@ -254,7 +256,7 @@ def test_the_default_state_holds_nothing_private(tmp_path):
     assert b"left out of it: 1 rating and 1 saved paper" in r.stdout
     blob = subprocess.run(["git", "show", f"watcher-state:{statebranch.FILE}"], cwd=remote, check=True,
                           capture_output=True).stdout
-    raw = gzip.decompress(blob)
+    raw = bz2.decompress(blob)
     for name, marker in PRIVATE.items():
         needle = marker if isinstance(marker, bytes) else marker.encode()
         assert needle not in raw, name
@@ -270,7 +272,7 @@ def test_the_default_state_holds_nothing_private(tmp_path):
     # asked for: the ratings, saved list and Zotero library are kept, their errors still not
     r = run_cli("--config", str(tmp_path / "config.toml"), "state", "save", str(packed), "--with-ratings", cwd=work)
     assert r.returncode == 0, r.stderr
-    raw = gzip.decompress(packed.read_bytes())
+    raw = bz2.decompress(packed.read_bytes())
     assert PRIVATE["zotero_title"].encode() in raw and PRIVATE["liked"].encode() in raw
     for name in ("zotero_error", "save_error", "source_error", "salt", "fingerprint", "run_detail"):
         marker = PRIVATE[name]
@@ -336,3 +338,56 @@ def test_a_push_not_recorded_here_loses_nothing(tmp_path):
     third = statebranch.push("origin", "watcher-state", work / "c.gz", "three", work)
     assert git("rev-parse", "watcher-state", cwd=remote).strip() == third
     assert git("rev-list", "--count", "watcher-state", cwd=remote).strip() == "1"
+
+
+def test_a_state_file_is_bzip2_and_an_older_gzip_one_restores_the_same(tmp_path):
+    """``save`` writes bzip2 (docs/performance.md: the papers' text is most of the file);
+    a file saved before, gzip, restores to the same database; a file of neither is one line."""
+    (tmp_path / "config.toml").write_text(CONFIG)
+    config = load_config(tmp_path / "config.toml")
+    day = date(2026, 1, 5)
+    listing = [Paper.from_json(record(i, day) | {"arxiv_id": f"2601.{i:05d}"}) for i in range(4)]
+    stored = datetime.combine(day, time(8), timezone.utc)
+    with Store.open(config.settings.database) as store:
+        store.upsert(listing, stored)
+        store.record_delivery("daily", "archive", listing[:2], stored + timedelta(hours=1))
+    packed = tmp_path / "s.gz"
+    statefile.save(config.settings.database, packed)
+    assert packed.read_bytes()[:3] == b"BZh"
+    raw = bz2.decompress(packed.read_bytes())
+    old = tmp_path / "old.gz"
+    old.write_bytes(gzip.compress(raw))
+    for name, source in (("new.db", packed), ("old.db", old)):
+        assert statefile.restore(source, tmp_path / name)
+        with Store.open(tmp_path / name, readonly=True) as store:
+            assert store.count_papers() == 2
+            assert {r[0] for r in store.db.execute("SELECT paper FROM deliveries")} == {p.key for p in listing[:2]}
+            assert all(store.is_seen(p.key) for p in listing[2:])
+    (tmp_path / "neither.gz").write_bytes(b"PK\x03\x04" + b"\0" * 100)
+    with pytest.raises(InputError, match="not a saved watcher database"):
+        statefile.restore(tmp_path / "neither.gz", tmp_path / "neither.db")
+
+
+def test_the_seen_set_is_packed_in_a_state_file_and_whole_again_on_restore(tmp_path):
+    """A month of arXiv ids (some revised, a DOI and a title key among them) takes a few bytes
+    an id in the saved file's seen-set, and restore gives back every ident and version."""
+    from watcher.store.files import build_state, complete_state
+
+    (tmp_path / "config.toml").write_text(CONFIG)
+    config = load_config(tmp_path / "config.toml")
+    idents = [(f"2501.{n:05d}", 3 if n % 97 == 0 else 1) for n in range(1, 20001)]
+    idents += [("doi:10.1101/2025.01.05.631234", None), ("title:a paper without any id", None),
+               ("doi:10.1000/a\\tb\\\\", None), ("doi:10.1000/a\tb\nc", None)]  # escapes and what they spell
+    with Store.open(config.settings.database) as store, store.writing():
+        store.db.conn.executemany("INSERT INTO seen (ident, version) VALUES (?, ?)", idents)
+    built = tmp_path / "built.db"
+    build_state(config.settings.database, built)
+    with sqlite3.connect(built) as conn:
+        assert conn.execute("SELECT count(*) FROM seen").fetchone()[0] == 0
+        (text,) = conn.execute("SELECT idents FROM seen_packed").fetchone()
+    assert len(text.encode()) < 8 * len(idents)  # as rows: about 30 bytes an ident before compression
+    assert len(bz2.compress(text.encode())) < len(idents)  # under a byte an ident in the file
+    complete_state(built)
+    with sqlite3.connect(built) as conn:
+        assert sorted(conn.execute("SELECT ident, version FROM seen")) == sorted(idents)
+        assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'seen_packed'").fetchone()

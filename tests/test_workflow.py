@@ -299,13 +299,13 @@ def test_ratings_made_in_a_clone_stay_on_the_state_branch_when_the_config_says_s
     """The generated README's way to rate: restore in a clone, rate, save. The generated config
     leaves ratings out, and the save says so; with state_ratings = true the rating is on the
     branch, and the next scheduled run, which saves again, keeps it."""
-    import gzip
+    import bz2
     import sqlite3
 
     def ratings_on_branch() -> int:
         blob = subprocess.run(["git", "show", "watcher-state:watcher.db.gz"], cwd=remote, capture_output=True,
                               check=True).stdout
-        (tmp_path / "branch.db").write_bytes(gzip.decompress(blob))
+        (tmp_path / "branch.db").write_bytes(bz2.decompress(blob))
         with sqlite3.connect(tmp_path / "branch.db") as conn:
             return conn.execute("SELECT count(*) FROM ratings").fetchone()[0]
 

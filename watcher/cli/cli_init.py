@@ -99,7 +99,7 @@ def init(folder: Path, github, gitlab, force, cites, orcid, mailto, openalex_url
 def state() -> None:
     """Keep the database between runs that have no disk of their own (a CI job).
 
-    `save FILE` writes a consistent gzip copy of the database; `restore FILE` puts it back.
+    `save FILE` writes a consistent compressed copy of the database; `restore FILE` puts it back.
     With --git-branch, FILE also goes to / comes from that branch of a git remote: one file,
     one commit per save, the working tree untouched.
     """
@@ -123,7 +123,7 @@ GIT_REMOTE = click.option("--git-remote", metavar="REMOTE", default="origin", sh
 @pass_ctx
 @handle_errors
 def state_save(ctx: Context, file: Path, with_ratings, git_branch, git_remote) -> None:
-    """Write a gzip copy of the database to FILE (nothing when there is no database yet): the
+    """Write a compressed copy of the database to FILE (nothing when there is no database yet): the
     papers, the ledger and the sources' state; never the web password's fingerprint or the
     stored errors, and the ratings and saved list only with [watcher] state_ratings = true in
     the config (or --with-ratings)."""

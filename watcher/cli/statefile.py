@@ -3,8 +3,9 @@ with no disk of its own (a CI job) keeps its history — the ledger of what was 
 from one run to the next.
 
 ``save`` builds a new database of what a later run needs, read from the database in one
-snapshot (consistent even while another process writes), and gzips it; ``restore`` checks such a file and puts it where the
-config's database lives. Moving the file between runs (a git branch, a CI cache) is the
+snapshot (consistent even while another process writes), and compresses it (:func:`pack`:
+bzip2; a gzip file of an older save is read too); ``restore`` checks such a file and puts it
+where the config's database lives. Moving the file between runs (a git branch, a CI cache) is the
 workflow's business.
 
 **What the file holds.** Only what the next run needs, by an allow-list
@@ -17,13 +18,15 @@ those a digest can still deliver. Not the others (their keys are in the seen-set
 inbox's password material, the errors runs stored (a server may have quoted a request in one),
 nor reasons that name a rating; the ratings, the saved list and the Zotero library only when
 asked (``keep_ratings``: ``[watcher] state_ratings``, or ``--with-ratings``): on a branch of a
-public repository, anyone can read the file. About 9 MB for a year of the shipped config
+public repository, anyone can read the file. About 4.5 MB for a year of the shipped config
 (docs/performance.md).
 """
 
 from __future__ import annotations
 
+import bz2
 import gzip
+import lzma
 import os
 import shutil
 import sqlite3
@@ -32,32 +35,68 @@ from datetime import timedelta
 from pathlib import Path
 
 from ..errors import InputError
-from ..store import Store, build_state, complete_state, now_utc, saved_database_intact
+from ..store import Store, build_state, complete_state, database_error, now_utc, saved_database_intact
+from ..store.files import needs_migration
 
 # what a saved file may unpack to: a database compresses a few times (about 4x), a file of
 # zeros a thousand times; bounded by what it produces, never only by the bytes read
 MAX_RATIO = 100
 MIN_UNPACKED = 256 * 1024 * 1024
 
+# How a state file is compressed, told by its first bytes: bzip2 is what ``save`` writes (the
+# papers' text is most of the file: on distinct abstracts bzip2 level 9 makes 0.70 of gzip's
+# bytes in 1 s for 11 MB, where xz needs 14 s for 0.69, and xz's fast presets make 0.92);
+# gzip is what saves before it wrote, xz is read too. Every one through the same unpack bound.
+OPENERS = ((b"BZh", bz2.open), (b"\x1f\x8b", gzip.open), (b"\xfd7zXZ\x00", lzma.open))
+
+
+def pack(database: Path, out: Path) -> None:
+    """Compress the database file at ``database`` into ``out`` (the one format ``save`` writes)."""
+    with open(database, "rb") as f, bz2.open(out, "wb", compresslevel=9) as z:
+        shutil.copyfileobj(f, z, 1 << 20)
+
+
+def unpack(packed: Path, out: Path) -> None:
+    """Decompress the state file ``packed`` into ``out``, whichever of :data:`OPENERS` made it,
+    stopping at ``MAX_RATIO`` times its size (at least ``MIN_UNPACKED``): InputError when it
+    unpacks to more or is no such file."""
+    with open(packed, "rb") as f:
+        head = f.read(6)
+    opener = next((o for magic, o in OPENERS if head.startswith(magic)), None)
+    if opener is None:
+        raise InputError(f"{packed}: not a saved watcher database (neither bzip2, gzip nor xz)")
+    limit = max(MIN_UNPACKED, MAX_RATIO * packed.stat().st_size)
+    with opener(packed, "rb") as z, open(out, "wb") as f:
+        size = 0
+        while chunk := z.read(1 << 20):
+            size += len(chunk)
+            if size > limit:
+                raise InputError(f"{packed}: unpacks to more than {limit:,} bytes, far more "
+                                 "than a saved database; not restored")
+            f.write(chunk)
+
 
 def save(database: Path, out: Path, keep_ratings: bool = False,
          lookback: timedelta = timedelta(days=3)) -> tuple[int, int] | None:
-    """Write to ``out`` (atomically) a gzip of a new database holding what a later run needs
+    """Write to ``out`` (atomically) the compressed file (:func:`pack`) of a new database holding what a later run needs
     of ``database`` (:func:`watcher.store.build_state`: an allow-list; ``lookback``, the
     longest of the digests', keeps the papers a channel's first window can still deliver):
     how many ratings and saved papers it left out. None, and nothing written, when there is
     no database yet (a run that failed before creating it)."""
     if not database.is_file():
         return None
-    Store.open(database).close()  # of the current schema: migrated, as the next run would
+    if needs_migration(database):  # of the current schema: migrated, as the next run would
+        Store.open(database).close()  # (else not opened to write: its quick_check reads the whole file)
     out.parent.mkdir(parents=True, exist_ok=True)
     pending_day = (now_utc().date() - lookback - timedelta(days=1)).isoformat()
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
         built = Path(tmp) / "state.db"
-        left_out = build_state(database, built, keep_ratings, pending_day)
-        packed = Path(tmp) / "out.gz"
-        with open(built, "rb") as f, gzip.GzipFile(packed, "wb", mtime=0) as z:
-            shutil.copyfileobj(f, z)
+        try:
+            left_out = build_state(database, built, keep_ratings, pending_day)
+        except sqlite3.Error as e:  # a damaged page of the database read
+            raise database_error(database, e, opening=True) from e
+        packed = Path(tmp) / "out.packed"
+        pack(built, packed)
         os.replace(packed, out)
     return left_out
 
@@ -74,19 +113,11 @@ def restore(packed: Path, database: Path, force: bool = False) -> bool:
     with tempfile.TemporaryDirectory(dir=database.parent) as tmp:
         copy = Path(tmp) / "restored.db"
         try:
-            limit = max(MIN_UNPACKED, MAX_RATIO * packed.stat().st_size)
-            with gzip.open(packed, "rb") as z, open(copy, "wb") as f:
-                size = 0
-                while chunk := z.read(1 << 20):
-                    size += len(chunk)
-                    if size > limit:
-                        raise InputError(f"{packed}: unpacks to more than {limit:,} bytes, far more "
-                                         "than a saved database; not restored")
-                    f.write(chunk)
+            unpack(packed, copy)
             ok = saved_database_intact(copy)
             if ok:
                 complete_state(copy)  # the derived data a state file leaves out
-        except (OSError, EOFError, sqlite3.Error, ValueError) as e:
+        except (OSError, EOFError, sqlite3.Error, ValueError, lzma.LZMAError) as e:
             raise InputError(f"{packed}: not a saved watcher database ({e})") from e
         if not ok:
             raise InputError(f"{packed}: the saved database is damaged (quick_check failed)")

@@ -23,6 +23,23 @@ def copy_database(database: Path, copy: Path) -> None:
         dst.close()
 
 
+def needs_migration(database: Path) -> bool:
+    """Whether the database at ``database`` lacks a migration of this version (read only); True
+    when it cannot be read (opening it to migrate then says why in words)."""
+    import sqlite_utils
+
+    from .migrations import migrations
+
+    try:
+        conn = connect_readonly(database, busy_timeout())
+        try:
+            return bool(migrations.pending(sqlite_utils.Database(conn)))
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return True
+
+
 STATE_ERROR_NOT_KEPT = "(failed; the error itself is not kept in a saved state file)"
 
 # What a saved state file holds: an allow-list, table by table and column by column (a table
@@ -118,7 +135,7 @@ def build_state(database: Path, out: Path, keep_ratings: bool = False, pending_d
     papers is filled as they are inserted. Returns how many ratings and saved papers were left
     out."""
     from .migrations import migrations
-    from .seen import remember
+    from .seen import pack_seen, remember
     import sqlite_utils
 
     conn = sqlite3.connect(Path(out).resolve().as_uri(), uri=True, isolation_level=None)
@@ -135,6 +152,10 @@ def build_state(database: Path, out: Path, keep_ratings: bool = False, pending_d
         watermark = conn.execute("SELECT min(watermark) FROM src.channels").fetchone()[0]
         first = conn.execute("SELECT min(first_window) FROM src.channels WHERE watermark IS NULL").fetchone()[0]
         _kept_papers(conn, keep_ratings, watermark, min(filter(None, (first, pending_day))))
+        triggers = conn.execute("SELECT sql FROM main.sqlite_master WHERE type = 'trigger' "
+                                "AND tbl_name = 'papers'").fetchall()
+        for (sql,) in triggers:  # the full-text index is derived, made on restore: not filled here
+            conn.execute(f"DROP TRIGGER main.{sql.split()[2]}")
         for table, columns, rows in STATE_TABLES + (RATING_TABLES if keep_ratings else ()):
             names = [c if isinstance(c, str) else c[0] for c in columns]
             values = [c if isinstance(c, str) else
@@ -144,16 +165,20 @@ def build_state(database: Path, out: Path, keep_ratings: bool = False, pending_d
             if table == "papers":  # each kept paper by its key, in storage order (search's order)
                 source = "temp.kept k JOIN src.papers t ON t.key = k.key ORDER BY t.rowid"
                 values = [f"t.{v}" for v in values]
+            if table == "message_papers":  # written once, as changes: no row rewritten, no page half empty
+                conn.create_function("sent_as_changes", 2, _sent_as_changes(conn))
+                values = ["sent_as_changes(rowid, paper_sent)" if v == "paper_sent" else v for v in values]
             conn.execute(f"INSERT OR REPLACE INTO main.{table} ({', '.join(names)}) SELECT {', '.join(values)} "
                          f"FROM {source}")
         conn.execute("CREATE TEMP TABLE left_out AS SELECT key, version FROM src.papers "  # papers_key_version
                      f"INDEXED BY papers_key_version WHERE key NOT IN ({KEPT})")
         remember(conn, "temp.left_out", src="src")
-        conn.execute("INSERT INTO main.papers_fts (papers_fts) VALUES ('delete-all')")  # derived: made on restore
-        _sent_as_changes(conn)
+        pack_seen(conn)
+        for (sql,) in triggers:
+            conn.execute(sql)
         conn.execute("COMMIT")
         conn.execute("DETACH DATABASE src")
-        conn.execute("VACUUM")  # the rows made smaller (paper_sent) leave no half-empty pages
+        conn.execute("VACUUM")  # the b-trees filled out of order (the seen-set, indexes) packed: 0.4 MB less once compressed
     finally:
         conn.close()
     return left_out
@@ -168,24 +193,26 @@ def _row_snapshot(row: dict) -> dict:
     return json.loads(paper_snapshot(row_to_paper(row)))
 
 
-def _sent_as_changes(conn) -> None:
+def _sent_as_changes(conn):
     """Each message's paper as sent (``paper_sent``, the same text as the paper's row most of
-    the time) kept as the fields where it differs from that row, ``{"~row": {...}}``, when
-    :func:`complete_state` makes exactly the same text of it again; else as it is."""
+    the time) as the fields where it differs from that row, ``{"~row": {...}}``, when
+    :func:`complete_state` makes exactly the same text of it again: a function of (the source's
+    ``message_papers`` rowid, its ``paper_sent``) giving what the file keeps (the papers are
+    already in ``main``)."""
     conn.row_factory = sqlite3.Row
+    changes = {}
     try:
-        changes = []
-        for r in conn.execute("SELECT mp.rowid AS _mp, mp.paper_sent AS _sent, p.* FROM main.message_papers mp "
+        for r in conn.execute("SELECT mp.rowid AS _mp, mp.paper_sent AS _sent, p.* FROM src.message_papers mp "
                               "JOIN main.papers p ON p.key = mp.paper WHERE mp.paper_sent IS NOT NULL"):
             sent, base = json.loads(r["_sent"]), _row_snapshot(dict(r))
             if not isinstance(sent, dict) or set(sent) != set(base):
                 continue
             diff = {k: v for k, v in sent.items() if base[k] != v}
             if json.dumps(base | diff, ensure_ascii=False) == r["_sent"]:
-                changes.append((json.dumps({SENT_CHANGES: diff}, ensure_ascii=False), r["_mp"]))
+                changes[r["_mp"]] = json.dumps({SENT_CHANGES: diff}, ensure_ascii=False)
     finally:
         conn.row_factory = None
-    conn.executemany("UPDATE main.message_papers SET paper_sent = ? WHERE rowid = ?", changes)
+    return lambda rowid, sent: changes.get(rowid, sent)
 
 
 def complete_state(path: Path) -> None:
@@ -195,6 +222,7 @@ def complete_state(path: Path) -> None:
     (an older state file) is left as it is."""
     from ..matching.index import search_text
     from .papers import row_to_paper
+    from .seen import unpack_seen
 
     conn = sqlite3.connect(path, isolation_level=None)
     conn.row_factory = sqlite3.Row
@@ -202,6 +230,7 @@ def complete_state(path: Path) -> None:
         if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'seen'").fetchone():
             return
         conn.execute("BEGIN")
+        unpack_seen(conn)
         triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
                                 "AND tbl_name = 'papers'").fetchall()
         for t in triggers:  # the index is built once at the end (as m011 does)
