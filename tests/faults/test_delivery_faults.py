@@ -7,6 +7,7 @@ recipient; no secret anywhere (every run is at ``--log-level debug``)."""
 from __future__ import annotations
 
 import re
+import sqlite3
 
 import pytest
 from deliverkit import Reply
@@ -91,6 +92,13 @@ def test_slack_fault_then_recovery_delivers_each_paper_once(tmp_path, fault):
         assert_exactly_once(mailbox["me@example.org"], s.ids, "mailbox")
 
         slack.default = Reply(200, "ok")
+        if "far" in fault:  # told to wait an hour: the next run does not ask before then
+            asked = len(slack.requests)
+            waiting = s.watcher("once")
+            assert waiting.returncode == 1 and "not asked before then" in waiting.stderr, waiting.stderr
+            assert len(slack.requests) == asked and slack.accepted() == []
+            with sqlite3.connect(tmp_path / "watcher.db") as conn:  # an hour later
+                conn.execute("UPDATE waits SET until = '2000-01-01T00:00:00+00:00'")
         ok = s.watcher("once")
         assert ok.returncode == 0, ok.stderr
         assert s.watcher("once").returncode == 0

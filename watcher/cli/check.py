@@ -138,17 +138,20 @@ def source_url_lines(config: Config) -> list[str]:
     """For ``watcher check``: the URL each source will ask (``url`` is the service's address,
     before the paths watcher adds: :mod:`watcher.sources.urls`), and one line for a ``url``
     spelt the old way (the whole endpoint) saying what to write."""
+    from ..masking import redact, remember_url
     from ..sources import urls
 
     where = config.path
     lines = []
     for s in config.sources.values():
+        if s.url:  # a url's credentials (a mirror's user:password@, an api_key=) are said masked
+            remember_url(s.url)
         asked = urls.asked(s)
         if asked:
             lines.append(f"{where}: source.{s.name} ({s.type}) asks {asked}")
         if note := urls.legacy_note(s):
             lines.append(f"{where}: {note}")
-    return lines
+    return [redact(line) for line in lines]
 
 
 def idle_notes(config: Config) -> list[str]:
