@@ -137,3 +137,55 @@ def test_the_change_counters_move_on_every_write_to_papers_and_ratings(tmp_path)
         apply_rating(store, "up", "p", "2504.00001", "cli", profiles=["p"], now=now)
         apply_rating(store, "clear", "p", "2504.00001", "cli", profiles=["p"], now=now)
         assert changes(store)[1] == after[1] + 2
+
+
+def test_a_cycle_that_only_stored_papers_reuses_the_fit_and_a_rating_refits(site):
+    """The learner's fit depends on the profile, its examples and its ratings only: a cycle
+    after new papers were stored (a papers write) takes the fitted matcher the last cycle
+    left, counted in fits, not in time; a new rating is a new fit; the web's page takes the
+    same matcher object as the cycle."""
+    import io
+
+    from watcher.matching.compile import _fits
+    from watcher.pipeline import Cycle, Deliver, DryRun, run_once
+
+    config, db = site
+    config = replace(config, settings=replace(config.settings, database=db))
+    when = datetime(2025, 4, 13, 9, 0, 0, tzinfo=timezone.utc)
+    with Store.open(db) as store:
+        keys = delivered(store)
+        for i, key in enumerate(keys[:8]):
+            apply_rating(store, "up" if i % 3 else "down", "llm-rl", key, "cli", profiles=config.profiles, now=when)
+
+    def cycle() -> None:
+        out = io.StringIO()
+        report = run_once(config, Cycle(now=when), None,
+                          Deliver(digests=["daily"], since_day=date(2025, 4, 1),
+                                  dry_run=DryRun(stdout=out, stderr=io.StringIO())))
+        assert report.ok and out.getvalue()
+
+    def fits() -> int:
+        return _fits.fitted["llm-rl"]
+
+    cycle()
+    before = fits()
+    with Store.open(db) as store:
+        first = compile_profile(config, "llm-rl", store)
+        assert first.feedback  # the ratings are learned from
+        paper = store.get(PAPER)
+        new = [replace(paper, arxiv_id=f"2504.9{i:04d}", title=f"{paper.title} ({i})") for i in range(3)]
+        store.upsert(new, when)  # what a cycle's fetch stores
+        assert fits() == before
+    cycle()
+    assert fits() == before  # the cycle after new papers reused the fit
+    with TestClient(app_for(config, db)) as c:
+        assert c.get(f"/papers/{PAPER}").status_code == 200
+    assert fits() == before  # and so did the web
+    with Store.open(db) as store:
+        assert compile_profile(config, "llm-rl", store) is first
+        apply_rating(store, "down", "llm-rl", keys[9], "cli", profiles=config.profiles, now=when)
+    cycle()
+    assert fits() == before + 1  # a rating: fitted again, once
+    with Store.open(db) as store:
+        assert compile_profile(config, "llm-rl", store) is not first
+    assert fits() == before + 1

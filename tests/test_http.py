@@ -352,3 +352,24 @@ def test_with_retries_retries_only_what_its_caller_calls_retryable():
         with_retries(lambda n: (_ for _ in ()).throw(Retry("HTTP 429", wait=60.0)), policy,
                      sleep=waits.append, give_up=None,
                      too_long=lambda r: RuntimeError(f"asks {r.wait:g}"))
+
+
+def test_every_client_verifies_with_one_tls_context_made_once(monkeypatch):
+    """Each cycle makes new clients; loading the certificates again for each cost about 0.2 s
+    (even for http:// URLs). They share one context, which still checks certificates and names."""
+    import ssl
+
+    from watcher.zotero import Client, Library
+
+    def context(client) -> ssl.SSLContext:
+        return client._transport._pool._ssl_context
+
+    first, second = HttpClient(UA), HttpClient(UA)
+    monkeypatch.setenv("WATCHER_TEST_ZOTERO_KEY", "k")
+    zotero = Client(Library(library_id="1", api_key_env="WATCHER_TEST_ZOTERO_KEY"))
+    try:
+        shared = context(first._client)
+        assert context(second._client) is shared and context(zotero._http) is shared
+        assert shared.verify_mode == ssl.CERT_REQUIRED and shared.check_hostname
+    finally:
+        first.close(), second.close(), zotero.close()

@@ -71,3 +71,25 @@ def test_the_narrowed_chart_and_preview_select_what_the_matcher_selects_of_every
         page = client.get("/profiles/llm-rl.json", params={"preview": "GRPO OR ti:agent", "days": "30"}).json()
     assert page["match_now"]["total"] == now and page["preview"]["count"] == draft
     assert page["preview"]["stored"] == len(every)
+
+
+def test_the_work_beside_the_pages_runs_one_at_a_time(sample):
+    """What ratings changed is worked out beside the pages, one thread per profile: profile
+    pages visited in a row left one running per profile, each reading its papers at once
+    (at 300,000 papers the server's memory grew by 200 MB). They now take turns; each is still
+    done, in the order asked."""
+    import threading
+
+    from watcher.web.state import WebState
+
+    config, db = sample
+    st = WebState(config, db)
+    release, done = threading.Event(), []
+    first = st.beside(("rating changes", "a"), lambda: (release.wait(30), done.append("a")))
+    second = st.beside(("rating changes", "b"), lambda: done.append("b"))
+    assert st.beside(("rating changes", "a"), lambda: done.append("again")) is first  # one per key
+    second.join(0.5)
+    assert second.is_alive() and done == []  # waits for its turn
+    release.set()
+    first.join(30), second.join(30)
+    assert done == ["a", "b"]

@@ -192,12 +192,12 @@ class Client:
                  deadline: float | None = None, sleep=time.sleep, clock=time.monotonic):
         import httpx
 
-        from .http import client_headers
+        from .http import client_headers, tls_context
 
         self.library = library
         self._key = library.api_key()
         self._http = http or httpx.Client(timeout=library.timeout, follow_redirects=False,
-                                          headers=client_headers(user_agent))
+                                          headers=client_headers(user_agent), verify=tls_context())
         self._own = http is None
         self.deadline = deadline if deadline is not None else library.timeout * 4
         self._sleep, self._clock = sleep, clock

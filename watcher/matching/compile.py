@@ -15,12 +15,19 @@ made of: the config object, the database's change counters (:func:`changes`, kep
 triggers: every write to ``papers`` or ``ratings`` adds one, so two states never share a key,
 unlike a summary such as a count and the latest time), the example files' sizes and times and
 the Zotero library version last read.
+
+Under it, every compilation in the process reuses the last matcher fitted for the same profile
+and variant when what it is fitted from is unchanged (:class:`_Fits`): the profile's config,
+its example papers and its ratings (the rated papers as stored, when each was rated, which
+were shown as the check sample). Storing new papers changes none of these, so a cycle that
+only stored papers, and the web after it, reuse the fit instead of refitting the learner.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from dataclasses import replace
 
 from ..errors import InputError
@@ -94,7 +101,52 @@ def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP,
 
         examples += zotero_examples(store, profile)
     rated = feedback(store, name, dislikes) if store is not None and ratings else None
-    return ProfileMatcher(profile, examples, feedback=rated)
+    # one kept fit per profile and variant (the query preview: one, of the last draft)
+    slot = (name, ratings, dislikes, query is not KEEP)
+    inputs = (profile, examples, _learned_from(rated))
+    kept = _fits.get(slot, inputs)
+    if kept is not None:
+        return kept
+    matcher = ProfileMatcher(profile, examples, feedback=rated)
+    _fits.put(slot, inputs, matcher)
+    return matcher
+
+
+def _learned_from(rated) -> tuple | None:
+    """What a matcher learns from a profile's ratings (:func:`feedback`), comparable: the
+    rated papers as stored (a paper's new version is a new fit), when each was rated and which
+    were shown as the check sample."""
+    if rated is None:
+        return None
+    return (rated.liked, rated.disliked, sorted(rated.times.items()), frozenset(rated.kept))
+
+
+class _Fits:
+    """The matchers fitted in this process, the last one per slot (a profile and a variant),
+    with what each was fitted from: :func:`compile_profile` gives the kept one back while its
+    inputs compare equal, so a pipeline cycle, ``watcher rate`` and the web share one fitted
+    matcher, refitted only when the profile, its examples or its ratings changed. ``fitted``
+    counts the learner's fits (matchers compiled with ratings) per profile: what the tests
+    count. Thread safe."""
+
+    def __init__(self):
+        self._kept: dict[tuple, tuple] = {}
+        self._lock = threading.Lock()
+        self.fitted: Counter = Counter()
+
+    def get(self, slot: tuple, inputs: tuple) -> ProfileMatcher | None:
+        with self._lock:
+            kept = self._kept.get(slot)
+        return kept[1] if kept is not None and kept[0] == inputs else None
+
+    def put(self, slot: tuple, inputs: tuple, matcher: ProfileMatcher) -> None:
+        with self._lock:
+            self._kept[slot] = (inputs, matcher)
+            if matcher.feedback:
+                self.fitted[slot[0]] += 1
+
+
+_fits = _Fits()
 
 
 def compile_profiles(config, names, store=None, *, lookup=None) -> list[ProfileMatcher]:

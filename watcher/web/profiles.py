@@ -45,7 +45,7 @@ def toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-CHUNK = 2000  # papers read and scored at once: memory stays bounded whatever a window holds
+CHUNK = 500  # papers read and scored at once: memory stays bounded whatever a window holds
 STEP = 500  # the same for the chart's and the preview's days, each kept as soon as read: a page
 # the deadline stops keeps what it finished (a step costs ~0.1 s of CPU at 300,000 papers)
 
