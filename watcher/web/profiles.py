@@ -30,6 +30,7 @@ from ..store import Store
 from .pages import (json_page, match_ref, not_found, page, paper_ref, reading, state, threaded, time_left,
                     tldrs, unsuffixed, wants_json)
 from .ratings import marks
+from .state import give_back_memory
 
 CHART_DAYS = 30
 RATING_WEEKS = 26  # the ratings chart: up to this many weeks, to the latest rating
@@ -82,15 +83,18 @@ def _by_day(store, matcher, todo: dict[date, tuple]):
     if not todo:
         return
     pending: dict[date, list] = {day: [] for day in todo}
-    for chunk in store.window_papers(min(todo), max(todo), STEP, narrowing(matcher)):
-        batch = prepare([p for p, _, _, _ in chunk], [words for _, words, _, _ in chunk])
-        for i, match in matcher.score_batch(batch).items():
-            if chunk[i][2] in pending:
-                pending[chunk[i][2]].append(match)
-        read = chunk[-1][3]
-        for day in [d for d in pending if todo[d][1] <= read]:  # signature[1]: the day's last rowid
-            yield day, pending.pop(day)
-    yield from pending.items()
+    try:
+        for chunk in store.window_papers(min(todo), max(todo), STEP, narrowing(matcher)):
+            batch = prepare([p for p, _, _, _ in chunk], [words for _, words, _, _ in chunk])
+            for i, match in matcher.score_batch(batch).items():
+                if chunk[i][2] in pending:
+                    pending[chunk[i][2]].append(match)
+            read = chunk[-1][3]
+            for day in [d for d in pending if todo[d][1] <= read]:  # signature[1]: the day's last rowid
+                yield day, pending.pop(day)
+        yield from pending.items()
+    finally:  # what the papers read took goes back to the system (serve's peak, docs/performance.md)
+        give_back_memory()
 
 
 def _made_of(st, name: str, matcher) -> object:
