@@ -174,6 +174,10 @@ def build_state(database: Path, out: Path, keep_ratings: bool = False, pending_d
                      f"INDEXED BY papers_key_version WHERE key NOT IN ({KEPT})")
         remember(conn, "temp.left_out", src="src")
         pack_seen(conn)
+        # the papers' counts per source (m017), which the triggers set aside would have kept
+        conn.execute("DELETE FROM main.paper_counts")
+        conn.execute("INSERT INTO main.paper_counts (source, papers) "
+                     "SELECT coalesce(source, ''), count(*) FROM main.papers GROUP BY coalesce(source, '')")
         for (sql,) in triggers:
             conn.execute(sql)
         conn.execute("COMMIT")
