@@ -30,7 +30,6 @@ import asyncio
 import os
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -97,17 +96,20 @@ def build(folder: Path, n: int, days: int = DAYS) -> Path:
 
 
 @contextmanager
-def served(config: Path, folder: Path) -> Iterator[tuple[subprocess.Popen, str]]:
+def served(config: Path, folder: Path, env: dict | None = None,
+           start_timeout: float = 120) -> Iterator[tuple[subprocess.Popen, str]]:
     """``python -m watcher serve`` over ``config`` on a free loopback port, as a real process,
-    once its /healthz answers: (the process, its base URL). Stopped with SIGTERM at the end."""
+    once its /healthz answers (within ``start_timeout`` s): (the process, its base URL). ``env``:
+    the server's environment (default: this one, with this checkout first on PYTHONPATH).
+    Stopped with SIGTERM at the end."""
     port = free_port()
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = env or dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     server = subprocess.Popen([sys.executable, "-m", "watcher", "--config", str(config), "serve",
                                "--listen", f"127.0.0.1:{port}"], env=env, cwd=folder,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + start_timeout
         while True:
             try:
                 if httpx.get(base + "/healthz", timeout=5).status_code == 200:
@@ -263,7 +265,6 @@ def time_pages(config: Path, folder: Path, warm: int) -> list[tuple]:
                 httpx.get(base + path, timeout=60)
                 times.append(time.perf_counter() - started)
             peaks.append(rss_peak_mb(server.pid)[1])
-        name = path.split("?")[0].strip("/").replace("/", "_").replace(".", "_") or "inbox"
         print(f"# {path}: {r.status_code}, cold {cold * 1000:.0f} ms, warm p95 {pct(times, 95):.0f} ms")
         figures += [(f"page_cold_ms[{path}]", cold * 1000, "ms", 1000.0),
                     (f"page_warm_p95_ms[{path}]", pct(times, 95), "ms", 200.0)]

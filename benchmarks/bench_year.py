@@ -30,12 +30,9 @@ status is printed), not a crash.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import shutil
-import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -54,7 +51,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import httpx  # noqa: E402
 
-from bench_web import free_port, rss_peak_mb  # noqa: E402
+from bench_web import rss_peak_mb, served  # noqa: E402
 from corpus import corpus_records, read_corpus  # noqa: E402
 from inputs import HEAD, entry_xml  # noqa: E402
 from spread import spread  # noqa: E402
@@ -304,35 +301,6 @@ def watcher(config: Path, *args: str, cwd: Path, timeout: float = 1800) -> tuple
     return time.perf_counter() - t, r
 
 
-@contextmanager
-def serving(config: Path, folder: Path) -> Iterator[tuple[subprocess.Popen, str]]:
-    """``watcher serve`` as a real process on a free loopback port, once /healthz answers."""
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "watcher", "--config", str(config), "serve",
-                               "--listen", f"127.0.0.1:{port}"], env=ENV, cwd=folder,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                if httpx.get(base + "/healthz", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("watcher serve did not start: " + (server.stderr.read()[-2000:] if server.poll() is not None else "timeout"))
-            time.sleep(0.1)
-        yield server, base
-    finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-
-
 def pages(config_path: Path, folder: Path) -> list[tuple[str, str, dict]]:
     """(name, path, query) of every page measured, each with its JSON twin."""
     from watcher.config import load_config
@@ -375,9 +343,9 @@ def measure_pages(config: Path, folder: Path, repeat: int, cold_each: bool) -> d
     cold, warm, statuses, failed = {}, {}, {}, {}
     if cold_each:
         for name, path, q in todo:
-            with serving(config, folder) as (_, base), httpx.Client(base_url=base, timeout=120) as c:
+            with served(config, folder, env=ENV, start_timeout=300) as (_, base), httpx.Client(base_url=base, timeout=120) as c:
                 cold[name], statuses[name] = get(c, path, q)
-    with serving(config, folder) as (server, base), httpx.Client(base_url=base, timeout=120) as c:
+    with served(config, folder, env=ENV, start_timeout=300) as (server, base), httpx.Client(base_url=base, timeout=120) as c:
         for name, path, q in todo:
             first, status = get(c, path, q)
             cold.setdefault(name, first)
