@@ -41,7 +41,7 @@ import logging
 import sqlite3
 import sys
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import date, datetime, time, timezone
 from pathlib import Path
 from typing import Callable, TextIO
 
@@ -324,7 +324,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
         waiting = f"channel {dcfg.name}/{name}"  # a Retry-After past an earlier run (store.wait_until)
         try:
             until = None if deliver.dry_run else store.wait_until(waiting)
-            if until is not None and until > datetime.now(timezone.utc):
+            if until is not None:
                 raise DeliveryError(f"channel {name}: its server asked to wait until "
                                     f"{until:%Y-%m-%d %H:%M} UTC (Retry-After); not asked before then")
             channel = channel_for(config, name, dcfg.formats, deliver.stdout, cycle.now)
@@ -369,8 +369,7 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             report.error = failure(f"digest {dcfg.name} -> channel {name}", e, redact)
             store.delivery_failed(dcfg.name, name, report.error, cycle.now, first_window)
             if getattr(e, "retry_after", None):  # asked again only after it, by later runs too
-                store.wait_set(waiting, datetime.now(timezone.utc) + timedelta(seconds=e.retry_after),
-                               "Retry-After")
+                store.wait_set(waiting, e.retry_after, "Retry-After")
         except Exception as e:  # a bug in one channel must not stop the others (isolation)
             if stops_the_cycle(e):
                 raise

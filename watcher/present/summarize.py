@@ -28,13 +28,13 @@ import re
 import threading
 import time
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 
 import httpx
 
 from ..config import SummarizerConfig
 from ..http import ANSWER_BYTES, Policy, TooLarge, client_headers, parse_retry_after, post_capped
-from ..models import Digest, Paper, clean_text
+from ..models import Digest, Paper, clean_text, now_utc
 from .tldr import MAX_CHARS, extractive_tldr
 
 log = logging.getLogger("watcher")
@@ -168,7 +168,7 @@ class Summarizer:
         paused = _PAUSED.get(self.cfg.base_url or "", 0.0) - time.monotonic()
         until = self.store.wait_until(self._wait_key)  # a Retry-After past an earlier run's end
         if until is not None:
-            paused = max(paused, (until - datetime.now(timezone.utc)).total_seconds())
+            paused = max(paused, (until - now_utc()).total_seconds())
         if paused > 0:  # not retried before the endpoint's Retry-After, and not counted
             return self._fallback(todo, f"the endpoint rate-limited us (HTTP 429): not asked "
                                         f"again for {paused:.0f}s (its Retry-After)")
@@ -193,8 +193,7 @@ class Summarizer:
         self.store.tldr_count_calls(day, calls)
         waits = [o.retry_after for o in results.values() if isinstance(o, Failure) and o.retry_after]
         if waits:  # recorded: a later run (another process too) does not ask before then
-            self.store.wait_set(self._wait_key, datetime.now(timezone.utc) + timedelta(seconds=max(waits)),
-                                "HTTP 429 (Retry-After)")
+            self.store.wait_set(self._wait_key, max(waits), "HTTP 429 (Retry-After)")
         failures: dict[str, list[str]] = defaultdict(list)
         remember = []
         for p in todo:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ..models import now_utc
 from .rows import iso
@@ -49,14 +49,17 @@ class TldrStore:
     # --- waits: "not before" an endpoint asked for (m018) ------------------------------------
 
     def wait_until(self, what: str) -> datetime | None:
-        """The time before which ``what`` (an endpoint: "summarizer URL") is not to be asked,
-        as its Retry-After said; None when it asked for no wait."""
+        """The time before which ``what`` (an endpoint: "summarizer URL", "channel D/C") is not
+        to be asked, as its Retry-After said; None when it asked for no wait or that time has
+        passed."""
         from .rows import parse_time
 
         row = self.db.execute("SELECT until FROM waits WHERE what = ?", [what]).fetchone()
-        return parse_time(row[0]) if row else None
+        until = parse_time(row[0]) if row else None
+        return until if until is not None and until > now_utc() else None
 
-    def wait_set(self, what: str, until: datetime, reason: str) -> None:
-        """Record that ``what`` is not to be asked before ``until`` (``reason``: why)."""
+    def wait_set(self, what: str, seconds: float, reason: str) -> None:
+        """Record that ``what`` is not to be asked for ``seconds`` from now (``reason``: why)."""
+        until = now_utc() + timedelta(seconds=seconds)
         with self.writing():
             self.db["waits"].upsert({"what": what, "until": iso(until), "reason": reason}, pk="what")
