@@ -12,7 +12,7 @@ SQL statement of watcher is here, one module per domain:
 - ``zotero``: Zotero's sync and saves;
 - ``sessions``: the web's session generation;
 - ``seen``: what was seen after its paper row is gone, pruning, the index upkeep;
-- ``connection``, ``files``, ``rows``: connections and their errors, the database file (copy,
+- ``connection``, ``files``, ``rows``: connections and their errors, the database file (the
   state file, integrity), stored values as text.
 
 :class:`Store` is composed of each domain's methods; this module re-exports every name that the
@@ -37,7 +37,7 @@ from ..folders import make_folder
 from ..models import now_utc
 from .connection import (_check_intact, busy_timeout, connect_readonly, database_error, error_kind,
                          no_database, require_database)
-from .files import STATE_ERROR_NOT_KEPT, build_state, complete_state, copy_database, saved_database_intact, strip_for_state
+from .files import STATE_ERROR_NOT_KEPT, build_state, complete_state, saved_database_intact
 from .ledger import LedgerStore
 from .migrations import (m001_initial, m002_web_search, m003_ratings, m004_tldr_cache, m005_change_counters,
                          m006_web_sessions, m007_works, m008_messages, m009_search_text, m010_deliveries_by_paper,
@@ -56,13 +56,13 @@ from .zotero import ZoteroStore
 
 __all__ = [
     "DELIVERED_UNDER", "SHORT_LOOKUP", "SINCE_FIELDS", "STATE_ERROR_NOT_KEPT", "Store", "UpsertCounts", "build_state", "complete_state",
-    "busy_timeout", "changed_since", "connect_readonly", "copy_database", "database_error", "error_kind",
+    "busy_timeout", "changed_since", "connect_readonly", "database_error", "error_kind",
     "iso", "local", "local_text", "m001_initial", "m002_web_search", "m003_ratings", "m004_tldr_cache",
     "m005_change_counters", "m006_web_sessions", "m007_works", "m008_messages", "m009_search_text",
     "m010_deliveries_by_paper", "m011_short_keys", "m012_papers_as_sent", "m013_field_origins", "m014_zotero",
     "m015_citations", "m016_seen", "m017_paper_counts", "m018_waits", "migrations", "no_database", "now_utc",
     "paper_snapshot", "parse_time", "rekey_references",
-    "require_database", "row_to_paper", "saved_database_intact", "stamp", "strip_for_state",
+    "require_database", "row_to_paper", "saved_database_intact", "stamp",
     # private, for the tests and benchmarks that build old schemas
     "_check_intact", "_equal", "_filed_paper", "_paper_row", "_short",
 ]

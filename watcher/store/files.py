@@ -1,5 +1,5 @@
-"""The database file as a whole: a consistent copy, what a saved state file keeps of it, its
-integrity (:mod:`watcher.cli.statefile`)."""
+"""The database file as a whole: what a saved state file keeps of it, its integrity
+(:mod:`watcher.cli.statefile`)."""
 
 from __future__ import annotations
 
@@ -8,19 +8,6 @@ import sqlite3
 from pathlib import Path
 
 from .connection import busy_timeout, connect_readonly
-
-
-def copy_database(database: Path, copy: Path) -> None:
-    """A consistent copy of ``database`` at ``copy`` through SQLite's backup API (a snapshot
-    even while another process writes), as one self-contained file (no journal beside it)."""
-    src = connect_readonly(database, busy_timeout())
-    dst = sqlite3.connect(copy)
-    try:
-        src.backup(dst)
-        dst.execute("PRAGMA journal_mode=DELETE")
-    finally:
-        src.close()
-        dst.close()
 
 
 def needs_migration(database: Path) -> bool:
@@ -256,20 +243,6 @@ def complete_state(path: Path) -> None:
         conn.execute("COMMIT")
     finally:
         conn.close()
-
-
-def strip_for_state(path: Path, keep_ratings: bool = False) -> tuple[int, int]:
-    """Leave in the database copy at ``path`` only what a saved state file holds
-    (:func:`build_state`'s allow-list), rebuilt so that nothing left out survives in its free
-    pages. Returns how many ratings and saved papers were left out."""
-    built = path.with_name(path.name + ".state")
-    built.unlink(missing_ok=True)
-    try:
-        left_out = build_state(path, built, keep_ratings)
-        built.replace(path)
-    finally:
-        built.unlink(missing_ok=True)
-    return left_out
 
 
 def saved_database_intact(path: Path) -> bool:
