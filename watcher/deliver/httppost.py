@@ -26,7 +26,7 @@ import httpx
 
 from ..errors import DeliveryError
 from ..http import (ANSWER_BYTES, Policy, Retry, TooLarge, client_headers, parse_retry_after, post_capped,
-                    with_retries)
+                    tls_context, with_retries)
 from ..masking import redact, remember_url
 
 ATTEMPTS = 4
@@ -43,7 +43,7 @@ def policy() -> Policy:
 def client(timeout: float, user_agent: str) -> httpx.Client:
     """The HTTP client of a delivery: the channel's timeout on connect, write and read."""
     return httpx.Client(timeout=httpx.Timeout(timeout), headers=client_headers(user_agent),
-                        follow_redirects=False)
+                        follow_redirects=False, verify=tls_context())
 
 
 def _nothing_taken(e: Exception) -> Retry | None:

@@ -33,7 +33,7 @@ from datetime import datetime
 import httpx
 
 from ..config import SummarizerConfig
-from ..http import ANSWER_BYTES, Policy, TooLarge, client_headers, parse_retry_after, post_capped
+from ..http import ANSWER_BYTES, Policy, TooLarge, client_headers, parse_retry_after, post_capped, tls_context
 from ..models import Digest, Paper, clean_text, now_utc
 from .tldr import MAX_CHARS, extractive_tldr
 
@@ -233,7 +233,7 @@ class Summarizer:
 
         def worker() -> None:
             try:
-                http = httpx.Client(headers=headers, follow_redirects=False)
+                http = httpx.Client(headers=headers, follow_redirects=False, verify=tls_context())
             except Exception as e:  # noqa: BLE001 - never let a thread die silently
                 with cond:
                     for p in queue:
