@@ -12,6 +12,7 @@ import hashlib
 import json
 import sqlite3
 import subprocess
+import sys
 from datetime import date, datetime, time, timedelta, timezone
 from dataclasses import replace
 from pathlib import Path
@@ -193,6 +194,32 @@ def test_a_pruned_paper_listed_again_is_not_new_and_its_revision_is_an_update(tm
         revised = store.upsert([replace(listing[1], version=2)], later)
         assert revised.new == [] and revised.updated == [listing[1].key]
         assert store.upsert([replace(listing[1], version=2)], later).unchanged == 1
+
+
+def test_the_upkeep_waits_for_another_process_that_holds_the_write_lock(tmp_path):
+    """``PRAGMA optimize`` outside a transaction may ``ANALYZE`` without waiting for another
+    writer's lock ("database is locked" at once): the upkeep after a cycle failed that cycle
+    whenever the web or ``watcher rate`` was writing at that moment."""
+    (tmp_path / "config.toml").write_text(CONFIG)
+    config = load_config(tmp_path / "config.toml")
+    stored = datetime(2026, 1, 5, 8, tzinfo=timezone.utc)
+    with Store.open(config.settings.database) as store:
+        store.upsert([Paper.from_json(record(i, stored.date()) | {"arxiv_id": f"2601.{i:05d}"})
+                      for i in range(4)], stored)
+        list(store.db.query("SELECT key FROM papers WHERE source = 'arxiv' AND key > '2601'"))  # a hint to analyze
+        holder = subprocess.Popen(
+            [sys.executable, "-c", "import sqlite3, sys, time\n"
+             "d = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+             "d.execute('BEGIN IMMEDIATE'); d.execute('DELETE FROM waits'); print('held', flush=True)\n"
+             "time.sleep(1.5); d.execute('COMMIT')", str(config.settings.database)],
+            stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout.readline() == "held\n"
+            assert upkeep(config, store, stored + timedelta(days=1)) == {"pruned": 0, "vacuumed": False}
+        finally:
+            holder.wait(30)
+        assert holder.returncode == 0
+        assert store.upkeep_state()["last_run"][:10] == "2026-01-06"
 
 
 def test_the_upkeep_decisions():

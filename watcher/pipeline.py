@@ -49,7 +49,7 @@ from .matching.assemble import (NOTHING_ANNOUNCED, SOURCES_FAILED, assemble, bro
                        profile_counts, window_start)
 from .config import FORMAT_CHANNELS, Config, DigestConfig, SourceConfig
 from .deliver import channel_for, redact
-from .errors import DeliveryError, StoreError, WatcherError
+from .errors import DatabaseLocked, DeliveryError, StoreError, WatcherError
 from .links import links_for, links_missing
 from .lock import write_lock
 from .matching.compile import compile_profiles
@@ -500,12 +500,17 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
 
 def _upkeep(config: Config, store: Store, cycle: Cycle) -> None:
     """The store's upkeep when due (:mod:`watcher.upkeep`): its failure is logged, and fails
-    nothing that was delivered; a database that cannot be used still stops the cycle."""
+    nothing that was delivered; a database another writer held past the busy timeout leaves
+    it to the next cycle; a database that cannot be used still stops the cycle."""
     from .upkeep import upkeep
 
     try:
         upkeep(config, store, cycle.now, stop=cycle.stop)
     except Exception as e:  # noqa: BLE001 - isolated, as a source or a channel is
+        error = database_error(store.path, e) if isinstance(e, sqlite3.Error) else e
+        if isinstance(error, DatabaseLocked):
+            log.warning("upkeep left to the next cycle: %s", error)
+            return
         if stops_the_cycle(e):
             raise
         log.warning("upkeep failed: %s", e)

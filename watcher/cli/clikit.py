@@ -85,6 +85,7 @@ def handle_errors(fn):
             from ..store import database_error
 
             ctx = args[0] if args and isinstance(args[0], Context) else None
+            log.debug("database error", exc_info=e)
             fail(str(database_error(ctx.database if ctx else "the database", e)), 1)
         except KeyboardInterrupt:
             fail("interrupted", 130)

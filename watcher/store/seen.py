@@ -188,8 +188,11 @@ class SeenStore:
     def optimize_indexes(self, full_text: bool) -> None:
         """SQLite's ``PRAGMA optimize`` and, with ``full_text`` (after pruning), the full-text
         index's ``optimize`` (its segments merged into one, the deleted rows' entries dropped),
-        each its own short transaction."""
-        self.db.execute("PRAGMA optimize")
+        each its own short transaction, started as every write is (:meth:`writing`): the
+        ``ANALYZE`` that ``PRAGMA optimize`` may run outside one takes the write lock without
+        waiting for another writer's, and fails at once with "database is locked"."""
+        with self.writing():
+            self.db.execute("PRAGMA optimize")
         if full_text and self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'papers_fts'").fetchone():
             with self.writing():
                 self.db.execute("INSERT INTO papers_fts (papers_fts) VALUES ('optimize')")
