@@ -61,7 +61,7 @@ def test_digest_since_delivers_once_and_status_shows_it(filled, tmp_path):
 
 @pytest.mark.parametrize("stored", [0, 30], ids=["empty", "full"])
 def test_file_channel_text_always_reads_back(write_config, tmp_path, stored):
-    """A file channel's .txt is a text digest (SPEC §5, read and written), empty or not: the
+    """A file channel's .txt is a text digest (docs/formats.md, read and written), empty or not: the
     e-mail's tails (no papers, size limit) never reach it."""
     cfg = write_config(MINIMAL_CONFIG.replace('channels = ["archive"]',
                                               'channels = ["archive"]\nsend_empty = true'))
@@ -134,7 +134,7 @@ def test_dry_run_json_is_one_array_whatever_the_number_of_channels(two_channels,
     papers = json.loads(r.stdout)  # what `| python -m json.tool` needs
     assert isinstance(papers, list) and len(papers) >= 20
     assert len({p["title"] for p in papers}) == len(papers)
-    assert all(p["tldr"] and len(p["tldr"]) <= 200 for p in papers)  # SPEC §7
+    assert all(p["tldr"] and len(p["tldr"]) <= 200 for p in papers)  # docs/channels.md
     assert r.stderr.decode().count("==> digest daily, format json") == 1
     assert not (tmp_path / "digests").exists() and not (tmp_path / "copies").exists()
 

@@ -1,4 +1,4 @@
-"""Config loading and validation (SPEC §4): every problem is one line naming file, key, problem."""
+"""Config loading and validation (docs/configuration.md): every problem is one line naming file, key, problem."""
 
 from __future__ import annotations
 
@@ -224,7 +224,7 @@ def test_cli_check_refuses_values_that_used_to_crash_later(write_config, tmp_pat
         assert err.count("\n") == 1 and "Traceback" not in err
 
 
-# --- [web] and [summarizer] (SPEC §7) ---------------------------------------------------------
+# --- [web] and [summarizer] (docs/configuration.md) ---------------------------------------------------------
 
 WEB_BAD = [
     ('[web]\nlisten = "0.0.0.0:8080"\n', "web.password_env", "not a loopback address"),

@@ -66,7 +66,7 @@ def test_sample_papers_are_newest_first_and_merged_across_listings(tmp_path):
     text = r.stdout.decode().split("\n<!DOCTYPE html>", 1)[0]  # text, then html (the digest's formats)
     papers = formats.read(text.encode(), "dry").papers
     dates = [p.published for p in papers]
-    assert None not in dates and b"\nDate:\n" not in r.stdout  # every entry has a date (SPEC §5)
+    assert None not in dates and b"\nDate:\n" not in r.stdout  # every entry has a date (docs/formats.md)
     assert dates == sorted(dates, reverse=True)
     with sqlite3.connect(tmp_path / "watcher-sample.db") as conn:
         # the seed digest's id-less entries merged into the corpus entries that carry ids

@@ -1,4 +1,4 @@
-"""An e-mail over ``max_bytes`` records only what it showed (SPEC §6): ``watcher once`` with 700
+"""An e-mail over ``max_bytes`` records only what it showed (docs/email.md): ``watcher once`` with 700
 recent papers against a real aiosmtpd server; the ledger's rows are exactly the papers present in
 the messages the server accepted, every message under the budget."""
 

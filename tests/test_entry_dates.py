@@ -1,4 +1,4 @@
-"""Every entry of a text digest carries a date (SPEC §5): the first version's submission time
+"""Every entry of a text digest carries a date (docs/formats.md): the first version's submission time
 when a source gave it, else the day the paper was announced, 00:00:00 UTC."""
 
 from __future__ import annotations

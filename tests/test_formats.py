@@ -1,4 +1,4 @@
-"""The two seed formats (SPEC §5): byte-exact text round trip, the HF page reader, bad input."""
+"""The two seed formats (docs/formats.md): byte-exact text round trip, the HF page reader, bad input."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ EDITOR_ENDINGS = [b"\n", b"\n\n\n", b"\n  \n\t\n", b"\n\n  "]
 @pytest.mark.parametrize("crlf", [False, True], ids=["lf", "crlf"])
 @pytest.mark.parametrize("ending", EDITOR_ENDINGS, ids=repr)
 def test_text_digest_saved_by_an_editor_reads_and_writes_back_the_seed_bytes(tmp_path, ending, crlf):
-    """SPEC §5: a final newline or trailing blank lines (what editors add) are accepted when
+    """docs/formats.md: a final newline or trailing blank lines (what editors add) are accepted when
     reading; writing gives the seed's bytes again, with no final newline."""
     seed = SEED_DIGEST.read_bytes()
     saved = seed + ending
@@ -174,7 +174,7 @@ def test_convert_merges_inputs_into_one_listing_without_duplicates(tmp_path):
     r = run_cli("convert", str(SEED_DIGEST), str(SEED_DIGEST), "--to", "json", cwd=tmp_path)
     papers = json.loads(r.stdout)
     assert len(papers) == 30
-    assert all(20 <= len(p["tldr"]) <= 200 and p["tldr"] != p["abstract"] for p in papers)  # SPEC §7
+    assert all(20 <= len(p["tldr"]) <= 200 and p["tldr"] != p["abstract"] for p in papers)  # docs/channels.md
     r = run_cli("convert", str(SEED_DIGEST), "--to", "markdown", "--title", "Mine", "--date",
                 "2025-05-01", cwd=tmp_path)
     assert r.returncode == 0

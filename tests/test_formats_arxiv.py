@@ -51,7 +51,7 @@ def test_atom_2026_layout_testing_page():
     assert (first.arxiv_id, first.version) == ("2202.12139", 1)
     assert first.published == datetime(2022, 2, 24, 15, 5, 19, tzinfo=UTC)
     assert first.categories == ["cs.SE", "cs.LG"] and first.primary_category == "cs.SE"
-    assert first.doi == "10.1109/icstw55395.2022.00035"  # DOIs are case-insensitive: kept lower-cased (SPEC §8)
+    assert first.doi == "10.1109/icstw55395.2022.00035"  # DOIs are case-insensitive: kept lower-cased (docs/design.md)
     assert first.title.startswith("Testing Deep Learning Models: A First Co")
 
 
@@ -73,7 +73,7 @@ def test_atom_classic_layout_versions_and_wrapping():
                        "Connectivity Limit")
     assert p.published == datetime(2011, 11, 8, 18, 48, 36, tzinfo=UTC)
     assert p.updated == datetime(2012, 4, 2, 12, 38, 54, tzinfo=UTC)
-    assert p.doi == "10.1103/physrevb.85.115117"  # lower-cased (SPEC §8)
+    assert p.doi == "10.1103/physrevb.85.115117"  # lower-cased (docs/design.md)
     assert p.journal_ref == "Phys. Rev. B 85, 115117 (2012)"
     assert p.comment == "8 pages, 3 figures. Published version"
     assert p.primary_category == "cond-mat.str-el"

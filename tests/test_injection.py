@@ -1,4 +1,4 @@
-"""Hostile paper fields through every output format and channel (SPEC §6 Safety and Limits).
+"""Hostile paper fields through every output format and channel (docs/security-limits.md).
 
 One digest carries, paper by paper: HTML and script in titles and abstracts, Slack control
 sequences (``<!channel>``, ``<!here>``, ``<@U123>``, ``<https://x|y>``), CRLF and header lines

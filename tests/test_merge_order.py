@@ -1,5 +1,5 @@
 """One work from PubMed efetch and from its journal's feed, in either order, is one paper with
-the better value of each field (SPEC §8): PubMed's list of authors over the feed's one string,
+the better value of each field (docs/sources-journals.md): PubMed's list of authors over the feed's one string,
 the journal's own name (its capitals, no channel decoration), a whole abstract; ``explain``
 says where each field came from. The pair is built from two real documents of
 ``tests/data/journals`` (PubMed's search RSS and IJSEM's feed; see its SOURCES.md)."""

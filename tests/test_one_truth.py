@@ -1,4 +1,4 @@
-"""One truth (SPEC §7): every page that shows what was delivered reads what the pipeline recorded
+"""One truth (docs/web.md): every page that shows what was delivered reads what the pipeline recorded
 per message. A digest goes out through one channel; the reader rates a few papers; a second
 channel is added and gets its first message, different from the first one. Each message's
 "View in browser" link opens a page listing exactly that message's papers in its order, and the

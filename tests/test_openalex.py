@@ -1,4 +1,4 @@
-"""The openalex source (SPEC §10) against a local stand-in of the OpenAlex API
+"""The openalex source (docs/openalex.md) against a local stand-in of the OpenAlex API
 (tests/openalexserver.py) serving a real work (W2741809807, "The state of OA") and a few
 constructed ones (tests/data/openalex/SOURCES.md): cursor paging, from_created_date and the
 reach back, 429, a work without abstract, a work citing two followed works (one card, both

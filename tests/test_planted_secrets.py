@@ -1,6 +1,6 @@
 """Each secret watcher is given, planted against a stand-in that echoes it back, appears on no
 surface: the log, ``watcher status``, the fetch summary, ``/status``, the static site's
-status.html, the state file and the database (SPEC §6: secrets are masked where an error is
+status.html, the state file and the database (docs/security-limits.md: secrets are masked where an error is
 stored, not only where it is logged)."""
 
 from __future__ import annotations

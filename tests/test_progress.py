@@ -1,4 +1,4 @@
-"""Long work shows progress (SPEC §7): a bar with counts and time left when stderr is a
+"""Long work shows progress (docs/deployment.md): a bar with counts and time left when stderr is a
 terminal, a log line at most every ``interval`` seconds otherwise, never anything on stdout."""
 
 from __future__ import annotations

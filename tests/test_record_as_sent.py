@@ -1,4 +1,4 @@
-"""The record as sent (SPEC §11): a message keeps each paper as it was sent. ``watcher once``
+"""The record as sent (docs/record.md): a message keeps each paper as it was sent. ``watcher once``
 delivers version 1 of a paper from the local arXiv stand-in, the stand-in then lists version 2
 under a new title and the next ``once`` stores it; the first message's "View in browser" page,
 its JSON twin and the static site still show version 1's title with the TL;DR it carried, and

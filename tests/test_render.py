@@ -65,7 +65,7 @@ def test_golden_empty(fmt):
 
 
 def test_empty_text_digest_is_its_header_and_reads_back():
-    """SPEC §5: the text format is read and written, so an empty digest (send_empty) is just the
+    """docs/formats.md: the text format is read and written, so an empty digest (send_empty) is just the
     header line; the reason is for the log and the rich formats."""
     from watcher import formats
     from watcher.formats import text as text_format

@@ -2,7 +2,7 @@
 
 The golden files in tests/golden/ are watcher's own output (``WATCHER_REGEN_GOLDEN=1`` rewrites
 them), so a rendering regression accepted in a hurry rewrites them too. The expectations below
-were read line by line against SPEC §5 (text, JSON) and the README's description of each
+were read line by line against docs/formats.md (text, JSON) and the README's description of each
 format, and are only ever changed by hand: one new paper (two authors, two categories,
 upvotes, two reasons) and one revised paper.
 """
@@ -32,7 +32,7 @@ def small_digest() -> Digest:
                   updated=[Match(revised, 1.5, ["all: RL"], "llm-rl")])
 
 
-# SPEC §5: header with the digest date, blank line, title, blank line, Authors:/Date: (UTC),
+# docs/formats.md: header with the digest date, blank line, title, blank line, Authors:/Date: (UTC),
 # blank line, the abstract; no newline at the end. Revised papers have no place in this format.
 TEXT = ("LLM-RL - 2025-04-12\n"
         "\n"
@@ -65,8 +65,8 @@ New versions of papers you have already seen:
 - [Old paper, new version](https://arxiv.org/abs/2504.07601) (v3)
 """
 
-# SPEC §5 (--to json): every field named there, unknown values null, plus score and reasons;
-# SPEC §7: the TL;DR (a one-sentence abstract is its own TL;DR, and no excerpt repeats it).
+# docs/formats.md (--to json): every field named there, unknown values null, plus score and reasons;
+# docs/channels.md: the TL;DR (a one-sentence abstract is its own TL;DR, and no excerpt repeats it).
 JSON = [{
     "title": "Ratio: RL for LLMs", "arxiv_id": "2504.07600", "version": 2,
     "authors": ["Ada Lovelace", "Alan Turing"], "abstract": "We study RL.",

@@ -1,4 +1,4 @@
-"""Two different papers of one common title stay two papers (SPEC §6 identity): an id-less
+"""Two different papers of one common title stay two papers (docs/design.md "Identity"): an id-less
 listing merges by title only where nothing contradicts it (authors, dates), while an id-less
 listing and the arXiv entry of the SAME paper still merge."""
 

@@ -1,4 +1,4 @@
-"""Search is the query language (SPEC §7 "One truth"): ``/search.json`` returns exactly the
+"""Search is the query language (docs/web.md "Search"): ``/search.json`` returns exactly the
 papers a profile with the same query selects, over the same database — for the reviewer's
 cases (stemming, categories, an AND that is true for both, LaTeX accents, apostrophes,
 ligatures) and for queries hypothesis builds from the real corpus's own words."""

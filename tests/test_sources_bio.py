@@ -250,7 +250,7 @@ def test_the_sources_of_spec_8_load_and_bad_ones_are_named(write_config):
                                                      "file:///srv/toc/nature.rss")))
     assert local.sources["nature"].url == "file:///srv/toc/nature.rss"
     assert config.sources["nature"].first_fetch is None and config.sources["bio"].first_fetch == timedelta(days=3)
-    for typ in ("bio", "pubmed", "nature"):  # SPEC §8: every source keeps url, timeout and first_fetch
+    for typ in ("bio", "pubmed", "nature"):  # docs/configuration.md: every source keeps url, timeout and first_fetch
         kept = load_config(write_config(SOURCES.replace(f"[source.{typ}]\n", f'[source.{typ}]\nfirst_fetch = "7d"\ntimeout = 12\n')))
         assert kept.sources[typ].first_fetch == timedelta(days=7) and kept.sources[typ].timeout == 12
     for change, key, words in [

@@ -1,4 +1,4 @@
-"""The store: schema migrations, identity and merge rules of SPEC §6, the ledger."""
+"""The store: schema migrations, identity and merge rules of docs/design.md, the ledger."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The web inbox through its ASGI app (Starlette's httpx test client): every page over the
-sample database, bad input, 404 and 503 pages, login, sessions and CSRF (SPEC §7)."""
+sample database, bad input, 404 and 503 pages, login, sessions and CSRF (docs/web.md)."""
 
 from __future__ import annotations
 

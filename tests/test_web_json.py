@@ -1,4 +1,4 @@
-"""The JSON twins of the reading pages (datasette's convention, SPEC §7): the same path ending
+"""The JSON twins of the reading pages (datasette's convention, docs/web.md): the same path ending
 in ``.json`` answers the same facts as data, under the same login rules; every list carries
 each paper's ``id`` (arXiv id, else DOI, else watcher's key) and ``title``."""
 

@@ -1,7 +1,7 @@
 """Ratings in the web inbox through its ASGI app: the signed links of digests (``/r/{token}``:
 GET confirms and changes nothing, POST records; forged, truncated and altered tokens are
 refused), the rating buttons of every page (CSRF-protected POST, back where the reader was),
-the reading list (``/saved``, ``/saved.bib``) and the ratings on the profile page (SPEC §7)."""
+the reading list (``/saved``, ``/saved.bib``) and the ratings on the profile page (docs/web.md)."""
 
 from __future__ import annotations
 

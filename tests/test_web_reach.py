@@ -1,4 +1,4 @@
-"""The web inbox meets the digests' reach (SPEC §7): the TL;DR on every page that lists papers,
+"""The web inbox meets the digests' reach (docs/web.md): the TL;DR on every page that lists papers,
 ``/feeds/{digest}.atom`` read with feedparser, and the "view in browser" link of a delivered
 e-mail resolving to that issue's page with the same papers and the same TL;DRs.
 

@@ -1,4 +1,4 @@
-"""One paper per work (SPEC §8): a preprint, its new version, its PubMed record and its journal
+"""One paper per work (docs/design.md): a preprint, its new version, its PubMed record and its journal
 version are one stored paper, found by any DOI or PMID they share (or, before any listing links
 them, by title and authors); two works of one title stay two; the migration keeps every paper
 and its history."""
@@ -77,7 +77,7 @@ def test_preprint_v2_pubmed_record_and_journal_version_are_one_stored_paper(tmp_
         assert p.version == 2 and p.pmid == "41234567" and p.pmcid == "PMC12345678"
         assert p.dois == ["10.1101/2026.03.01.612345", "10.1038/s41593-026-01234-5"]
         assert p.doi == "10.1038/s41593-026-01234-5"  # the journal's DOI is the one to cite
-        # the journal's own spelling of its name, whichever listing came first (SPEC §8)
+        # the journal's own spelling of its name, whichever listing came first (docs/sources-journals.md)
         assert p.sources == ["bio", "pm", "natneuro"] and p.venue == "Nature Neuroscience"
         assert p.publication == "published in Nature Neuroscience"
         assert p.title == TITLE  # the preprint's text stays

@@ -1,4 +1,4 @@
-"""SPEC §8 end to end: `watcher once` against local stand-ins of the arXiv API, bioRxiv and
+"""One paper per work (docs/design.md "Identity") end to end: `watcher once` against local stand-ins of the arXiv API, bioRxiv and
 medRxiv's details API, a journal's RSS feed and NCBI E-utilities delivers one digest with papers
 from all five; a bioRxiv preprint, its v2, its PubMed record and its journal version are one
 paper (delivered once, then updates); an arXiv paper whose arxiv:doi a journal lists is one

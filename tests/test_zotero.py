@@ -1,4 +1,4 @@
-"""Zotero both ways (SPEC §10) against a local stand-in for the Zotero Web API
+"""Zotero both ways (docs/zotero.md) against a local stand-in for the Zotero Web API
 (tests/zoteroserver.py, built from real answers: tests/data/zotero/SOURCES.md): the config
 table, items read as papers and papers written as items, the incremental read (versions, 304,
 ``since``, paging), an unreachable Zotero, saves exactly once (write tokens, a lost answer,

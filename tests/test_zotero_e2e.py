@@ -1,4 +1,4 @@
-"""Zotero, end to end (SPEC §10): a profile with nothing but ``zotero = {...}`` gets its digest
+"""Zotero, end to end (docs/zotero.md): a profile with nothing but ``zotero = {...}`` gets its digest
 from a collection of the stand-in Zotero library (``watcher once`` against the local arXiv
 API), and the Save of that e-mail's link adds the paper to the ``save_to_zotero`` collection
 as one complete item, however often it is clicked."""

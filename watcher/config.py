@@ -1,4 +1,4 @@
-"""config.toml -> frozen dataclasses, validated against declared rules (SPEC §4).
+"""config.toml -> frozen dataclasses, validated against declared rules (docs/configuration.md).
 
 Every section kind declares its keys in a table of ``key: (type, default)``; a key that is not
 declared, a value of the wrong type, a missing required key, a digest naming a profile or channel
@@ -101,7 +101,7 @@ class SourceConfig:
     term: str | None = None  # pubmed: the PubMed query
     api_key_env: str | None = None  # pubmed, openalex: the variable holding an API key
     url_env: str | None = None  # listing: the variable holding the URL (a secret: it may hold a key)
-    # openalex (SPEC §10): followed works and authors as watcher.formats.openalex keys
+    # openalex (docs/openalex.md): followed works and authors as watcher.formats.openalex keys
     cites: tuple[str, ...] = ()
     authors: tuple[str, ...] = ()
     search: str | None = None
@@ -123,7 +123,7 @@ class Profile:
     min_score: float = 0.0
     max_papers: int = 30
     base_dir: Path = Path(".")
-    zotero: object = None  # watcher.zotero.Library: examples read from a Zotero library (SPEC §10)
+    zotero: object = None  # watcher.zotero.Library: examples read from a Zotero library (docs/zotero.md)
     save_to_zotero: str | None = None  # a collection of that library that Save also adds to
     max_recall_loss: float = 0.02  # what removals by its ratings may cost of what it selects and the reader likes (docs/ratings.md)
 
@@ -172,7 +172,7 @@ MIN_PASSWORD = 12  # characters of the web password; `watcher serve` and `watche
 
 @dataclass(frozen=True)
 class WebConfig:
-    """The ``[web]`` table (SPEC §7): the web inbox and the links digests carry.
+    """The ``[web]`` table (docs/web.md): the web inbox and the links digests carry.
 
     ``base_url`` is the public address (no trailing slash); digests carry links only when it
     and the secret are set. Secrets are named by ``*_env`` keys and read when needed."""
@@ -199,7 +199,7 @@ class WebConfig:
 
 @dataclass(frozen=True)
 class SummarizerConfig:
-    """The ``[summarizer]`` table (SPEC §7): how the one-sentence TL;DR per paper is made."""
+    """The ``[summarizer]`` table (docs/channels.md): how the one-sentence TL;DR per paper is made."""
 
     type: str = "extractive"
     base_url: str | None = None
@@ -434,7 +434,7 @@ def _kind(value: object) -> str:
 
 
 def find_config(explicit: str | os.PathLike | None = None) -> Path:
-    """The config path by SPEC §3: ``--config``, ``$WATCHER_CONFIG``, ``./config.toml``,
+    """The config path as docs/cli.md gives it: ``--config``, ``$WATCHER_CONFIG``, ``./config.toml``,
     ``~/.config/watcher/config.toml``. Raises ConfigError when none exists."""
     if explicit:
         return Path(explicit)
@@ -616,7 +616,7 @@ def _check_http_url(r: _Reader, key: str, url: str, example: str = "https://exam
 
 def _env_name(r: _Reader, key: str, value: str | None) -> str | None:
     """A ``*_env`` key: the name of an environment variable. Its value is never echoed: a
-    secret pasted here by mistake must not reach the error message (SPEC §6)."""
+    secret pasted here by mistake must not reach the error message (docs/security-limits.md)."""
     if value is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
         raise r.fail(key, "must name an environment variable (letters, digits, _), "
                           "not hold the secret itself")

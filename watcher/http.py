@@ -1,4 +1,4 @@
-"""The one HTTP client every source uses (SPEC §6 "Politeness").
+"""The one HTTP client every source uses (docs/sources.md "Politeness").
 
 :class:`HttpClient` wraps one ``httpx.Client`` and adds what the sources need, in one place:
 

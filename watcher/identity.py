@@ -1,9 +1,9 @@
-"""The identity rules of SPEC §6, as pure functions: how two listings of one paper merge.
+"""The identity rules of docs/design.md, as pure functions: how two listings of one paper merge.
 
 A paper is one paper across sources and versions: its arXiv id without version when known,
 else its DOI, else its PMID, else its normalised-title fingerprint
 (:attr:`watcher.models.Paper.key`). Two listings sharing any DOI or PMID
-(:meth:`~watcher.models.Paper.identifiers`) are one work (SPEC §8): a bioRxiv preprint whose
+(:meth:`~watcher.models.Paper.identifiers`) are one work (docs/design.md): a bioRxiv preprint whose
 ``published`` DOI is a journal article's, an arXiv entry whose ``arxiv:doi`` is, the PubMed
 record of either. A listing without an id
 is the paper of the same title only where nothing contradicts it (:func:`contradicts`: other

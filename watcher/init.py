@@ -1,5 +1,5 @@
 """``watcher init [DIR]``: a starter config, and with ``--github`` or ``--gitlab`` a repository
-that runs watcher on a schedule with no server of one's own (SPEC §9).
+that runs watcher on a schedule with no server of one's own (docs/github-actions.md).
 
 The starter config is the example config shipped with watcher (``config.toml`` of a checkout,
 ``watcher/data/config.toml`` in a wheel), so an install without a clone (``pip install`` of a

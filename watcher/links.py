@@ -1,4 +1,4 @@
-"""Signed one-click rating links in digests (SPEC §7 "Links in digests").
+"""Signed one-click rating links in digests (docs/ratings.md "Links in digests").
 
 A link is ``{base_url}/r/{token}``; the token names the action (``up``, ``down``, ``save``),
 the profile, the paper and the day it expires, and is signed with the secret of

@@ -228,7 +228,7 @@ class Paper:
     journal: str | None = None
     venues: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
-    # followed works this one cites and followed authors who wrote it (SPEC §10), each as
+    # followed works this one cites and followed authors who wrote it (docs/openalex.md), each as
     # "key|title" / "key|name" (see watcher.formats.openalex: cite_entry, cited)
     cites: list[str] = field(default_factory=list)
     followed: list[str] = field(default_factory=list)
@@ -331,7 +331,7 @@ class Paper:
         return key
 
     def identifiers(self) -> list[str]:
-        """Every identifier that makes two listings one work (SPEC §8): ``doi:…`` for each DOI
+        """Every identifier that makes two listings one work (docs/design.md): ``doi:…`` for each DOI
         (a preprint's and its journal version's) and ``pmid:…``; the arXiv id is the key."""
         out = ["doi:" + d for d in self.dois]
         if self.pmid:
@@ -423,7 +423,7 @@ class Paper:
         return None
 
     def to_json(self) -> dict:
-        """The JSON object of ``--to json`` (SPEC §5, §8): datetimes in ISO 8601 UTC, and the
+        """The JSON object of ``--to json`` (docs/formats.md): datetimes in ISO 8601 UTC, and the
         ``venue`` (:attr:`venue`); ``origins`` is the store's bookkeeping, not part of it."""
         out = {}
         for f in fields(self):
@@ -456,10 +456,10 @@ class Paper:
 class Match:
     """A paper that a profile selected, with its score and the human-readable reasons.
 
-    ``tldr`` is the one-sentence summary the pipeline computed before rendering (SPEC §7);
+    ``tldr`` is the one-sentence summary the pipeline computed before rendering (docs/channels.md);
     when it is None, renderers use the extractive one (:func:`watcher.present.tldr.tldr_of`).
 
-    A match read back from a delivered message (:meth:`watcher.store.Store.issue`, SPEC §11)
+    A match read back from a delivered message (:meth:`watcher.store.Store.issue`, docs/record.md)
     holds the paper as sent; ``as_sent`` is False for one recorded before messages kept their
     papers (the paper as stored now), and ``since`` is the paper as stored now when it changed
     after the message (a new version, a journal's title)."""

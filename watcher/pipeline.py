@@ -471,7 +471,7 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
     try:
         if fetch is not None:
             report.sources = fetch_sources(config, store, cycle, fetch, http)
-        if any(p.zotero is not None for p in config.profiles.values()):  # SPEC §10
+        if any(p.zotero is not None for p in config.profiles.values()):  # docs/zotero.md
             from .zotsync import in_cycle
 
             in_cycle(config, store, cycle.now, push_saves=not (deliver and deliver.dry_run))

@@ -1,4 +1,4 @@
-"""Progress of long work (SPEC §7): a bar on a terminal, a log line at most every 30 s elsewhere.
+"""Progress of long work (docs/deployment.md): a bar on a terminal, a log line at most every 30 s elsewhere.
 
 Work that may take minutes (a backfill of many pages 3 s apart, a large ``convert``) asks
 :func:`start` for a :class:`Progress` and advances it; it never learns where progress goes::

@@ -1,4 +1,4 @@
-"""Ratings and the reading list (SPEC §7): the data, and the one function that changes them.
+"""Ratings and the reading list (docs/ratings.md): the data, and the one function that changes them.
 
 A rating is per profile and paper: ``up`` or ``down``, with when and from where (``cli``,
 ``link``, ``web``). A later rating replaces an earlier one; ``clear`` removes it. ``save`` puts

@@ -1,6 +1,6 @@
 """Searching the stored papers: SQLite FTS5 narrows, the profile query language decides.
 
-A search is a query in the profile query language (SPEC §4: ``GRPO``, ``ti:survey``,
+A search is a query in the profile query language (docs/profiles.md: ``GRPO``, ``ti:survey``,
 ``au:Levine AND cat:cs.LG``, ...) and returns exactly the papers a profile with that query
 selects. The ``papers_fts`` index holds the matcher's own normalised words
 (:func:`watcher.matching.index.search_text`: LaTeX, accents, ligatures, apostrophes and plurals folded

@@ -127,7 +127,7 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
                 lines.append(line)
                 if c.get("last_error") and (c.get("last_error_at") or "") >= (c.get("last_success") or ""):
                     lines.append(f"       FAILED at {_ago(c['last_error_at'], tz)}: {c['last_error']}")
-        from .zotsync import status_lines  # SPEC §10: a profile's Zotero library, the saves
+        from .zotsync import status_lines  # docs/zotero.md: a profile's Zotero library, the saves
 
         lines += status_lines(config, store)
     # errors stored before secrets were masked where they are stored: masked when shown

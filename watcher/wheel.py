@@ -1,6 +1,6 @@
 """The wheel of the running watcher, for ``watcher init --github`` / ``--gitlab``: the repository
 it writes installs watcher from that file, so its first scheduled run needs no package index
-that carries watcher (SPEC §9) — only the one that carries watcher's dependencies.
+that carries watcher (docs/github-actions.md) — only the one that carries watcher's dependencies.
 
 A wheel is a zip file (PEP 427): the package's files, and a ``.dist-info`` folder with the
 metadata pip reads (``METADATA``, ``entry_points.txt``, ``WHEEL``) and ``RECORD``, the hash of

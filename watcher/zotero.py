@@ -1,4 +1,4 @@
-"""Zotero (SPEC §10): the profile's ``zotero = {...}`` table, the Web API client, the
+"""Zotero (docs/zotero.md): the profile's ``zotero = {...}`` table, the Web API client, the
 conversion between Zotero items and papers (pure), and a profile's examples as the last sync
 stored them (:func:`examples`, read by :mod:`watcher.matching.compile`; the sync itself is
 :mod:`watcher.zotsync`).
@@ -54,7 +54,7 @@ class ZoteroError(SourceError):
     """A Zotero request that failed; ``status`` is the HTTP status (0: no answer)."""
 
     def __init__(self, message: str, status: int = 0):
-        from .masking import redact  # an answer that echoed the key shows *** (SPEC §6)
+        from .masking import redact  # an answer that echoed the key shows *** (docs/security-limits.md)
 
         super().__init__(redact(message))
         self.status = status

@@ -1,4 +1,4 @@
-"""Zotero both ways (SPEC §10): a profile's examples read from a Zotero library, and saved
+"""Zotero both ways (docs/zotero.md): a profile's examples read from a Zotero library, and saved
 papers added to a Zotero collection. The records live in the database (migration m014).
 
 Read, once per cycle, for every profile with ``zotero = {...}`` (each place read once)::

@@ -1,5 +1,5 @@
 """Isolation against the unforeseen: a bug planted in one reader, one digest's matching and one
-digest's rendering, beside a healthy source and a healthy digest (SPEC §6).
+digest's rendering, beside a healthy source and a healthy digest (docs/design.md).
 
 The faults are planted in a real ``watcher`` process (``python -c PLANT ARGS``): the Hugging
 Face JSON reader raises ``KeyError`` (or an ``sqlite3.IntegrityError``, an odd merge's error) for

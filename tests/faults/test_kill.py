@@ -1,5 +1,5 @@
 """``kill -9`` in the middle of a cycle, then a restart: every matching paper is delivered exactly
-once in the end (SPEC §6 "Nothing lost, nothing twice").
+once in the end (docs/design.md "Nothing lost, nothing twice").
 
 The kill lands at a known step, detected from outside the process:
 

@@ -1,4 +1,4 @@
-"""The ``watcher`` command line (SPEC §3).
+"""The ``watcher`` command line (docs/cli.md).
 
 Exit status: 0 all good; 1 the run finished but a source, digest or channel failed (said on
 stderr), or the database could not be used, or the output could not be written (a full disk),
@@ -429,7 +429,7 @@ def explain(ctx: Context, paper, profile, sample) -> None:
 
 
 def delivery_record_text(sent: list[dict], profile: str | None = None, elsewhere=(), tz=timezone.utc) -> list[str]:
-    """``watcher explain PAPER``: the messages that delivered the paper (SPEC §11), each with
+    """``watcher explain PAPER``: the messages that delivered the paper (docs/record.md), each with
     when and where it went and the score and reasons recorded then
     (:meth:`~watcher.store.Store.paper_messages`); with ``--profile``, those under it, and
     the other profiles it was delivered under (``elsewhere``) are named. Times in ``tz`` (the

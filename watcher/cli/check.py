@@ -41,7 +41,7 @@ def check_config(config: Config) -> tuple[list[str], str]:
     for ch in config.channels.values():  # what each channel's kind adds, from its module
         if KINDS[ch.type].check:
             problems += KINDS[ch.type].check(config, where, ch)
-    from ..zotsync import access_problems  # SPEC §10: what each Zotero key may do
+    from ..zotsync import access_problems  # docs/zotero.md: what each Zotero key may do
 
     problems += access_problems(config)
     problem = database_problem(config.settings.database)
@@ -174,7 +174,7 @@ def idle_notes(config: Config) -> list[str]:
 def followed_notes(config: Config) -> list[str]:
     """For ``watcher check``: one line per ``cites:``/``by:`` term of a profile's query or
     exclude that names a work (an author) no ``openalex`` source follows: such a term matches
-    nothing, since a paper records only the followed works it cites (SPEC §10)."""
+    nothing, since a paper records only the followed works it cites (docs/openalex.md)."""
     from ..formats.openalex import matches_ref
     from ..matching.query import parse_query, terms
 

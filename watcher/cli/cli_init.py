@@ -1,4 +1,4 @@
-"""No server of one's own (SPEC §9): ``watcher init``, ``watcher state save|restore``,
+"""No server of one's own (docs/github-actions.md): ``watcher init``, ``watcher state save|restore``,
 ``watcher site``.
 
 Registered on the ``watcher`` group by :mod:`watcher.cli`.
@@ -63,7 +63,7 @@ def init(folder: Path, github, gitlab, force, cites, orcid, mailto, openalex_url
         raise click.UsageError("--mailto and --openalex-url go with --cite or --orcid (the citation "
                                "alert they configure)")
     files = files_for(kind)
-    if cites or orcid:  # "alert me when my papers are cited" (SPEC §10)
+    if cites or orcid:  # "alert me when my papers are cited" (docs/openalex.md)
         from .init_citations import citations_config, seed
         from ..models import now_utc
 

@@ -1,4 +1,4 @@
-"""The rating commands (SPEC §7): ``watcher rate``, ``watcher ratings``, ``watcher saved``.
+"""The rating commands (docs/ratings.md): ``watcher rate``, ``watcher ratings``, ``watcher saved``.
 
 Registered on the ``watcher`` group by :mod:`watcher.cli`. Every change goes through
 :func:`watcher.ratings.apply_rating`, as the web inbox's buttons and the digests' links do.
@@ -66,7 +66,7 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
                     for name, key in plan]
     for applied in done:
         click.echo(str(applied))
-    if action == "save":  # Save also adds the paper to Zotero (SPEC §10); queued when it cannot
+    if action == "save":  # Save also adds the paper to Zotero (docs/zotero.md); queued when it cannot
         from ..zotsync import after_save
 
         with open_store(config) as store:

@@ -1,4 +1,4 @@
-"""What every ``watcher`` command shares (SPEC §3): the :class:`Context` with the lazily loaded
+"""What every ``watcher`` command shares (docs/cli.md): the :class:`Context` with the lazily loaded
 config, :func:`handle_errors` (watcher's errors as one line and an exit code), ``pass_ctx``,
 ``--sample``'s help and :func:`reading_config`. :mod:`watcher.cli` (the ``watcher`` group) and
 the modules of its commands (:mod:`watcher.cli.cli_init`, :mod:`watcher.cli.cli_ratings`) import it, so

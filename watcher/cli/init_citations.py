@@ -1,5 +1,5 @@
 """``watcher init --cite ID… --orcid ORCID``: "alert me when my papers are cited" in one command
-(SPEC §10).
+(docs/openalex.md).
 
 The starter config gains an ``openalex`` source following the given works (DOIs, arXiv ids,
 OpenAlex ids) and, with ``--orcid``, every work OpenAlex lists for that person, asked once now

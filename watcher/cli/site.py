@@ -1,4 +1,4 @@
-"""``watcher site DIR``: the web inbox as static files (SPEC §9), to open from ``file://`` or
+"""``watcher site DIR``: the web inbox as static files (docs/cli.md), to open from ``file://`` or
 publish (GitHub Pages).
 
 One truth: the pages are the web app's own. The app runs in-process with its ``static`` flag

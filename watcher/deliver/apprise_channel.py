@@ -1,5 +1,5 @@
 """The ``apprise`` channel: the digest through apprise to Telegram, Discord, Teams, Matrix, ntfy,
-Gotify, Mattermost, e-mail and the 100+ other services it knows (SPEC §7).
+Gotify, Mattermost, e-mail and the 100+ other services it knows (docs/channels.md).
 
 The apprise URLs come from the environment variable ``urls_env`` names (they hold tokens), one
 or more separated by spaces, commas or new lines. apprise is an optional extra:

@@ -4,7 +4,7 @@ Security ``starttls`` (default, port 587), ``tls`` (implicit TLS, 465) or ``none
 server's certificate is verified against the system's CAs. With ``username`` set it logs in with
 the password from the environment variable ``password_env`` names.
 
-Size (SPEC §6): every message stays under ``max_bytes`` (100 KB), and every paper the ledger
+Size (docs/email.md): every message stays under ``max_bytes`` (100 KB), and every paper the ledger
 records is in a message the server accepted. When the full digest does not fit, it is rendered
 again showing fewer papers in full and listing the rest as titles with links (the largest number
 of full entries that fits, found by bisection). When even the titles of all papers do not fit,
@@ -38,7 +38,7 @@ from ..kinds import REQUIRED, Kind
 from .base import Channel, PartialDelivery, secret_env
 
 
-MAX_BYTES = 100_000  # SPEC §6: an e-mail stays under 100 KB, whatever max_bytes says
+MAX_BYTES = 100_000  # docs/email.md: an e-mail stays under 100 KB, whatever max_bytes says
 MAX_REPLY = 64 * 1024  # bytes of one reply of the server (a greeting, EHLO's list): real ones are < 1 KB
 DEADLINE_TIMEOUTS = 4  # each step (connect and log in; each message) may take this x the channel's timeout
 
@@ -422,7 +422,7 @@ def _validate(r, where: str, v: dict) -> dict:
     r.choice(f"{where}.security", v["security"], ("starttls", "tls", "none"))
     if v["port"] is not None and not 1 <= v["port"] <= 65535:
         raise r.fail(f"{where}.port", f"must be between 1 and 65535, got {v['port']}")
-    if not 10_000 <= v["max_bytes"] <= 100_000:  # SPEC §6: an e-mail stays under 100 KB
+    if not 10_000 <= v["max_bytes"] <= 100_000:  # docs/email.md: an e-mail stays under 100 KB
         raise r.fail(f"{where}.max_bytes", f"must be between 10000 and 100000, got {v['max_bytes']}")
     if not v["host"].strip():
         raise r.fail(f"{where}.host", "must not be empty (the SMTP server, such as smtp.example.org)")

@@ -1,4 +1,4 @@
-"""The ``feed`` channel: an Atom 1.0 file per digest that any feed reader can follow (SPEC §7).
+"""The ``feed`` channel: an Atom 1.0 file per digest that any feed reader can follow (docs/channels.md).
 
 Each delivery adds one ``<entry>`` per new paper to the feed at ``path`` (a template with
 ``{digest}``, such as ``feeds/{digest}.atom``) and keeps the newest ``max_entries``: the new

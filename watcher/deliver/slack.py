@@ -1,7 +1,7 @@
 """The ``slack`` channel: the Block Kit digest posted to an incoming webhook.
 
 The ``slack`` format renders the whole digest as one message ``{"text", "blocks"}``;
-:func:`split_messages` cuts it to Slack's limits (SPEC §6): a section's text longer than 3,000
+:func:`split_messages` cuts it to Slack's limits (docs/configuration.md): a section's text longer than 3,000
 characters becomes several sections, a header is cut to 150, and the blocks go out in messages of
 at most 50 blocks (and ``MAX_CHARS`` characters), as few as that allows and about equally full,
 posted in order, each later part marked "continued".

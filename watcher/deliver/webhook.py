@@ -5,7 +5,7 @@ The body is an object::
     {"digest": "daily", "title": "LLM-RL", "date": "2025-04-12", "count": 12,
      "empty_reason": null, "papers": [...], "updated": [...]}
 
-where ``papers`` is the ``json`` format (the paper objects of SPEC §5 with score, reasons and
+where ``papers`` is the ``json`` format (the paper objects of docs/formats.md with score, reasons and
 profile) and ``updated`` lists revised papers delivered before. Any 2xx answer means accepted;
 429/5xx are retried (see :mod:`~watcher.deliver.httppost`). The URL comes from ``url`` or from
 the environment variable ``url_env`` names; either way it is not put into errors or logs.

@@ -1,4 +1,4 @@
-"""Readers and writers of listing formats, detected from content (SPEC §5).
+"""Readers and writers of listing formats, detected from content (docs/formats.md).
 
 Each reader module has ``sniff(head: str) -> bool`` (does this text look like mine?) and
 ``parse(data: bytes, origin: str, today: date | None) -> Listing``. ``READERS`` lists them in

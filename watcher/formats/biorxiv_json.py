@@ -13,7 +13,7 @@ One page of the interval::
 Each record is one version of one preprint (``date`` is that version's posting day): version 1
 gives the first-version date, a later one the latest version's. ``published`` is the journal
 version's DOI once bioRxiv has linked it ("NA" before): it joins the paper's DOIs, so that the
-journal article is the same work (SPEC §8), and becomes the DOI to cite. ``total`` and
+journal article is the same work (docs/design.md), and becomes the DOI to cite. ``total`` and
 ``cursor`` say where the page sits (numbers, or numbers as text: the API writes both). A
 ``status`` of "no posts found" is an empty interval; any other status, or anything that is not
 such JSON, is an InputError. A record without DOI or title is skipped with a warning. The

@@ -1,5 +1,5 @@
 """OpenAlex works JSON (``api.openalex.org/works``), and the identifiers of followed works and
-authors (SPEC §10). Pure: no I/O.
+authors (docs/openalex.md). Pure: no I/O.
 
 One page of a works list, as the API pages it by cursor::
 
@@ -19,7 +19,7 @@ One page of a works list, as the API pages it by cursor::
 
 ``next_cursor`` is null on the last page. A work is one paper: its DOI, PMID and arXiv id (the
 arXiv DOI ``10.48550/arXiv.X``, else an arxiv.org location) join it to the paper watcher already
-holds (SPEC §8). The abstract is rebuilt from the inverted index (word -> positions), bounded
+holds (docs/design.md). The abstract is rebuilt from the inverted index (word -> positions), bounded
 by :data:`MAX_ABSTRACT_WORDS`.
 
 A followed work is kept as one key, whatever spelling the config used (:func:`work_ref`): an

@@ -1,4 +1,4 @@
-"""The profile query language (SPEC §4): parse once into a small tree (pure, no I/O).
+"""The profile query language (docs/profiles.md): parse once into a small tree (pure, no I/O).
 
 Grammar, loosest binding first (operators are upper-case, as on arXiv)::
 
@@ -22,7 +22,7 @@ case and punctuation do not matter) or its start (``jr:nature*``); ``doi:`` a DO
 preprint). ``cites:`` takes a followed work (``cites:10.1038/s41586-021-03819-2``,
 ``cites:arxiv:2106.09685``, ``cites:W2741809807``) or ``cites:*``, any followed work; ``by:``
 (or ``orcid:``) a followed author (``by:0000-0002-1825-0097``, ``by:A5023888391``) or ``by:*``.
-Both match what an ``openalex`` source recorded of a paper (SPEC §10).
+Both match what an ``openalex`` source recorded of a paper (docs/openalex.md).
 
 Parentheses and NOTs nest at most :data:`MAX_DEPTH` deep (``((((x))))`` is 4, ``NOT NOT x`` is
 2); deeper queries are refused, so that no query can exhaust the stack of the parser or of
@@ -42,7 +42,7 @@ from ..models import normalize_doi, title_fingerprint
 from ..text import fold, name_key, stem, words
 
 FIELDS = ("ti", "abs", "au", "cat", "jr", "doi", "cites", "by", "all")
-ALIASES = {"orcid": "by"}  # SPEC §10 writes orcid:0000-0002-1825-0097
+ALIASES = {"orcid": "by"}  # docs/openalex.md writes orcid:0000-0002-1825-0097
 OPERATORS = ("AND", "OR", "ANDNOT", "NOT")
 MIN_PREFIX = 3  # letters before a wildcard
 MAX_DEPTH = 50  # nested parentheses and NOTs

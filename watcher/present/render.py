@@ -1,4 +1,4 @@
-"""Rendering a Digest into each FORMAT with Jinja2 (SPEC §5).
+"""Rendering a Digest into each FORMAT with Jinja2 (docs/formats.md).
 
 Every format is a template in ``templates/`` (``digest.txt``, ``digest.md``, ``digest.html``,
 ``digest.slack.json``, ``digest.json``). Templates come from the user's ``templates_dir`` first
@@ -34,7 +34,7 @@ from ..models import Digest, Match
 from .tldr import stored_excerpt, tldr_of
 from ..text import plural, shorten
 
-# The rich formats show the TL;DR and the abstract cut to this many characters (SPEC §7); the
+# The rich formats show the TL;DR and the abstract cut to this many characters (docs/channels.md); the
 # full abstract is a click away, and the text format keeps it whole.
 ABSTRACT_CHARS = 240
 
@@ -131,8 +131,8 @@ def abstract_excerpt(m: Match) -> str:
 
 
 def match_json(m: Match, links=None) -> dict:
-    """One paper of the json format: SPEC §5's paper object plus score, reasons, profile and
-    the TL;DR (SPEC §7), and ``links`` when the digest has them."""
+    """One paper of the json format: docs/formats.md's paper object plus score, reasons, profile and
+    the TL;DR (docs/channels.md), and ``links`` when the digest has them."""
     out = m.paper.to_json()
     out.update(score=round(m.score, 4), reasons=list(m.reasons), profile=m.profile, tldr=tldr_of(m))
     if links is not None:

@@ -1,4 +1,4 @@
-"""The TL;DR per paper, computed in the pipeline before rendering (SPEC §7 ``[summarizer]``).
+"""The TL;DR per paper, computed in the pipeline before rendering (docs/channels.md ``[summarizer]``).
 
 ``type = "extractive"`` (the default) needs nothing: :func:`watcher.present.tldr.extractive_tldr`.
 

@@ -1,4 +1,4 @@
-"""The extractive TL;DR: one sentence of the abstract that says what the paper does (SPEC §7).
+"""The extractive TL;DR: one sentence of the abstract that says what the paper does (docs/channels.md).
 
 Pure and deterministic, no model, no network: :func:`extractive_tldr` cleans the abstract of
 LaTeX (math kept as plain text, commands dropped, ``\\textbf{x}`` -> ``x``), splits it into

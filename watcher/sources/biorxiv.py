@@ -12,7 +12,7 @@ Each run asks for every posting since it last looked, reaching back for late pos
 
 A record is one version of a preprint: the store merges a v2 into the paper it already holds
 (an update, never a new paper), and a record's ``published`` DOI ties the preprint to its
-journal version (SPEC §8). The overlap re-reads a few days, which identity makes free: records
+journal version (docs/design.md). The overlap re-reads a few days, which identity makes free: records
 already stored are unchanged, a late posting is new when it comes. A page that fails (HTTP,
 malformed JSON) fails the run and the state stays, so the next run asks again; nothing of a
 failed run is stored.

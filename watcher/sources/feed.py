@@ -1,7 +1,7 @@
 """The ``feed`` source: any journal's (or preprint server's) RSS 1.0/2.0 or Atom table of
 contents, fetched conditionally (ETag / Last-Modified through the shared HTTP client) and read
 by :mod:`watcher.formats.journal_feed`. Each item's DOI makes it the same work as its preprint
-or its PubMed record (SPEC §8)."""
+or its PubMed record (docs/design.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The ``openalex`` source: new works citing followed works, and new works of followed authors,
-from the OpenAlex works API (SPEC §10). No key; ``mailto`` puts the requests in OpenAlex's
+from the OpenAlex works API (docs/openalex.md). No key; ``mailto`` puts the requests in OpenAlex's
 polite pool.
 
 Each run::

@@ -63,7 +63,7 @@ def m001_initial(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m002_web_search(db: sqlite_utils.Database) -> None:
-    """The web inbox (SPEC §7): a full-text index of the papers (FTS5, kept in step by
+    """The web inbox (docs/web.md): a full-text index of the papers (FTS5, kept in step by
     triggers as papers are stored, updated and re-keyed), and what each delivered digest held
     (``issues``: one row per digest and date; ``issue_papers``: its papers in order, with
     score, profile and reasons). Deliveries made before this migration become issues of their
@@ -98,7 +98,7 @@ def m002_web_search(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m003_ratings(db: sqlite_utils.Database) -> None:
-    """Ratings (SPEC §7): per profile and paper up or down, when and from where; the global
+    """Ratings (docs/ratings.md): per profile and paper up or down, when and from where; the global
     reading list. Keyed by profile *name*, so ratings outlive profile edits and removals."""
     db.execute("""
         CREATE TABLE ratings (
@@ -116,7 +116,7 @@ def m003_ratings(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m004_tldr_cache(db: sqlite_utils.Database) -> None:
-    """The summarizer's memory (SPEC §7): a model's TL;DR per paper, asked for once ever (``tldr``
+    """The summarizer's memory (docs/channels.md): a model's TL;DR per paper, asked for once ever (``tldr``
     NULL: the model answered with nothing usable), and the calls made per UTC day."""
     db.execute("""
         CREATE TABLE tldr_cache (
@@ -153,7 +153,7 @@ def m006_web_sessions(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m007_works(db: sqlite_utils.Database) -> None:
-    """One paper per work across arXiv, bioRxiv/medRxiv, PubMed and journals (SPEC §8): every
+    """One paper per work across arXiv, bioRxiv/medRxiv, PubMed and journals (docs/design.md): every
     DOI of a paper (``dois``), its PMID and PMCID, the journal that published it, the venues
     and sources that announced it, when the store learnt of its journal version
     (``journal_at``), and ``paper_ids``: each DOI and PMID -> the paper's key. Existing papers
@@ -188,7 +188,7 @@ def m007_works(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m008_messages(db: sqlite_utils.Database) -> None:
-    """What each delivered message showed (SPEC §7 "One truth"): ``messages``, one row per
+    """What each delivered message showed (docs/web.md "What is recorded and what is computed now"): ``messages``, one row per
     message a channel accepted (digest, date, channel, its number that day through that
     channel, when, how many parts a size limit split it into), and ``message_papers``, its
     papers in order with kind, version, score, profile, reasons, TL;DR and ``shown``
@@ -238,7 +238,7 @@ def m008_messages(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m009_search_text(db: sqlite_utils.Database) -> None:
-    """Search is the query language (SPEC §7): the full-text index holds the matcher's own
+    """Search is the query language (docs/web.md "Search"): the full-text index holds the matcher's own
     normalised words (:func:`watcher.matching.index.search_text`) instead of the raw text under a
     Porter stemmer, which found "learned" for ``learning``, cs.LG for ``cat:lg``, and missed
     ``Pok\\'emon`` for ``pokemon``. New columns hold those words for every paper, filled here
@@ -291,7 +291,7 @@ def m011_short_keys(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m012_papers_as_sent(db: sqlite_utils.Database) -> None:
-    """``message_papers.paper_sent``: each paper of a message as it was sent (SPEC §11): its
+    """``message_papers.paper_sent``: each paper of a message as it was sent (docs/record.md): its
     fields (title, authors, version, journal, abstract, links ...) as JSON
     (:func:`paper_snapshot`). A message's pages, twins and the static site show that, not the
     paper as stored now (a later version, a journal's title), and say when it changed since.
@@ -312,7 +312,7 @@ def m013_field_origins(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m014_zotero(db: sqlite_utils.Database) -> None:
-    """Zotero (SPEC §10, :mod:`watcher.zotsync`): ``zotero_places``, per place examples are read
+    """Zotero (docs/zotero.md, :mod:`watcher.zotsync`): ``zotero_places``, per place examples are read
     from (a collection, tag or saved search of a library), the library version last read and
     how the last sync went; ``zotero_items``, the items read there (the paper each is, as JSON:
     examples even when watcher never stored the paper); ``zotero_saves``, the ledger of saved
@@ -328,7 +328,7 @@ def m014_zotero(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m015_citations(db: sqlite_utils.Database) -> None:
-    """Citations and followed authors (SPEC §10): ``cites``, the followed works a paper cites,
+    """Citations and followed authors (docs/openalex.md): ``cites``, the followed works a paper cites,
     and ``followed``, the followed authors who wrote it, each a JSON list of ``key|title`` /
     ``key|name`` (:mod:`watcher.formats.openalex`); NULL for papers stored before."""
     for column in ("cites", "followed"):

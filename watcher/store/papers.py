@@ -1,7 +1,7 @@
-"""Papers: rows as Papers and back, the identity lookups and upserts (SPEC §6, §8), short keys,
+"""Papers: rows as Papers and back, the identity lookups and upserts (docs/design.md), short keys,
 each paper as a message sent it (its snapshot), and the papers of a window of days.
 
-Identity (SPEC §6, §8): a paper's row key is its arXiv id without version, else ``doi:`` and its
+Identity (docs/design.md): a paper's row key is its arXiv id without version, else ``doi:`` and its
 first DOI, else ``pmid:`` and its PMID, else ``title:`` plus its title fingerprint (and its first
 author's surname and first day, when known). ``paper_ids`` maps every DOI and PMID of a paper to
 its key, so that a listing sharing any of them (a preprint's journal version, its PubMed record)
@@ -331,7 +331,7 @@ class PaperStore:
 
     def revised(self, digest: str, channel: str, *, after: datetime | None) -> list[Paper]:
         """Papers delivered through (digest, channel) whose newer version, or whose journal
-        version (SPEC §8), was stored after ``after`` and after the delivery — what rich formats
+        version (docs/design.md), was stored after ``after`` and after the delivery — what rich formats
         list under "updated"."""
         # after a time: the papers revised since (index papers_revised, m017) looked up in the
         # ledger, CROSS JOIN keeping that order; every delivery of the channel grows all year

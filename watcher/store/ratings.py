@@ -1,4 +1,4 @@
-"""Ratings and the reading list (SPEC §7; the rules are :mod:`watcher.ratings`')."""
+"""Ratings and the reading list (docs/ratings.md; the rules are :mod:`watcher.ratings`')."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class RatingStore:
 
     def rated_sent_with(self, profile: str, reason: str) -> set[str]:
         """The papers rated for ``profile`` that a message recorded under it with ``reason``
-        among their reasons (the record as sent, SPEC §11)."""
+        among their reasons (the record as sent, docs/record.md)."""
         exact = json.dumps(reason, ensure_ascii=False)
         return {r["paper"] for r in self.db.query(
             """SELECT r.paper FROM ratings r WHERE r.profile = ? AND EXISTS (

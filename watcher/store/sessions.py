@@ -1,4 +1,4 @@
-"""The web's session generation (SPEC §7; the rules are :mod:`watcher.web.sessions`')."""
+"""The web's session generation (docs/web.md; the rules are :mod:`watcher.web.sessions`')."""
 
 from __future__ import annotations
 

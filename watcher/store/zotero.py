@@ -1,4 +1,4 @@
-"""Zotero (SPEC §10): the sync of examples and the saves (the decisions and the HTTP are
+"""Zotero (docs/zotero.md): the sync of examples and the saves (the decisions and the HTTP are
 :mod:`watcher.zotsync`'s)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The web inbox (SPEC §7): ``watcher serve``.
+"""The web inbox (docs/web.md): ``watcher serve``.
 
 One Starlette app (:func:`~watcher.web.app.create_app`) over the same store and the same
 matcher code as the daemon. Each area of pages is a module with a ``routes`` list (and

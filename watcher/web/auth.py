@@ -1,4 +1,4 @@
-"""Login, the session and CSRF tokens (SPEC §7 Security).
+"""Login, the session and CSRF tokens (docs/web.md "Security").
 
 The session is Starlette's signed cookie (itsdangerous; HttpOnly, SameSite=Lax, Secure when
 ``base_url`` is https). With a password (``[web].password_env``) every page but the public

@@ -76,7 +76,7 @@ def papers_of(issues) -> list:
 
 
 def sent_ref(request: Request, m, tldrs: dict[str, str]) -> dict:
-    """A paper of a delivered message in a JSON twin (SPEC §11): :func:`match_ref` of the paper
+    """A paper of a delivered message in a JSON twin (docs/record.md): :func:`match_ref` of the paper
     as sent, with ``as_sent`` (False: recorded before messages kept their papers, so shown as
     stored now) and ``updated_since`` (``version`` and ``title`` as stored now when the paper
     changed after the message, else None)."""

@@ -1,4 +1,4 @@
-"""``/feeds/{digest}.atom``: the Atom feed the digest's ``feed`` channel wrote (SPEC §7).
+"""``/feeds/{digest}.atom``: the Atom feed the digest's ``feed`` channel wrote (docs/web.md).
 
 A feed reader cannot log in. Without a password (loopback, the default) the feed is as open as
 every other page. With a password the feed answers a logged-in session, or a request carrying

@@ -1,4 +1,4 @@
-"""What every request passes before any page (SPEC §7 Security): the name it asks for (Host),
+"""What every request passes before any page (docs/web.md "Security"): the name it asks for (Host),
 where a form it posts comes from (Origin / Referer), and how large its body may be.
 
 * **Host.** Starlette's ``TrustedHostMiddleware`` answers 400 to a request for any name but

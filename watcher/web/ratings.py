@@ -1,4 +1,4 @@
-"""Ratings in the web inbox (SPEC §7 "Ratings", "Links in digests"): the signed links of
+"""Ratings in the web inbox (docs/ratings.md "Links in digests"): the signed links of
 digests (``/r/{token}``), the rating buttons of every page (``POST /rate``) and the reading
 list (``/saved``, ``/saved.bib``).
 
@@ -164,7 +164,7 @@ def _link(request: Request, asked):
 
 
 def _to_zotero(request: Request, done) -> str | None:
-    """A Save also adds the paper to Zotero (SPEC §10): queued here, after the rating is
+    """A Save also adds the paper to Zotero (docs/zotero.md): queued here, after the rating is
     committed, and pushed by a background worker (:func:`watcher.zotsync.push_soon`), so the
     page never waits on Zotero. The line the confirmation page shows, or None."""
     if done.action != "save":

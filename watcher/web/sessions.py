@@ -1,4 +1,4 @@
-"""Revocable sessions (SPEC §7 Security): the database holds a generation number, every
+"""Revocable sessions (docs/web.md "Security"): the database holds a generation number, every
 session cookie carries the number it was made under, and a session counts only while the two
 agree. Logging out adds one (every session made before ends, in every browser), and so does
 starting with a new password (the database keeps a salted scrypt fingerprint of the last one),
