@@ -117,3 +117,30 @@ def test_the_readmes_test_command_is_the_one_ci_runs():
     assert len(ours) == 1, ours
     assert ci.replace("pip install -q ", "pip install ") == ours[0]
     assert " -n auto" in ours[0] and "-m \"not slow\"" not in ours[0]  # the whole suite, on every core
+
+
+# What the code's comments point to: pages of docs/, never a document outside the repository.
+_CODE = sorted(p for d in ("watcher", "templates") for p in (REPO / d).rglob("*")
+               if p.is_file() and p.suffix in (".py", ".html", ".txt", ".json", ".xml", ".md"))
+_OUTSIDE = re.compile(r"\bSPEC\b")  # the product spec the project was started from
+_POINTER = re.compile(r'docs/([\w.-]+\.md)(?: "([^"\n]+)")?')
+
+
+def test_code_points_to_docs_pages_never_to_a_spec_outside_the_repository():
+    """Every contract a comment relies on is stated in docs/: a comment says ``docs/web.md``
+    (or ``docs/web.md "Security"``, a paragraph of it), never "SPEC §7"."""
+    outside = [f"{p.relative_to(REPO)}:{n}" for p in _CODE + [REPO / "pyproject.toml"]
+               for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+               if _OUTSIDE.search(line)]
+    assert not outside, f"these name the external spec, not a docs/ page: {outside}"
+
+
+def test_every_docs_page_a_comment_names_exists_and_has_the_paragraph_it_names():
+    pointers = {(p.relative_to(REPO), m[1], m[2]) for p in _CODE
+                for m in _POINTER.finditer(p.read_text(encoding="utf-8"))}
+    assert len(pointers) > 50  # the code does point to its pages
+    missing = sorted(f"{where}: docs/{page}" + (f' "{para}"' if para else "")
+                     for where, page, para in pointers
+                     if not (REPO / "docs" / page).is_file()
+                     or (para and para not in (REPO / "docs" / page).read_text(encoding="utf-8")))
+    assert not missing, f"comments point to pages or paragraphs docs/ does not have: {missing}"
