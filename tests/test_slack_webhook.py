@@ -121,7 +121,7 @@ def test_slack_splits_a_long_digest_in_order(monkeypatch):
 def test_a_failing_later_part_fails_the_digest_and_says_so(monkeypatch):
     """Part 2 refused: the papers part 1 showed are the ones to record (the next run posts the
     rest, not part 1 again: QA saw it posted twice)."""
-    from watcher.deliver.base import PartialDelivery
+    from watcher.errors import PartialDelivery
 
     digest = sample_digest(30, updated=0)
     digest.matches = [replace(m, paper=replace(m.paper, title=m.paper.title + " " + "x" * 900, arxiv_id=f"2504.{9000 + k}"))

@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Callable
 
 from .config import Config, load_config
-from .errors import ConfigError, DatabaseLocked, WatcherError
-from .lock import LockBusy, daemon_lock
+from .errors import ConfigError, DatabaseLocked, LockBusy, WatcherError
+from .lock import daemon_lock
 from .logs import configure
 from .models import now_utc
 from .schedule import due_digests, trigger_for

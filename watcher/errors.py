@@ -2,14 +2,36 @@
 
     WatcherError                 anything watcher reports to a user in one line
     ├── ConfigError              bad config file or bad usage (exit 2)
+    │   ├── ConfigErrors         several of them in one file, reported together
     │   └── QuerySyntaxError     a profile query that does not parse
     ├── InputError               an input listing that cannot be read (exit 2 for convert)
+    │   ├── TooManyValues        JSON that would parse into more than a listing holds
+    │   ├── ArxivApiError        the arXiv API's error feed
+    │   ├── BadItem              a Zotero item whose fields are not what a paper needs
+    │   ├── BadLink              a rating link that is not ours (forged, altered, another secret)
+    │   │   └── ExpiredLink      ... one of ours, past its expiry
+    │   └── RatingError          a rating that cannot be recorded (nothing changed)
     ├── SourceError              a source failed to fetch or parse (stored, exit 1)
+    │   ├── HttpStatusError      the server answered an error status (status and body kept)
+    │   └── ZoteroError          a Zotero request failed (status kept)
     ├── DeliveryError            a channel refused or failed a delivery (stored, exit 1)
-    │   └── RenderError          a template is missing or failed (fails that channel only)
-    └── StoreError               the database cannot be opened or written
-        └── DatabaseUnavailable  ... at all: locked, read-only, damaged, full (stops a cycle)
-            └── DatabaseLocked   ... because another program held the write lock past the wait
+    │   ├── RenderError          a template is missing or failed (fails that channel only)
+    │   └── PartialDelivery      a split digest's later part failed; the earlier parts count
+    ├── StoreError               the database cannot be opened or written
+    │   ├── LockBusy             another process holds watcher's lock (a second daemon)
+    │   └── DatabaseUnavailable  ... at all: locked, read-only, damaged, full (stops a cycle)
+    │       └── DatabaseLocked   ... because another program held the write lock past the wait
+    └── TooLarge                 an answer longer than its cap (callers say whose, as a
+                                 SourceError or DeliveryError of their own)
+
+These are the errors callers catch across modules. A module's own errors stay beside it: those
+that never leave it are private (a leading underscore: ``http._EncodingRefused``,
+``deliver.email._StepTimedOut``, ``present.summarize._Failure`` ...); those that leave it derive
+from a class here (``formats.arxiv_oai.OaiError``, ``http.InwardRedirect``,
+``cli.statebranch.StateError``). Two exceptions outside this tree are signals, not errors, and
+never reach a user: ``http.Retry`` (one try of :func:`watcher.http.with_retries` failed, try
+again) and ``web.pages.TooSlow`` (Starlette's 503 answer of a page stopped at its deadline).
+``tests/test_errors.py`` keeps it so.
 
 Every message is meant for a person: it says what failed and, where it can, what to check.
 Secrets never go into messages. A message printed or stored is cut to MAX_ERROR characters (one
@@ -17,6 +39,11 @@ may quote what a server sent).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .models import Paper
 
 MAX_ERROR = 1000  # characters of an error line printed or stored
 
@@ -79,8 +106,59 @@ class InputError(WatcherError):
     """An input listing (file, URL, stdin) that is empty, binary, malformed or of unknown format."""
 
 
+class TooManyValues(InputError):
+    """JSON that would parse into more objects, arrays or values than allowed
+    (:func:`watcher.formats.bound_json`)."""
+
+
+class ArxivApiError(InputError):
+    """The arXiv API answered with its error feed; ``str()`` carries the API's own message."""
+
+
+class BadItem(InputError):
+    """A Zotero item whose fields are not what a paper needs (a creator's name that is a list):
+    the item is skipped and counted, the sync goes on (:mod:`watcher.zotero`)."""
+
+
+class BadLink(InputError):
+    """A token that is not one of ours: forged, truncated, altered, or signed with another secret."""
+
+
+class ExpiredLink(BadLink):
+    """One of our tokens, past its expiry (LINK_DAYS after its digest); ``asked``: what it
+    asked for (its signature holds: the page can name the paper and link to it)."""
+
+    def __init__(self, message: str, asked: object = None):  # a watcher.links.LinkRating
+        super().__init__(message)
+        self.asked = asked
+
+
+class RatingError(InputError):
+    """A rating that cannot be recorded (unknown action, paper or profile); nothing changed."""
+
+
 class SourceError(WatcherError):
     """A source could not be fetched or its response could not be parsed."""
+
+
+class HttpStatusError(SourceError):
+    """The server answered with an error status; ``status`` and ``body`` are kept so a source
+    can read an error document (the arXiv API answers 400 with an Atom error feed)."""
+
+    def __init__(self, message: str, status: int, body: bytes):
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
+class ZoteroError(SourceError):
+    """A Zotero request that failed; ``status`` is the HTTP status (0: no answer)."""
+
+    def __init__(self, message: str, status: int = 0):
+        from .masking import redact  # an answer that echoed the key shows *** (docs/security-limits.md)
+
+        super().__init__(redact(message))
+        self.status = status
 
 
 class DeliveryError(WatcherError):
@@ -92,8 +170,22 @@ class RenderError(DeliveryError):
     It fails the delivery it belongs to, so other channels still go out."""
 
 
+class PartialDelivery(DeliveryError):
+    """Some parts of a split digest were accepted, a later one failed: ``delivered`` are the
+    papers the accepted parts showed (and only those may be recorded; the pipeline records
+    them, so the next run sends the rest). E-mail and Slack split digests."""
+
+    def __init__(self, message: str, delivered: list[Paper]):
+        super().__init__(message)
+        self.delivered = delivered
+
+
 class StoreError(WatcherError):
     """The SQLite database could not be opened, read or written."""
+
+
+class LockBusy(StoreError):
+    """A lock of :mod:`watcher.lock` is held by another process (the message names it)."""
 
 
 class DatabaseUnavailable(StoreError):
@@ -105,3 +197,13 @@ class DatabaseUnavailable(StoreError):
 class DatabaseLocked(DatabaseUnavailable):
     """Another program held the database's write lock for longer than this one would wait.
     Passing: the daemon tries the cycle again within the same firing (a few times, logged)."""
+
+
+class TooLarge(WatcherError):
+    """An answer longer than the limit of :func:`watcher.http.read_capped` (nothing more of it
+    was read); ``declared`` is the size its Content-Length gave (None: it was streamed past the
+    limit). Callers turn it into an error of what they were doing (a source's, a channel's)."""
+
+    def __init__(self, message: str, declared: int | None = None):
+        super().__init__(message)
+        self.declared = declared

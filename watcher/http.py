@@ -43,7 +43,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from .errors import InputError, SourceError
+from .errors import HttpStatusError, InputError, SourceError, TooLarge
 from .masking import remember_url
 from .text import plural
 
@@ -64,16 +64,6 @@ class Response:
     etag: str | None = None
     last_modified: str | None = None
     not_modified: bool = False
-
-
-class HttpStatusError(SourceError):
-    """The server answered with an error status; ``status`` and ``body`` are kept so a source
-    can read an error document (the arXiv API answers 400 with an Atom error feed)."""
-
-    def __init__(self, message: str, status: int, body: bytes):
-        super().__init__(message)
-        self.status = status
-        self.body = body
 
 
 def safe_url(url: str) -> str:
@@ -319,7 +309,7 @@ class HttpClient:
 
         def retryable(e: Exception) -> Retry | None:
             shown = state["shown"]
-            if isinstance(e, (httpx.UnsupportedProtocol, EncodingRefused)):
+            if isinstance(e, (httpx.UnsupportedProtocol, _EncodingRefused)):
                 raise SourceError(f"GET {shown}: {e}; check the source's url") from e
             if isinstance(e, (httpx.TransportError, httpx.DecodingError)):
                 # a host that does not resolve (no network, a typo) rarely heals in seconds:
@@ -561,15 +551,6 @@ class _Guard:
 ANSWER_BYTES = 1024 * 1024  # the answers of the summarizer and of webhooks: a sentence, a word
 
 
-class TooLarge(Exception):
-    """An answer longer than the limit of :func:`read_capped` (nothing more of it was read);
-    ``declared`` is the size its Content-Length gave (None: it was streamed past the limit)."""
-
-    def __init__(self, message: str, declared: int | None = None):
-        super().__init__(message)
-        self.declared = declared
-
-
 def post_capped(client: httpx.Client, url: str, *, limit: int = ANSWER_BYTES,
                 deadline: float | None = None, **kw) -> tuple[httpx.Response, bytes]:
     """POST with ``client``: :func:`send_capped`."""
@@ -615,7 +596,7 @@ def client_headers(user_agent: str) -> dict[str, str]:
     return {"User-Agent": user_agent, "Accept-Encoding": ACCEPT_ENCODING}
 
 
-class EncodingRefused(httpx.DecodingError):
+class _EncodingRefused(httpx.DecodingError):
     """The server compressed its answer in a way watcher did not ask for: asking again gets
     the same answer, so it is not retried."""
 
@@ -630,7 +611,7 @@ def _decoded(response: httpx.Response):
         yield from response.iter_raw()
         return
     if len(codings) > 1 or codings[0] not in ("gzip", "x-gzip", "deflate"):
-        raise EncodingRefused(f"content encoding {header!r} is not one watcher reads "
+        raise _EncodingRefused(f"content encoding {header!r} is not one watcher reads "
                               f"(it asks for {ACCEPT_ENCODING}, one layer)")
     import zlib
 

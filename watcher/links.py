@@ -31,26 +31,13 @@ from urllib.parse import quote
 
 from itsdangerous import BadData, URLSafeSerializer
 
-from .errors import InputError
+from .errors import BadLink, ExpiredLink
 from .models import short_key
 
 LINK_ACTIONS = ("up", "down", "save")  # what a click records
 RATE = "rate"  # a link that asks which of them (the e-mail's one link per paper)
 LINK_DAYS = 183  # a rating link works for about six months after its digest
 _SALT = "watcher.rate"  # keeps these signatures apart from any other use of the secret
-
-
-class BadLink(InputError):
-    """A token that is not one of ours: forged, truncated, altered, or signed with another secret."""
-
-
-class ExpiredLink(BadLink):
-    """One of our tokens, past its expiry (LINK_DAYS after its digest); ``asked``: what it
-    asked for (its signature holds: the page can name the paper and link to it)."""
-
-    def __init__(self, message: str, asked: "LinkRating | None" = None):
-        super().__init__(message)
-        self.asked = asked
 
 
 @dataclass(frozen=True)

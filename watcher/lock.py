@@ -23,14 +23,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from .errors import StoreError
+from .errors import LockBusy, StoreError
 from .folders import make_folder
 
 log = logging.getLogger("watcher")
-
-
-class LockBusy(StoreError):
-    """The lock is held by another process (the message names it)."""
 
 
 class FileLock:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from .errors import InputError
+from .errors import RatingError
 
 if TYPE_CHECKING:  # the store (sqlite-utils) is imported when used: `watcher --help` stays quick
     from .models import Paper
@@ -26,10 +26,6 @@ if TYPE_CHECKING:  # the store (sqlite-utils) is imported when used: `watcher --
 ACTIONS = ("up", "down", "save", "unsave", "clear")
 PROFILE_ACTIONS = ("up", "down", "clear")  # the ones that belong to a profile
 SOURCES = ("cli", "link", "web", "benchmark")
-
-
-class RatingError(InputError):
-    """A rating that cannot be recorded (unknown action, paper or profile); nothing changed."""
 
 
 NOTHING_TO_UNDO = {"unsave": "was not on the reading list", "clear": "had no rating"}

@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlencode, urljoin, urlsplit
 
-from .errors import SourceError
+from .errors import BadItem, TooLarge, TooManyValues, ZoteroError
 from .models import Paper, normalize_doi, parse_arxiv_id, title_fingerprint
 
 WEB_API = "https://api.zotero.org"
@@ -48,16 +48,6 @@ MAX_WAIT = 120.0  # the longest Backoff / Retry-After waited out within a reques
 MAX_THROTTLED = 3  # 429 / 503 answers to one request before it fails (the next cycle retries)
 _KEY = re.compile(r"[23456789ABCDEFGHIJKLMNPQRSTUVWXYZ]{8}")  # Zotero's object keys
 _NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
-
-
-class ZoteroError(SourceError):
-    """A Zotero request that failed; ``status`` is the HTTP status (0: no answer)."""
-
-    def __init__(self, message: str, status: int = 0):
-        from .masking import redact  # an answer that echoed the key shows *** (docs/security-limits.md)
-
-        super().__init__(redact(message))
-        self.status = status
 
 
 # --- the config table -----------------------------------------------------------------------
@@ -231,8 +221,8 @@ class Client:
         if params:
             url += ("&" if "?" in url else "?") + urlencode(params)
         from .errors import InputError
-        from .formats import TooManyValues, load_json
-        from .http import TooLarge, safe_url, send_capped
+        from .formats import load_json
+        from .http import safe_url, send_capped
 
         shown = safe_url(url.split("?")[0])
         end = self._clock() + self.deadline
@@ -359,11 +349,6 @@ def access_problem(access: dict, library: Library, write: bool) -> str | None:
 SKIPPED_TYPES = ("note", "attachment", "annotation")
 _ARXIV_TEXT = re.compile(r"arxiv[:\s./]*(?:abs/)?(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?", re.I)
 _PMID_TEXT = re.compile(r"^\s*PMID:\s*(\d+)\s*$", re.I | re.M)
-
-
-class BadItem(ValueError):
-    """An item whose fields are not what Zotero writes (a title that is a list, a creator's
-    name that is a number): skipped and counted by the sync, never a failure of the whole."""
 
 
 def _text(data: dict, field: str, where: str = "") -> str:

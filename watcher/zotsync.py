@@ -39,9 +39,9 @@ import threading
 import uuid
 from dataclasses import dataclass
 
-from .errors import WatcherError
+from .errors import BadItem, WatcherError, ZoteroError
 from .models import Paper
-from .zotero import BadItem, Client, Library, ZoteroError, examples, item_paper, item_title, paper_item, same_work
+from .zotero import Client, Library, examples, item_paper, item_title, paper_item, same_work
 
 log = logging.getLogger("watcher")
 
@@ -220,7 +220,7 @@ def _token(store, target: Target, paper: Paper, when: str) -> str:
     return store.zotero_save_token(target.key, paper.key, fresh, when)
 
 
-class TokenSpent(ZoteroError):
+class _TokenSpent(ZoteroError):
     """412 on a write token whose item cannot be found: the next try takes a new token."""
 
     fresh_token = True
@@ -252,7 +252,7 @@ def _save_one(client: Client, target: Target, paper: Paper, token: str) -> str:
         found = _find(client, paper, target.collection)
         if found is not None:
             return found["key"]
-        raise TokenSpent("Zotero says this save was made before, but its item is not in the collection", 412)
+        raise _TokenSpent("Zotero says this save was made before, but its item is not in the collection", 412)
     body = answer.body if isinstance(answer.body, dict) else {}
     done = (body.get("successful") or {}).get("0") or {}
     key = done.get("key") or (body.get("success") or {}).get("0")

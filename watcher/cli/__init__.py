@@ -152,7 +152,7 @@ def run(ctx: Context) -> None:
     config it also serves the web inbox (as `watcher serve` does) in the same process.
     """
     from ..daemon import run_daemon
-    from ..lock import LockBusy
+    from ..errors import LockBusy
 
     ctx.log_level = ctx.log_level if ctx.log_level_given else "info"
     ctx.daemon_log = True

@@ -12,9 +12,9 @@ import click
 
 from .clikit import SAMPLE_HELP, Context, handle_errors, pass_ctx, reading_config, sample_hint
 from ..config import unknown_name
-from ..errors import ConfigError
+from ..errors import ConfigError, RatingError
 from ..models import now_utc
-from ..ratings import ACTIONS, PROFILE_ACTIONS, RatingError
+from ..ratings import ACTIONS, PROFILE_ACTIONS
 
 
 @click.command()

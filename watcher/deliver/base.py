@@ -13,17 +13,7 @@ from typing import TextIO
 
 from ..errors import DeliveryError
 from ..masking import any_secret, redact, remember as remember_secret
-from ..models import Digest, Paper, Sent
-
-
-class PartialDelivery(DeliveryError):
-    """Some parts of a split digest were accepted, a later one failed: ``delivered`` are the
-    papers the accepted parts showed (and only those may be recorded; the pipeline records
-    them, so the next run sends the rest). E-mail and Slack split digests."""
-
-    def __init__(self, message: str, delivered: list[Paper]):
-        super().__init__(message)
-        self.delivered = delivered
+from ..models import Digest, Sent
 
 
 @dataclass

@@ -30,12 +30,12 @@ from email.message import EmailMessage
 from email.policy import SMTP
 from email.utils import format_datetime, getaddresses, make_msgid, parseaddr
 
-from ..errors import DeliveryError
+from ..errors import DeliveryError, PartialDelivery
 from ..http import shut_down
 from ..models import Digest, Paper, Sent
 from ..present.render import plural, render
 from ..kinds import REQUIRED, Kind
-from .base import Channel, PartialDelivery, secret_env
+from .base import Channel, secret_env
 
 
 MAX_BYTES = 100_000  # docs/email.md: an e-mail stays under 100 KB, whatever max_bytes says
@@ -43,11 +43,11 @@ MAX_REPLY = 64 * 1024  # bytes of one reply of the server (a greeting, EHLO's li
 DEADLINE_TIMEOUTS = 4  # each step (connect and log in; each message) may take this x the channel's timeout
 
 
-class ReplyTooLong(OSError):
+class _ReplyTooLong(OSError):
     """The server's reply went past MAX_REPLY bytes (smtplib would keep every line)."""
 
 
-class StepTimedOut(TimeoutError):
+class _StepTimedOut(TimeoutError):
     """A step's total deadline passed (its timer shut the socket down): ``seconds`` of them."""
 
     def __init__(self, seconds: float):
@@ -64,7 +64,7 @@ class _CappedReply:
         line = self.file.readline(size)
         self.left -= len(line)
         if self.left < 0:
-            raise ReplyTooLong(f"a reply longer than {MAX_REPLY:,} bytes")
+            raise _ReplyTooLong(f"a reply longer than {MAX_REPLY:,} bytes")
         return line
 
     def close(self) -> None:
@@ -266,7 +266,7 @@ class EmailChannel(Channel):
             if sent == len(messages):
                 return
             if smtp is not None and smtp.expired:  # the deadline shut the socket: say that
-                e = StepTimedOut(step)
+                e = _StepTimedOut(step)
             raise _partial(self._failure(e, where), delivered, sent + 1, len(messages)) from e
 
     def _failure(self, e: Exception, where: str) -> DeliveryError:
@@ -279,7 +279,7 @@ class EmailChannel(Channel):
             return DeliveryError(f"{where}: {_not_offered(str(e))}")
         if isinstance(e, smtplib.SMTPResponseException):
             return DeliveryError(f"{where}: {e.smtp_code} {_text(e.smtp_error)}{_later(e.smtp_code)}")
-        if isinstance(e, smtplib.SMTPServerDisconnected) and isinstance(e.__context__, ReplyTooLong):
+        if isinstance(e, smtplib.SMTPServerDisconnected) and isinstance(e.__context__, _ReplyTooLong):
             return DeliveryError(f"{where}: the server sent {e.__context__} (not an SMTP server's "
                                  "answer); nothing more was read")
         if isinstance(e, smtplib.SMTPServerDisconnected):
@@ -289,7 +289,7 @@ class EmailChannel(Channel):
             return DeliveryError(f"{where}: TLS certificate not trusted ({e.verify_message})")
         if isinstance(e, ssl.SSLError):
             return DeliveryError(f"{where}: TLS failed ({e.reason or e}); check security/port")
-        if isinstance(e, StepTimedOut):
+        if isinstance(e, _StepTimedOut):
             return DeliveryError(f"{where}: timed out after {e}")
         if isinstance(e, (socket.timeout, TimeoutError)):
             return DeliveryError(f"{where}: timed out after {cfg.timeout:g}s")
@@ -342,7 +342,7 @@ class EmailChannel(Channel):
         except BaseException as e:
             smtp.close()
             if smtp.expired and isinstance(e, (smtplib.SMTPException, OSError)):
-                raise StepTimedOut(deadline) from e
+                raise _StepTimedOut(deadline) from e
             raise
         return smtp
 

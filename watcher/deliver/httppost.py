@@ -24,8 +24,8 @@ import time
 
 import httpx
 
-from ..errors import DeliveryError
-from ..http import (ANSWER_BYTES, Policy, Retry, TooLarge, client_headers, parse_retry_after, post_capped,
+from ..errors import DeliveryError, TooLarge
+from ..http import (ANSWER_BYTES, Policy, Retry, client_headers, parse_retry_after, post_capped,
                     tls_context, with_retries)
 from ..masking import redact, remember_url
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import json
 
-from ..errors import DeliveryError
+from ..errors import DeliveryError, PartialDelivery
 from ..models import Digest
 from . import httppost
 from ..kinds import REQUIRED, Kind
-from .base import Channel, PartialDelivery, secret_env
+from .base import Channel, secret_env
 
 MAX_BLOCKS = 50
 MAX_SECTION = 3000

@@ -14,7 +14,7 @@ import zlib
 from dataclasses import dataclass, field
 from datetime import date
 
-from ..errors import InputError
+from ..errors import InputError, TooManyValues
 from ..models import Paper
 
 # name -> module; order matters for detection.
@@ -196,10 +196,6 @@ def decode_text(data: bytes, origin: str) -> str:
 
 MAX_JSON_CONTAINERS = 1_000_000  # objects and arrays one JSON listing may hold (~100 a paper)
 MAX_JSON_VALUES = 8_000_000  # values (commas) one JSON listing may hold
-
-
-class TooManyValues(InputError):
-    """JSON that would parse into more objects, arrays or values than allowed (:func:`bound_json`)."""
 
 
 def bound_json(text: str, origin: str, max_containers: int = MAX_JSON_CONTAINERS) -> None:

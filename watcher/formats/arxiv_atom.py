@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from ..errors import InputError
+from ..errors import ArxivApiError, InputError
 from ..models import Paper, parse_arxiv_id
 from . import Listing, no_paper_at_all, skip_entry
 from .xmlsafe import gc_paused, is_xml, iter_ends
@@ -30,10 +30,6 @@ _ID, _TITLE, _SUMMARY, _PUBLISHED, _UPDATED = (
 _AUTHOR, _NAME, _CATEGORY, _LINK = (ATOM + n for n in ("author", "name", "category", "link"))
 _COMMENT, _JOURNAL, _DOI, _PRIMARY = (
     ARXIV + n for n in ("comment", "journal_ref", "doi", "primary_category"))
-
-
-class ArxivApiError(InputError):
-    """The arXiv API answered with its error feed; ``str()`` carries the API's own message."""
 
 
 def sniff(head: str) -> bool:

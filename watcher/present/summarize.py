@@ -33,7 +33,8 @@ from datetime import datetime
 import httpx
 
 from ..config import SummarizerConfig
-from ..http import ANSWER_BYTES, Policy, TooLarge, client_headers, parse_retry_after, post_capped, tls_context
+from ..errors import TooLarge
+from ..http import ANSWER_BYTES, Policy, client_headers, parse_retry_after, post_capped, tls_context
 from ..models import Digest, Paper, clean_text, now_utc
 from .tldr import MAX_CHARS, extractive_tldr
 
@@ -48,7 +49,7 @@ _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
 _PREFIX = re.compile(r"^\s*(?:\*\*)?(?:tl;?dr|summary|one[- ]sentence summary)(?:\*\*)?\s*[:\-–—]\s*", re.I)
 
 
-class Failure(Exception):
+class _Failure(Exception):
     """A call that gave no usable TL;DR. ``answered``: the model did answer (remember it);
     ``retry_after``: the endpoint rate-limited us (HTTP 429) for that many seconds."""
 
@@ -75,16 +76,16 @@ def retry_after(value: str | None, now: float | None = None) -> float:
 
 
 def clean_answer(content: object) -> str:
-    """The model's sentence on one line; :class:`Failure` when it is empty or too long."""
+    """The model's sentence on one line; :class:`_Failure` when it is empty or too long."""
     if not isinstance(content, str):
-        raise Failure("the answer has no text content")
+        raise _Failure("the answer has no text content")
     text = _THINK.sub("", content)
     text = clean_text(" ".join(text.split()))
     text = _PREFIX.sub("", text).strip().strip("\"'`*").strip()
     if not text:
-        raise Failure("the answer is empty", answered=True)
+        raise _Failure("the answer is empty", answered=True)
     if len(text) > MAX_MODEL_CHARS:
-        raise Failure(f"the answer is too long ({len(text)} characters)", answered=True)
+        raise _Failure(f"the answer is too long ({len(text)} characters)", answered=True)
     return text
 
 
@@ -97,30 +98,30 @@ def request_body(cfg: SummarizerConfig, paper: Paper) -> dict:
 
 
 def ask(http: httpx.Client, cfg: SummarizerConfig, paper: Paper, timeout: float) -> str:
-    """One call; the cleaned sentence, or :class:`Failure` saying why not."""
+    """One call; the cleaned sentence, or :class:`_Failure` saying why not."""
     try:
         response, body = post_capped(http, f"{cfg.base_url}/chat/completions",
                                      json=request_body(cfg, paper), timeout=timeout,
                                      limit=POLICY.max_bytes)
     except TooLarge as e:
-        raise Failure(str(e)) from e
+        raise _Failure(str(e)) from e
     except httpx.TimeoutException:
-        raise Failure("timed out") from None
+        raise _Failure("timed out") from None
     except httpx.TransportError as e:
-        raise Failure(f"cannot connect ({type(e).__name__})") from e
+        raise _Failure(f"cannot connect ({type(e).__name__})") from e
     if response.status_code == 429:
         wait = retry_after(response.headers.get("Retry-After"))
-        raise Failure(f"HTTP 429 (rate limited; retry after {wait:g}s)", retry_after=wait)
+        raise _Failure(f"HTTP 429 (rate limited; retry after {wait:g}s)", retry_after=wait)
     if not response.is_success:
-        raise Failure(f"HTTP {response.status_code}")
+        raise _Failure(f"HTTP {response.status_code}")
     try:
         data = json.loads(body)
     except (ValueError, RecursionError):  # RecursionError: [[[[… nested past the stack
-        raise Failure("the answer is not JSON") from None
+        raise _Failure("the answer is not JSON") from None
     try:
         content = data["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
-        raise Failure("the answer is not a chat completion (no choices[0].message.content)") from None
+        raise _Failure("the answer is not a chat completion (no choices[0].message.content)") from None
     return clean_answer(content)
 
 
@@ -191,7 +192,7 @@ class Summarizer:
                 return
         results, calls = self._call_all(todo, key)
         self.store.tldr_count_calls(day, calls)
-        waits = [o.retry_after for o in results.values() if isinstance(o, Failure) and o.retry_after]
+        waits = [o.retry_after for o in results.values() if isinstance(o, _Failure) and o.retry_after]
         if waits:  # recorded: a later run (another process too) does not ask before then
             self.store.wait_set(self._wait_key, max(waits), "HTTP 429 (Retry-After)")
         failures: dict[str, list[str]] = defaultdict(list)
@@ -219,7 +220,7 @@ class Summarizer:
 
     def _call_all(self, papers: list[Paper], key: str | None) -> tuple[dict, int]:
         """Ask for every paper on up to WORKERS daemon threads until done or the deadline:
-        ({key: TL;DR or Failure}, calls made). One call goes first, alone: only once it is
+        ({key: TL;DR or _Failure}, calls made). One call goes first, alone: only once it is
         answered (not rate-limited) do the other workers start, so that a 429 with its
         Retry-After costs one call, not WORKERS."""
         deadline = self.deadline
@@ -237,7 +238,7 @@ class Summarizer:
             except Exception as e:  # noqa: BLE001 - never let a thread die silently
                 with cond:
                     for p in queue:
-                        results[p.key] = Failure(f"cannot start the HTTP client ({type(e).__name__})")
+                        results[p.key] = _Failure(f"cannot start the HTTP client ({type(e).__name__})")
                     queue.clear()
                     cond.notify_all()
                 return
@@ -251,17 +252,17 @@ class Summarizer:
                         started[0] += 1
                     try:
                         outcome: object = ask(http, self.cfg, paper, min(left, self.cfg.timeout))
-                    except Failure as f:
+                    except _Failure as f:
                         outcome = f
                     except Exception as e:  # noqa: BLE001 - a bug here must not hang the wait
-                        outcome = Failure(f"internal error ({type(e).__name__})")
+                        outcome = _Failure(f"internal error ({type(e).__name__})")
                     with cond:
                         results[paper.key] = outcome
-                        if isinstance(outcome, Failure) and outcome.retry_after is not None:
+                        if isinstance(outcome, _Failure) and outcome.retry_after is not None:
                             # rate-limited: no further call this run; the rest are not asked
                             _PAUSED[self.cfg.base_url or ""] = time.monotonic() + outcome.retry_after
                             for p in queue:
-                                results[p.key] = Failure(f"not asked: the endpoint rate-limited us "
+                                results[p.key] = _Failure(f"not asked: the endpoint rate-limited us "
                                                          f"(HTTP 429; retry after {outcome.retry_after:g}s)")
                             queue.clear()
                         cond.notify_all()
@@ -299,4 +300,4 @@ class Summarizer:
                     redact(reason), len(keys), "" if len(keys) == 1 else "s", shown)
 
 
-__all__ = ["Summarizer", "ask", "clean_answer", "Failure"]
+__all__ = ["Summarizer", "ask", "clean_answer"]

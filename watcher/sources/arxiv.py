@@ -25,9 +25,8 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from ..errors import InputError, SourceError
+from ..errors import ArxivApiError, HttpStatusError, InputError, SourceError
 from ..formats import Listing, arxiv_atom
-from ..http import HttpStatusError
 from ..kinds import REQUIRED, Kind
 from . import urls
 from .base import FetchResult, Source
@@ -124,7 +123,7 @@ class ArxivSource(Source):
     def _parse(self, data: bytes, origin: str) -> Listing:
         try:
             return arxiv_atom.parse(data, origin)
-        except arxiv_atom.ArxivApiError as e:
+        except ArxivApiError as e:
             raise SourceError(f"{e} (check the query of [source.{self.name}]: "
                               f"{self.cfg.query!r})") from e
         except InputError as e:

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from ..errors import SourceError
+from ..errors import HttpStatusError, SourceError
 from ..formats import arxiv_oai
-from ..http import HttpStatusError
 from ..kinds import Kind
 from ..paging import Paging
 from . import urls

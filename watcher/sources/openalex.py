@@ -42,8 +42,7 @@ import logging
 import os
 from datetime import timedelta
 
-from ..errors import InputError, SourceError
-from ..http import HttpStatusError
+from ..errors import HttpStatusError, InputError, SourceError
 from ..masking import remember
 from ..paging import Paging
 from ..formats import openalex

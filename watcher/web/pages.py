@@ -300,17 +300,17 @@ def _overdue() -> bool:
     return time.monotonic() > deadline or any(e is not None and e.is_set() for e in _local.events)
 
 
-class Overdue(Exception):
+class _Overdue(Exception):
     """Raised by :func:`check_deadline` in Python work between statements; :func:`reading`
     answers it as it answers a statement the progress handler stopped."""
 
 
 def check_deadline() -> None:
-    """Overdue when this thread's request is past its deadline (or left, or the server is
+    """:class:`_Overdue` when this thread's request is past its deadline (or left, or the server is
     stopping): for work in Python after SQLite (a search's checks of its candidates), which the
     progress handler cannot stop."""
     if _overdue():
-        raise Overdue
+        raise _Overdue
 
 
 class TooSlow(HTTPException):
@@ -383,8 +383,8 @@ def reading(request: Request) -> Iterator[Store]:
     conn.set_progress_handler(_overdue, PROGRESS_STEPS)
     try:
         yield Store(sqlite_utils.Database(conn), st.database)
-    except (sqlite3.Error, Overdue) as e:
-        if isinstance(e, Overdue) or getattr(e, "sqlite_errorname", None) == "SQLITE_INTERRUPT":
+    except (sqlite3.Error, _Overdue) as e:
+        if isinstance(e, _Overdue) or getattr(e, "sqlite_errorname", None) == "SQLITE_INTERRUPT":
             # the deadline's (_overdue), in a statement or in Python between them
             why = ("the server is stopping" if st.stopping.is_set() else
                    "the browser left" if gone is not None and gone.is_set() else

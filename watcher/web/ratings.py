@@ -28,8 +28,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from ..links import LINK_ACTIONS, RATE, BadLink, ExpiredLink, verify_link
-from ..ratings import PROFILE_ACTIONS, RatingError, apply_rating, current, export_saved, owners_of, saved
+from ..errors import BadLink, ExpiredLink, RatingError
+from ..links import LINK_ACTIONS, RATE, verify_link
+from ..ratings import PROFILE_ACTIONS, apply_rating, current, export_saved, owners_of, saved
 from .auth import bounded_form, checked_form, safe_next
 from .pages import in_thread, json_page, page, paper_ref, reading, state, threaded, tldrs, url, wants_json, writing
 
