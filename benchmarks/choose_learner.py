@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from eval_feedback import LAST, TOPICS, HERE, day_papers, judge, read_judgements, run_topic, set_constants
+from eval_feedback import TOPICS, HERE, day_papers, judge, read_judgements, run_topic, set_constants
 
 # candidate settings (not a full product: each costs a full simulation of the three topics)
 SETTINGS = [

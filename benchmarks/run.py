@@ -508,7 +508,7 @@ def bench_scale(rep: Report, records: list[dict], base, sizes: tuple[int, ...], 
         repeat = 3 if n <= 10_000 else 1
         t, listing = cpu_timed(lambda: arxiv_atom.parse(doc, "scale.atom"), repeat)
         papers = listing.papers
-        del doc, listing
+        doc = listing = None  # freed before the next stage
         per["parse"][n] = t
         store_t = float("inf")
         for r in range(repeat):
@@ -522,7 +522,7 @@ def bench_scale(rep: Report, records: list[dict], base, sizes: tuple[int, ...], 
                         [Match(p, 10.0 - i / n, ['ti: "language model"', "abs: RL"], "p0")
                          for i, p in enumerate(papers)])
         per["render"][n], _ = cpu_timed(lambda: cold_render(digest), repeat)
-        del papers, digest
+        papers = digest = None  # freed before the next size
     for stage, times in per.items():
         for n, t in times.items():
             rep.figure(f"scale_{stage}_us_per_paper_{size_label(n)}", t / n * 1e6, "us",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import socket
+import subprocess
 import threading
 from datetime import datetime, timezone
 from http.server import ThreadingHTTPServer

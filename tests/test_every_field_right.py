@@ -224,7 +224,6 @@ def test_the_readme_s_cron_line_runs_under_cron_s_bare_environment(server, tmp_p
     """The README's crontab line, run as cron runs it (``/bin/sh -c`` with HOME, a bare PATH and
     nothing else): it finds watcher (the venv's absolute path), reads the secrets of the env
     file (here the webhook URL the digest is posted to) and delivers."""
-    import os
     import re
     import subprocess
     import sys

@@ -5,7 +5,6 @@ normalised words) give what the index and normalising give."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from datetime import date, datetime, timezone
 from pathlib import Path

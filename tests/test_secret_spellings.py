@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 
 from conftest import run_watcher
 from httpserver import Reply, server  # noqa: F401
-from test_zotero import READS, make_config
+from test_zotero import make_config
 from zoteroserver import zotero  # noqa: F401
 
 from watcher import zotsync

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import threading
 import time
-import zlib
 
 import pytest
 

@@ -479,7 +479,6 @@ def test_the_chart_is_counted_once_per_day_and_again_only_for_a_day_that_changed
 
     from watcher.models import Paper
     from watcher.store import Store
-    from watcher.web import profiles
 
     config, db = sample
     db = database_copy(db, tmp_path)

@@ -4,8 +4,6 @@ delivered digest is kept as it was sent."""
 
 from __future__ import annotations
 
-import json
-import sqlite3
 from datetime import date, datetime, timedelta, timezone
 
 import sqlite_utils

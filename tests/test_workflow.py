@@ -472,7 +472,7 @@ def run_gitlab(remote: Path, workdir: Path, name: str = "watcher",
         done.append((what, r))
 
     assert [line for line in job["before_script"] if "pip" in line] == \
-        [f'python -m pip install --constraint wheels/constraints.txt "$WATCHER_INSTALL"']
+        ['python -m pip install --constraint wheels/constraints.txt "$WATCHER_INSTALL"']
     sh(job["before_script"] + job["script"], "script")  # stops at the first failure
     if job.get("after_script"):
         sh(job["after_script"], "after_script")

@@ -157,7 +157,7 @@ def merge(old: Paper, new: Paper) -> Paper:
             # a newer preprint version's title, abstract and authors replace an older one's,
             # never a journal record's (one with an origin: the version of record)
             if versions and name != "journal" and name not in old.origins and name not in new.origins:
-                winner = new if new.version > old.version else old
+                winner = new if (new.version or 0) > (old.version or 0) else old  # both set
             elif not getattr(old, name):
                 winner = new
             else:

@@ -118,7 +118,7 @@ def url_parts(url: str, every: bool = False) -> set[str]:
         return {part for one in several for part in url_parts(one, every)} | set(several)
     try:
         parts = urlsplit(url.strip())
-        found = {parts.password or "", parts.username if parts.password else ""}
+        found = {parts.password or "", (parts.username or "") if parts.password else ""}
         found |= {unquote(v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
                   if every or _SECRET_NAME.search(k)}
         if every:

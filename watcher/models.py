@@ -534,4 +534,9 @@ def reason_label(paper: Paper) -> str:
 def unique_papers(papers) -> list[Paper]:
     """``papers`` without repeats (by key), in order: a paper given twice counts once."""
     seen: set = set()
-    return [p for p in papers if not (p.key in seen or seen.add(p.key))]
+    out = []
+    for p in papers:
+        if p.key not in seen:
+            seen.add(p.key)
+            out.append(p)
+    return out

@@ -10,6 +10,7 @@ all there is, so the caller keeps nothing of it and the next run asks again.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -26,7 +27,7 @@ class Paging:
     seconds: float | None = None
     per_page: int | None = None
     unit: str = "items"
-    clock: object = time.monotonic
+    clock: Callable[[], float] = time.monotonic
     read_pages: int = 0
     read_items: int = 0
     read_size: int = 0

@@ -67,7 +67,7 @@ def words(text: str) -> list[str]:
     """The normalised (folded, split, singular) words of ``text``."""
     text = fold(text)
     found = text.translate(_SEPARATORS).split() if text.isascii() else _WORD.findall(text)
-    out = list(map(_STEMS.get, found))  # a known word costs one C-level lookup
+    out: list = list(map(_STEMS.get, found))  # a known word costs one C-level lookup
     if None in out:
         if len(_STEMS) > 500_000:  # bound the memory of long-running daemons
             _STEMS.clear()

@@ -265,9 +265,9 @@ class EmailChannel(Channel):
         except (smtplib.SMTPException, ssl.SSLError, OSError) as e:
             if sent == len(messages):
                 return
-            if smtp is not None and smtp.expired:  # the deadline shut the socket: say that
-                e = _StepTimedOut(step)
-            raise _partial(self._failure(e, where), delivered, sent + 1, len(messages)) from e
+            # the deadline shut the socket: say that
+            error = _StepTimedOut(step) if smtp is not None and smtp.expired else e
+            raise _partial(self._failure(error, where), delivered, sent + 1, len(messages)) from error
 
     def _failure(self, e: Exception, where: str) -> DeliveryError:
         """The one-line DeliveryError for an exception of smtplib, ssl or the socket."""

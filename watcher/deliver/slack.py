@@ -66,7 +66,9 @@ def posted_papers(digest: Digest, messages: list[dict]) -> list:
 def _pack(blocks: list[dict], most: int, chars: int) -> list[list[dict]]:
     """``blocks`` in order, in runs of at most ``most`` blocks and ``chars`` characters (a
     block larger alone gets a run of its own)."""
-    chunks, chunk, size = [], [], 0
+    chunks: list[list] = []
+    chunk: list = []
+    size = 0
     for block in blocks:
         one = _size([block])
         if chunk and (len(chunk) >= most or size + one > chars):

@@ -8,6 +8,7 @@ already delivered, and the reason when it is empty.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
@@ -88,7 +89,7 @@ ORDERS = {"date": newest_first, "score": best_first}  # a digest's ``order``
 
 
 def assemble(name: str, title: str, day: date, candidates: list[Paper], matchers: list,
-             now: datetime, revised: list[Paper] = (), *, sources_failed: bool = False,
+             now: datetime, revised: Sequence[Paper] = (), *, sources_failed: bool = False,
              older: tuple[int, date, str] | None = None, order: str = "date") -> Digest:
     """The digest of ``candidates`` for ``matchers``: best papers per profile (``max_papers``),
     shown in ``order`` (``date``: newest first; ``score``: best match first); ``revised``

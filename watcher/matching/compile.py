@@ -213,7 +213,7 @@ def changes(store) -> tuple[int, int]:
 
 def _files(profile) -> tuple:
     """What the example files of ``profile`` are now (size, time; None when missing)."""
-    out = []
+    out: list[tuple[int, int] | None] = []
     for example in profile.examples:
         try:
             st = (profile.base_dir / example).stat()

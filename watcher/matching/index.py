@@ -14,7 +14,7 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from ..models import Paper, title_fingerprint
 from .query import Not, Or, Term
@@ -63,7 +63,7 @@ def prepare_doc(paper: Paper, stored: dict | None = None) -> Doc:
     a search's check of a candidate. A column missing or NULL there is normalised here."""
     names = tuple(k for k in (name_key(a) for a in paper.authors) if k)
     authors = " " + " , ".join(" ".join((*given, last)) for last, given in names) + " "
-    cats = set()
+    cats: set[str] = set()
     for c in (*paper.categories, paper.primary_category or ""):
         if c:
             c = c.lower()
@@ -106,7 +106,7 @@ class Batch:
     Term lookups are cached, so many profiles sharing terms pay for each term once.
     """
 
-    def __init__(self, papers: Iterable[Paper], stored: list[dict] | None = None):
+    def __init__(self, papers: Iterable[Paper], stored: Sequence[dict | None] | None = None):
         papers = list(papers)
         self.docs = [prepare_doc(p, w) for p, w in zip(papers, stored or [None] * len(papers), strict=True)]
         self.all = frozenset(range(len(self.docs)))
@@ -151,9 +151,9 @@ class Batch:
                     for i in in_title:
                         squares[i] += w * boosted
                     if in_title:
-                        in_title = set(in_title)
+                        titled = set(in_title)
                         for i in abstract.get(word, ()):
-                            if i not in in_title:
+                            if i not in titled:
                                 squares[i] += w
                     else:
                         for i in abstract.get(word, ()):
@@ -259,7 +259,7 @@ class Batch:
             for i in self.postings(_SET_OF[term.field], term.words[0]):
                 out[i] = Hit(category=True)
         elif term.field == "au":
-            for i in self.authored(term.name):
+            for i in self.authored(term.name):  # type: ignore[arg-type]  # an au term has its name
                 out[i] = Hit(author=True)
         else:
             if term.field in ("ti", "all"):

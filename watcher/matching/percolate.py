@@ -30,7 +30,7 @@ from typing import Sequence
 
 from .index import Batch
 from ..models import Match
-from .query import And, Not, Or, Term
+from .query import Not, Or, Term
 
 CATEGORY_SHARE = 0.3  # the share of papers a cat: term is guessed to match (no table for them)
 
@@ -67,9 +67,10 @@ def profile_anchors(matcher) -> list[Term] | None:
         return _ANYWHERE
     found: list[Term] = []
     if matcher.query is not None:
-        found = anchors(matcher.query.root, lambda term: _rarity(term, matcher))
-        if found is _ANYWHERE:
+        anchored = anchors(matcher.query.root, lambda term: _rarity(term, matcher))
+        if anchored is _ANYWHERE or anchored is None:
             return _ANYWHERE
+        found = anchored
     return found + [Term("au", (key[0],), name, 0, name=key) for name, key in matcher.authors]
 
 

@@ -162,8 +162,9 @@ class _Parser:
             m = _TOKEN.match(text, pos)
             if not m:  # only trailing whitespace is left
                 break
-            start = m.start(m.lastgroup)
-            if m.lastgroup == "quote":
+            kind = m.lastgroup or ""  # never empty: every alternative of _TOKEN is a named group
+            start = m.start(kind)
+            if kind == "quote":
                 end = text.find('"', start + 1)
                 if end < 0:
                     raise self.fail("unclosed quote", start)
@@ -171,8 +172,8 @@ class _Parser:
                 pos = end + 1
                 continue
             pos = m.end()
-            value = m.group(m.lastgroup)
-            if m.lastgroup in ("open", "close"):
+            value = m.group(kind)
+            if kind in ("open", "close"):
                 out.append((value, value, start))
             elif value in OPERATORS:
                 out.append(("op", value, start))
@@ -277,6 +278,7 @@ class _Parser:
         text = text.rstrip("*").strip()
         if "*" in text:
             raise self.fail(f"{field}: takes a * only at the end", pos)
+        key: str | None
         if field == "jr":
             key = title_fingerprint(text)
             if not key:
@@ -296,6 +298,7 @@ class _Parser:
         from ..formats.openalex import author_ref, work_ref
 
         text = value.strip()
+        key: str | None
         if text == "*" or (text.endswith("*") and len(text) > 1 and "*" not in text[:-1]):
             stem = text[:-1]  # keys are upper-case OpenAlex ids and ORCIDs, else lower-case DOIs
             key = (stem.upper() if field == "by" or re.fullmatch(r"[Ww]\d*", stem) else stem.lower()) + "*"
@@ -342,9 +345,10 @@ class _Parser:
         out: list[str] = []
         for chunk in value.split():
             prefix = chunk.endswith("*")
-            parts = words(chunk.rstrip("*")) if not prefix else fold(chunk.rstrip("*"))
-            if prefix:
-                parts = re.findall(r"[a-z0-9]+", parts)
+            if not prefix:
+                parts = words(chunk.rstrip("*"))
+            else:
+                parts = re.findall(r"[a-z0-9]+", fold(chunk.rstrip("*")))
                 if not parts or len(parts[-1]) < MIN_PREFIX:
                     raise self.fail(f"a wildcard needs at least {MIN_PREFIX} letters before *",
                                     pos)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import logging
 import re
-import threading
 
 from ..errors import InputError
 from .latex import plain_text

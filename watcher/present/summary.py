@@ -45,7 +45,7 @@ def digest_lines(report, digests: list[str]) -> list[str]:
             parts.append(f"no new papers ({'; '.join(reasons)})" if reasons else "nothing to do")
         if name in report.degraded:
             parts.append(f"without {report.degraded[name]}")
-        counts = next((c.profiles for c in channels if c.profiles), [])
+        counts: list = next((c.profiles for c in channels if c.profiles), [])
         matched_none = any(c.empty == NOTHING_MATCHED for c in channels)  # papers came; no profile took one
         if (len(counts) > 1 and any(c.papers for c in counts)) or matched_none:
             parts.append(f"per profile: {counts_line(counts, hint=True)}")

@@ -52,7 +52,7 @@ class BiorxivSource(Source):
         server = self.cfg.server or "biorxiv"
         base = urls.base("biorxiv", self.cfg.url)
         url = f"{base}/details/{server}/{first.isoformat()}/{last.isoformat()}"
-        papers = {}
+        papers: dict = {}
         paging = Paging(f"source {self.name}: the bioRxiv API", SourceError, pages=MAX_PAGES,
                         items=MAX_RECORDS, size=MAX_RUN_BYTES, unit="records")
         with self.ctx.progress(f"source {self.name}", unit="records") as progress:
