@@ -128,7 +128,7 @@ _POINTER = re.compile(r'docs/([\w.-]+\.md)(?: "([^"\n]+)")?')
 
 def test_code_points_to_docs_pages_never_to_a_spec_outside_the_repository():
     """Every contract a comment relies on is stated in docs/: a comment says ``docs/web.md``
-    (or ``docs/web.md "Security"``, a paragraph of it), never "SPEC §7"."""
+    (or ``docs/web.md "Security"``, a paragraph of it), never the external spec ("SPEC" and a section number)."""
     outside = [f"{p.relative_to(REPO)}:{n}" for p in _CODE + [REPO / "pyproject.toml"]
                for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
                if _OUTSIDE.search(line)]
