@@ -23,7 +23,7 @@ from . import __version__
 from .errors import ConfigError, ConfigErrors, QuerySyntaxError
 from .categories import category_problem
 from .hosts import is_loopback, is_loopback_url  # noqa: F401 (the web reads them here)
-from .kinds import REQUIRED
+from .kinds import REQUIRED, SourceConfig
 from .subjects import ALL as SUBJECTS_ALL, subject
 
 FORMATS = ("text", "markdown", "html", "slack", "json")
@@ -81,32 +81,6 @@ class Settings:
     templates_dir: Path | None = None
     state_ratings: bool = False  # `watcher state save` keeps the ratings and the saved list
     keep: timedelta = timedelta(days=400)  # papers never delivered, rated or saved are pruned after this
-
-
-@dataclass(frozen=True)
-class SourceConfig:
-    """A ``[source.NAME]`` table. ``url`` overrides the endpoint of any source type."""
-
-    name: str
-    type: str
-    url: str | None = None
-    query: str | None = None
-    categories: tuple[str, ...] = ()
-    set: str | None = None
-    path: Path | None = None
-    page_size: int = 200
-    timeout: float = 30.0
-    first_fetch: timedelta | None = timedelta(days=3)  # feed: None, every item the feed holds
-    server: str | None = None  # biorxiv: biorxiv or medrxiv
-    term: str | None = None  # pubmed: the PubMed query
-    api_key_env: str | None = None  # pubmed, openalex: the variable holding an API key
-    url_env: str | None = None  # listing: the variable holding the URL (a secret: it may hold a key)
-    # openalex (SPEC §10): followed works and authors as watcher.formats.openalex keys
-    cites: tuple[str, ...] = ()
-    authors: tuple[str, ...] = ()
-    search: str | None = None
-    topics: tuple[str, ...] = ()
-    mailto: str | None = None
 
 
 @dataclass(frozen=True)
@@ -236,10 +210,12 @@ class Config:
             for key in ("password_env", "webhook_url_env", "url_env", "urls_env"):
                 if getattr(ch, key):
                     out[f"channel.{ch.name}.{key}"] = getattr(ch, key)
-        for src in self.sources.values():
-            for key in ("url_env", "api_key_env"):
-                if getattr(src, key):
-                    out[f"source.{src.name}.{key}"] = getattr(src, key)
+        from .kinds import secret_keys
+
+        for src in self.sources.values():  # the keys its kind's options mark secret
+            for key in secret_keys(type(src.options) if src.options is not None else None):
+                if getattr(src.options, key):
+                    out[f"source.{src.name}.{key}"] = getattr(src.options, key)
         for key in ("secret_env", "password_env"):
             if getattr(self.web, key):
                 out[f"web.{key}"] = getattr(self.web, key)
@@ -719,24 +695,37 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
     v = r.table(where, t, _SOURCE_COMMON | kind.keys)
     if v.get("url_env") and v.get("url"):
         raise r.fail(f"{where}.url_env", "give url or url_env, not both")
+    v.update(_options(r, where, kind.options, v, base))
     if kind.validate:  # the kind's own rules, in its module
         v.update(kind.validate(r, where, v) or {})
     r.timeout(f"{where}.timeout", v["timeout"])
     url = v.get("url")
     if url and not url.startswith(("http://", "https://", "file://")):
         url = _resolve(base, url).as_uri() if kind.local_url else url
-    return SourceConfig(
-        name=name, type=typ, url=url, query=v.get("query"),
-        categories=v.get("categories") or (), set=v.get("set"),
-        path=_resolve(base, v["path"]) if v.get("path") else None,
-        page_size=v.get("page_size", 200), timeout=v["timeout"],
-        first_fetch=r.duration(f"{where}.first_fetch", v["first_fetch"])
-        if v.get("first_fetch") else kind.first_fetch,
-        server=v.get("server"), term=v.get("term"), api_key_env=v.get("api_key_env"),
-        url_env=_env_name(r, f"{where}.url_env", v.get("url_env")), cites=v.get("cites", ()),
-        authors=v.get("authors", ()), search=v.get("search"), topics=v.get("topics", ()),
-        mailto=v.get("mailto"),
-    )
+    return SourceConfig(name=name, type=typ, url=url, timeout=v["timeout"],
+                        options=kind.options(**{key: v[key] for key in kind.keys}))
+
+
+def _options(r: _Reader, where: str, cls: type, v: dict, base: Path) -> dict:
+    """The values of a kind's keys that its options class's fields convert: a secret's
+    variable checked as a name, a duration parsed, a path resolved against the config's
+    folder (an empty duration or path is the field's default)."""
+    from dataclasses import MISSING
+
+    from .kinds import fields_of
+
+    out = {}
+    for f, _, conversion in fields_of(cls):
+        value = v[f.name]
+        if f.metadata.get("secret"):
+            out[f.name] = _env_name(r, f"{where}.{f.name}", value)
+        elif conversion and isinstance(value, str):
+            if not value:
+                out[f.name] = None if f.default is MISSING else f.default
+            else:
+                out[f.name] = (r.duration(f"{where}.{f.name}", value) if conversion == "duration"
+                               else _resolve(base, value))
+    return out
 
 
 def _profile(r: _Reader, name: str, t: dict, base: Path) -> Profile:

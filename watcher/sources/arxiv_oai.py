@@ -14,7 +14,7 @@ from datetime import date, timedelta
 from ..errors import SourceError
 from ..formats import arxiv_oai
 from ..http import HttpStatusError
-from ..kinds import Kind
+from ..kinds import Kind, first_fetch, option, options
 from ..paging import Paging
 from . import urls
 from .base import FetchResult, Source
@@ -47,8 +47,8 @@ class ArxivOaiSource(Source):
         url = urls.base("arxiv-oai", self.cfg.url)
         params = {"verb": "ListRecords", "metadataPrefix": "arXiv",
                   "from": self.from_day(state).isoformat()}
-        if self.cfg.set:
-            params["set"] = self.cfg.set
+        if self.cfg.options.set:
+            params["set"] = self.cfg.options.set
         papers = {}
         paging = Paging(f"source {self.name}: OAI-PMH harvest from {url}", SourceError, pages=MAX_PAGES,
                         items=MAX_RECORDS, size=MAX_RUN_BYTES, unit="records")
@@ -77,10 +77,17 @@ class ArxivOaiSource(Source):
         try:
             listing = parse_listing(self, arxiv_oai, response.content, response.url)
         except SourceError as e:
-            hint = f" (check set = {self.cfg.set!r})" if self.cfg.set and "badArgument" in str(e) else ""
+            hint = f" (check set = {self.cfg.options.set!r})" if self.cfg.options.set and "badArgument" in str(e) else ""
             raise SourceError(f"{e}{hint}") from e
         paging.took(len(response.content), len(listing.papers) + len(listing.skipped))
         return listing
 
 
-KIND = Kind("arxiv-oai", ArxivOaiSource, {"set": (str, None), "first_fetch": (str, "3d")})
+@options
+class ArxivOaiOptions:
+    set: str | None = option(None, help="an OAI set such as `cs` or `physics:hep-ex` (default: every record)")
+    first_fetch: timedelta | None = first_fetch()
+    arxiv_categories = True  # arXiv's records: `watcher check` holds categories to the known ones
+
+
+KIND = Kind("arxiv-oai", ArxivOaiSource, ArxivOaiOptions)

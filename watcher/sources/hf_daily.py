@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from ..formats import hf_json
-from ..kinds import Kind
+from ..kinds import Kind, first_fetch, options
 from . import urls
 from .base import FetchResult, Source
 from .common import first_day, http_client, name_papers, parse_listing
@@ -49,4 +49,9 @@ class HfDailySource(Source):
         return FetchResult(papers=found, state={**state, "last_day": self.ctx.now.date().isoformat()})
 
 
-KIND = Kind("hf-daily", HfDailySource, {"first_fetch": (str, "3d")})
+@options
+class HfDailyOptions:
+    first_fetch: timedelta | None = first_fetch()
+
+
+KIND = Kind("hf-daily", HfDailySource, HfDailyOptions)

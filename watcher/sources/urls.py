@@ -52,12 +52,13 @@ def asked(cfg) -> str | None:
     """What a source will ask, as ``watcher check`` says it: the base and the paths added."""
     if cfg.type in RULES:
         _, paths, _ = RULES[cfg.type]
-        return base(cfg.type, cfg.url) + paths.replace("{server}", getattr(cfg, "server", None) or "biorxiv")
+        return base(cfg.type, cfg.url) + paths.replace("{server}", getattr(cfg.options, "server", None) or "biorxiv")
     if cfg.type == "arxiv-rss":
         from .arxiv_rss import RSS_URL
 
-        return cfg.url or RSS_URL + "+".join(cfg.categories)
-    return getattr(cfg, "url", None) or (str(cfg.path) if getattr(cfg, "path", None) else None)
+        return cfg.url or RSS_URL + "+".join(cfg.options.categories)
+    path = getattr(cfg.options, "path", None)
+    return getattr(cfg, "url", None) or (str(path) if path else None)
 
 
 def legacy_note(cfg) -> str | None:
