@@ -120,6 +120,8 @@ class Kind:
     # besides the family's common keys
     validate: Callable | None = None  # (reader, "source.NAME", values) -> changed values or None
     local_url: bool = False  # sources: a url that is not http(s) or file:// is a file beside the config
+    url: tuple | None = None  # sources: (default base, the paths watcher adds, an old full-endpoint
+    # ending or None): what ``url`` means for it (watcher.sources.urls)
     no_backfill: str | None = None  # sources: why `fetch --since` cannot reach back
     writes_formats: bool = False  # channels: writes the digest's own formats (file, stdout)
     in_digest: Callable | None = None  # channels: (reader, channel, digest name, formats) -> None

@@ -148,17 +148,18 @@ def source_url_lines(config: Config) -> list[str]:
     before the paths watcher adds: :mod:`watcher.sources.urls`), and one line for a ``url``
     spelt the old way (the whole endpoint) saying what to write."""
     from ..masking import redact, remember_url
-    from ..sources import urls
+    from ..sources import KINDS, urls
 
     where = config.path
     lines = []
     for s in config.sources.values():
         if s.url:  # a url's credentials (a mirror's user:password@, an api_key=) are said masked
             remember_url(s.url)
-        asked = urls.asked(s)
+        rule = KINDS[s.type].url if s.type in KINDS else None
+        asked = urls.asked(s, rule)
         if asked:
             lines.append(f"{where}: source.{s.name} ({s.type}) asks {asked}")
-        if note := urls.legacy_note(s):
+        if note := urls.legacy_note(s, rule):
             lines.append(f"{where}: {note}")
     return [redact(line) for line in lines]
 

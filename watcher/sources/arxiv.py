@@ -41,6 +41,9 @@ OVERLAP = timedelta(days=14)  # arXiv's announcement delays: moderation holds, h
 EMPTY_PAGE_TRIES = 3
 
 
+# what `url` means (watcher.sources.urls): the default base, the paths watcher adds, an old ending
+URL = ("https://export.arxiv.org/api", "/query", "/query")
+
 class ArxivSource(Source):
     """Incremental arXiv API search (see the module docstring for the flow)."""
 
@@ -103,7 +106,7 @@ class ArxivSource(Source):
 
     def _page(self, search: str, start: int, size: int) -> Listing:
         """One page; an empty page before ``totalResults`` is re-asked, then a SourceError."""
-        url = urls.endpoint("arxiv", self.cfg.url, "/query")
+        url = urls.endpoint(URL, self.cfg.url, "/query")
         params = {"search_query": search, "start": start, "max_results": size,
                   "sortBy": "submittedDate", "sortOrder": "descending"}
         for _ in range(EMPTY_PAGE_TRIES):
@@ -146,4 +149,4 @@ class ArxivOptions:
     arxiv_categories = True  # its query's cat: terms are arXiv's: `watcher check` holds them to the known ones
 
 
-KIND = Kind("arxiv", ArxivSource, ArxivOptions, _validate)
+KIND = Kind("arxiv", ArxivSource, ArxivOptions, _validate, url=URL)

@@ -25,6 +25,9 @@ MAX_RECORDS = 500_000  # records of one harvest: a month of every arXiv category
 MAX_RUN_BYTES = 2 * 1024 * 1024 * 1024  # the answers of one harvest, all pages together (~2 KB a record)
 
 
+# what `url` means (watcher.sources.urls): the default base, the paths watcher adds, an old ending
+URL = ("https://oaipmh.arxiv.org/oai", "", None)
+
 class ArxivOaiSource(Source):
     """Harvest arXiv metadata over OAI-PMH from a day on."""
 
@@ -44,7 +47,7 @@ class ArxivOaiSource(Source):
             return self._fetch(state, progress)
 
     def _fetch(self, state: dict, progress) -> FetchResult:
-        url = urls.base("arxiv-oai", self.cfg.url)
+        url = urls.base(URL, self.cfg.url)
         params = {"verb": "ListRecords", "metadataPrefix": "arXiv",
                   "from": self.from_day(state).isoformat()}
         if self.cfg.options.set:
@@ -90,4 +93,4 @@ class ArxivOaiOptions:
     arxiv_categories = True  # arXiv's records: `watcher check` holds categories to the known ones
 
 
-KIND = Kind("arxiv-oai", ArxivOaiSource, ArxivOaiOptions)
+KIND = Kind("arxiv-oai", ArxivOaiSource, ArxivOaiOptions, url=URL)

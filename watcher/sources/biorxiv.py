@@ -41,6 +41,9 @@ MAX_RECORDS = 100_000  # records of one run, every category together (a month of
 MAX_RUN_BYTES = 256 * 1024 * 1024  # the answers of one run, all pages together
 
 
+# what `url` means (watcher.sources.urls): the default base, the paths watcher adds, an old ending
+URL = ("https://api.biorxiv.org", "/details/{server}/{from}/{to}/{cursor}", None)
+
 class BiorxivSource(Source):
     """Every posting of the server (in the categories, when given) since the last run."""
 
@@ -52,7 +55,7 @@ class BiorxivSource(Source):
         """Fetch every page of the interval, per category; progress counts records."""
         first, last = self.interval(state)
         server = self.cfg.options.server or "biorxiv"
-        base = urls.base("biorxiv", self.cfg.url)
+        base = urls.base(URL, self.cfg.url)
         url = f"{base}/details/{server}/{first.isoformat()}/{last.isoformat()}"
         papers = {}
         paging = Paging(f"source {self.name}: the bioRxiv API", SourceError, pages=MAX_PAGES,
@@ -115,4 +118,4 @@ class BiorxivOptions:
     first_fetch: timedelta | None = first_fetch()
 
 
-KIND = Kind("biorxiv", BiorxivSource, BiorxivOptions, _validate)
+KIND = Kind("biorxiv", BiorxivSource, BiorxivOptions, _validate, url=URL)

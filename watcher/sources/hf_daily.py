@@ -20,6 +20,9 @@ from .common import first_day, http_client, name_papers, parse_listing
 REFRESH_DAYS = 1  # also re-ask this many days before the last one fetched (upvotes grow)
 
 
+# what `url` means (watcher.sources.urls): the default base, the paths watcher adds, an old ending
+URL = ("https://huggingface.co/api", "/daily_papers", "/daily_papers")
+
 class HfDailySource(Source):
     """Daily Papers for each day since the last fetch, today included."""
 
@@ -32,7 +35,7 @@ class HfDailySource(Source):
     def fetch(self, state: dict) -> FetchResult:
         """Fetch every day; a failing day fails the run (state stays, the next run repeats).
         Progress counts the days."""
-        url = urls.endpoint("hf-daily", self.cfg.url, "/daily_papers")
+        url = urls.endpoint(URL, self.cfg.url, "/daily_papers")
         client = http_client(self)
         papers = {}
         days = self.days(state)
@@ -54,4 +57,4 @@ class HfDailyOptions:
     first_fetch: timedelta | None = first_fetch()
 
 
-KIND = Kind("hf-daily", HfDailySource, HfDailyOptions)
+KIND = Kind("hf-daily", HfDailySource, HfDailyOptions, url=URL)

@@ -71,6 +71,9 @@ SELECT = ("id,doi,title,display_name,publication_date,created_date,ids,authorshi
           "primary_location,locations,abstract_inverted_index,referenced_works,type")
 
 
+# what `url` means (watcher.sources.urls): the default base, the paths watcher adds, an old ending
+URL = ("https://api.openalex.org", "/works", None)
+
 class OpenalexSource(Source):
     """New works citing the followed works, and new works of the followed authors."""
 
@@ -81,7 +84,7 @@ class OpenalexSource(Source):
             remember(self.api_key)  # it travels in the URL: masked wherever an error is stored
 
     def _get(self, path: str, params: dict):
-        base = urls.base("openalex", self.cfg.url)
+        base = urls.base(URL, self.cfg.url)
         if self.cfg.options.mailto:
             params = {**params, "mailto": self.cfg.options.mailto}
         if self.api_key:
@@ -248,4 +251,4 @@ class OpenalexOptions:
     first_fetch: timedelta | None = first_fetch()
 
 
-KIND = Kind("openalex", OpenalexSource, OpenalexOptions, _validate)
+KIND = Kind("openalex", OpenalexSource, OpenalexOptions, _validate, url=URL)

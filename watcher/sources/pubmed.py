@@ -39,6 +39,9 @@ OVERLAP = timedelta(days=2)  # records indexed with an entry date a day or two b
 RATE = {False: 3.0, True: 10.0}  # requests a second, without / with an API key
 
 
+# what `url` means (watcher.sources.urls): the default base, the paths watcher adds, an old ending
+URL = ("https://eutils.ncbi.nlm.nih.gov/entrez/eutils", "/esearch.fcgi, then /efetch.fcgi", None)
+
 class PubmedSource(Source):
     """Every PubMed record matching ``term`` that entered PubMed since the last run."""
 
@@ -56,7 +59,7 @@ class PubmedSource(Source):
             wait = self.interval_s - (time.monotonic() - self._last)
             if wait > 0:
                 time.sleep(wait)
-        url = urls.endpoint("pubmed", self.cfg.url, endpoint)
+        url = urls.endpoint(URL, self.cfg.url, endpoint)
         params = {"db": "pubmed", "tool": "watcher", **params}
         if self.api_key:
             params["api_key"] = self.api_key
@@ -119,4 +122,4 @@ class PubmedOptions:
     first_fetch: timedelta | None = first_fetch()
 
 
-KIND = Kind("pubmed", PubmedSource, PubmedOptions, _validate)
+KIND = Kind("pubmed", PubmedSource, PubmedOptions, _validate, url=URL)
