@@ -9,7 +9,7 @@ in the order error messages name them, and :mod:`watcher.config` reads it.
 from __future__ import annotations
 
 from ..kinds import Kind, SourceConfig
-from . import arxiv, arxiv_oai, arxiv_rss, biorxiv, feed, hf_daily, listing, openalex, pubmed
+from . import arxiv, arxiv_oai, arxiv_rss, biorxiv, crossref, feed, hf_daily, listing, openalex, pubmed
 from .base import FetchResult, Source, SourceContext
 
 KINDS: dict[str, Kind] = {kind.name: kind for kind in (
@@ -22,6 +22,7 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     pubmed.KIND,
     feed.KIND,
     openalex.KIND,
+    crossref.KIND,
 )}
 
 # Source types that cannot reach back to a given day (``watcher fetch --since``), and why.
