@@ -76,7 +76,7 @@ def _kind_comparisons(path, family: str):
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("module", ["config.py", "cli/check.py", "categories.py"])
+@pytest.mark.parametrize("module", ["config.py", "cli/check.py", "categories.py", "links.py"])
 def test_no_kind_is_named_in_config_or_check(module, family):
     found = _kind_comparisons(REPO / "watcher" / module, family)
     assert not found, f"{module} compares a {family}'s type with {found}: the kind's rules belong in its module"
@@ -135,23 +135,24 @@ def test_a_channel_kinds_check_runs_from_its_module(monkeypatch, write_config, t
     assert f"{config.path}: out: asked" in check_config(config)[0]
 
 
-SOURCES_DOC = (REPO / "docs" / "sources.md").read_text(encoding="utf-8")
+KEY_DOCS = {"source": "sources.md", "channel": "channels.md"}
 
 
-@pytest.mark.parametrize("name", SOURCE_KINDS)
-def test_the_docs_key_table_of_each_source_kind_is_its_options_class(name):
-    """docs/sources.md, "Every key of each type": each kind's table is its options class
-    written out, no key more, none less, each with its type, default and help."""
-    from watcher.kinds import key_table
+@pytest.mark.parametrize("family, name", [(f, n) for f, (kinds, _) in FAMILIES.items() for n in kinds])
+def test_the_docs_key_table_of_each_kind_is_its_options_class(family, name):
+    """docs/sources.md and docs/channels.md, "Every key of each type": each kind's table is its
+    options class written out, no key more, none less, each with its type, default and help."""
+    from watcher.kinds import key_of, key_table
 
-    cls = SOURCE_KINDS[name].options
-    part = SOURCES_DOC.split("\n## Every key of each type\n", 1)[1].split(f"\n### `{name}`\n\n", 1)[1]
+    cls = FAMILIES[family][0][name].options
+    doc = (REPO / "docs" / KEY_DOCS[family]).read_text(encoding="utf-8")
+    part = doc.split("\n## Every key of each type\n", 1)[1].split(f"\n### `{name}`\n\n", 1)[1]
     table = part.split("\n\n", 1)[0].strip() + "\n"
     documented = re.findall(r"^\| `([^`]+)` \|", table, re.M)
-    fields = [f.name for f in dataclasses.fields(cls)]
+    fields = [key_of(f) for f in dataclasses.fields(cls)]
     assert set(documented) - set(fields) == set(), f"docs list keys {name} lacks"
     assert set(fields) - set(documented) == set(), f"{name}'s keys missing from the docs"
-    assert table == key_table(cls), f"docs/sources.md's table of {name} should read:\n{key_table(cls)}"
+    assert table == key_table(cls), f"docs/{KEY_DOCS[family]}'s table of {name} should read:\n{key_table(cls)}"
 
 
 def test_a_key_marked_secret_is_checked_masked_and_wanted_set(monkeypatch, write_config):

@@ -1,6 +1,7 @@
 """config.toml -> frozen dataclasses, validated against declared rules (SPEC §4).
 
-Every section kind declares its keys in a table of ``key: (type, default)``; a key that is not
+Every section declares its keys in a table of ``key: (type, default)`` (a source or channel
+kind's come from its options class, :mod:`watcher.kinds`); a key that is not
 declared, a value of the wrong type, a missing required key, a digest naming a profile or channel
 nobody defined, an unparseable schedule or query all raise :class:`ConfigError` naming the file,
 the key and the problem. Relative paths resolve against the config file's folder. Secrets are
@@ -23,7 +24,7 @@ from . import __version__
 from .errors import ConfigError, ConfigErrors, QuerySyntaxError
 from .categories import category_problem
 from .hosts import is_loopback, is_loopback_url  # noqa: F401 (the web reads them here)
-from .kinds import REQUIRED, SourceConfig
+from .kinds import REQUIRED, ChannelConfig, SourceConfig
 from .subjects import ALL as SUBJECTS_ALL, subject
 
 FORMATS = ("text", "markdown", "html", "slack", "json")
@@ -118,29 +119,6 @@ class DigestConfig:
     order: str = "date"  # "date": newest first; "score": best match first
 
 
-@dataclass(frozen=True)
-class ChannelConfig:
-    """A ``[channel.NAME]`` table. Secrets are named by ``*_env`` keys, read when sending."""
-
-    name: str
-    type: str
-    host: str | None = None
-    port: int | None = None
-    security: str = "starttls"
-    username: str | None = None
-    password_env: str | None = None
-    sender: str | None = None
-    to: tuple[str, ...] = ()
-    webhook_url_env: str | None = None
-    path: str | None = None
-    url: str | None = None
-    url_env: str | None = None
-    timeout: float = 30.0
-    max_bytes: int = 100_000
-    urls_env: str | None = None
-    max_entries: int = 200
-
-
 MIN_PASSWORD = 12  # characters of the web password; `watcher serve` and `watcher check` refuse fewer
 
 
@@ -205,17 +183,14 @@ class Config:
         """Every environment variable the config names as holding a secret, by the key that
         names it (``channel.me.password_env`` -> ``WATCHER_SMTP_PASSWORD``): what ``check``
         wants set and what the log masks."""
-        out = {}
-        for ch in self.channels.values():
-            for key in ("password_env", "webhook_url_env", "url_env", "urls_env"):
-                if getattr(ch, key):
-                    out[f"channel.{ch.name}.{key}"] = getattr(ch, key)
         from .kinds import secret_keys
 
-        for src in self.sources.values():  # the keys its kind's options mark secret
-            for key in secret_keys(type(src.options) if src.options is not None else None):
-                if getattr(src.options, key):
-                    out[f"source.{src.name}.{key}"] = getattr(src.options, key)
+        out = {}
+        for family, parts in (("channel", self.channels), ("source", self.sources)):
+            for part in parts.values():  # the keys its kind's options mark secret
+                for key in secret_keys(type(part.options) if part.options is not None else None):
+                    if getattr(part.options, key):
+                        out[f"{family}.{part.name}.{key}"] = getattr(part.options, key)
         for key in ("secret_env", "password_env"):
             if getattr(self.web, key):
                 out[f"web.{key}"] = getattr(self.web, key)
@@ -702,8 +677,16 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
     url = v.get("url")
     if url and not url.startswith(("http://", "https://", "file://")):
         url = _resolve(base, url).as_uri() if kind.local_url else url
-    return SourceConfig(name=name, type=typ, url=url, timeout=v["timeout"],
-                        options=kind.options(**{key: v[key] for key in kind.keys}))
+    return SourceConfig(name=name, type=typ, url=url, timeout=v["timeout"], options=_made(kind.options, v))
+
+
+def _made(cls: type, v: dict):
+    """The options class ``cls`` of the table's values ``v`` (by key: ``from`` is ``sender``)."""
+    from dataclasses import fields
+
+    from .kinds import key_of
+
+    return cls(**{f.name: v[key_of(f)] for f in fields(cls)})
 
 
 def _options(r: _Reader, where: str, cls: type, v: dict, base: Path) -> dict:
@@ -712,19 +695,20 @@ def _options(r: _Reader, where: str, cls: type, v: dict, base: Path) -> dict:
     folder (an empty duration or path is the field's default)."""
     from dataclasses import MISSING
 
-    from .kinds import fields_of
+    from .kinds import fields_of, key_of
 
     out = {}
     for f, _, conversion in fields_of(cls):
-        value = v[f.name]
+        key = key_of(f)
+        value = v[key]
         if f.metadata.get("secret"):
-            out[f.name] = _env_name(r, f"{where}.{f.name}", value)
+            out[key] = _env_name(r, f"{where}.{key}", value)
         elif conversion and isinstance(value, str):
             if not value:
-                out[f.name] = None if f.default is MISSING else f.default
+                out[key] = None if f.default is MISSING else f.default
             else:
-                out[f.name] = (r.duration(f"{where}.{f.name}", value) if conversion == "duration"
-                               else _resolve(base, value))
+                out[key] = (r.duration(f"{where}.{key}", value) if conversion == "duration"
+                            else _resolve(base, value))
     return out
 
 
@@ -876,14 +860,5 @@ def _channel(r: _Reader, name: str, t: dict) -> ChannelConfig:
     r.timeout(f"{where}.timeout", v["timeout"])
     if kind.validate:  # the kind's own rules, in its module
         v.update(kind.validate(r, where, v) or {})
-    for key in v:
-        if key.endswith("_env"):
-            _env_name(r, f"{where}.{key}", v[key])
-    return ChannelConfig(
-        name=name, type=typ, host=v.get("host"), port=v.get("port"),
-        security=v.get("security", "starttls"), username=v.get("username"),
-        password_env=v.get("password_env"), sender=v.get("from"), to=v.get("to") or (),
-        webhook_url_env=v.get("webhook_url_env"), path=v.get("path"), url=v.get("url"),
-        url_env=v.get("url_env"), timeout=v["timeout"], max_bytes=v.get("max_bytes", 100_000),
-        urls_env=v.get("urls_env"), max_entries=v.get("max_entries", 200),
-    )
+    v.update(_options(r, where, kind.options, v, Path(".")))  # its secrets name variables
+    return ChannelConfig(name=name, type=typ, timeout=v["timeout"], options=_made(kind.options, v))

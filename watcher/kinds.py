@@ -8,8 +8,8 @@ one frozen options class (``@options``), each field an :func:`option` carrying i
 default, whether it names a secret and its help text: config reads the table by it
 (:func:`keys_of`), masks and checks the secrets it marks, ``watcher check`` says what an unset
 optional secret costs, and the docs' key table of the kind is :func:`key_table` of it (a test
-holds the docs to it). A channel kind still declares ``key: (type, default)`` with
-:data:`REQUIRED` for a key without default. The registries
+holds the docs to it). Channel kinds declare theirs the same way; :class:`SourceConfig` and
+:class:`ChannelConfig` keep only the keys their whole family has. The registries
 (:data:`watcher.sources.KINDS`, :data:`watcher.deliver.KINDS`) list one line per kind; :mod:`watcher.config` reads them and
 names no kind. This module imports nothing of watcher's, so every layer may use it.
 """
@@ -32,13 +32,15 @@ def options(cls: type) -> type:
     return dataclass(frozen=True, kw_only=True)(cls)
 
 
-def option(default=REQUIRED, *, help: str, secret: bool = False, unset: str | None = None):
+def option(default=REQUIRED, *, help: str, secret: bool = False, unset: str | None = None,
+           key: str | None = None):
     """One key of a kind's options class. ``default``: its value when the table leaves it out
     (:data:`REQUIRED`: it must be given); ``help``: what it is, for the docs' key table;
     ``secret``: it names an environment variable holding a secret (checked as a variable's
     name, wanted set by ``watcher check``, its value masked in every log line); ``unset``: for
-    a secret the kind runs without, what ``check`` notes when the variable is unset."""
-    meta = {"help": help, "secret": secret, "unset": unset}
+    a secret the kind runs without, what ``check`` notes when the variable is unset; ``key``:
+    the table's key when it is no Python name (``from``; the field is then ``sender``)."""
+    meta = {"help": help, "secret": secret, "unset": unset, "key": key}
     if default is REQUIRED:
         return dataclasses.field(metadata=meta)
     return dataclasses.field(default=tuple(default) if isinstance(default, list) else default, metadata=meta)
@@ -70,20 +72,27 @@ def fields_of(cls: type) -> list[tuple[dataclasses.Field, type, str | None]]:
     return [(f, *_reads(hints[f.name])) for f in dataclasses.fields(cls)]
 
 
+def key_of(f: dataclasses.Field) -> str:
+    """The table's key of an options field (its name, but for an aliased one such as ``from``)."""
+    return f.metadata.get("key") or f.name
+
+
 def keys_of(cls: type) -> dict:
     """An options class as ``key: (type, default or REQUIRED)``, what the config reader checks."""
-    return {f.name: (typ, REQUIRED if f.default is dataclasses.MISSING else f.default)
+    return {key_of(f): (typ, REQUIRED if f.default is dataclasses.MISSING else f.default)
             for f, typ, _ in fields_of(cls)}
 
 
 def secret_keys(cls: type | None) -> tuple[str, ...]:
-    """The keys of an options class that name a secret's variable."""
+    """The fields of an options class that name a secret's variable."""
     return tuple(f.name for f in dataclasses.fields(cls) if f.metadata.get("secret")) if cls else ()
 
 
 def key_table(cls: type) -> str:
     """The docs' Markdown table of an options class's keys: key, type, default, what it is."""
     words = {str: "string", int: "integer", float: "number", bool: "true/false", list: "list of strings"}
+    if not dataclasses.fields(cls):
+        return "No keys but the ones every kind of its family has.\n"
     rows = ["| key | type | default | what it is |", "|---|---|---|---|"]
     for f, typ, conversion in fields_of(cls):
         kind = ("name of an environment variable holding a secret" if f.metadata.get("secret") else
@@ -98,7 +107,7 @@ def key_table(cls: type) -> str:
             default = f"`{str(f.default).lower() if isinstance(f.default, bool) else f.default}`"
         what = f.metadata["help"] + (f"; when it is unset, `watcher check` says so and the source runs: "
                                      f"{f.metadata['unset']}" if f.metadata.get("unset") else "")
-        rows.append(f"| `{f.name}` | {kind} | {default} | {what} |")
+        rows.append(f"| `{key_of(f)}` | {kind} | {default} | {what} |")
     return "\n".join(rows) + "\n"
 
 
@@ -132,6 +141,8 @@ class Kind:
         if isinstance(self.keys, type):  # an options class: the table's keys are its fields
             object.__setattr__(self, "options", self.keys)
             object.__setattr__(self, "keys", keys_of(self.keys))
+            # a channel's options say whether it writes the digest's own formats
+            object.__setattr__(self, "writes_formats", getattr(self.options, "writes_formats", self.writes_formats))
 
 
 @dataclass(frozen=True)
@@ -151,3 +162,15 @@ class SourceConfig:
         """How far back the first fetch reaches: the kind's ``first_fetch`` (None: a feed's
         every item), three days for a kind without the key."""
         return getattr(self.options, "first_fetch", timedelta(days=3))
+
+
+@dataclass(frozen=True)
+class ChannelConfig:
+    """A ``[channel.NAME]`` table: the keys every channel has, and ``options``, the instance of
+    its kind's options class holding the rest (secrets are named by ``*_env`` keys, read when
+    sending). :func:`watcher.deliver.channel_config` makes one from keys."""
+
+    name: str
+    type: str
+    timeout: float = 30.0
+    options: object = None

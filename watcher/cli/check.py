@@ -126,8 +126,10 @@ def placeholder_lines(config: Config) -> tuple[list[str], list[str]]:
     used = {c for d in config.digests.values() for c in d.channels}
     problems, notes = [], []
     for ch in config.channels.values():
-        keys = [key for key, value in (("host", ch.host), ("username", ch.username), ("from", ch.sender),
-                                       ("to", ", ".join(ch.to)), ("url", ch.url))
+        opts = ch.options
+        keys = [key for key, value in (("host", getattr(opts, "host", None)), ("username", getattr(opts, "username", None)),
+                                       ("from", getattr(opts, "sender", None)), ("to", ", ".join(getattr(opts, "to", ()))),
+                                       ("url", getattr(opts, "url", None)))
                 if value and _PLACEHOLDER.search(value)]
         if not keys:
             continue
