@@ -24,7 +24,7 @@ from . import __version__
 from .errors import ConfigError, ConfigErrors, QuerySyntaxError
 from .categories import category_problem
 from .hosts import is_loopback, is_loopback_url  # noqa: F401 (the web reads them here)
-from .kinds import REQUIRED, ChannelConfig, SourceConfig
+from .kinds import REQUIRED, SUMMARIZER_KINDS, ChannelConfig, SourceConfig
 from .subjects import ALL as SUBJECTS_ALL, subject
 
 FORMATS = ("text", "markdown", "html", "slack", "json")
@@ -246,7 +246,7 @@ _WEB_KEYS = {
     "hosts": (list, []),
     "proxy": (bool, False),
 }
-SUMMARIZER_TYPES = ("extractive", "openai")
+SUMMARIZER_TYPES = tuple(SUMMARIZER_KINDS)
 _SUMMARIZER_KEYS = {
     "type": (str, "extractive"),
     "base_url": (str, None),
@@ -602,10 +602,9 @@ def _web(r: _Reader, t: object) -> WebConfig:
 def _summarizer(r: _Reader, t: object) -> SummarizerConfig:
     s = r.table("summarizer", t, _SUMMARIZER_KEYS)
     kind = r.choice("summarizer.type", s["type"], SUMMARIZER_TYPES)
-    if kind == "openai":
-        for key in ("base_url", "model"):
-            if not s[key]:
-                raise r.fail(f"summarizer.{key}", "required with type = \"openai\"")
+    for key in SUMMARIZER_KINDS[kind].needs:
+        if not s[key]:
+            raise r.fail(f"summarizer.{key}", f"required with type = \"{kind}\"")
     if s["base_url"] is not None:
         _check_http_url(r, "summarizer.base_url", s["base_url"], "http://127.0.0.1:11434/v1")
     if s["max_per_day"] < 0:

@@ -174,3 +174,22 @@ class ChannelConfig:
     type: str
     timeout: float = 30.0
     options: object = None
+
+
+@dataclass(frozen=True)
+class SummarizerKind:
+    """One ``[summarizer] type``: the keys it cannot run without, and whether it asks a model
+    (``watcher.present.summarize``: the model's TL;DRs, cached in the store; else the extractive
+    TL;DR alone)."""
+
+    name: str
+    needs: tuple[str, ...] = ()
+    model: bool = False
+
+
+# the summarizer kinds, in the order error messages name them (pure data: config and
+# watcher.present.summarize both read it, and neither names a kind)
+SUMMARIZER_KINDS: dict[str, SummarizerKind] = {k.name: k for k in (
+    SummarizerKind("extractive"),
+    SummarizerKind("openai", needs=("base_url", "model"), model=True),
+)}
