@@ -12,7 +12,7 @@ from test_injection import SLACK_CONTROLS, hostile_digest
 
 from conftest import REPO, run_watcher
 from helpers import run_cli
-from watcher.config import ChannelConfig
+from watcher.deliver import channel_config
 from watcher.deliver import DeliveryContext, make_channel
 from watcher.deliver.apprise_channel import messages, pack
 from watcher.errors import DeliveryError
@@ -24,7 +24,7 @@ ENV = "WATCHER_TEST_APPRISE_URLS"
 
 
 def channel():
-    return make_channel(ChannelConfig(name="phone", type="apprise", urls_env=ENV), DeliveryContext())
+    return make_channel(channel_config(name="phone", type="apprise", urls_env=ENV), DeliveryContext())
 
 
 def body_of(request) -> str:

@@ -206,7 +206,7 @@ examples = ["2504.07615", "arXiv:2104.12255v1", "https://arxiv.org/abs/astro-ph/
         + _EMAIL + 'port = 65535\nmax_bytes = 10000\n[channel.archive]'))
     cfg = load_config(path)
     assert cfg.digests["daily"].lookback == timedelta(days=36500)
-    assert cfg.channels["me"].port == 65535 and cfg.sources["rss"].timeout == 5
+    assert cfg.channels["me"].options.port == 65535 and cfg.sources["rss"].timeout == 5
     assert cfg.profiles["llm-rl"].examples[-1] == "seed.txt"
 
 

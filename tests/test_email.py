@@ -10,17 +10,17 @@ from dataclasses import replace
 import pytest
 from deliverkit import MailServer, free_port, injection_digest, make_cert, sample_digest
 
-from watcher.config import ChannelConfig
+from watcher.deliver import channel_config
 from watcher.deliver import DeliveryContext, make_channel
 from watcher.errors import DeliveryError
 from watcher.present.render import render
 
 
 def channel(port: int, **kw):
-    cfg = ChannelConfig(name="me", type="email", host="127.0.0.1", port=port, security="none",
-                        sender="Wätcher Bot <bot@example.org>",
-                        to=("Zoë <zoe@example.org>", "lab@example.org"), timeout=5.0)
-    return make_channel(replace(cfg, **kw), DeliveryContext(formats=("text",)))
+    cfg = channel_config(**{"name": "me", "type": "email", "host": "127.0.0.1", "port": port, "security": "none",
+                            "sender": "Wätcher Bot <bot@example.org>",
+                            "to": ("Zoë <zoe@example.org>", "lab@example.org"), "timeout": 5.0, **kw})
+    return make_channel(cfg, DeliveryContext(formats=("text",)))
 
 
 def send(ch, digest):

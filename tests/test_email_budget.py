@@ -147,11 +147,11 @@ def test_the_channel_holds_100_kb_whatever_max_bytes_says():
 
     from deliverkit import sample_digest
 
-    from watcher.config import ChannelConfig
+    from watcher.deliver import channel_config
     from watcher.deliver import DeliveryContext, make_channel
     from watcher.present.render import render
 
-    cfg = ChannelConfig(name="mail", type="email", host="127.0.0.1", port=1, security="none",
+    cfg = channel_config(name="mail", type="email", host="127.0.0.1", port=1, security="none",
                         sender="w@example.org", to=("me@example.org",), max_bytes=10**7)
     digest = sample_digest(30, updated=0)
     for m in digest.matches:

@@ -366,11 +366,11 @@ def test_a_mirror_s_address_written_as_the_docs_say_is_asked_where_the_docs_say(
 
     from helpers import context, fast_client
     from httpserver import Reply
-    from watcher.config import SourceConfig
+    from watcher.sources import source_config
     from watcher.sources import make_source
 
     server.route("/api/daily_papers", Reply(body=(DATA / "hf_daily_papers_2025-04-10.json").read_bytes()))
-    cfg = SourceConfig(name="hf", type="hf-daily", url=server.url("/api"), timeout=10.0)
+    cfg = source_config(name="hf", type="hf-daily", url=server.url("/api"), timeout=10.0)
     with fast_client() as http:
         src = make_source(cfg, context(http, now=datetime(2025, 4, 10, 20, tzinfo=timezone.utc)))
         result = src.fetch({"last_day": "2025-04-09"})

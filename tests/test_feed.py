@@ -12,7 +12,8 @@ from deliverkit import HtmlCollector, sample_digest
 from test_injection import hostile_digest
 
 from helpers import run_cli
-from watcher.config import ChannelConfig, load_config
+from watcher.config import load_config
+from watcher.deliver import channel_config
 from watcher.deliver import DeliveryContext, make_channel
 from watcher.deliver.feed import entry_id, read_feed
 from watcher.errors import ConfigError, DeliveryError
@@ -23,7 +24,7 @@ NOW = datetime(2025, 4, 12, 20, 0, tzinfo=timezone.utc)
 
 
 def feed_channel(tmp_path, path="feeds/{digest}.atom", max_entries=200):
-    cfg = ChannelConfig(name="feed", type="feed", path=path, max_entries=max_entries)
+    cfg = channel_config(name="feed", type="feed", path=path, max_entries=max_entries)
     return make_channel(cfg, DeliveryContext(base_dir=tmp_path))
 
 
@@ -124,7 +125,7 @@ type = "feed"
     with pytest.raises(ConfigError, match="channel.feed.max_entries: must be at least 1"):
         load_config(write_config(base + 'path = "f.atom"\nmax_entries = 0\n'))
     cfg = load_config(write_config(base + 'path = "feeds/{digest}.atom"\nmax_entries = 3\n'))
-    assert cfg.channels["feed"].max_entries == 3
+    assert cfg.channels["feed"].options.max_entries == 3
     assert read_feed(cfg, "d") is None and read_feed(cfg, "nope") is None
 
 
@@ -196,7 +197,7 @@ def test_feed_links_itself_and_the_inbox_and_dates_every_entry(tmp_path):
     listing_only = replace(digest.matches[2].paper, published=None, announced=date(2025, 4, 11))
     digest.matches[2] = replace(digest.matches[2], paper=listing_only)
     digest.links = Links("https://papers.example.org", "s3cret")
-    cfg = ChannelConfig(name="feed", type="feed", path="feeds/{digest}.atom", max_entries=200)
+    cfg = channel_config(name="feed", type="feed", path="feeds/{digest}.atom", max_entries=200)
     make_channel(cfg, DeliveryContext(base_dir=tmp_path, web_url="https://papers.example.org")
                  ).send(digest, {}, now=NOW)
     parsed = read(tmp_path)

@@ -22,7 +22,7 @@ import pytest
 from deliverkit import HtmlCollector, HookServer, MailServer, sample_digest
 
 from helpers import run_cli
-from watcher.config import ChannelConfig
+from watcher.deliver import channel_config
 from watcher.deliver import DeliveryContext, make_channel
 from watcher.deliver.slack import MAX_BLOCKS, MAX_HEADER, MAX_SECTION, split_messages
 from watcher.models import MAX_AUTHORS, Digest, Match, Paper
@@ -165,7 +165,7 @@ def test_slack_messages_stay_within_limits_and_keep_links_whole():
 
 def test_email_of_hostile_digest_is_small_has_a_text_part_and_only_its_own_headers():
     digest = hostile_digest()
-    cfg = ChannelConfig(name="me", type="email", host="127.0.0.1", port=25, security="none",
+    cfg = channel_config(name="me", type="email", host="127.0.0.1", port=25, security="none",
                         sender="watcher <bot@example.org>", to=("me@example.org",), timeout=5.0)
     channel = make_channel(cfg, DeliveryContext(formats=("text",)))
     data = channel.fit(digest, {f: render(digest, f) for f in ("text", "html")})

@@ -6,8 +6,10 @@ the registries and name no kind (docs/design.md, "Adding a kind")."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import re
+from datetime import timedelta
 
 import pytest
 
@@ -74,7 +76,7 @@ def _kind_comparisons(path, family: str):
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-@pytest.mark.parametrize("module", ["config.py", "cli/check.py"])
+@pytest.mark.parametrize("module", ["config.py", "cli/check.py", "categories.py", "links.py"])
 def test_no_kind_is_named_in_config_or_check(module, family):
     found = _kind_comparisons(REPO / "watcher" / module, family)
     assert not found, f"{module} compares a {family}'s type with {found}: the kind's rules belong in its module"
@@ -97,7 +99,7 @@ def test_a_kinds_own_validation_runs_from_its_module(monkeypatch, write_config):
     """The rule a kind declares is the one config applies: swap pubmed's and the message changes."""
     text = '[source.p]\ntype = "pubmed"\nterm = "CRISPR[tiab]"\n'
     path = write_config(text)
-    assert cfg.load_config(path).sources["p"].term == "CRISPR[tiab]"
+    assert cfg.load_config(path).sources["p"].options.term == "CRISPR[tiab]"
 
     def refuse(r, where, v):
         raise r.fail(f"{where}.term", "refused by the kind's own rule")
@@ -131,3 +133,48 @@ def test_a_channel_kinds_check_runs_from_its_module(monkeypatch, write_config, t
     monkeypatch.setitem(CHANNEL_KINDS, "file", dataclasses.replace(
         CHANNEL_KINDS["file"], check=lambda config, where, ch: [f"{where}: {ch.name}: asked"]))
     assert f"{config.path}: out: asked" in check_config(config)[0]
+
+
+KEY_DOCS = {"source": "sources.md", "channel": "channels.md"}
+
+
+@pytest.mark.parametrize("family, name", [(f, n) for f, (kinds, _) in FAMILIES.items() for n in kinds])
+def test_the_docs_key_table_of_each_kind_is_its_options_class(family, name):
+    """docs/sources.md and docs/channels.md, "Every key of each type": each kind's table is its
+    options class written out, no key more, none less, each with its type, default and help."""
+    from watcher.kinds import key_of, key_table
+
+    cls = FAMILIES[family][0][name].options
+    doc = (REPO / "docs" / KEY_DOCS[family]).read_text(encoding="utf-8")
+    part = doc.split("\n## Every key of each type\n", 1)[1].split(f"\n### `{name}`\n\n", 1)[1]
+    table = part.split("\n\n", 1)[0].strip() + "\n"
+    documented = re.findall(r"^\| `([^`]+)` \|", table, re.M)
+    fields = [key_of(f) for f in dataclasses.fields(cls)]
+    assert set(documented) - set(fields) == set(), f"docs list keys {name} lacks"
+    assert set(fields) - set(documented) == set(), f"{name}'s keys missing from the docs"
+    assert table == key_table(cls), f"docs/{KEY_DOCS[family]}'s table of {name} should read:\n{key_table(cls)}"
+
+
+def test_a_key_marked_secret_is_checked_masked_and_wanted_set(monkeypatch, write_config):
+    """A secret a kind adds is marked in its options class only: config checks it names a
+    variable, secret_vars (what the log masks and `check` wants set) lists it, and an unset one
+    the kind runs without is a note of `check`, not a problem."""
+    from watcher.cli.check import check_config, optional_secret_notes
+    from watcher.kinds import first_fetch as since_first, option, options
+
+    @options
+    class WithToken:
+        term: str = option(help="the query")
+        token_env: str | None = option(None, secret=True, help="a token", unset="asked without a token")
+        first_fetch: timedelta | None = since_first()
+
+    monkeypatch.setitem(SOURCE_KINDS, "pubmed", dataclasses.replace(SOURCE_KINDS["pubmed"], keys=WithToken,
+                                                                    options=None))
+    text = '[source.p]\ntype = "pubmed"\nterm = "CRISPR[tiab]"\ntoken_env = "PM_TOKEN"\n'
+    config = cfg.load_config(write_config(text))
+    assert config.secret_vars() == {"source.p.token_env": "PM_TOKEN"}
+    monkeypatch.delenv("PM_TOKEN", raising=False)
+    assert list(optional_secret_notes(config)) == ["source.p.token_env"]
+    assert not [p for p in check_config(config)[0] if "PM_TOKEN" in p]
+    with pytest.raises(ConfigError, match="source.p.token_env: must name an environment variable"):
+        cfg.load_config(write_config(text.replace("PM_TOKEN", "s3cr3t value")))

@@ -20,7 +20,8 @@ from helpers import context, data, fast_client
 from httpserver import Reply, server  # noqa: F401
 from openalexserver import OpenalexApi
 from watcher.cli import cli
-from watcher.config import Profile, SourceConfig, load_config
+from watcher.config import Profile, load_config
+from watcher.sources import source_config
 from watcher.errors import QuerySyntaxError, SourceError
 from watcher.formats import openalex
 from watcher.matching.match import ProfileMatcher
@@ -55,7 +56,7 @@ def stand_in(server, *, arxiv_preprint: bool = True, page_size: int = 1, indexed
 
 
 def source(server, now=NOW, client=None, **kw):
-    cfg = SourceConfig(name="citations", type="openalex", url=server.url("/oa"), timeout=1.0,
+    cfg = source_config(name="citations", type="openalex", url=server.url("/oa"), timeout=1.0,
                        first_fetch=timedelta(days=3), mailto="me@example.org", **kw)
     return make_source(cfg, context(client or fast_client(), now))
 
@@ -343,8 +344,8 @@ def test_init_seeds_cites_from_dois_and_an_orcid(tmp_path, server, monkeypatch):
     assert api.requests[0]["filter"] == f"author.orcid:https://orcid.org/{PIWOWAR}"  # listed once
     config = load_config(tmp_path / "config.toml")
     cited = config.sources["citations"]
-    assert cited.type == "openalex" and cited.cites == ("10.5555/followed-one", "10.7717/peerj.4375")
-    assert cited.mailto == "me@example.org"
+    assert cited.type == "openalex" and cited.options.cites == ("10.5555/followed-one", "10.7717/peerj.4375")
+    assert cited.options.mailto == "me@example.org"
     assert cited.url == server.url("/oa")  # the API the works were listed from is asked every run
     assert config.profiles["cited"].query == "cites:*"
     assert config.digests["citations"].channels == config.digests["daily"].channels

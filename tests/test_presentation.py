@@ -15,7 +15,7 @@ import pytest
 from deliverkit import HookServer, sample_digest
 
 from conftest import REPO
-from watcher.config import ChannelConfig
+from watcher.deliver import channel_config
 from watcher.deliver import DeliveryContext, make_channel
 from watcher.deliver.apprise_channel import messages
 from watcher.deliver.feed import merge_feed
@@ -73,14 +73,14 @@ def test_a_users_templates_dir_reaches_apprise_and_atom(tmp_path, monkeypatch):
         "{% macro content(m, links) %}<p>MINE {{ m.paper.title|title_text }}</p>{% endmacro %}\n")
     digest = latex_digest()
     ctx = DeliveryContext(base_dir=tmp_path, templates_dir=mine)
-    make_channel(ChannelConfig(name="feed", type="feed", path="feeds/{digest}.atom", max_entries=10),
+    make_channel(channel_config(name="feed", type="feed", path="feeds/{digest}.atom", max_entries=10),
                  ctx).send(digest, {})
     atom = (tmp_path / "feeds" / f"{digest.name}.atom").read_text()
     assert f"&lt;p&gt;MINE {DECODED}&lt;/p&gt;" in atom
     with HookServer(path="/") as sink:
         monkeypatch.setenv("WATCHER_TEST_APPRISE_URLS",
                            f"json://127.0.0.1:{sink.httpd.server_address[1]}/hook?format=text&cto=30&rto=30")
-        make_channel(ChannelConfig(name="phone", type="apprise", urls_env="WATCHER_TEST_APPRISE_URLS"),
+        make_channel(channel_config(name="phone", type="apprise", urls_env="WATCHER_TEST_APPRISE_URLS"),
                      ctx).send(digest, {})
         body = "\n".join(r["json"]["message"] for r in sink.requests)
     assert f"MINE {DECODED}" in body and "MINE UPDATED" in body and "TL;DR" not in body

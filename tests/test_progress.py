@@ -26,7 +26,7 @@ from httpserver import Reply, server  # noqa: F401
 from test_formats_arxiv import with_token
 
 from watcher import progress
-from watcher.config import SourceConfig
+from watcher.sources import source_config
 from watcher.cli.convert import convert_inputs
 from watcher.sources import make_source
 
@@ -104,7 +104,7 @@ def logged_progress(caplog):
 
 def test_arxiv_source_reports_papers_of_total_results(server, caplog):
     server.route("/api/query", PagedFeed(data(PAGE)).reply)
-    cfg = SourceConfig(name="api", type="arxiv", url=server.url("/api/query"), query="all:testing",
+    cfg = source_config(name="api", type="arxiv", url=server.url("/api/query"), query="all:testing",
                        page_size=40, timeout=10.0, first_fetch=timedelta(days=365 * 30))
     ctx = replace(context(fast_client()), progress=logged_progress(caplog))
     assert len(make_source(cfg, ctx).fetch({}).papers) == 100
@@ -119,7 +119,7 @@ def test_oai_source_reports_records_of_complete_list_size(server, caplog):
     page1 = with_token(data("oai_ListRecords_arxiv-physics-hep-ex.xml"), "tok|1")
     page2 = data("oai_ListRecords_arxiv-physics-hep-th.xml")
     server.route("/oai", lambda req: Reply(body=page2 if "resumptionToken" in req.query else page1))
-    cfg = SourceConfig(name="oai", type="arxiv-oai", url=server.url("/oai"), timeout=10.0)
+    cfg = source_config(name="oai", type="arxiv-oai", url=server.url("/oai"), timeout=10.0)
     since = datetime(2025, 1, 1, tzinfo=timezone.utc)
     ctx = replace(context(fast_client(), since=since), progress=logged_progress(caplog))
     assert len(make_source(cfg, ctx).fetch({}).papers) == 6
@@ -129,7 +129,7 @@ def test_oai_source_reports_records_of_complete_list_size(server, caplog):
 
 def test_hf_daily_source_reports_days(server, caplog):
     server.route("/hf/daily_papers", Reply(body=data("hf_daily_papers_2025-04-10.json")))
-    cfg = SourceConfig(name="hf", type="hf-daily", url=server.url("/hf"), timeout=10.0)
+    cfg = source_config(name="hf", type="hf-daily", url=server.url("/hf"), timeout=10.0)
     since = datetime(2025, 4, 10, tzinfo=timezone.utc)
     now = datetime(2025, 4, 14, 12, tzinfo=timezone.utc)
     ctx = replace(context(fast_client(), now=now, since=since), progress=logged_progress(caplog))

@@ -255,7 +255,7 @@ def test_an_apprise_service_answering_without_end_fails_at_1_mb(server, monkeypa
     pytest.importorskip("apprise")
     from deliverkit import sample_digest
 
-    from watcher.config import ChannelConfig
+    from watcher.deliver import channel_config
     from watcher.deliver import DeliveryContext, make_channel
 
     sent = []
@@ -268,7 +268,7 @@ def test_an_apprise_service_answering_without_end_fails_at_1_mb(server, monkeypa
     server.route("/hook", Reply(stream=endless))
     server.route("/small", Reply(body=b"{}"))
     monkeypatch.setenv("T_APPRISE", f"json://127.0.0.1:{server.httpd.server_address[1]}/hook")
-    channel = make_channel(ChannelConfig(name="phone", type="apprise", urls_env="T_APPRISE"), DeliveryContext())
+    channel = make_channel(channel_config(name="phone", type="apprise", urls_env="T_APPRISE"), DeliveryContext())
     with pytest.raises(DeliveryError, match=r"URL 1 of 1 \(json://…\): an answer of more than 1,048,576 bytes"):
         channel.send(sample_digest(2), {})
     assert len(sent) < 200  # cut off, not read to its end

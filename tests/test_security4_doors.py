@@ -271,11 +271,11 @@ def test_a_name_that_resolves_public_when_checked_and_loopback_when_connected_is
 
 def apprise_channel(monkeypatch, url, timeout=30.0):
     pytest.importorskip("apprise")
-    from watcher.config import ChannelConfig
+    from watcher.deliver import channel_config
     from watcher.deliver import DeliveryContext, make_channel
 
     monkeypatch.setenv("T_APPRISE", url)
-    return make_channel(ChannelConfig(name="phone", type="apprise", urls_env="T_APPRISE", timeout=timeout),
+    return make_channel(channel_config(name="phone", type="apprise", urls_env="T_APPRISE", timeout=timeout),
                         DeliveryContext())
 
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 from deliverkit import HookServer, Reply, free_port, injection_digest, sample_digest
 
-from watcher.config import ChannelConfig
+from watcher.deliver import channel_config
 from watcher.deliver import DeliveryContext, httppost, make_channel
 from watcher.deliver.slack import MAX_BLOCKS, MAX_SECTION, split_messages
 from watcher.errors import DeliveryError
@@ -24,13 +24,13 @@ def fast_backoff(monkeypatch):
 
 def slack(monkeypatch, url: str, **kw):
     monkeypatch.setenv("TEST_SLACK_WEBHOOK", url)
-    cfg = ChannelConfig(name="lab", type="slack", webhook_url_env="TEST_SLACK_WEBHOOK", timeout=2.0)
-    return make_channel(replace(cfg, **kw), DeliveryContext(user_agent="watcher-test"))
+    cfg = channel_config(**{"name": "lab", "type": "slack", "webhook_url_env": "TEST_SLACK_WEBHOOK", "timeout": 2.0, **kw})
+    return make_channel(cfg, DeliveryContext(user_agent="watcher-test"))
 
 
 def webhook(url: str | None = None, **kw):
-    cfg = ChannelConfig(name="hook", type="webhook", url=url, timeout=2.0)
-    return make_channel(replace(cfg, **kw), DeliveryContext(user_agent="watcher-test"))
+    cfg = channel_config(**{"name": "hook", "type": "webhook", "url": url, "timeout": 2.0, **kw})
+    return make_channel(cfg, DeliveryContext(user_agent="watcher-test"))
 
 
 def send(ch, digest):

@@ -11,7 +11,7 @@ from arxivserver import PagedFeed
 from helpers import context, data, fast_client
 from httpserver import Reply, server  # noqa: F401
 
-from watcher.config import SourceConfig
+from watcher.sources import source_config
 from watcher.errors import SourceError
 from watcher.formats import arxiv_atom
 from watcher.sources import arxiv as arxiv_module
@@ -24,7 +24,7 @@ ALL = arxiv_atom.parse(data(PAGE), "t").papers
 
 def source(server, client=None, *, page_size=30, since=None, first_fetch=timedelta(days=365 * 30),
            timeout=10.0):
-    cfg = SourceConfig(name="arxiv-ml", type="arxiv", url=server.url("/api/query"), query="all:testing",
+    cfg = source_config(name="arxiv-ml", type="arxiv", url=server.url("/api/query"), query="all:testing",
                        page_size=page_size, timeout=timeout, first_fetch=first_fetch)
     return make_source(cfg, context(client or fast_client(), NOW, since))
 

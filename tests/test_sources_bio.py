@@ -11,7 +11,7 @@ import pytest
 from bioserver import BiorxivApi, PubmedApi
 from helpers import context, data, fast_client
 from httpserver import Reply, server  # noqa: F401
-from watcher.config import SourceConfig
+from watcher.sources import source_config
 from watcher.errors import SourceError
 from watcher.sources import make_source
 from watcher.sources import biorxiv as biorxiv_module
@@ -29,13 +29,13 @@ PLATEAU = "doi:10.1101/2026.11.20.689412"
 
 
 def bio(stand_in, now=NOW, **kw):
-    cfg = SourceConfig(name="bio", type="biorxiv", url=stand_in.url("/api"), timeout=10.0,
+    cfg = source_config(name="bio", type="biorxiv", url=stand_in.url("/api"), timeout=10.0,
                        server=kw.pop("server", "biorxiv"), **kw)
     return make_source(cfg, context(fast_client(), now))
 
 
 def pubmed(server, now=NOW, **kw):
-    cfg = SourceConfig(name="pm", type="pubmed", url=server.url("/eutils/"), timeout=10.0,
+    cfg = source_config(name="pm", type="pubmed", url=server.url("/eutils/"), timeout=10.0,
                        term="(dendritic plateau[tiab]) OR H5N1[tiab] OR base editing[tiab]", **kw)
     return make_source(cfg, context(fast_client(), now))
 
@@ -49,7 +49,7 @@ def serve_pubmed(stand_in) -> PubmedApi:
 
 
 def feed(server, now=NOW, **kw):
-    cfg = SourceConfig(name="natneuro", type="feed", url=server.url("/neuro.rss"), timeout=10.0,
+    cfg = source_config(name="natneuro", type="feed", url=server.url("/neuro.rss"), timeout=10.0,
                        **{"first_fetch": None, **kw})
     return make_source(cfg, context(fast_client(), now))
 
@@ -103,7 +103,7 @@ def test_biorxiv_honours_429_retry_after_and_fails_alone_on_malformed_json(serve
     api = BiorxivApi(data(DAY1), page_size=2)
     server.route("/api/details/*", Reply(status=429, headers={"Retry-After": "1"}), api.reply)
     client = fast_client()
-    cfg = SourceConfig(name="bio", type="biorxiv", url=server.url("/api"), server="biorxiv", timeout=10.0)
+    cfg = source_config(name="bio", type="biorxiv", url=server.url("/api"), server="biorxiv", timeout=10.0)
     assert len(make_source(cfg, context(client, NOW)).fetch({}).papers) == 4
     assert client.sleep[0] >= 1.0  # the Retry-After was honoured
     page = api.reply(type("R", (), {"path": "/api/details/biorxiv/a/b/0", "query": {}})()).body
@@ -242,8 +242,8 @@ def test_the_sources_of_spec_8_load_and_bad_ones_are_named(write_config):
     from watcher.errors import ConfigError
 
     config = load_config(write_config(SOURCES))
-    assert config.sources["bio"].categories == ("neuroscience", "cell biology")
-    assert config.sources["pubmed"].term.startswith("(CRISPR") and config.sources["nature"].type == "feed"
+    assert config.sources["bio"].options.categories == ("neuroscience", "cell biology")
+    assert config.sources["pubmed"].options.term.startswith("(CRISPR") and config.sources["nature"].type == "feed"
     assert config.secret_vars()["source.pubmed.api_key_env"] == "NCBI_API_KEY"
     assert config.profiles["neuro"].categories == ("neuroscience", "cs.LG")
     local = load_config(write_config(SOURCES.replace("https://www.nature.com/nature.rss",

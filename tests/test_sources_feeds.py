@@ -12,7 +12,7 @@ from helpers import context, data, fast_client
 from httpserver import Reply, server  # noqa: F401
 from test_formats_arxiv import RSS2, with_token
 
-from watcher.config import SourceConfig
+from watcher.sources import source_config
 from watcher.errors import SourceError
 from watcher.sources import make_source
 from watcher.store import Store
@@ -21,7 +21,7 @@ NOW = datetime(2025, 4, 14, 12, 0, tzinfo=timezone.utc)
 
 
 def make(server, type_, path="/", now=NOW, since=None, client=None, **kw):
-    cfg = SourceConfig(name=f"my-{type_}", type=type_, url=server.url(path) if server else None,
+    cfg = source_config(name=f"my-{type_}", type=type_, url=server.url(path) if server else None,
                        timeout=10.0, **kw)
     return make_source(cfg, context(client or fast_client(), now, since))
 
@@ -186,7 +186,7 @@ def test_listing_from_path_and_file_url(tmp_path):
     path = tmp_path / DIGEST
     path.write_bytes(data(DIGEST))
     for kw in ({"path": path}, {"url": path.as_uri()}):
-        cfg = SourceConfig(name="lab", type="listing", **kw)
+        cfg = source_config(name="lab", type="listing", **kw)
         result = make_source(cfg, context(fast_client(), NOW)).fetch({})
         assert len(result.papers) == 30
         assert all(p.source == "lab" and p.announced == date(2025, 4, 12) for p in result.papers)
@@ -195,7 +195,7 @@ def test_listing_from_path_and_file_url(tmp_path):
 def test_listing_gzipped_file(tmp_path):
     path = tmp_path / "digest.txt.gz"
     path.write_bytes(gzip.compress(data(DIGEST)))
-    cfg = SourceConfig(name="lab", type="listing", path=path)
+    cfg = source_config(name="lab", type="listing", path=path)
     assert len(make_source(cfg, context(fast_client(), NOW)).fetch({}).papers) == 30
 
 
@@ -238,6 +238,6 @@ def test_listing_errors_are_source_errors(server, tmp_path):
         make(server, "listing", "/digest.txt").fetch({})
     with pytest.raises(SourceError, match="404 Not Found"):
         make(server, "listing", "/missing.txt").fetch({})
-    cfg = SourceConfig(name="lab", type="listing", path=tmp_path / "nope.txt")
+    cfg = source_config(name="lab", type="listing", path=tmp_path / "nope.txt")
     with pytest.raises(SourceError, match="cannot read"):
         make_source(cfg, context(fast_client(), NOW)).fetch({})

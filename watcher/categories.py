@@ -74,8 +74,10 @@ def category_problems(config) -> list[str]:
 
 def keyed_category_problems(config) -> list[tuple[str, str]]:
     """:func:`category_problems` as ``(key, problem)`` pairs. ``config`` needs only ``sources``
-    (``type``, ``categories``, ``query``) and ``profiles`` (``categories``, ``query``,
-    ``exclude``): ``watcher check`` also asks it of a file that does not load."""
+    (``type``, and ``options`` with ``categories`` and ``query``) and ``profiles``
+    (``categories``, ``query``, ``exclude``): ``watcher check`` also asks it of a file that
+    does not load. A source's are checked when its kind's options say they are arXiv's
+    (``arxiv_categories``)."""
     out = []
 
     def check(key: str, values, subjects_ok: bool) -> None:
@@ -85,10 +87,10 @@ def keyed_category_problems(config) -> list[tuple[str, str]]:
                 out.append((key, problem))
 
     for name, src in config.sources.items():
-        if src.type in ("arxiv", "arxiv-rss", "arxiv-oai"):
-            check(f"source.{name}.categories", src.categories, False)
+        if getattr(src.options, "arxiv_categories", False):
+            check(f"source.{name}.categories", getattr(src.options, "categories", ()), False)
             out += [(f"source.{name}.query", p)
-                    for p in query_category_problems(getattr(src, "query", None), False)]
+                    for p in query_category_problems(getattr(src.options, "query", None), False)]
     for name, prof in config.profiles.items():
         check(f"profile.{name}.categories", prof.categories, True)
         out += [(f"profile.{name}.{key}", p) for key in ("query", "exclude")

@@ -1,6 +1,7 @@
 """config.toml -> frozen dataclasses, validated against declared rules (docs/configuration.md).
 
-Every section kind declares its keys in a table of ``key: (type, default)``; a key that is not
+Every section declares its keys in a table of ``key: (type, default)`` (a source or channel
+kind's come from its options class, :mod:`watcher.kinds`); a key that is not
 declared, a value of the wrong type, a missing required key, a digest naming a profile or channel
 nobody defined, an unparseable schedule or query all raise :class:`ConfigError` naming the file,
 the key and the problem. Relative paths resolve against the config file's folder. Secrets are
@@ -23,7 +24,7 @@ from . import __version__
 from .errors import ConfigError, ConfigErrors, QuerySyntaxError
 from .categories import category_problem
 from .hosts import is_loopback, is_loopback_url  # noqa: F401 (the web reads them here)
-from .kinds import REQUIRED
+from .kinds import REQUIRED, SUMMARIZER_KINDS, ChannelConfig, SourceConfig
 from .subjects import ALL as SUBJECTS_ALL, subject
 
 FORMATS = ("text", "markdown", "html", "slack", "json")
@@ -84,32 +85,6 @@ class Settings:
 
 
 @dataclass(frozen=True)
-class SourceConfig:
-    """A ``[source.NAME]`` table. ``url`` overrides the endpoint of any source type."""
-
-    name: str
-    type: str
-    url: str | None = None
-    query: str | None = None
-    categories: tuple[str, ...] = ()
-    set: str | None = None
-    path: Path | None = None
-    page_size: int = 200
-    timeout: float = 30.0
-    first_fetch: timedelta | None = timedelta(days=3)  # feed: None, every item the feed holds
-    server: str | None = None  # biorxiv: biorxiv or medrxiv
-    term: str | None = None  # pubmed: the PubMed query
-    api_key_env: str | None = None  # pubmed, openalex: the variable holding an API key
-    url_env: str | None = None  # listing: the variable holding the URL (a secret: it may hold a key)
-    # openalex (docs/openalex.md): followed works and authors as watcher.formats.openalex keys
-    cites: tuple[str, ...] = ()
-    authors: tuple[str, ...] = ()
-    search: str | None = None
-    topics: tuple[str, ...] = ()
-    mailto: str | None = None
-
-
-@dataclass(frozen=True)
 class Profile:
     """A ``[profile.NAME]`` table: what one topic matches (see :mod:`watcher.matching.match`)."""
 
@@ -142,29 +117,6 @@ class DigestConfig:
     lookback: timedelta = timedelta(days=3)
     title: str | None = None
     order: str = "date"  # "date": newest first; "score": best match first
-
-
-@dataclass(frozen=True)
-class ChannelConfig:
-    """A ``[channel.NAME]`` table. Secrets are named by ``*_env`` keys, read when sending."""
-
-    name: str
-    type: str
-    host: str | None = None
-    port: int | None = None
-    security: str = "starttls"
-    username: str | None = None
-    password_env: str | None = None
-    sender: str | None = None
-    to: tuple[str, ...] = ()
-    webhook_url_env: str | None = None
-    path: str | None = None
-    url: str | None = None
-    url_env: str | None = None
-    timeout: float = 30.0
-    max_bytes: int = 100_000
-    urls_env: str | None = None
-    max_entries: int = 200
 
 
 MIN_PASSWORD = 12  # characters of the web password; `watcher serve` and `watcher check` refuse fewer
@@ -231,15 +183,14 @@ class Config:
         """Every environment variable the config names as holding a secret, by the key that
         names it (``channel.me.password_env`` -> ``WATCHER_SMTP_PASSWORD``): what ``check``
         wants set and what the log masks."""
+        from .kinds import secret_keys
+
         out = {}
-        for ch in self.channels.values():
-            for key in ("password_env", "webhook_url_env", "url_env", "urls_env"):
-                if getattr(ch, key):
-                    out[f"channel.{ch.name}.{key}"] = getattr(ch, key)
-        for src in self.sources.values():
-            for key in ("url_env", "api_key_env"):
-                if getattr(src, key):
-                    out[f"source.{src.name}.{key}"] = getattr(src, key)
+        for family, parts in (("channel", self.channels), ("source", self.sources)):
+            for part in parts.values():  # the keys its kind's options mark secret
+                for key in secret_keys(type(part.options) if part.options is not None else None):
+                    if getattr(part.options, key):
+                        out[f"{family}.{part.name}.{key}"] = getattr(part.options, key)
         for key in ("secret_env", "password_env"):
             if getattr(self.web, key):
                 out[f"web.{key}"] = getattr(self.web, key)
@@ -295,7 +246,7 @@ _WEB_KEYS = {
     "hosts": (list, []),
     "proxy": (bool, False),
 }
-SUMMARIZER_TYPES = ("extractive", "openai")
+SUMMARIZER_TYPES = tuple(SUMMARIZER_KINDS)
 _SUMMARIZER_KEYS = {
     "type": (str, "extractive"),
     "base_url": (str, None),
@@ -651,10 +602,9 @@ def _web(r: _Reader, t: object) -> WebConfig:
 def _summarizer(r: _Reader, t: object) -> SummarizerConfig:
     s = r.table("summarizer", t, _SUMMARIZER_KEYS)
     kind = r.choice("summarizer.type", s["type"], SUMMARIZER_TYPES)
-    if kind == "openai":
-        for key in ("base_url", "model"):
-            if not s[key]:
-                raise r.fail(f"summarizer.{key}", "required with type = \"openai\"")
+    for key in SUMMARIZER_KINDS[kind].needs:
+        if not s[key]:
+            raise r.fail(f"summarizer.{key}", f"required with type = \"{kind}\"")
     if s["base_url"] is not None:
         _check_http_url(r, "summarizer.base_url", s["base_url"], "http://127.0.0.1:11434/v1")
     if s["max_per_day"] < 0:
@@ -719,24 +669,46 @@ def _source(r: _Reader, name: str, t: dict, base: Path) -> SourceConfig:
     v = r.table(where, t, _SOURCE_COMMON | kind.keys)
     if v.get("url_env") and v.get("url"):
         raise r.fail(f"{where}.url_env", "give url or url_env, not both")
+    v.update(_options(r, where, kind.options, v, base))
     if kind.validate:  # the kind's own rules, in its module
         v.update(kind.validate(r, where, v) or {})
     r.timeout(f"{where}.timeout", v["timeout"])
     url = v.get("url")
     if url and not url.startswith(("http://", "https://", "file://")):
         url = _resolve(base, url).as_uri() if kind.local_url else url
-    return SourceConfig(
-        name=name, type=typ, url=url, query=v.get("query"),
-        categories=v.get("categories") or (), set=v.get("set"),
-        path=_resolve(base, v["path"]) if v.get("path") else None,
-        page_size=v.get("page_size", 200), timeout=v["timeout"],
-        first_fetch=r.duration(f"{where}.first_fetch", v["first_fetch"])
-        if v.get("first_fetch") else kind.first_fetch,
-        server=v.get("server"), term=v.get("term"), api_key_env=v.get("api_key_env"),
-        url_env=_env_name(r, f"{where}.url_env", v.get("url_env")), cites=v.get("cites", ()),
-        authors=v.get("authors", ()), search=v.get("search"), topics=v.get("topics", ()),
-        mailto=v.get("mailto"),
-    )
+    return SourceConfig(name=name, type=typ, url=url, timeout=v["timeout"], options=_made(kind.options, v))
+
+
+def _made(cls: type, v: dict):
+    """The options class ``cls`` of the table's values ``v`` (by key: ``from`` is ``sender``)."""
+    from dataclasses import fields
+
+    from .kinds import key_of
+
+    return cls(**{f.name: v[key_of(f)] for f in fields(cls)})
+
+
+def _options(r: _Reader, where: str, cls: type, v: dict, base: Path) -> dict:
+    """The values of a kind's keys that its options class's fields convert: a secret's
+    variable checked as a name, a duration parsed, a path resolved against the config's
+    folder (an empty duration or path is the field's default)."""
+    from dataclasses import MISSING
+
+    from .kinds import fields_of, key_of
+
+    out = {}
+    for f, _, conversion in fields_of(cls):
+        key = key_of(f)
+        value = v[key]
+        if f.metadata.get("secret"):
+            out[key] = _env_name(r, f"{where}.{key}", value)
+        elif conversion and isinstance(value, str):
+            if not value:
+                out[key] = None if f.default is MISSING else f.default
+            else:
+                out[key] = (r.duration(f"{where}.{key}", value) if conversion == "duration"
+                            else _resolve(base, value))
+    return out
 
 
 def _profile(r: _Reader, name: str, t: dict, base: Path) -> Profile:
@@ -887,14 +859,5 @@ def _channel(r: _Reader, name: str, t: dict) -> ChannelConfig:
     r.timeout(f"{where}.timeout", v["timeout"])
     if kind.validate:  # the kind's own rules, in its module
         v.update(kind.validate(r, where, v) or {})
-    for key in v:
-        if key.endswith("_env"):
-            _env_name(r, f"{where}.{key}", v[key])
-    return ChannelConfig(
-        name=name, type=typ, host=v.get("host"), port=v.get("port"),
-        security=v.get("security", "starttls"), username=v.get("username"),
-        password_env=v.get("password_env"), sender=v.get("from"), to=v.get("to") or (),
-        webhook_url_env=v.get("webhook_url_env"), path=v.get("path"), url=v.get("url"),
-        url_env=v.get("url_env"), timeout=v["timeout"], max_bytes=v.get("max_bytes", 100_000),
-        urls_env=v.get("urls_env"), max_entries=v.get("max_entries", 200),
-    )
+    v.update(_options(r, where, kind.options, v, Path(".")))  # its secrets name variables
+    return ChannelConfig(name=name, type=typ, timeout=v["timeout"], options=_made(kind.options, v))

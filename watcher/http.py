@@ -253,11 +253,13 @@ class HttpClient:
 
     def get(self, url: str, *, params: dict | None = None, etag: str | None = None,
             last_modified: str | None = None, timeout: float | None = None,
-            max_bytes: int | None = None) -> Response:
-        """GET ``url`` politely; SourceError (HttpStatusError for error statuses) on failure."""
+            max_bytes: int | None = None, user_agent: str | None = None) -> Response:
+        """GET ``url`` politely; SourceError (HttpStatusError for error statuses) on failure.
+        ``user_agent``: this request's, in place of the client's (a source that adds a contact
+        address to it, as Crossref's etiquette asks)."""
         if url.startswith("file://"):
             return self._file(url, max_bytes or self.max_bytes)
-        headers = {}
+        headers = {"User-Agent": user_agent} if user_agent else {}
         if etag:
             headers["If-None-Match"] = etag
         if last_modified:
@@ -356,7 +358,7 @@ class HttpClient:
                                  f"{_REACH_NAMES[_reach(url.host)]} than the source's own; not followed "
                                  "(check the source's url)")
         headers = {k: v for k, v in request.headers.items()
-                   if k.lower() in ("if-none-match", "if-modified-since")}
+                   if k.lower() in ("if-none-match", "if-modified-since", "user-agent")}
         return self._client.build_request("GET", url, headers=headers, timeout=timeout)
 
     def _send(self, request: httpx.Request, limit: int, shown: str, deadline: float,

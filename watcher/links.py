@@ -253,7 +253,7 @@ def link_notes(config) -> list[str]:
     keys = "web.base_url" if web.secret_env else "web.base_url and web.secret_env"
     notes = []
     for ch in config.channels.values():
-        if ch.type in ("file", "stdout"):  # they write the digests' own formats
+        if getattr(ch.options, "writes_formats", False):  # it writes the digests' own formats: those it is given
             formats = {f for d in config.digests.values() if ch.name in d.channels for f in d.formats}
             if not formats & set(RICH_FORMATS):
                 continue

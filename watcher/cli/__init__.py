@@ -513,7 +513,7 @@ def test_deliver(ctx: Context, channel) -> None:
     from ..links import link_notes, links_for, links_missing
 
     # its papers are the shipped samples, never stored here: no rating link could be recorded
-    if config.channels[channel].type not in ("file", "stdout"):
+    if not getattr(config.channels[channel].options, "writes_formats", False):  # file, stdout: no links
         if links_for(config) is not None:
             click.echo("  (its papers are samples, not in your database, so it has no rating links; "
                        "your digests have them)")

@@ -64,6 +64,7 @@ def unloaded_category_errors(path: Path) -> list:
 
     from ..categories import keyed_category_problems
     from ..errors import ConfigError
+    from ..sources import KINDS
 
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -76,13 +77,19 @@ def unloaded_category_errors(path: Path) -> list:
     def strings(value):
         return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
+    def arxiv(typ) -> bool:  # the kind's options say its categories are arXiv's
+        kind = KINDS.get(typ) if isinstance(typ, str) else None
+        return bool(kind and getattr(kind.options, "arxiv_categories", False))
+
     def tables(section):
         found = data.get(section)
         return {n: t for n, t in found.items() if isinstance(t, dict)} if isinstance(found, dict) else {}
 
     view = SimpleNamespace(
-        sources={n: SimpleNamespace(type=t.get("type"), categories=strings(t.get("categories")),
-                                    query=text(t.get("query"))) for n, t in tables("source").items()},
+        sources={n: SimpleNamespace(type=t.get("type"), options=SimpleNamespace(
+            categories=strings(t.get("categories")), query=text(t.get("query")),
+            arxiv_categories=arxiv(t.get("type"))))
+            for n, t in tables("source").items()},
         profiles={n: SimpleNamespace(categories=strings(t.get("categories")), query=text(t.get("query")),
                                      exclude=text(t.get("exclude"))) for n, t in tables("profile").items()})
     return [ConfigError(problem, path=str(path), key=key) for key, problem in keyed_category_problems(view)]
@@ -92,15 +99,17 @@ def optional_secret_notes(config: Config) -> dict[str, str]:
     """The secrets a source runs without, by key, each with what ``check`` says when its
     variable is unset (a note, not a problem): a PubMed source without its API key is read at
     the keyless rate (:data:`watcher.sources.pubmed.RATE`), an OpenAlex one asked without: each
-    kind says what in its module (``optional_secret``)."""
-    from ..sources import KINDS
+    kind's options class says what, in the ``unset`` of the key's :func:`~watcher.kinds.option`."""
+    from dataclasses import fields
 
-    return {f"source.{s.name}.api_key_env": (
-        f"{config.path}: source.{s.name}.api_key_env: {s.api_key_env} is not set: "
-        f"{KINDS[s.type].optional_secret}")
-        for s in config.sources.values()
-        if s.type in KINDS and KINDS[s.type].optional_secret and s.api_key_env
-        and not os.environ.get(s.api_key_env)}
+    notes = {}
+    for s in config.sources.values():
+        for f in fields(s.options) if s.options is not None else ():
+            var = getattr(s.options, f.name)
+            if f.metadata.get("secret") and f.metadata.get("unset") and var and not os.environ.get(var):
+                notes[f"source.{s.name}.{f.name}"] = (f"{config.path}: source.{s.name}.{f.name}: {var} is "
+                                                      f"not set: {f.metadata['unset']}")
+    return notes
 
 
 # The example config's placeholders (smtp.example.org, me@example.org, you@example.org): a
@@ -117,8 +126,10 @@ def placeholder_lines(config: Config) -> tuple[list[str], list[str]]:
     used = {c for d in config.digests.values() for c in d.channels}
     problems, notes = [], []
     for ch in config.channels.values():
-        keys = [key for key, value in (("host", ch.host), ("username", ch.username), ("from", ch.sender),
-                                       ("to", ", ".join(ch.to)), ("url", ch.url))
+        opts = ch.options
+        keys = [key for key, value in (("host", getattr(opts, "host", None)), ("username", getattr(opts, "username", None)),
+                                       ("from", getattr(opts, "sender", None)), ("to", ", ".join(getattr(opts, "to", ()))),
+                                       ("url", getattr(opts, "url", None)))
                 if value and _PLACEHOLDER.search(value)]
         if not keys:
             continue
@@ -139,17 +150,18 @@ def source_url_lines(config: Config) -> list[str]:
     before the paths watcher adds: :mod:`watcher.sources.urls`), and one line for a ``url``
     spelt the old way (the whole endpoint) saying what to write."""
     from ..masking import redact, remember_url
-    from ..sources import urls
+    from ..sources import KINDS, urls
 
     where = config.path
     lines = []
     for s in config.sources.values():
         if s.url:  # a url's credentials (a mirror's user:password@, an api_key=) are said masked
             remember_url(s.url)
-        asked = urls.asked(s)
+        rule = KINDS[s.type].url if s.type in KINDS else None
+        asked = urls.asked(s, rule)
         if asked:
             lines.append(f"{where}: source.{s.name} ({s.type}) asks {asked}")
-        if note := urls.legacy_note(s):
+        if note := urls.legacy_note(s, rule):
             lines.append(f"{where}: {note}")
     return [redact(line) for line in lines]
 
@@ -178,8 +190,8 @@ def followed_notes(config: Config) -> list[str]:
     from ..formats.openalex import matches_ref
     from ..matching.query import parse_query, terms
 
-    follows = {"cites": [k for s in config.sources.values() for k in s.cites],  # only openalex has any
-               "by": [k for s in config.sources.values() for k in s.authors]}
+    follows = {"cites": [k for s in config.sources.values() for k in getattr(s.options, "cites", ())],
+               "by": [k for s in config.sources.values() for k in getattr(s.options, "authors", ())]}
     what = {"cites": ("a work", "cites"), "by": ("an author", "authors")}
     out = []
     for p in config.profiles.values():

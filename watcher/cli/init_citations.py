@@ -65,12 +65,11 @@ def seed(cites: tuple[str, ...], orcid: str | None, *, mailto: str | None, url: 
         if author is None:
             raise InputError(f"--orcid {orcid!r}: not an ORCID such as 0000-0002-1825-0097 "
                              "(whose last character checks the others: a typo?)")
-        from ..config import SourceConfig
-        from ..sources import SourceContext, make_source
+        from ..sources import SourceContext, make_source, source_config
         from ..sources.openalex import works_of
 
-        source = make_source(SourceConfig(name="openalex", type="openalex", url=url, timeout=timeout,
-                                          authors=(author,), mailto=mailto),
+        source = make_source(source_config(name="openalex", type="openalex", url=url, timeout=timeout,
+                                           authors=(author,), mailto=mailto),
                              SourceContext(now=now, user_agent=user_agent))
         try:
             works = works_of(source, author)

@@ -6,7 +6,7 @@ and returns only once the other side accepted the digest."""
 
 from __future__ import annotations
 
-from ..kinds import Kind
+from ..kinds import ChannelConfig, Kind
 from . import apprise_channel, email, feed, file, slack, stdout, webhook
 from .base import Channel, DeliveryContext, redact, secret_env
 
@@ -19,6 +19,13 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     apprise_channel.KIND,
     feed.KIND,
 )}
+
+
+def channel_config(name: str, type: str, *, timeout: float = 30.0, **keys) -> ChannelConfig:
+    """A :class:`~watcher.kinds.ChannelConfig` from its keys, as a table would give them
+    (``channel_config(name="me", type="email", host=…, sender=…, to=(…,))``: the kind's fields
+    make its options, unchecked: :func:`watcher.config.load_config` checks a file's)."""
+    return ChannelConfig(name=name, type=type, timeout=timeout, options=KINDS[type].options(**keys))
 
 
 def make_channel(cfg, ctx: DeliveryContext) -> Channel:
@@ -43,4 +50,4 @@ def channel_for(config, name: str, formats: tuple[str, ...], stdout=None, now=No
     return make_channel(config.channels[name], ctx)
 
 
-__all__ = ["channel_for", "Channel", "DeliveryContext", "KINDS", "make_channel", "redact", "secret_env"]
+__all__ = ["channel_config", "channel_for", "Channel", "DeliveryContext", "KINDS", "make_channel", "redact", "secret_env"]

@@ -46,7 +46,7 @@ from ..formats.text import one_line
 from ..http import ANSWER_BYTES
 from ..models import Digest, Match
 from ..present.render import call_macro, inert, plural
-from ..kinds import REQUIRED, Kind
+from ..kinds import Kind, option, options
 from .base import Channel, remember_secret, secret_env, split_urls
 
 INSTALL_HINT = "apprise is not installed; install it beside watcher with: pip install 'apprise>=1.9'"
@@ -323,7 +323,7 @@ class AppriseChannel(Channel):
         for url in urls:
             remember_secret(url)
         if not urls:
-            raise DeliveryError(f"channel {self.cfg.name}: {self.cfg.urls_env} holds no apprise URL")
+            raise DeliveryError(f"channel {self.cfg.name}: {self.cfg.options.urls_env} holds no apprise URL")
         return urls
 
     def send(self, digest: Digest, rendered: dict[str, str]) -> None:
@@ -398,12 +398,12 @@ def check_apprise(config, where: str, ch) -> list[str]:
         import apprise  # noqa: F401
     except ImportError:
         return [f"{key}.type: {INSTALL_HINT}"]
-    value = os.environ.get(ch.urls_env or "")
+    value = os.environ.get(ch.options.urls_env or "")
     if not value:
         return []  # said above: the variable is not set
     urls = split_urls(value)
     if not urls:
-        return [f"{key}.urls_env: {ch.urls_env} holds no apprise URL"]
+        return [f"{key}.urls_env: {ch.options.urls_env} holds no apprise URL"]
     problems = []
     for i, url in enumerate(urls, 1):
         problem = url_problem(url)
@@ -412,7 +412,13 @@ def check_apprise(config, where: str, ch) -> list[str]:
     return problems
 
 
-KIND = Kind("apprise", AppriseChannel, {"urls_env": (str, REQUIRED)}, check=check_apprise)
+@options
+class AppriseOptions:
+    urls_env: str = option(secret=True, help="the variable holding the apprise URLs, separated by "
+                                             "white space")
+
+
+KIND = Kind("apprise", AppriseChannel, AppriseOptions, check=check_apprise)
 
 
 __all__ = ["AppriseChannel", "messages", "pack", "paper_block", "url_problem", "mask",

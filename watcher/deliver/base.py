@@ -56,7 +56,7 @@ def secret_env(cfg, key: str) -> str:
     DeliveryError naming the variable (never a value) when it is unset or empty. The value is
     registered with :func:`redact` so that no log line of any library can show it.
     """
-    var = getattr(cfg, key)
+    var = getattr(cfg.options, key)
     value = os.environ.get(var or "", "")
     if not var or not value:
         raise DeliveryError(f"channel {cfg.name}: environment variable {var} ({key}) is not set")

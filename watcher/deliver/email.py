@@ -34,7 +34,7 @@ from ..errors import DeliveryError, PartialDelivery
 from ..http import shut_down
 from ..models import Digest, Paper, Sent
 from ..present.render import plural, render
-from ..kinds import REQUIRED, Kind
+from ..kinds import Kind, option, options
 from .base import Channel, secret_env
 
 
@@ -156,15 +156,15 @@ class EmailChannel(Channel):
         msg = EmailMessage(policy=SMTP)
         try:
             msg["Subject"] = subject(digest)
-            msg["From"] = cfg.sender
-            msg["To"] = ", ".join(cfg.to)
+            msg["From"] = cfg.options.sender
+            msg["To"] = ", ".join(cfg.options.to)
         except (ValueError, IndexError) as e:
             raise DeliveryError(f"channel {cfg.name}: bad address in from/to ({e})") from e
         msg["Date"] = format_datetime((now or datetime.now()).astimezone())
-        msg["Message-ID"] = make_msgid("watcher", domain=_domain(cfg.sender))
+        msg["Message-ID"] = make_msgid("watcher", domain=_domain(cfg.options.sender))
         msg["Auto-Submitted"] = "auto-generated"
         msg["X-Mailer"] = "watcher"
-        for header, value in list_headers(digest.name, cfg.name, cfg.sender).items():
+        for header, value in list_headers(digest.name, cfg.name, cfg.options.sender).items():
             msg[header] = value
         if not digest.matches and digest.empty_reason:  # the text format has no place for it;
             # an e-mail's text part is no file to read back, so it says why (as the HTML does)
@@ -184,7 +184,7 @@ class EmailChannel(Channel):
         the best papers first: the later parts are packed with titles from the end of the
         digest, so that the first part holds the fewest papers and has the room to show the
         best of them in full (and the updated papers' list)."""
-        limit = min(self.cfg.max_bytes, MAX_BYTES)
+        limit = min(self.cfg.options.max_bytes, MAX_BYTES)
         tdir = self.ctx.templates_dir
         # The text part mirrors the HTML (TL;DR, shortened abstract, links): it is read, not
         # kept as a listing; files and stdout keep the seed format with whole abstracts.
@@ -238,13 +238,13 @@ class EmailChannel(Channel):
     def send(self, digest: Digest, rendered: dict[str, str]) -> None:
         """Connect, secure, log in, check every recipient, send; DeliveryError otherwise."""
         cfg = self.cfg
-        password = secret_env(cfg, "password_env") if cfg.username else None
+        password = secret_env(cfg, "password_env") if cfg.options.username else None
         messages = self.messages(digest, rendered)
-        sender = parseaddr(cfg.sender)[1]
-        recipients = [addr for _, addr in getaddresses(list(cfg.to)) if addr]
+        sender = parseaddr(cfg.options.sender)[1]
+        recipients = [addr for _, addr in getaddresses(list(cfg.options.to)) if addr]
         if not sender or not recipients:
             raise DeliveryError(f"channel {cfg.name}: no usable address in from/to")
-        where = f"channel {cfg.name}: SMTP {cfg.host}:{cfg.port}"
+        where = f"channel {cfg.name}: SMTP {cfg.options.host}:{cfg.options.port}"
         delivered: list[Paper] = []
         sent = 0
         step = DEADLINE_TIMEOUTS * cfg.timeout
@@ -252,7 +252,7 @@ class EmailChannel(Channel):
         try:
             with self._connect(step) as smtp:
                 if password is not None:
-                    smtp.login(cfg.username, password)
+                    smtp.login(cfg.options.username, password)
                 for data, papers in messages:
                     smtp.arm(step)
                     self._transaction(smtp, where, sender, recipients, data)
@@ -273,7 +273,7 @@ class EmailChannel(Channel):
         """The one-line DeliveryError for an exception of smtplib, ssl or the socket."""
         cfg = self.cfg
         if isinstance(e, smtplib.SMTPAuthenticationError):
-            return DeliveryError(f"{where}: login as {cfg.username} refused ({e.smtp_code} "
+            return DeliveryError(f"{where}: login as {cfg.options.username} refused ({e.smtp_code} "
                                  f"{_text(e.smtp_error)})")
         if isinstance(e, smtplib.SMTPNotSupportedError):
             return DeliveryError(f"{where}: {_not_offered(str(e))}")
@@ -322,20 +322,20 @@ class EmailChannel(Channel):
         total (the timer goes on through the login; each message re-arms it)."""
         cfg = self.cfg
         context = ssl.create_default_context()
-        if cfg.security == "tls":
+        if cfg.options.security == "tls":
             smtp = _SMTP_SSL(timeout=cfg.timeout, context=context)
         else:
             smtp = _SMTP(timeout=cfg.timeout)
         try:
             smtp.arm(deadline)
-            smtp._host = cfg.host  # the TLS server name, which smtplib sets only when it connects itself
-            code, greeting = smtp.connect(cfg.host, cfg.port)
+            smtp._host = cfg.options.host  # the TLS server name, which smtplib sets only when it connects itself
+            code, greeting = smtp.connect(cfg.options.host, cfg.options.port)
             if code != 220:  # as smtplib's constructor refuses a server that does not greet
                 raise smtplib.SMTPConnectError(code, greeting)
             smtp.ehlo()
-            if cfg.security == "starttls":
+            if cfg.options.security == "starttls":
                 if not smtp.has_extn("starttls"):
-                    raise DeliveryError(f"channel {cfg.name}: SMTP {cfg.host}:{cfg.port} does not "
+                    raise DeliveryError(f"channel {cfg.name}: SMTP {cfg.options.host}:{cfg.options.port} does not "
                                         "offer STARTTLS (security = \"starttls\")")
                 smtp.starttls(context=context)
                 smtp.ehlo()
@@ -436,8 +436,17 @@ def _validate(r, where: str, v: dict) -> dict:
     return {"port": v["port"] or {"starttls": 587, "tls": 465, "none": 25}[v["security"]]}
 
 
-KIND = Kind("email", EmailChannel, {
-    "host": (str, REQUIRED), "port": (int, None), "security": (str, "starttls"),
-    "username": (str, None), "password_env": (str, None), "from": (str, REQUIRED),
-    "to": (list, REQUIRED), "max_bytes": (int, 100_000),
-}, _validate)
+@options
+class EmailOptions:
+    host: str = option(help="the SMTP server, such as `smtp.example.org` (not empty)")
+    port: int | None = option(None, help="1–65535 (default by `security`: 587, 465, 25)")
+    security: str = option("starttls", help="`starttls`, `tls` or `none`")
+    username: str | None = option(None, help="the SMTP login (needs `password_env`)")
+    password_env: str | None = option(None, secret=True, help="the variable holding the SMTP password")
+    sender: str = option(key="from", help="the From address, such as `Ann <ann@example.org>`")
+    to: tuple[str, ...] = option(help="the recipients (at least one), each an address")
+    max_bytes: int = option(100_000, help="the largest e-mail (10000–100000): more papers are listed "
+                                          "as titles, then sent as several e-mails")
+
+
+KIND = Kind("email", EmailChannel, EmailOptions, _validate)

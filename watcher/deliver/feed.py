@@ -35,7 +35,7 @@ from ..links import digest_page, feed_url
 from ..models import Digest, Match, Paper
 from ..present.render import call_macro, safe_url, xml_text
 from ..present.tldr import tldr_of
-from ..kinds import REQUIRED, Kind
+from ..kinds import Kind, option, options
 from .base import Channel, folder_problem, path_problems
 from .file import atomic_write
 
@@ -149,7 +149,7 @@ def merge_feed(digest: Digest, old: list[ET.Element], delivered: datetime,
 
 def feed_path(cfg, base_dir: Path, digest: str) -> Path:
     """Where the feed channel ``cfg`` keeps the feed of ``digest``."""
-    return base_dir / cfg.path.format(digest=digest, ext="atom", format="atom")
+    return base_dir / cfg.options.path.format(digest=digest, ext="atom", format="atom")
 
 
 def feed_file(config, digest: str) -> Path | None:
@@ -203,7 +203,7 @@ class FeedChannel(Channel):
                                 "starts a new feed") from e
         web = self.ctx.web_url
         try:
-            body = merge_feed(digest, old, now or self.ctx.now or datetime.now(timezone.utc), self.cfg.max_entries,
+            body = merge_feed(digest, old, now or self.ctx.now or datetime.now(timezone.utc), self.cfg.options.max_entries,
                               feed_url(web, digest.name) if web else path.resolve().as_uri(), web,
                               self.ctx.templates_dir)
         except RenderError as e:
@@ -236,5 +236,11 @@ def check_paths(config, where: str, ch) -> list[str]:
     return path_problems(config, where, ch, lambda d: [problem(feed_path(ch, config.base_dir, d.name))])
 
 
-KIND = Kind("feed", FeedChannel, {"path": (str, REQUIRED), "max_entries": (int, 200)}, _validate,
-            check=check_paths)
+@options
+class FeedOptions:
+    path: str = option(help="where the feed is written, relative to the config's folder; "
+                            "`{digest}` is the one field (one file a reader follows: no `{date}`)")
+    max_entries: int = option(200, help="entries the feed keeps, newest first (at least 1)")
+
+
+KIND = Kind("feed", FeedChannel, FeedOptions, _validate, check=check_paths)

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import DeliveryError
 from ..models import Digest
 from ..present.render import EXTENSIONS
-from ..kinds import REQUIRED, Kind
+from ..kinds import Kind, option, options
 from .base import Channel, folder_problem, path_problems
 
 
@@ -50,9 +50,9 @@ def file_path(cfg, base_dir: Path, digest: str, day: date, fmt: str) -> Path:
     """Where the file channel ``cfg`` writes format ``fmt`` of ``digest``'s issue of ``day``
     (before :func:`free_path`); DeliveryError for a bad template."""
     try:
-        rel = cfg.path.format(digest=digest, date=day.isoformat(), ext=EXTENSIONS[fmt], format=fmt)
+        rel = cfg.options.path.format(digest=digest, date=day.isoformat(), ext=EXTENSIONS[fmt], format=fmt)
     except (KeyError, IndexError, ValueError) as e:
-        raise DeliveryError(f"channel {cfg.name}: bad path template {cfg.path!r} "
+        raise DeliveryError(f"channel {cfg.name}: bad path template {cfg.options.path!r} "
                             f"(known fields: digest, date, ext, format): {e}") from e
     return base_dir / rel
 
@@ -89,7 +89,7 @@ def _validate(r, where: str, v: dict) -> None:
 
 def _in_digest(r, ch, digest: str, formats: tuple[str, ...]) -> None:
     """One file per format: a path without {ext} would number them x, x-2."""
-    if len(formats) > 1 and not {"ext", "format"} & fields(ch.path or ""):
+    if len(formats) > 1 and not {"ext", "format"} & fields(ch.options.path or ""):
         raise r.fail(f"channel.{ch.name}.path", f"has neither {{ext}} nor {{format}}, but digest {digest} "
                                                 f"writes {len(formats)} formats ({', '.join(formats)}) "
                                                 "through it: add .{ext}, as in digests/{digest}-{date}.{ext}")
@@ -106,5 +106,11 @@ def check_paths(config, where: str, ch) -> list[str]:
         folder_problem(file_path(ch, config.base_dir, d.name, today, fmt).parent) for fmt in d.formats])
 
 
-KIND = Kind("file", FileChannel, {"path": (str, REQUIRED)}, _validate, writes_formats=True,
-            in_digest=_in_digest, check=check_paths)
+@options
+class FileOptions:
+    path: str = option(help="a path template relative to the config's folder, with `{digest}`, "
+                            "`{date}`, `{ext}`, `{format}`")
+    writes_formats = True  # it writes the digest's own formats
+
+
+KIND = Kind("file", FileChannel, FileOptions, _validate, in_digest=_in_digest, check=check_paths)

@@ -20,7 +20,7 @@ import json
 from ..errors import DeliveryError, PartialDelivery
 from ..models import Digest
 from . import httppost
-from ..kinds import REQUIRED, Kind
+from ..kinds import Kind, option, options
 from .base import Channel, secret_env
 
 MAX_BLOCKS = 50
@@ -147,4 +147,9 @@ class SlackChannel(Channel):
                     raise
 
 
-KIND = Kind("slack", SlackChannel, {"webhook_url_env": (str, REQUIRED)})
+@options
+class SlackOptions:
+    webhook_url_env: str = option(secret=True, help="the variable holding the incoming webhook's URL")
+
+
+KIND = Kind("slack", SlackChannel, SlackOptions)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..models import Digest
-from ..kinds import Kind
+from ..kinds import Kind, options
 from .base import Channel
 
 
@@ -21,4 +21,9 @@ class StdoutChannel(Channel):
         out.flush()
 
 
-KIND = Kind("stdout", StdoutChannel, {}, writes_formats=True)
+@options
+class StdoutOptions:
+    writes_formats = True  # it writes the digest's own formats
+
+
+KIND = Kind("stdout", StdoutChannel, StdoutOptions)

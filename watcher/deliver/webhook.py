@@ -19,7 +19,7 @@ from ..errors import DeliveryError
 from ..models import Digest
 from ..present.render import match_json
 from . import httppost
-from ..kinds import Kind
+from ..kinds import Kind, option, options
 from .base import Channel, secret_env
 
 
@@ -43,7 +43,7 @@ class WebhookChannel(Channel):
 
     def send(self, digest: Digest, rendered: dict[str, str]) -> None:
         """POST the body; DeliveryError naming the channel (never the URL) otherwise."""
-        url = self.cfg.url or secret_env(self.cfg, "url_env")
+        url = self.cfg.options.url or secret_env(self.cfg, "url_env")
         if not url.startswith(("http://", "https://")):
             raise DeliveryError(f"channel {self.cfg.name}: the webhook URL is not http(s)")
         body = payload(digest, rendered["json"])
@@ -59,4 +59,10 @@ def _validate(r, where: str, v: dict) -> None:
         r.http_url(f"{where}.url", v["url"])
 
 
-KIND = Kind("webhook", WebhookChannel, {"url": (str, None), "url_env": (str, None)}, _validate)
+@options
+class WebhookOptions:
+    url: str | None = option(None, help="the http(s) URL the digest is posted to as JSON")
+    url_env: str | None = option(None, secret=True, help="the variable holding that URL, instead of `url`")
+
+
+KIND = Kind("webhook", WebhookChannel, WebhookOptions, _validate)

@@ -27,6 +27,7 @@ READERS: dict[str, str] = {
     "arxiv-rss": "watcher.formats.arxiv_rss",
     "hf-json": "watcher.formats.hf_json",
     "openalex": "watcher.formats.openalex_works",
+    "crossref": "watcher.formats.crossref",
     "zotero": "watcher.formats.zotero_json",
     "text": "watcher.formats.text",
     "papers-json": "watcher.formats.papers_json",

@@ -36,6 +36,7 @@ from ..config import SummarizerConfig
 from ..errors import TooLarge
 from ..http import ANSWER_BYTES, Policy, client_headers, parse_retry_after, post_capped, tls_context
 from ..models import Digest, Paper, clean_text, now_utc
+from ..kinds import SUMMARIZER_KINDS
 from .tldr import MAX_CHARS, extractive_tldr
 
 log = logging.getLogger("watcher")
@@ -142,7 +143,7 @@ class Summarizer:
     def fill(self, digest: Digest) -> None:
         """Set ``tldr`` on every match of ``digest`` (new and updated papers)."""
         matches = [*digest.matches, *digest.updated]
-        if self.cfg.type == "openai" and self.store is not None:
+        if SUMMARIZER_KINDS[self.cfg.type].model and self.store is not None:
             self._from_model([m.paper for m in matches  # no abstract: nothing to summarise
                               if m.paper.key not in self.memo and (m.paper.abstract or "").strip()])
         for m in matches:  # the extractive one is remembered too: the next channel asks again

@@ -8,8 +8,8 @@ in the order error messages name them, and :mod:`watcher.config` reads it.
 
 from __future__ import annotations
 
-from ..kinds import Kind
-from . import arxiv, arxiv_oai, arxiv_rss, biorxiv, feed, hf_daily, listing, openalex, pubmed
+from ..kinds import Kind, SourceConfig
+from . import arxiv, arxiv_oai, arxiv_rss, biorxiv, crossref, feed, hf_daily, listing, openalex, pubmed
 from .base import FetchResult, Source, SourceContext
 
 KINDS: dict[str, Kind] = {kind.name: kind for kind in (
@@ -22,6 +22,7 @@ KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     pubmed.KIND,
     feed.KIND,
     openalex.KIND,
+    crossref.KIND,
 )}
 
 # Source types that cannot reach back to a given day (``watcher fetch --since``), and why.
@@ -30,6 +31,14 @@ NO_BACKFILL: dict[str, str] = {name: kind.no_backfill for name, kind in KINDS.it
 
 # Not a type a config file may name: ``--sample`` puts it in place of the configured sources.
 _BUILT_IN: dict[str, str] = {"sample": "watcher.sources.sample:SampleSource"}
+
+
+def source_config(name: str, type: str, *, url: str | None = None, timeout: float = 30.0, **keys):
+    """A :class:`~watcher.kinds.SourceConfig` from its keys, as a table would give them
+    (``source_config(name="pm", type="pubmed", term="CRISPR")``): the kind's keys make its
+    options (unchecked: :func:`watcher.config.load_config` checks a file's)."""
+    options = KINDS[type].options(**keys) if type in KINDS else None
+    return SourceConfig(name=name, type=type, url=url, timeout=timeout, options=options)
 
 
 def make_source(cfg, ctx: SourceContext) -> Source:
@@ -42,4 +51,4 @@ def make_source(cfg, ctx: SourceContext) -> Source:
     return getattr(importlib.import_module(module), cls)(cfg, ctx)
 
 
-__all__ = ["FetchResult", "KINDS", "NO_BACKFILL", "Source", "SourceContext", "make_source"]
+__all__ = ["FetchResult", "KINDS", "NO_BACKFILL", "Source", "SourceContext", "make_source", "source_config"]

@@ -27,7 +27,7 @@ from datetime import timedelta
 
 from ..errors import ArxivApiError, HttpStatusError, InputError, SourceError
 from ..formats import Listing, arxiv_atom
-from ..kinds import REQUIRED, Kind
+from ..kinds import Kind, first_fetch, option, options
 from . import urls
 from .base import FetchResult, Source
 from .common import http_client, iso, name_papers, parse_failure, state_time
@@ -39,6 +39,9 @@ MAX_START = 30000    # the API refuses start + max_results beyond this
 OVERLAP = timedelta(days=14)  # arXiv's announcement delays: moderation holds, holiday backlogs
 EMPTY_PAGE_TRIES = 3
 
+
+# what `url` means (watcher.sources.urls): the default base, the paths watcher adds, an old ending
+URL = ("https://export.arxiv.org/api", "/query", "/query")
 
 class ArxivSource(Source):
     """Incremental arXiv API search (see the module docstring for the flow)."""
@@ -52,9 +55,9 @@ class ArxivSource(Source):
     def _fetch(self, state: dict, progress) -> FetchResult:
         since = self.since(state)
         until = self.ctx.now + timedelta(days=1)
-        search = (f"({self.cfg.query}) AND submittedDate:"
+        search = (f"({self.cfg.options.query}) AND submittedDate:"
                   f"[{since:%Y%m%d%H%M} TO {until:%Y%m%d%H%M}]")
-        page_size = max(1, min(self.cfg.page_size, MAX_RESULTS))
+        page_size = max(1, min(self.cfg.options.page_size, MAX_RESULTS))
         papers: dict[str, object] = {}
         start = 0
         while True:
@@ -102,7 +105,7 @@ class ArxivSource(Source):
 
     def _page(self, search: str, start: int, size: int) -> Listing:
         """One page; an empty page before ``totalResults`` is re-asked, then a SourceError."""
-        url = urls.endpoint("arxiv", self.cfg.url, "/query")
+        url = urls.endpoint(URL, self.cfg.url, "/query")
         params = {"search_query": search, "start": start, "max_results": size,
                   "sortBy": "submittedDate", "sortOrder": "descending"}
         for _ in range(EMPTY_PAGE_TRIES):
@@ -125,7 +128,7 @@ class ArxivSource(Source):
             return arxiv_atom.parse(data, origin)
         except ArxivApiError as e:
             raise SourceError(f"{e} (check the query of [source.{self.name}]: "
-                              f"{self.cfg.query!r})") from e
+                              f"{self.cfg.options.query!r})") from e
         except InputError as e:
             raise parse_failure(self, e) from e
 
@@ -137,5 +140,12 @@ def _validate(r, where: str, v: dict) -> None:
         raise r.fail(f"{where}.page_size", "must be between 1 and 2000")
 
 
-KIND = Kind("arxiv", ArxivSource, {"query": (str, REQUIRED), "page_size": (int, 200), "first_fetch": (str, "3d")},
-            _validate)
+@options
+class ArxivOptions:
+    query: str = option(help="an arXiv API query such as `cat:cs.LG` (not empty)")
+    page_size: int = option(200, help="results asked per page (1–2000)")
+    first_fetch: timedelta | None = first_fetch()
+    arxiv_categories = True  # its query's cat: terms are arXiv's: `watcher check` holds them to the known ones
+
+
+KIND = Kind("arxiv", ArxivSource, ArxivOptions, _validate, url=URL)

@@ -13,7 +13,7 @@ from datetime import date, timedelta
 
 from ..errors import HttpStatusError, SourceError
 from ..formats import arxiv_oai
-from ..kinds import Kind
+from ..kinds import Kind, first_fetch, option, options
 from ..paging import Paging
 from . import urls
 from .base import FetchResult, Source
@@ -23,6 +23,9 @@ MAX_PAGES = 10000
 MAX_RECORDS = 500_000  # records of one harvest: a month of every arXiv category is ~25,000
 MAX_RUN_BYTES = 2 * 1024 * 1024 * 1024  # the answers of one harvest, all pages together (~2 KB a record)
 
+
+# what `url` means (watcher.sources.urls): the default base, the paths watcher adds, an old ending
+URL = ("https://oaipmh.arxiv.org/oai", "", None)
 
 class ArxivOaiSource(Source):
     """Harvest arXiv metadata over OAI-PMH from a day on."""
@@ -43,11 +46,11 @@ class ArxivOaiSource(Source):
             return self._fetch(state, progress)
 
     def _fetch(self, state: dict, progress) -> FetchResult:
-        url = urls.base("arxiv-oai", self.cfg.url)
+        url = urls.base(URL, self.cfg.url)
         params = {"verb": "ListRecords", "metadataPrefix": "arXiv",
                   "from": self.from_day(state).isoformat()}
-        if self.cfg.set:
-            params["set"] = self.cfg.set
+        if self.cfg.options.set:
+            params["set"] = self.cfg.options.set
         papers = {}
         paging = Paging(f"source {self.name}: OAI-PMH harvest from {url}", SourceError, pages=MAX_PAGES,
                         items=MAX_RECORDS, size=MAX_RUN_BYTES, unit="records")
@@ -76,10 +79,17 @@ class ArxivOaiSource(Source):
         try:
             listing = parse_listing(self, arxiv_oai, response.content, response.url)
         except SourceError as e:
-            hint = f" (check set = {self.cfg.set!r})" if self.cfg.set and "badArgument" in str(e) else ""
+            hint = f" (check set = {self.cfg.options.set!r})" if self.cfg.options.set and "badArgument" in str(e) else ""
             raise SourceError(f"{e}{hint}") from e
         paging.took(len(response.content), len(listing.papers) + len(listing.skipped))
         return listing
 
 
-KIND = Kind("arxiv-oai", ArxivOaiSource, {"set": (str, None), "first_fetch": (str, "3d")})
+@options
+class ArxivOaiOptions:
+    set: str | None = option(None, help="an OAI set such as `cs` or `physics:hep-ex` (default: every record)")
+    first_fetch: timedelta | None = first_fetch()
+    arxiv_categories = True  # arXiv's records: `watcher check` holds categories to the known ones
+
+
+KIND = Kind("arxiv-oai", ArxivOaiSource, ArxivOaiOptions, url=URL)

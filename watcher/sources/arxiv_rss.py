@@ -11,7 +11,7 @@ An empty feed (weekends and holidays) is normal and gives no papers.
 from __future__ import annotations
 
 from ..formats import arxiv_rss
-from ..kinds import REQUIRED, Kind
+from ..kinds import Kind, option, options
 from .base import FetchResult, Source
 from .common import conditional_get, name_papers, parse_listing
 
@@ -24,7 +24,7 @@ class ArxivRssSource(Source):
     @property
     def url(self) -> str:
         """The feed URL: the ``url`` override, else rss.arxiv.org for the categories."""
-        return self.cfg.url or RSS_URL + "+".join(self.cfg.categories)
+        return self.cfg.url or RSS_URL + "+".join(self.cfg.options.categories)
 
     def fetch(self, state: dict) -> FetchResult:
         """Fetch the feed unless it is unchanged since the saved validators."""
@@ -48,5 +48,12 @@ def _validate(r, where: str, v: dict) -> None:
         r.category(f"{where}.categories", category, archive_wildcard=False)
 
 
-KIND = Kind("arxiv-rss", ArxivRssSource, {"categories": (list, REQUIRED)}, _validate,
+@options
+class ArxivRssOptions:
+    categories: tuple[str, ...] = option(help="arXiv categories or archives such as `cs.LG`, `hep-ex`, "
+                                              "`astro-ph.CO`, `cs`")
+    arxiv_categories = True  # its categories are arXiv's: `watcher check` holds them to the known ones
+
+
+KIND = Kind("arxiv-rss", ArxivRssSource, ArxivRssOptions, _validate,
             no_backfill="the feed holds only the latest announcement")

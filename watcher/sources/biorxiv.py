@@ -20,10 +20,12 @@ failed run is stored.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from ..errors import SourceError
 from ..formats import biorxiv_json
 from .arxiv import OVERLAP as ARXIV_OVERLAP
-from ..kinds import Kind
+from ..kinds import Kind, first_fetch, option, options
 from ..categories import nearest
 from ..subjects import SUBJECTS, subject
 from . import urls
@@ -39,6 +41,9 @@ MAX_RECORDS = 100_000  # records of one run, every category together (a month of
 MAX_RUN_BYTES = 256 * 1024 * 1024  # the answers of one run, all pages together
 
 
+# what `url` means (watcher.sources.urls): the default base, the paths watcher adds, an old ending
+URL = ("https://api.biorxiv.org", "/details/{server}/{from}/{to}/{cursor}", None)
+
 class BiorxivSource(Source):
     """Every posting of the server (in the categories, when given) since the last run."""
 
@@ -49,14 +54,14 @@ class BiorxivSource(Source):
     def fetch(self, state: dict) -> FetchResult:
         """Fetch every page of the interval, per category; progress counts records."""
         first, last = self.interval(state)
-        server = self.cfg.server or "biorxiv"
-        base = urls.base("biorxiv", self.cfg.url)
+        server = self.cfg.options.server or "biorxiv"
+        base = urls.base(URL, self.cfg.url)
         url = f"{base}/details/{server}/{first.isoformat()}/{last.isoformat()}"
         papers: dict = {}
         paging = Paging(f"source {self.name}: the bioRxiv API", SourceError, pages=MAX_PAGES,
                         items=MAX_RECORDS, size=MAX_RUN_BYTES, unit="records")
         with self.ctx.progress(f"source {self.name}", unit="records") as progress:
-            for category in self.cfg.categories or (None,):
+            for category in self.cfg.options.categories or (None,):
                 for paper in self._interval(url, category, progress, paging):
                     papers.setdefault(paper.key, []).append(paper)
         found = [p for versions in papers.values()
@@ -105,5 +110,12 @@ def _subject(r, key: str, value: str, server: str) -> str:
     return name
 
 
-KIND = Kind("biorxiv", BiorxivSource,
-            {"server": (str, "biorxiv"), "categories": (list, []), "first_fetch": (str, "3d")}, _validate)
+@options
+class BiorxivOptions:
+    server: str = option("biorxiv", help="`biorxiv` or `medrxiv`")
+    categories: tuple[str, ...] = option((), help="the server's subject names such as `neuroscience`, "
+                                                 "`cell biology` (default: every subject)")
+    first_fetch: timedelta | None = first_fetch()
+
+
+KIND = Kind("biorxiv", BiorxivSource, BiorxivOptions, _validate, url=URL)

@@ -5,10 +5,10 @@ or its PubMed record (docs/design.md)."""
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 
 from ..formats import journal_feed
-from ..kinds import Kind
+from ..kinds import Kind, first_fetch, options
 from .base import FetchResult, Source
 from .common import conditional_get, name_papers, parse_listing
 
@@ -47,5 +47,11 @@ def _validate(r, where: str, v: dict) -> None:
         r.http_url(f"{where}.url", v["url"], "https://www.nature.com/nature.rss")
 
 
-KIND = Kind("feed", FeedSource, {"first_fetch": (str, None)}, _validate, first_fetch=None,
+@options
+class FeedOptions:
+    first_fetch: timedelta | None = first_fetch(None, help="the first fetch takes only items dated within "
+                                                           "it (default: every item the feed holds)")
+
+
+KIND = Kind("feed", FeedSource, FeedOptions, _validate,
             no_backfill="a table of contents holds only the latest issue")

@@ -12,13 +12,16 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from ..formats import hf_json
-from ..kinds import Kind
+from ..kinds import Kind, first_fetch, options
 from . import urls
 from .base import FetchResult, Source
 from .common import first_day, http_client, name_papers, parse_listing
 
 REFRESH_DAYS = 1  # also re-ask this many days before the last one fetched (upvotes grow)
 
+
+# what `url` means (watcher.sources.urls): the default base, the paths watcher adds, an old ending
+URL = ("https://huggingface.co/api", "/daily_papers", "/daily_papers")
 
 class HfDailySource(Source):
     """Daily Papers for each day since the last fetch, today included."""
@@ -32,7 +35,7 @@ class HfDailySource(Source):
     def fetch(self, state: dict) -> FetchResult:
         """Fetch every day; a failing day fails the run (state stays, the next run repeats).
         Progress counts the days."""
-        url = urls.endpoint("hf-daily", self.cfg.url, "/daily_papers")
+        url = urls.endpoint(URL, self.cfg.url, "/daily_papers")
         client = http_client(self)
         papers = {}
         days = self.days(state)
@@ -49,4 +52,9 @@ class HfDailySource(Source):
         return FetchResult(papers=found, state={**state, "last_day": self.ctx.now.date().isoformat()})
 
 
-KIND = Kind("hf-daily", HfDailySource, {"first_fetch": (str, "3d")})
+@options
+class HfDailyOptions:
+    first_fetch: timedelta | None = first_fetch()
+
+
+KIND = Kind("hf-daily", HfDailySource, HfDailyOptions, url=URL)

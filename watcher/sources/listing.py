@@ -5,11 +5,12 @@ path, fetched conditionally (ETag / Last-Modified) and gunzipped when compressed
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from .. import formats
 from ..errors import InputError, SourceError
 from ..masking import remember
-from ..kinds import Kind
+from ..kinds import Kind, option, options
 from .base import FetchResult, Source
 from .common import conditional_get, name_papers, parse_failure
 
@@ -23,16 +24,16 @@ class ListingSource(Source):
         show), else the ``path`` as a ``file://`` URL."""
         if self.cfg.url:
             return self.cfg.url
-        if self.cfg.url_env:
-            value = os.environ.get(self.cfg.url_env, "").strip()
+        if self.cfg.options.url_env:
+            value = os.environ.get(self.cfg.options.url_env, "").strip()
             if not value:
                 raise SourceError(f"[source.{self.name}] url_env: environment variable "
-                                  f"{self.cfg.url_env} is not set")
+                                  f"{self.cfg.options.url_env} is not set")
             remember(value)
             return value
-        if self.cfg.path is None:
+        if self.cfg.options.path is None:
             raise SourceError(f"[source.{self.name}] needs url or path")
-        return self.cfg.path.resolve().as_uri()
+        return self.cfg.options.path.resolve().as_uri()
 
     def fetch(self, state: dict) -> FetchResult:
         """Fetch and parse the listing (format detected from its content)."""
@@ -55,5 +56,12 @@ def _validate(r, where: str, v: dict) -> None:
         raise r.fail(f"{where}.url", "a listing source needs url, url_env or path")
 
 
-KIND = Kind("listing", ListingSource, {"path": (str, None), "url_env": (str, None)}, _validate,
+@options
+class ListingOptions:
+    path: Path | None = option(None, help="a listing file, relative to the config's folder")
+    url_env: str | None = option(None, secret=True, help="the variable holding a URL that carries a key "
+                                                         "(`?apikey=…`), instead of `url`")
+
+
+KIND = Kind("listing", ListingSource, ListingOptions, _validate,
             local_url=True, no_backfill="a listing is read whole, as it is")

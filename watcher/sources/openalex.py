@@ -46,7 +46,7 @@ from ..errors import HttpStatusError, InputError, SourceError
 from ..masking import remember
 from ..paging import Paging
 from ..formats import openalex
-from ..kinds import Kind
+from ..kinds import Kind, first_fetch, option, options
 from . import urls
 from .base import FetchResult, Source
 from .common import first_day, http_client, name_papers, parse_failure
@@ -70,19 +70,22 @@ SELECT = ("id,doi,title,display_name,publication_date,created_date,ids,authorshi
           "primary_location,locations,abstract_inverted_index,referenced_works,type")
 
 
+# what `url` means (watcher.sources.urls): the default base, the paths watcher adds, an old ending
+URL = ("https://api.openalex.org", "/works", None)
+
 class OpenalexSource(Source):
     """New works citing the followed works, and new works of the followed authors."""
 
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)
-        self.api_key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+        self.api_key = os.environ.get(cfg.options.api_key_env) if cfg.options.api_key_env else None
         if self.api_key:
             remember(self.api_key)  # it travels in the URL: masked wherever an error is stored
 
     def _get(self, path: str, params: dict):
-        base = urls.base("openalex", self.cfg.url)
-        if self.cfg.mailto:
-            params = {**params, "mailto": self.cfg.mailto}
+        base = urls.base(URL, self.cfg.url)
+        if self.cfg.options.mailto:
+            params = {**params, "mailto": self.cfg.options.mailto}
         if self.api_key:
             params = {**params, "api_key": self.api_key}
         try:
@@ -100,7 +103,7 @@ class OpenalexSource(Source):
         not know (yet: a DOI minted last week) is left out of this run with a warning, and
         asked again by the next."""
         out = {}
-        for ref in self.cfg.cites:
+        for ref in self.cfg.options.cites:
             if isinstance(known.get(ref), list) and len(known[ref]) == 2:
                 out[ref] = known[ref]
                 continue
@@ -123,8 +126,8 @@ class OpenalexSource(Source):
         ids = list(dict.fromkeys(wid for wid, _ in works.values()))
         out: list[str | None] = [f"cites:{'|'.join(ids[i:i + MAX_VALUES])}"
                                  for i in range(0, len(ids), MAX_VALUES)]
-        for i in range(0, len(self.cfg.authors), MAX_VALUES):
-            out += openalex.author_filters(self.cfg.authors[i:i + MAX_VALUES])
+        for i in range(0, len(self.cfg.options.authors), MAX_VALUES):
+            out += openalex.author_filters(self.cfg.options.authors[i:i + MAX_VALUES])
         return out or [None]
 
     def fetch(self, state: dict) -> FetchResult:
@@ -132,7 +135,7 @@ class OpenalexSource(Source):
         works = self.resolve(state.get("works") or {})
         follow = openalex.Follow(works={wid: openalex.entry(ref, title)
                                         for ref, (wid, title) in works.items()},
-                                 authors=frozenset(self.cfg.authors))
+                                 authors=frozenset(self.cfg.options.authors))
         since = first_day(self, state, OVERLAP)
         today = self.ctx.now.date()
         by = state.get("date_filter") if state.get("date_filter") in DATE_FILTERS else DATE_FILTERS[0]
@@ -152,10 +155,10 @@ class OpenalexSource(Source):
 
     def _stream(self, stream: str | None, since: str, follow, progress) -> list:
         filters = [f for f in (stream, since,
-                               "topics.id:" + "|".join(self.cfg.topics) if self.cfg.topics else None) if f]
+                               "topics.id:" + "|".join(self.cfg.options.topics) if self.cfg.options.topics else None) if f]
         params = {"filter": ",".join(filters), "per-page": PER_PAGE, "select": SELECT}
-        if self.cfg.search:
-            params["search"] = self.cfg.search
+        if self.cfg.options.search:
+            params["search"] = self.cfg.options.search
         found = []
         for n, page in enumerate(self.pages(params, follow)):
             if n == 0 and page.count is not None:  # every stream's works, in one total
@@ -207,7 +210,6 @@ def _validate(r, where: str, v: dict) -> dict:
     :mod:`watcher.formats.openalex`): what it follows must be said, and said right."""
     from ..formats.openalex import author_ref, work_ref
 
-    r.env_name(f"{where}.api_key_env", v["api_key_env"])
     cites, authors = [], []
     for key, values, ref, out, example in (
             ("cites", v["cites"], work_ref, cites, "a DOI, arxiv:2106.09685 or W2741809807"),
@@ -235,7 +237,17 @@ def _validate(r, where: str, v: dict) -> dict:
             "mailto": v["mailto"]}
 
 
-KIND = Kind("openalex", OpenalexSource,
-            {"cites": (list, []), "authors": (list, []), "search": (str, None), "topics": (list, []),
-             "mailto": (str, None), "api_key_env": (str, None), "first_fetch": (str, "3d")},
-            _validate, optional_secret="OpenAlex is asked without a key (within its keyless daily budget)")
+@options
+class OpenalexOptions:
+    cites: tuple[str, ...] = option((), help="works whose new citations you want: DOIs, `arxiv:` ids or "
+                                             "OpenAlex `W…` ids")
+    authors: tuple[str, ...] = option((), help="authors whose new works you want: ORCIDs or OpenAlex `A…` ids")
+    search: str | None = option(None, help="OpenAlex's full-text search")
+    topics: tuple[str, ...] = option((), help="OpenAlex topic ids (`T…`)")
+    mailto: str | None = option(None, help="an e-mail address: the requests join OpenAlex's polite pool")
+    api_key_env: str | None = option(None, secret=True, help="the variable holding an OpenAlex API key",
+                                     unset="OpenAlex is asked without a key (within its keyless daily budget)")
+    first_fetch: timedelta | None = first_fetch()
+
+
+KIND = Kind("openalex", OpenalexSource, OpenalexOptions, _validate, url=URL)

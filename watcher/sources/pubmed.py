@@ -25,7 +25,7 @@ from datetime import timedelta
 from ..errors import InputError, SourceError
 from ..formats import pubmed_xml
 from ..masking import remember
-from ..kinds import REQUIRED, Kind
+from ..kinds import Kind, first_fetch, option, options
 from . import urls
 from .base import FetchResult, Source
 from ..paging import Paging
@@ -39,12 +39,15 @@ OVERLAP = timedelta(days=2)  # records indexed with an entry date a day or two b
 RATE = {False: 3.0, True: 10.0}  # requests a second, without / with an API key
 
 
+# what `url` means (watcher.sources.urls): the default base, the paths watcher adds, an old ending
+URL = ("https://eutils.ncbi.nlm.nih.gov/entrez/eutils", "/esearch.fcgi, then /efetch.fcgi", None)
+
 class PubmedSource(Source):
     """Every PubMed record matching ``term`` that entered PubMed since the last run."""
 
     def __init__(self, cfg, ctx):
         super().__init__(cfg, ctx)
-        self.api_key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+        self.api_key = os.environ.get(cfg.options.api_key_env) if cfg.options.api_key_env else None
         if self.api_key:
             remember(self.api_key)  # it is in every request's URL: masked in every stored error
         self.interval_s = 1.0 / RATE[bool(self.api_key)]
@@ -56,7 +59,7 @@ class PubmedSource(Source):
             wait = self.interval_s - (time.monotonic() - self._last)
             if wait > 0:
                 time.sleep(wait)
-        url = urls.endpoint("pubmed", self.cfg.url, endpoint)
+        url = urls.endpoint(URL, self.cfg.url, endpoint)
         params = {"db": "pubmed", "tool": "watcher", **params}
         if self.api_key:
             params["api_key"] = self.api_key
@@ -70,7 +73,7 @@ class PubmedSource(Source):
         today = self.ctx.now.date()
         first = first_day(self, state, OVERLAP)
         response = self._get("esearch.fcgi", {
-            "term": self.cfg.term, "datetype": "edat", "mindate": first.strftime("%Y/%m/%d"),
+            "term": self.cfg.options.term, "datetype": "edat", "mindate": first.strftime("%Y/%m/%d"),
             "maxdate": today.strftime("%Y/%m/%d"), "usehistory": "y", "retmax": 0,
             "retmode": "json"})
         try:
@@ -108,9 +111,15 @@ class PubmedSource(Source):
 def _validate(r, where: str, v: dict) -> None:
     if not v["term"].strip():
         raise r.fail(f"{where}.term", "must not be empty (a PubMed query such as CRISPR[tiab])")
-    r.env_name(f"{where}.api_key_env", v["api_key_env"])
 
 
-KIND = Kind("pubmed", PubmedSource, {"term": (str, REQUIRED), "api_key_env": (str, None), "first_fetch": (str, "3d")},
-            _validate, optional_secret=f"PubMed is read at {RATE[False]:g} requests a second ({RATE[True]:g} "
-                                       "with an NCBI API key)")
+@options
+class PubmedOptions:
+    term: str = option(help="a PubMed query, e.g. a saved search (not empty)")
+    api_key_env: str | None = option(
+        None, secret=True, help="the variable holding an NCBI API key",
+        unset=f"PubMed is read at {RATE[False]:g} requests a second ({RATE[True]:g} with an NCBI API key)")
+    first_fetch: timedelta | None = first_fetch()
+
+
+KIND = Kind("pubmed", PubmedSource, PubmedOptions, _validate, url=URL)
