@@ -129,7 +129,7 @@ def once(ctx: Context, digests, due, dry_run, sample) -> None:
         from ..schedule import due_digests
 
         with open_store(config) as store:
-            last = store.digest_times(config.digests, "last_run")
+            last = store.last_runs(config.digests)
         selected = [d.name for d in due_digests(config, last, now, only=selected)]
     cycle = Cycle(now=now, clock=None if sample else now_utc)
     # --due under a timer every 15 minutes: no digest due, no source fetched
