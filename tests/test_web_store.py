@@ -107,7 +107,7 @@ def test_each_message_is_kept_as_it_was_sent_in_its_order(tmp_path):
         assert issue["first_delivered"] < issue["last_delivered"]
         assert [(m["channel"], m["papers"]) for m in s.issues()[0]["messages"]] == [("mail", 2), ("slack", 2)]
         assert [m["channel"] for m in s.issue("daily", "2025-04-12", "slack")["messages"]] == ["slack"]
-        assert [(d["channel"], d["day"], d["number"]) for d in s.paper_deliveries("2504.00001")] == [
+        assert [(d.channel, d.day, d.number) for d in s.paper_deliveries("2504.00001")] == [
             ("mail", "2025-04-12", 1), ("slack", "2025-04-12", 1)]
         assert s.issue("daily", "2025-04-13") is None
 

@@ -219,9 +219,7 @@ def orphan_notes(config) -> list[str]:
     db = Path(config.settings.database)
     if not db.exists():
         return []
-    with Store.open(db, readonly=True) as store:
-        if "ratings" not in store.db.table_names():  # not migrated yet: no ratings
-            return []
+    with Store.open(db, readonly=True) as store:  # not migrated yet: no ratings, none orphaned
         gone = orphaned(store, config.profiles)
     return [f"{config.path}: ratings of profile {name!r}, which is no longer in the config: {n} "
             f"kept (a profile of that name takes them up again; 'watcher ratings --profile {name}' "

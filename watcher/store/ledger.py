@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import date, datetime
 
 from ..models import Digest, Match, Paper, Sent
+from .records import PaperDelivery, PaperMessage
 from .papers import changed_since, paper_snapshot, row_to_paper
 from .rows import _equal, iso, stamp
 
@@ -186,26 +187,22 @@ class LedgerStore:
             out.setdefault(date.fromisoformat(d), set()).add(key)
         return out
 
-    def paper_deliveries(self, key: str) -> list[dict]:
+    def paper_deliveries(self, key: str) -> list[PaperDelivery]:
         """Where a paper went: one row per (digest, channel) with the version and time, and the
         message (issue date and number) that showed it when known."""
-        return list(self.db.query("""
+        return [PaperDelivery.from_row(r) for r in self.db.query("""
             SELECT d.digest, d.channel, d.version, d.delivered_at, m.day, m.number
             FROM deliveries d LEFT JOIN messages m ON m.id = (
                 SELECT m2.id FROM message_papers mp JOIN messages m2 ON m2.id = mp.message
                 WHERE mp.paper = d.paper AND mp.kind = 'new' AND m2.digest = d.digest
                 AND m2.channel = d.channel ORDER BY m2.sent_at LIMIT 1)
-            WHERE d.paper = ? ORDER BY d.delivered_at, d.digest, d.channel""", [key]))
+            WHERE d.paper = ? ORDER BY d.delivered_at, d.digest, d.channel""", [key])]
 
-    def paper_messages(self, key: str) -> list[dict]:
+    def paper_messages(self, key: str) -> list[PaperMessage]:
         """The delivered messages that showed paper ``key``, oldest first, each with what it
-        recorded of the paper: digest, day, channel, number, sent_at, kind (new or updated),
-        version, profile, score and reasons (a list)."""
-        rows = list(self.db.query("""
+        recorded of the paper (kind, version, profile, score, reasons)."""
+        return [PaperMessage.from_row(r) for r in self.db.query("""
             SELECT m.digest, m.day, m.channel, m.number, m.sent_at, mp.kind, mp.version, mp.profile,
                    mp.score, mp.reasons
             FROM message_papers mp JOIN messages m ON m.id = mp.message
-            WHERE mp.paper = ? ORDER BY m.sent_at, m.id""", [key]))
-        for row in rows:
-            row["reasons"] = json.loads(row["reasons"] or "[]")
-        return rows
+            WHERE mp.paper = ? ORDER BY m.sent_at, m.id""", [key])]

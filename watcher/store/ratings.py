@@ -92,6 +92,9 @@ class RatingStore:
                ORDER BY s.saved_at, s.paper""")]
 
     def rating_counts(self) -> dict[str, int]:
-        """How many ratings each profile has: ``name -> number``."""
+        """How many ratings each profile has: ``name -> number`` (none in a database from before
+        the ratings, m003, opened read-only: not migrated yet)."""
+        if "ratings" not in self.db.table_names():
+            return {}
         return {r["profile"]: r["n"] for r in self.db.query(
             "SELECT profile, count(*) AS n FROM ratings GROUP BY profile ORDER BY profile")}

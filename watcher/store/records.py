@@ -153,3 +153,62 @@ class ZoteroPlace:
         return cls(place=row["place"], version=row.get("version"), items=row.get("items"),
                    last_success=parse_time(row.get("last_success")), last_error=row.get("last_error"),
                    last_error_at=parse_time(row.get("last_error_at")), failures=row.get("failures") or 0)
+
+
+# --- a paper's record: when it was stored, where it went ---------------------------------------
+
+@dataclass(frozen=True)
+class PaperTimes:
+    """When a paper was first stored and last changed, when a newer version (or its journal
+    version) came, and the source that stored it first."""
+
+    first_seen: datetime | None
+    last_changed: datetime | None
+    revised_at: datetime | None
+    source: str | None
+
+    @classmethod
+    def from_row(cls, row: dict) -> "PaperTimes":
+        return cls(first_seen=parse_time(row.get("first_seen")), last_changed=parse_time(row.get("last_changed")),
+                   revised_at=parse_time(row.get("revised_at")), source=row.get("source"))
+
+
+@dataclass(frozen=True)
+class PaperDelivery:
+    """One (digest, channel) a paper was delivered through: the version and when, and the
+    message that showed it when known (its issue's date, YYYY-MM-DD as the issue's address
+    names it, and its number that day)."""
+
+    digest: str
+    channel: str
+    version: int | None
+    delivered_at: datetime | None
+    day: str | None
+    number: int | None
+
+    @classmethod
+    def from_row(cls, row: dict) -> "PaperDelivery":
+        return cls(digest=row["digest"], channel=row["channel"], version=row.get("version"),
+                   delivered_at=parse_time(row.get("delivered_at")), day=row.get("day"), number=row.get("number"))
+
+
+@dataclass(frozen=True)
+class PaperMessage:
+    """One delivered message that showed a paper, with what it recorded of it then."""
+
+    digest: str
+    day: str  # the issue's date, YYYY-MM-DD
+    channel: str
+    number: int
+    sent_at: datetime | None
+    kind: str  # new or updated
+    version: int | None
+    profile: str | None
+    score: float | None
+    reasons: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_row(cls, row: dict) -> "PaperMessage":
+        return cls(digest=row["digest"], day=row["day"], channel=row["channel"], number=row["number"],
+                   sent_at=parse_time(row.get("sent_at")), kind=row["kind"], version=row.get("version"),
+                   profile=row.get("profile"), score=row.get("score"), reasons=_json(row.get("reasons"), []))
