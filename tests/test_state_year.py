@@ -152,11 +152,11 @@ def test_thirty_scheduled_runs_through_a_git_branch_deliver_each_paper_once(tmp_
         assert found >= len(delivered)  # the full-text index, made again on restore
         shown = []
         for issue in store.issues("daily"):
-            full = store.issue("daily", issue["day"])
-            for message in full["messages"]:
-                assert all(m.as_sent and m.since is None or m.since for m in message["matches"])
-                assert all(m.as_sent for m in message["matches"])
-                shown += [m.paper.key for m in message["matches"]]
+            full = store.issue("daily", issue.day)
+            for message in full.messages:
+                assert all(m.as_sent and m.since is None or m.since for m in message.matches)
+                assert all(m.as_sent for m in message.matches)
+                shown += [m.paper.key for m in message.matches]
         assert sorted(shown) == sorted(delivered)
         assert store.upkeep_state().last_run.date().isoformat() == (first_day + timedelta(days=29)).isoformat()  # once ran it
         assert store.count_papers() <= len(delivered) + 12  # what a later run needs, not every paper seen

@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import date, datetime
 
 from ..models import Digest, Match, Paper, Sent
-from .records import PaperDelivery, PaperMessage
+from .records import IssueRecord, MessageRecord, PaperDelivery, PaperMessage
 from .papers import changed_since, paper_snapshot, row_to_paper
 from .rows import _equal, iso, stamp
 
@@ -87,10 +87,10 @@ class LedgerStore:
         return message
 
     def issues(self, digest: str | None = None, *, day: str | None = None, limit: int | None = None,
-               offset: int = 0) -> list[dict]:
+               offset: int = 0) -> list[IssueRecord]:
         """Delivered digests, newest date first (of one digest, and of one date, when named),
-        each with its ``messages`` (channel, number, ``papers``: how many new papers it showed)
-        in the order they were sent."""
+        each with its messages (without their papers: how many new papers each showed) in the
+        order they were sent."""
         where, args = _equal(digest=digest, day=day)
         sql = f"SELECT * FROM issues WHERE {where} ORDER BY day DESC, digest"
         if limit is not None:
@@ -98,25 +98,23 @@ class LedgerStore:
             args += [limit, offset]
         return self._with_messages(list(self.db.query(sql, args)))
 
-    def latest_issues(self) -> list[dict]:
-        """The newest delivered issue of each digest, with its ``messages`` as :meth:`issues`."""
+    def latest_issues(self) -> list[IssueRecord]:
+        """The newest delivered issue of each digest, with its messages as :meth:`issues`."""
         return self._with_messages(list(self.db.query("""
             SELECT i.* FROM issues i
             WHERE i.day = (SELECT max(day) FROM issues j WHERE j.digest = i.digest)
             ORDER BY i.digest""")))
 
-    def _with_messages(self, issues: list[dict]) -> list[dict]:
-        by_issue = {(i["digest"], i["day"]): i for i in issues}
-        for issue in issues:
-            issue["messages"] = []
+    def _with_messages(self, issues: list[dict]) -> list[IssueRecord]:
+        by_issue: dict[tuple[str, str], list[MessageRecord]] = {(i["digest"], i["day"]): [] for i in issues}
         for row in self.db.query(f"""
                 SELECT m.digest, m.day, m.channel, m.number, m.sent_at, m.parts,
                        (SELECT count(*) FROM message_papers mp WHERE mp.message = m.id
                         AND mp.kind = 'new') AS papers
                 FROM messages m WHERE m.digest || char(0) || m.day IN ({",".join("?" * len(by_issue))})
                 ORDER BY m.sent_at, m.id""", [f"{d}\0{day}" for d, day in by_issue]):
-            by_issue[(row["digest"], row["day"])]["messages"].append(row)
-        return issues
+            by_issue[(row["digest"], row["day"])].append(MessageRecord.from_row(row))
+        return [IssueRecord.from_row(i, by_issue[(i["digest"], i["day"])]) for i in issues]
 
     def issue_profile_counts(self, digest: str, day: str) -> dict[str, int]:
         """How many papers each profile brought to the issue of ``digest`` on ``day``, as its
@@ -132,8 +130,8 @@ class LedgerStore:
                                               [digest])]
 
     def issue(self, digest: str, day: str, channel: str | None = None,
-              number: int | None = None) -> dict | None:
-        """One delivered issue with its ``messages`` (of ``channel`` only, and only message
+              number: int | None = None) -> IssueRecord | None:
+        """One delivered issue with its messages (of ``channel`` only, and only message
         ``number`` of it, when given), in the order they were sent; each message holds its
         ``matches`` (Match objects with the recorded score, profile, reasons and TL;DR, in
         the message's order), ``updated``, and ``titles_only`` (keys of papers a size limit
@@ -148,7 +146,7 @@ class LedgerStore:
         if not rows:
             return None
         where, args = _equal(digest=digest, day=day, channel=channel, number=number)
-        messages = {r["id"]: dict(r, matches=[], updated=[], titles_only=[])
+        messages = {r["id"]: (r, {"matches": [], "updated": [], "titles_only": []})
                     for r in self.db.query(f"SELECT * FROM messages WHERE {where} ORDER BY sent_at, id", args)}
         for r in self.db.query(f"""
                 SELECT mp.message, mp.kind, mp.score, mp.profile, mp.reasons, mp.tldr, mp.shown,
@@ -170,11 +168,12 @@ class LedgerStore:
                 since = now if r["sent_version"] not in (None, now.version) else None
             m = Match(paper, r["score"] or 0.0, json.loads(r["reasons"] or "[]"),
                       r["profile"] or "", r["tldr"], as_sent=as_sent, since=since)
-            message = messages[r["message"]]
-            message["matches" if r["kind"] == "new" else "updated"].append(m)
+            shown = messages[r["message"]][1]
+            shown["matches" if r["kind"] == "new" else "updated"].append(m)
             if r["shown"] == "title":
-                message["titles_only"].append(m.paper.key)
-        return dict(rows[0], messages=list(messages.values()))
+                shown["titles_only"].append(m.paper.key)
+        return IssueRecord.from_row(rows[0], [MessageRecord.from_row(row, papers=len(shown["matches"]), **shown)
+                                              for row, shown in messages.values()])
 
     def delivered_per_day(self, profile: str, start: date, end: date) -> dict[date, set[str]]:
         """The papers the messages of each issue date from ``start`` to ``end`` delivered as

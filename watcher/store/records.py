@@ -212,3 +212,56 @@ class PaperMessage:
         return cls(digest=row["digest"], day=row["day"], channel=row["channel"], number=row["number"],
                    sent_at=parse_time(row.get("sent_at")), kind=row["kind"], version=row.get("version"),
                    profile=row.get("profile"), score=row.get("score"), reasons=_json(row.get("reasons"), []))
+
+
+# --- the ledger: delivered issues and their messages -------------------------------------------
+
+@dataclass(frozen=True)
+class MessageRecord:
+    """One delivered message of an issue, as the ledger recorded it: where it went, its number
+    that day through that channel, when, in how many parts, and how many new papers it showed.
+    Read as part of one issue (:meth:`~watcher.store.Store.issue`), it holds its papers too:
+    ``matches`` and ``updated`` (Matches with the recorded score, profile, reasons and TL;DR,
+    each paper as the message sent it) and ``titles_only`` (the keys a size limit listed as
+    titles)."""
+
+    digest: str
+    day: str  # the issue's date, YYYY-MM-DD, as its address names it
+    channel: str
+    number: int
+    sent_at: datetime | None
+    parts: int | None = None
+    papers: int = 0
+    title: str | None = None
+    empty_reason: str | None = None
+    matches: list = field(default_factory=list)
+    updated: list = field(default_factory=list)
+    titles_only: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_row(cls, row: dict, **more) -> "MessageRecord":
+        return cls(digest=row["digest"], day=row["day"], channel=row["channel"], number=row["number"],
+                   sent_at=parse_time(row.get("sent_at")), parts=row.get("parts"),
+                   papers=more.pop("papers", row.get("papers") or 0), title=row.get("title"),
+                   empty_reason=row.get("empty_reason"), **more)
+
+
+@dataclass(frozen=True)
+class IssueRecord:
+    """One delivered issue (a digest on a date): its title, when it was first and last
+    delivered, why it was empty (None: it was not), and its messages in the order sent."""
+
+    digest: str
+    day: str  # YYYY-MM-DD, as its address names it
+    title: str | None
+    first_delivered: datetime | None
+    last_delivered: datetime | None
+    empty_reason: str | None = None
+    messages: list[MessageRecord] = field(default_factory=list)
+
+    @classmethod
+    def from_row(cls, row: dict, messages: list[MessageRecord]) -> "IssueRecord":
+        return cls(digest=row["digest"], day=row["day"], title=row.get("title"),
+                   first_delivered=parse_time(row.get("first_delivered")),
+                   last_delivered=parse_time(row.get("last_delivered")), empty_reason=row.get("empty_reason"),
+                   messages=messages)
