@@ -38,7 +38,6 @@ the papers for the next run, and a delivered paper is never delivered again thro
 from __future__ import annotations
 
 import logging
-import sqlite3
 import sys
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timezone
@@ -61,7 +60,7 @@ from .sources import SourceContext, make_source
 from .sources.common import name_papers
 from .sources.sample import is_sample
 from .steps import failure, stops_the_cycle
-from .store import Store, database_error
+from .store import Store
 from .store.records import ChannelRecord
 from .text import plural
 from .present.summarize import Summarizer
@@ -457,11 +456,8 @@ def run_once(config: Config, cycle: Cycle, fetch: Fetch | None = None, deliver: 
         lock.acquire(cycle.lock_wait, stop=cycle.stop)
         if cycle.clock:  # stamps must not run behind those of a cycle that held the lock before
             cycle.now = cycle.clock()
-        try:
-            with open_store(config) as store:
-                _run_locked(config, store, cycle, fetch, deliver, report, http)
-        except sqlite3.Error as e:  # locked past the timeout, read-only, damaged: stop the cycle
-            raise database_error(db, e) from e
+        with open_store(config) as store:  # locked past the timeout, read-only, damaged: StoreError
+            _run_locked(config, store, cycle, fetch, deliver, report, http)
     return report
 
 
@@ -495,7 +491,7 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
             detail["error"] = stopped_by
         try:
             store.finish_run(run_id, "ok" if report.ok and not stopped_by else "failed", detail, cycle.now)
-        except (sqlite3.Error, StoreError) as e:  # the error that ended the cycle is the one to report
+        except StoreError as e:  # the error that ended the cycle is the one to report
             log.debug("could not record the end of the run: %s", e)
 
 
@@ -508,9 +504,8 @@ def _upkeep(config: Config, store: Store, cycle: Cycle) -> None:
     try:
         upkeep(config, store, cycle.now, stop=cycle.stop)
     except Exception as e:  # noqa: BLE001 - isolated, as a source or a channel is
-        error = database_error(store.path, e) if isinstance(e, sqlite3.Error) else e
-        if isinstance(error, DatabaseLocked):
-            log.warning("upkeep left to the next cycle: %s", error)
+        if isinstance(e, DatabaseLocked):
+            log.warning("upkeep left to the next cycle: %s", e)
             return
         if stops_the_cycle(e):
             raise

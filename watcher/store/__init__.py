@@ -24,6 +24,7 @@ written only after the channel accepted it.
 
 from __future__ import annotations
 
+import inspect
 import sqlite3
 import time
 from contextlib import contextmanager
@@ -35,9 +36,9 @@ import sqlite_utils
 from ..errors import StoreError
 from ..folders import make_folder
 from ..models import now_utc
-from .connection import (_check_intact, busy_timeout, connect_readonly, database_error, error_kind,
-                         no_database, require_database)
-from .files import STATE_ERROR_NOT_KEPT, build_state, complete_state, saved_database_intact
+from .connection import (Interrupted, _check_intact, busy_timeout, connect_readonly, database_error, error_kind,
+                         no_database, require_database, translated)
+from .files import STATE_ERROR_NOT_KEPT, NotAWatcherDatabase, build_state, complete_state, saved_database_intact
 from .ledger import LedgerStore
 from .migrations import (m001_initial, m002_web_search, m003_ratings, m004_tldr_cache, m005_change_counters,
                          m006_web_sessions, m007_works, m008_messages, m009_search_text, m010_deliveries_by_paper,
@@ -55,7 +56,7 @@ from .tldr import TldrStore
 from .zotero import ZoteroStore
 
 __all__ = [
-    "DELIVERED_UNDER", "SHORT_LOOKUP", "SINCE_FIELDS", "STATE_ERROR_NOT_KEPT", "Store", "UpsertCounts", "build_state", "complete_state",
+    "DELIVERED_UNDER", "Interrupted", "NotAWatcherDatabase", "SHORT_LOOKUP", "SINCE_FIELDS", "STATE_ERROR_NOT_KEPT", "Store", "UpsertCounts", "build_state", "complete_state",
     "busy_timeout", "changed_since", "connect_readonly", "database_error", "error_kind",
     "iso", "local", "local_text", "m001_initial", "m002_web_search", "m003_ratings", "m004_tldr_cache",
     "m005_change_counters", "m006_web_sessions", "m007_works", "m008_messages", "m009_search_text",
@@ -99,6 +100,9 @@ def _left_as_checked(path: Path) -> bool:
 class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrStore, ZoteroStore, SessionStore,
             SeenStore):
     """A watcher database. Open with :meth:`open`; use as a context manager to close it."""
+
+    serial = 0  # which connection this is, for a reader that keeps one (:mod:`watcher.store.serving`)
+    _translating = False  # inside a method of the boundary (:func:`~watcher.store.connection.translated`)
 
     def __init__(self, db: sqlite_utils.Database, path: Path | None):
         self.db = db
@@ -206,7 +210,7 @@ class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrSto
                 raise database_error(self.path, e, waited=time.monotonic() - started) from e
             raise
 
-    def rows_in(self, sql: str, keys) -> list[tuple]:
+    def _rows_in(self, sql: str, keys) -> list[tuple]:
         """The rows of ``sql`` whose ``IN ({})`` takes ``keys``, asked in chunks of 500 (within
         SQLite's limit on parameters)."""
         keys = list(keys)
@@ -222,5 +226,13 @@ class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrSto
         return self.db.execute("PRAGMA data_version").fetchone()[0]
 
     def readable(self) -> None:
-        """Read one row of ``papers``: an sqlite3.Error when the database cannot answer."""
+        """Read one row of ``papers``: a StoreError when the database cannot answer."""
         self.db.execute("SELECT 1 FROM papers LIMIT 1").fetchall()
+
+
+# The store's boundary: every public method raises StoreError, never an sqlite3 error (opening,
+# closing and Store.writing translate their own).
+for _name, _method in inspect.getmembers(Store, inspect.isfunction):
+    if not _name.startswith("_") and _name not in ("close", "writing"):
+        setattr(Store, _name, translated(_method))
+del _name, _method

@@ -76,14 +76,14 @@ class RatingStore:
     def delivered_under(self, keys: list[str]) -> list[tuple]:
         """For the papers ``keys``: ``(paper, digest, channel, profile)`` of each delivery, with
         each profile the messages of that digest and channel recorded it under (None: none)."""
-        return self.rows_in(DELIVERED_UNDER, keys)
+        return self._rows_in(DELIVERED_UNDER, keys)
 
     def marks_of(self, keys: list[str]) -> tuple[dict[tuple[str, str], str], set[str]]:
         """The ratings and reading-list state of the papers ``keys``:
         ``({(profile, key): "up"|"down"}, {saved keys})``."""
         rated = {(profile, paper): value for profile, paper, value in
-                 self.rows_in("SELECT profile, paper, value FROM ratings WHERE paper IN ({})", keys)}
-        return rated, {r[0] for r in self.rows_in("SELECT paper FROM saved WHERE paper IN ({})", keys)}
+                 self._rows_in("SELECT profile, paper, value FROM ratings WHERE paper IN ({})", keys)}
+        return rated, {r[0] for r in self._rows_in("SELECT paper FROM saved WHERE paper IN ({})", keys)}
 
     def saved_papers(self) -> list[tuple[Paper, str]]:
         """The reading list, oldest first: ``(paper, saved_at)``."""

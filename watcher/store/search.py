@@ -10,6 +10,7 @@ from typing import Callable
 
 from ..matching.index import search_text
 from ..models import Paper
+from .connection import database_error
 from .papers import row_to_paper
 
 
@@ -29,15 +30,21 @@ class Candidates:
     """A search's candidates (:meth:`SearchStore.search_candidates`), read a chunk at a time
     while the caller checks them; ``count()`` counts every one the filters select."""
 
-    def __init__(self, cursor: sqlite3.Cursor, count: Callable[[], int]):
-        self._cursor, self._count = cursor, count
+    def __init__(self, cursor: sqlite3.Cursor, count: Callable[[], int], path):
+        self._cursor, self._count, self._path = cursor, count, path
 
     def fetch(self, n: int | None = None) -> list[tuple[Paper, dict]]:
         """The next ``n`` candidates (None: all the rest), each with its stored search words."""
-        return _found(self._cursor, self._cursor.fetchall() if n is None else self._cursor.fetchmany(n))
+        try:
+            return _found(self._cursor, self._cursor.fetchall() if n is None else self._cursor.fetchmany(n))
+        except sqlite3.Error as e:
+            raise database_error(self._path, e) from e
 
     def count(self) -> int:
-        return self._count()
+        try:
+            return self._count()
+        except sqlite3.Error as e:
+            raise database_error(self._path, e) from e
 
     def close(self) -> None:
         self._cursor.close()
@@ -106,7 +113,7 @@ class SearchStore:
         if page is not None:
             sql += " LIMIT ? OFFSET ?"
             args += list(page)
-        return Candidates(self.db.execute(sql, args), lambda: self.db.execute(*counting).fetchone()[0])
+        return Candidates(self.db.execute(sql, args), lambda: self.db.execute(*counting).fetchone()[0], self.path)
 
     def similar_candidates(self, expr: str, key: str) -> list[tuple[Paper, dict]]:
         """Up to 200 stored papers (other than ``key``) whose title or abstract words match the
