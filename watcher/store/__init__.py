@@ -12,11 +12,14 @@ SQL statement of watcher is here, one module per domain:
 - ``zotero``: Zotero's sync and saves;
 - ``sessions``: the web's session generation;
 - ``seen``: what was seen after its paper row is gone, pruning, the index upkeep;
-- ``connection``, ``files``, ``rows``: connections and their errors, the database file (the
-  state file, integrity), stored values as text.
+- ``connection``, ``serving``, ``files``, ``rows``: connections and their errors, the web's
+  connections, the database file (the state file, integrity), stored values as text;
+- ``records``: what the store answers with beside Papers (typed records, values parsed).
 
-:class:`Store` is composed of each domain's methods; this module re-exports every name that the
-rest of watcher imports from ``watcher.store``.
+:class:`Store` is composed of each domain's methods; ``interface`` lists them as a Protocol, the
+seam a second store would implement. Every public method raises StoreError, never an sqlite3
+error (:func:`~watcher.store.connection.translated`). This module re-exports every name that
+the rest of watcher imports from ``watcher.store``.
 
 Every write that belongs together happens in one transaction; the ledger row for a delivery is
 written only after the channel accepted it.
