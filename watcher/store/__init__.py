@@ -50,7 +50,7 @@ from .migrations import (m001_initial, m002_web_search, m003_ratings, m004_tldr_
 from .papers import (SHORT_LOOKUP, SINCE_FIELDS, PaperStore, UpsertCounts, _filed_paper, _paper_row, _short,
                      changed_since, paper_snapshot, rekey_references, row_to_paper)
 from .ratings import DELIVERED_UNDER, RatingStore
-from .rows import _equal, iso, local, local_text, parse_time, stamp
+from .rows import _equal, as_stored, iso, local, local_text, parse_time, stamp
 from .runs import RunStore
 from .search import SearchStore
 from .seen import SeenStore
@@ -59,7 +59,7 @@ from .tldr import TldrStore
 from .zotero import ZoteroStore
 
 __all__ = [
-    "DELIVERED_UNDER", "Interrupted", "NotAWatcherDatabase", "SHORT_LOOKUP", "SINCE_FIELDS", "STATE_ERROR_NOT_KEPT", "Store", "UpsertCounts", "build_state", "complete_state",
+    "DELIVERED_UNDER", "Interrupted", "as_stored", "NotAWatcherDatabase", "SHORT_LOOKUP", "SINCE_FIELDS", "STATE_ERROR_NOT_KEPT", "Store", "UpsertCounts", "build_state", "complete_state",
     "busy_timeout", "changed_since", "connect_readonly", "database_error", "error_kind",
     "iso", "local", "local_text", "m001_initial", "m002_web_search", "m003_ratings", "m004_tldr_cache",
     "m005_change_counters", "m006_web_sessions", "m007_works", "m008_messages", "m009_search_text",

@@ -17,8 +17,10 @@ The contract beyond the signatures:
 - every write that belongs together is one transaction (:meth:`StoreInterface.writing`, which
   waits for another writer's lock rather than failing at once); the ledger rows of a delivery
   are written only after the channel accepted it;
-- times go in and come out as datetimes (UTC), dates as dates; an issue's date is its
-  ``YYYY-MM-DD`` text, as its address names it.
+- times come out as datetimes (UTC), dates as dates, stored JSON as lists and dicts; an
+  issue's date is its ``YYYY-MM-DD`` text, as its address names it. (A few writes still take
+  a time as the ISO text :func:`~watcher.store.iso` makes: ratings, Zotero's, the
+  summarizer's day.)
 """
 
 from __future__ import annotations
@@ -228,7 +230,7 @@ class StoreInterface(Protocol):
         """The ratings and reading-list state of the papers ``keys``."""
         ...
 
-    def saved_papers(self) -> list[tuple[Paper, str]]:
+    def saved_papers(self) -> list[tuple[Paper, datetime]]:
         """The reading list, oldest first: ``(paper, saved_at)``."""
         ...
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from ..models import Paper
 from .papers import row_to_paper
+from .rows import parse_time
 
 
 # Store.delivered_under's one query (a rating's profile, watcher.ratings.owners_of): the ledger and
@@ -85,9 +87,9 @@ class RatingStore:
                  self._rows_in("SELECT profile, paper, value FROM ratings WHERE paper IN ({})", keys)}
         return rated, {r[0] for r in self._rows_in("SELECT paper FROM saved WHERE paper IN ({})", keys)}
 
-    def saved_papers(self) -> list[tuple[Paper, str]]:
-        """The reading list, oldest first: ``(paper, saved_at)``."""
-        return [(row_to_paper(r), r.pop("saved_at")) for r in self.db.query(
+    def saved_papers(self) -> list[tuple[Paper, datetime]]:
+        """The reading list, oldest first: ``(paper, when it was saved)``."""
+        return [(row_to_paper(r), parse_time(r.pop("saved_at"))) for r in self.db.query(
             """SELECT p.*, s.saved_at AS saved_at FROM saved s JOIN papers p ON p.key = s.paper
                ORDER BY s.saved_at, s.paper""")]
 

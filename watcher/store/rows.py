@@ -23,6 +23,15 @@ def stamp(dt: datetime) -> str:
     return utc(dt).isoformat(timespec="microseconds")
 
 
+def as_stored(dt: datetime | None, stamped: bool = False) -> str | None:
+    """A record's time as text again, as the store keeps it (:func:`iso`'s seconds, or with
+    ``stamped`` :func:`stamp`'s microseconds; with its UTC offset when the stored text had
+    one): what a JSON twin or an export shows of it."""
+    if dt is None:
+        return None
+    return dt.isoformat(timespec="microseconds" if stamped else "seconds")
+
+
 def parse_time(text: str | datetime | None) -> datetime | None:
     """The inverse of :func:`iso` for datetimes (a datetime, as the store's records hold
     times, as it is)."""

@@ -21,7 +21,7 @@ from starlette.routing import Route
 
 from .feeds import feed_link
 from ..links import issue_path
-from ..store import iso
+from ..store import as_stored
 from ..store.records import IssueRecord, MessageRecord
 from .pages import (json_page, match_ref, not_found, page, page_number, reading, state, threaded, tldrs,
                     unsuffixed, url, view_mode, wants_json)
@@ -92,7 +92,7 @@ def message_json(request: Request, issue: IssueRecord, message: MessageRecord,
     """A message in a JSON twin: where it went, its page, and (with ``tldrs``) its papers in
     order as recorded, each with ``shown`` (``full``, or ``title`` when a size limit listed it
     as a title)."""
-    out = {"channel": message.channel, "number": message.number, "sent_at": iso(message.sent_at),
+    out = {"channel": message.channel, "number": message.number, "sent_at": as_stored(message.sent_at),
            "parts": message.parts,
            "url": url(request, issue_path(issue.digest, issue.day, message.channel, message.number))}
     if tldrs is None:
@@ -107,7 +107,8 @@ def message_json(request: Request, issue: IssueRecord, message: MessageRecord,
 def issue_json(request: Request, issue: IssueRecord, tldrs: dict[str, str] | None = None) -> dict:
     """An issue in a JSON twin, with its messages (:func:`message_json`)."""
     return {"digest": issue.digest, "day": issue.day, "title": issue.title,
-            "first_delivered": iso(issue.first_delivered), "last_delivered": iso(issue.last_delivered),
+            "first_delivered": as_stored(issue.first_delivered),
+            "last_delivered": as_stored(issue.last_delivered),
             "empty_reason": issue.empty_reason, "url": url(request, issue_path(issue.digest, issue.day)),
             "messages": [message_json(request, issue, m, tldrs) for m in issue.messages]}
 
