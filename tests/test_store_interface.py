@@ -45,3 +45,25 @@ def test_the_interface_names_the_attributes_callers_read():
         assert store.path is None and store.serial == 0
     finally:
         store.close()
+
+
+def test_the_store_answers_a_damaged_file_with_its_own_error_never_sqlite3s(tmp_path):
+    """The boundary: a method, a generator's step and a search's candidates each raise the
+    store's error in words, naming the file (what `watcher` prints, the web's 503 shows)."""
+    from datetime import date
+
+    import pytest
+
+    from watcher.errors import DatabaseUnavailable
+
+    path = tmp_path / "junk.db"
+    path.write_bytes(b"not a database at all, " * 100)
+    store = Store.open(path, readonly=True)  # opened lazily: the first statement meets the junk
+    try:
+        for read in (store.count_papers, lambda: store.issues(), lambda: next(store.day_papers(date(2025, 4, 12), 10)),
+                     lambda: store.search_candidates(None, day_from=None, day_to=None, category=None,
+                                                     order="newest", ranked=10, page=None).fetch()):
+            with pytest.raises(DatabaseUnavailable, match=f"{path}: the database file is damaged"):
+                read()
+    finally:
+        store.close()

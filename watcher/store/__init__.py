@@ -105,7 +105,7 @@ class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrSto
     """A watcher database. Open with :meth:`open`; use as a context manager to close it."""
 
     serial = 0  # which connection this is, for a reader that keeps one (:mod:`watcher.store.serving`)
-    _translating = False  # inside a method of the boundary (:func:`~watcher.store.connection.translated`)
+    _translating: int | None = None  # the thread inside a method of the boundary (:func:`~watcher.store.connection.translated`)
 
     def __init__(self, db: sqlite_utils.Database, path: Path | None):
         self.db = db

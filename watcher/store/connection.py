@@ -7,6 +7,7 @@ import functools
 import inspect
 import os
 import sqlite3
+import threading
 from pathlib import Path
 
 from ..errors import DatabaseLocked, DatabaseUnavailable, StoreError
@@ -67,15 +68,16 @@ def translated(method):
 
     @functools.wraps(method)
     def call(self, *args, **kwargs):
-        if self._translating:
+        me = threading.get_ident()
+        if self._translating == me:  # within another method of the boundary, in this thread
             return method(self, *args, **kwargs)
-        self._translating = True
+        outer, self._translating = self._translating, me
         try:
             return method(self, *args, **kwargs)
         except sqlite3.Error as e:
             raise database_error(self.path, e) from e
         finally:
-            self._translating = False
+            self._translating = outer
     return call
 
 
