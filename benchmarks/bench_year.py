@@ -319,7 +319,7 @@ def pages(config_path: Path, folder: Path) -> list[tuple[str, str, dict]]:
     if saved:
         out.append(("paper", f"/papers/{saved[0][0].key}", {}))
     if issue:
-        out.append(("message", f"/digests/daily/{issue['day']}/archive/1", {}))
+        out.append(("message", f"/digests/daily/{issue.day}/archive/1", {}))
     twins = []
     for name, path, q in out:
         twins.append((name, path, q))

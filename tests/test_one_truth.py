@@ -49,7 +49,7 @@ def two_channels(tmp_path_factory):
     (first,) = (folder / "digests").glob("*.html")
     db = folder / "watcher-sample.db"
     with Store.open(db) as store:
-        sent = [m.paper.key for m in store.issue("daily", "2025-04-12")["messages"][0]["matches"]]
+        sent = [m.paper.key for m in store.issue("daily", "2025-04-12").messages[0].matches]
     for key in sent[:3]:
         r = run_cli("rate", "down", key, "--profile", "llm-rl", "--sample", cwd=folder)
         assert r.returncode == 0, r.stderr
@@ -129,10 +129,10 @@ def test_a_database_of_the_old_schema_keeps_its_deliveries_readable(two_channels
     conn.close()
     with Store.open(old) as store:
         issue = store.issue("daily", "2025-04-12")
-        got = {m["channel"]: [p.paper.key for p in m["matches"]] for m in issue["messages"]}
+        got = {m.channel: [p.paper.key for p in m.matches] for m in issue.messages}
     with Store.open(db) as store:
-        recorded = {m["channel"]: [p.paper.key for p in m["matches"]]
-                    for m in store.issue("daily", "2025-04-12")["messages"]}
+        recorded = {m.channel: [p.paper.key for p in m.matches]
+                    for m in store.issue("daily", "2025-04-12").messages}
     assert got["archive"] == recorded["archive"]  # the first channel: exactly its message
     assert sorted(got["second"]) == sorted(recorded["second"])  # the later one: its papers
 

@@ -152,13 +152,13 @@ def test_thirty_scheduled_runs_through_a_git_branch_deliver_each_paper_once(tmp_
         assert found >= len(delivered)  # the full-text index, made again on restore
         shown = []
         for issue in store.issues("daily"):
-            full = store.issue("daily", issue["day"])
-            for message in full["messages"]:
-                assert all(m.as_sent and m.since is None or m.since for m in message["matches"])
-                assert all(m.as_sent for m in message["matches"])
-                shown += [m.paper.key for m in message["matches"]]
+            full = store.issue("daily", issue.day)
+            for message in full.messages:
+                assert all(m.as_sent and m.since is None or m.since for m in message.matches)
+                assert all(m.as_sent for m in message.matches)
+                shown += [m.paper.key for m in message.matches]
         assert sorted(shown) == sorted(delivered)
-        assert store.upkeep_state()["last_run"][:10] == (first_day + timedelta(days=29)).isoformat()  # once ran it
+        assert store.upkeep_state().last_run.date().isoformat() == (first_day + timedelta(days=29)).isoformat()  # once ran it
         assert store.count_papers() <= len(delivered) + 12  # what a later run needs, not every paper seen
         assert all(store.is_seen(key) for key in set(listed_new) - matched - {
             r[0] for r in store.db.execute("SELECT key FROM papers")})
@@ -184,7 +184,7 @@ def test_a_pruned_paper_listed_again_is_not_new_and_its_revision_is_an_update(tm
         kept = {r[0] for r in store.db.execute("SELECT key FROM papers")}
         assert kept >= {listing[0].key, listing[4].key} and listing[1].key not in kept
         assert done["pruned"] == 6 - len(kept)
-        assert store.upkeep_state()["total_pruned"] == done["pruned"]
+        assert store.upkeep_state().total_pruned == done["pruned"]
         assert not store.db.execute("SELECT count(*) FROM paper_ids WHERE paper NOT IN (SELECT key FROM papers)"
                                     ).fetchone()[0]
         fts = store.db.execute("SELECT count(*) FROM papers_fts").fetchone()[0]
@@ -219,7 +219,7 @@ def test_the_upkeep_waits_for_another_process_that_holds_the_write_lock(tmp_path
         finally:
             holder.wait(30)
         assert holder.returncode == 0
-        assert store.upkeep_state()["last_run"][:10] == "2026-01-06"
+        assert store.upkeep_state().last_run.date().isoformat() == "2026-01-06"
 
 
 def test_the_upkeep_decisions():

@@ -49,7 +49,7 @@ def test_a_database_from_before_the_tldr_cache_migrates_forward_with_nothing_los
         s.db.execute("DROP TABLE tldr_calls")
         s.db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm004_tldr_cache'")
     with Store.open(path) as s:
-        assert s.count_papers() == 1 and s.channel_state("daily", "me")["watermark"]
+        assert s.count_papers() == 1 and s.channel_state("daily", "me").watermark
         s.tldr_remember([("2504.07615", "One sentence."), ("title:x", None)], "m", NOW)
         s.tldr_count_calls("2025-04-12", 2)
         s.tldr_count_calls("2025-04-12", 1)
@@ -210,7 +210,7 @@ def test_paper_counts_follow_every_insert_merge_and_delete(store):
         store.db.execute("DELETE FROM papers WHERE key = '2504.00003'")
     rows, kept = counted()
     assert rows == kept and store.count_papers() == 2
-    assert {r["name"]: r["papers"] for r in store.sources()} == {}  # no sources row yet: none listed
+    assert {r.name: r.papers for r in store.sources()} == {}  # no sources row yet: none listed
 
 
 def test_a_writer_checks_every_page_only_when_the_file_changed_since_the_last_checked_writer(tmp_path, monkeypatch):

@@ -61,3 +61,34 @@ def test_the_store_is_the_package_and_runs_the_sql():
     package = sorted((REPO / "watcher" / "store").glob("*.py"))
     assert package and not (REPO / "watcher" / "store.py").exists()
     assert sum(bool(sql_in(path)) for path in package) >= 8
+
+
+# --- the store is the only place that knows SQLite --------------------------------------------
+
+DRIVERS = {"sqlite3", "sqlite_utils"}
+
+
+def sqlite_in(path: Path) -> list[str]:
+    """Where ``path`` knows SQLite: an import of ``sqlite3`` or ``sqlite_utils``, or a store's
+    connection reached as ``.db``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [f"line {node.lineno}: import {a.name}" for a in node.names if a.name.split(".")[0] in DRIVERS]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in DRIVERS and not node.level:
+            found.append(f"line {node.lineno}: from {node.module} import")
+        elif isinstance(node, ast.Attribute) and node.attr == "db":
+            found.append(f"line {node.lineno}: .db")
+    return found
+
+
+def test_no_module_outside_the_store_knows_sqlite():
+    """Nothing outside watcher/store/ imports sqlite3 (or sqlite-utils) or reaches a store's
+    connection: its errors come out of the store as StoreError, its answers as Papers and
+    records (watcher/store/interface.py), so a second store could take its place."""
+    knowing = {}
+    for path in sorted((REPO / "watcher").rglob("*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        if not rel.startswith(STORE) and (found := sqlite_in(path)):
+            knowing[rel] = found
+    assert knowing == {}, f"SQLite belongs in watcher/store/ (a Store method, a StoreError): {knowing}"

@@ -41,18 +41,18 @@ def test_the_kept_inbox_follows_every_change_of_the_database_and_each_session_ha
         # the daemon delivers the next day's issue through its own connection
         with Store.open(db) as store:
             latest = store.latest_issues()[0]
-            issue = store.issue(latest["digest"], latest["day"])
-            sent = issue["messages"][0]["matches"]
+            issue = store.issue(latest.digest, latest.day)
+            sent = issue.messages[0].matches
             paper = sent[0].paper
-            day = date.fromisoformat(latest["day"]).toordinal() + 1
+            day = date.fromisoformat(latest.day).toordinal() + 1
             next_day = date.fromordinal(day)
             fresh = replace(paper, arxiv_id="2504.99999", title="A paper delivered the next day",
                             announced=next_day)
             now = datetime.combine(next_day, datetime.min.time(), timezone.utc).replace(hour=21)
             store.upsert([fresh], now)
-            digest = Digest(latest["digest"], issue["title"], next_day,
+            digest = Digest(latest.digest, issue.title, next_day,
                             [Match(fresh, 5.0, ["title: \"next\""], sent[0].profile)])
-            store.record_delivery(latest["digest"], "archive", [fresh], now, issue=digest)
+            store.record_delivery(latest.digest, "archive", [fresh], now, issue=digest)
         again = reader.get("/")
         assert "A paper delivered the next day" in again.text and again.text != first.text
         assert reader.get("/").text == again.text

@@ -170,7 +170,7 @@ def test_the_mails_view_in_browser_link_opens_that_issue_with_the_same_papers(de
     # the delivery happened on the next day in UTC
     with Store.open(db) as store:
         (issue,) = store.issues("daily")
-    assert issue["day"] == "2025-04-12" and issue["first_delivered"].startswith("2025-04-13")
+    assert issue.day == "2025-04-12" and issue.first_delivered.date().isoformat() == "2025-04-13"
     assert link == f"{BASE}/digests/daily/2025-04-12/me"  # exactly this message: the e-mail channel's
     parts = urlsplit(link)
     assert parts.path.startswith(urlsplit(BASE).path + "/")  # the proxy strips the prefix
@@ -196,7 +196,7 @@ def test_every_list_of_papers_shows_the_tldr_and_a_shortened_abstract(delivered,
     config, db, *_ = delivered
     with Store.open(db) as store:
         (issue_row,) = store.issues("daily")
-        papers = {m.paper.key: m.paper for m in store.issue("daily", issue_row["day"])["messages"][0]["matches"]}
+        papers = {m.paper.key: m.paper for m in store.issue("daily", issue_row.day).messages[0].matches}
     for path in ["/?view=full", "/digests/daily/2025-04-12?view=full", "/search?q=GRPO"]:
         r = client.get(path)
         assert r.status_code == 200, path
@@ -232,7 +232,7 @@ def test_a_cached_model_tldr_is_shown_instead_of_the_extractive_one(tmp_path, de
     copy.write_bytes(db.read_bytes())
     with Store.open(copy) as store:
         (issue_row,) = store.issues("daily")
-        first = store.issue("daily", issue_row["day"])["messages"][0]["matches"][0].paper
+        first = store.issue("daily", issue_row.day).messages[0].matches[0].paper
         store.tldr_remember([(first.key, "A model says <script>alert(1)</script> in one line.")],
                             "test-model", datetime(2025, 4, 12, tzinfo=timezone.utc))
         apply_rating(store, "save", None, first.key, "cli", profiles=config.profiles)

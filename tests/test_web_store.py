@@ -57,10 +57,10 @@ def test_an_m001_database_migrates_forward_with_nothing_lost(tmp_path):
                 for t in ("papers", "deliveries")} == before  # later migrations add columns
         assert sorted(keys(s, "GRPO")) == ["2504.00001", "2504.07615"]  # the index holds old papers
         issue = s.issue("daily", "2025-04-11")
-        (message,) = issue["messages"]  # the ledger's delivery, as a message of its channel
-        assert message["channel"] == "mail" and message["number"] == 1
-        assert [m.paper.key for m in message["matches"]] == ["2504.00001", "2504.07615"]  # by time, then id
-        assert s.latest_issues()[0]["day"] == "2025-04-11"
+        (message,) = issue.messages  # the ledger's delivery, as a message of its channel
+        assert message.channel == "mail" and message.number == 1
+        assert [m.paper.key for m in message.matches] == ["2504.00001", "2504.07615"]  # by time, then id
+        assert s.latest_issues()[0].day == "2025-04-11"
     with Store.open(path) as s:  # reopening changes nothing
         assert len(list(s.db["issues"].rows)) == 1
 
@@ -83,7 +83,7 @@ def test_the_search_index_follows_new_updated_and_rekeyed_papers(tmp_path):
         # its model TL;DR moved with it: not asked for again, shown under the new key
         assert s.tldr_cached([idless.key, "2504.99999"]) == {"2504.99999": "Quokkas learn policies."}
         assert keys(s, "quokka") == ["2504.99999"]  # re-keyed: one row, found under its id
-        assert [m.paper.key for m in s.issue("daily", "2025-04-12")["messages"][0]["matches"]] == ["2504.99999"]
+        assert [m.paper.key for m in s.issue("daily", "2025-04-12").messages[0].matches] == ["2504.99999"]
         assert s.db.execute("SELECT count(*) FROM papers_fts").fetchone()[0] == s.count_papers() == 2
 
 
@@ -98,14 +98,14 @@ def test_each_message_is_kept_as_it_was_sent_in_its_order(tmp_path):
                         [Match(c, 3.0, ["c"], "llm-rl"), Match(a, 1.0, ["z"], "llm-rl")])
         s.record_delivery("daily", "slack", second.papers, NOW + timedelta(hours=1), issue=second)
         issue = s.issue("daily", "2025-04-12")
-        mail, slack = issue["messages"]
-        assert [m.paper.key for m in mail["matches"]] == ["2504.00002", "2504.00001"]
-        assert [m.paper.key for m in slack["matches"]] == ["2504.00003", "2504.00001"]
-        assert mail["matches"][0].reasons == ['ti: "x"', "<b>y</b>"] and mail["matches"][0].score == 2.5
-        assert issue["first_delivered"] < issue["last_delivered"]
-        assert [(m["channel"], m["papers"]) for m in s.issues()[0]["messages"]] == [("mail", 2), ("slack", 2)]
-        assert [m["channel"] for m in s.issue("daily", "2025-04-12", "slack")["messages"]] == ["slack"]
-        assert [(d["channel"], d["day"], d["number"]) for d in s.paper_deliveries("2504.00001")] == [
+        mail, slack = issue.messages
+        assert [m.paper.key for m in mail.matches] == ["2504.00002", "2504.00001"]
+        assert [m.paper.key for m in slack.matches] == ["2504.00003", "2504.00001"]
+        assert mail.matches[0].reasons == ['ti: "x"', "<b>y</b>"] and mail.matches[0].score == 2.5
+        assert issue.first_delivered < issue.last_delivered
+        assert [(m.channel, m.papers) for m in s.issues()[0].messages] == [("mail", 2), ("slack", 2)]
+        assert [m.channel for m in s.issue("daily", "2025-04-12", "slack").messages] == ["slack"]
+        assert [(d.channel, d.day, d.number) for d in s.paper_deliveries("2504.00001")] == [
             ("mail", "2025-04-12", 1), ("slack", "2025-04-12", 1)]
         assert s.issue("daily", "2025-04-13") is None
 
@@ -149,5 +149,5 @@ def test_an_empty_digest_sent_with_send_empty_is_an_issue_with_its_reason(tmp_pa
         empty = Digest("daily", "LLM-RL", date(2025, 4, 13), [], empty_reason="nothing matched your profiles")
         s.record_delivery("daily", "mail", [], NOW, issue=empty)
         issue = s.issue("daily", "2025-04-13")
-        assert issue["messages"][0]["matches"] == [] and issue["empty_reason"] == "nothing matched your profiles"
-        assert issue["messages"][0]["empty_reason"] == "nothing matched your profiles"
+        assert issue.messages[0].matches == [] and issue.empty_reason == "nothing matched your profiles"
+        assert issue.messages[0].empty_reason == "nothing matched your profiles"

@@ -183,7 +183,7 @@ class Daemon:
 
     def _last_success(self, config: Config) -> dict[str, datetime | None]:
         with Store.open(config.settings.database) as store:
-            return store.digest_times(config.digests, "last_success")
+            return store.last_successes(config.digests)
 
     def _schedule(self, config: Config, catch_up: set[str]) -> None:
         """(Re)create one job per digest; queue the digests of ``catch_up`` that missed a run.

@@ -38,7 +38,6 @@ the papers for the next run, and a delivered paper is never delivered again thro
 from __future__ import annotations
 
 import logging
-import sqlite3
 import sys
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timezone
@@ -61,7 +60,8 @@ from .sources import SourceContext, make_source
 from .sources.common import name_papers
 from .sources.sample import is_sample
 from .steps import failure, stops_the_cycle
-from .store import Store, database_error, parse_time
+from .store import Store
+from .store.records import ChannelRecord
 from .text import plural
 from .present.summarize import Summarizer
 
@@ -291,14 +291,13 @@ def channel_papers(config: Config, store: Store, dcfg: DigestConfig, channel: st
     start or None). ``since_day`` replaces the window and ignores the watermark."""
     tz = config.settings.timezone
     state = store.channel_state(dcfg.name, channel)
-    watermark = parse_time(state.get("watermark"))
+    watermark = state.watermark
     since = None  # after the first run: everything stored since the last successful
     # delivery, whatever its date (late announcements, holidays, long outages)
     first_window = None
     if watermark is None:  # the first run reaches back lookback; if it failed, its
         # window is kept for the retries
-        since = (date.fromisoformat(state["first_window"]) if state.get("first_window")
-                 else window_start(now, dcfg.lookback, tz))
+        since = state.first_window or window_start(now, dcfg.lookback, tz)
         first_window = since
     if since_day:
         since, watermark = since_day, None
@@ -331,12 +330,13 @@ def deliver_digest(config: Config, store: Store, dcfg: DigestConfig, cycle: Cycl
             candidates, revised, first_window = channel_papers(config, store, dcfg, name, cycle.now,
                                                                deliver.since_day)
             older = None if candidates else left_out(store, dcfg, name, first_window, deliver.since_day)
-            state = {} if candidates or first_window or deliver.since_day else store.channel_state(dcfg.name, name)
+            state = (ChannelRecord(dcfg.name, name) if candidates or first_window or deliver.since_day
+                     else store.channel_state(dcfg.name, name))
             # a run after the last delivery that sent nothing moved the watermark past it (the
             # watermark has microseconds, the delivery's time seconds)
-            ran_empty = bool(state.get("watermark")) and (not state.get("last_success") or parse_time(
-                state["watermark"]).replace(microsecond=0) > parse_time(state["last_success"]))
-            last = parse_time(state.get("watermark") if ran_empty else state.get("last_success"))
+            ran_empty = state.watermark is not None and (state.last_success is None or
+                                                         state.watermark.replace(microsecond=0) > state.last_success)
+            last = state.watermark if ran_empty else state.last_success
             digest = plan.build(candidates, revised, older, utc(last) if last else None, ran_empty)
             say_delivered(store, plan, [name], deliver.since_day, digest)
             if digest.links is not None:  # "view in browser" opens exactly this message
@@ -456,11 +456,8 @@ def run_once(config: Config, cycle: Cycle, fetch: Fetch | None = None, deliver: 
         lock.acquire(cycle.lock_wait, stop=cycle.stop)
         if cycle.clock:  # stamps must not run behind those of a cycle that held the lock before
             cycle.now = cycle.clock()
-        try:
-            with open_store(config) as store:
-                _run_locked(config, store, cycle, fetch, deliver, report, http)
-        except sqlite3.Error as e:  # locked past the timeout, read-only, damaged: stop the cycle
-            raise database_error(db, e) from e
+        with open_store(config) as store:  # locked past the timeout, read-only, damaged: StoreError
+            _run_locked(config, store, cycle, fetch, deliver, report, http)
     return report
 
 
@@ -494,7 +491,7 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
             detail["error"] = stopped_by
         try:
             store.finish_run(run_id, "ok" if report.ok and not stopped_by else "failed", detail, cycle.now)
-        except (sqlite3.Error, StoreError) as e:  # the error that ended the cycle is the one to report
+        except StoreError as e:  # the error that ended the cycle is the one to report
             log.debug("could not record the end of the run: %s", e)
 
 
@@ -507,9 +504,8 @@ def _upkeep(config: Config, store: Store, cycle: Cycle) -> None:
     try:
         upkeep(config, store, cycle.now, stop=cycle.stop)
     except Exception as e:  # noqa: BLE001 - isolated, as a source or a channel is
-        error = database_error(store.path, e) if isinstance(e, sqlite3.Error) else e
-        if isinstance(error, DatabaseLocked):
-            log.warning("upkeep left to the next cycle: %s", error)
+        if isinstance(e, DatabaseLocked):
+            log.warning("upkeep left to the next cycle: %s", e)
             return
         if stops_the_cycle(e):
             raise

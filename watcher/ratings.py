@@ -168,7 +168,7 @@ def current(store: Store, keys: Collection[str]) -> tuple[dict[tuple[str, str], 
     return store.marks_of(list(dict.fromkeys(keys)))
 
 
-def saved(store: Store) -> list[tuple[Paper, str]]:
+def saved(store: Store) -> list[tuple[Paper, datetime]]:
     """The reading list, oldest first: ``(paper, saved_at)``."""
     return store.saved_papers()
 
@@ -189,7 +189,9 @@ def export_saved(items, fmt: str) -> str:
 
         return write([p for p, _ in items])
     if fmt == "json":
-        return json.dumps([dict(p.to_json(), saved_at=when) for p, when in items],
+        from .store import as_stored
+
+        return json.dumps([dict(p.to_json(), saved_at=as_stored(when)) for p, when in items],
                           ensure_ascii=False, indent=2)
     if fmt == "markdown":  # a card list: the template saved.md
         from .present.render import environment
@@ -201,7 +203,7 @@ def export_saved(items, fmt: str) -> str:
     for p, when in items:
         authors = ", ".join(p.authors[:3]) + (" et al." if len(p.authors) > 3 else "")
         ident = p.arxiv_id or (f"doi:{p.doi}" if p.doi else f"pmid:{p.pmid}" if p.pmid else "-")
-        lines.append(f"{ident}  {one_line(p.title)}  ({authors}; saved {when[:10]})")
+        lines.append(f"{ident}  {one_line(p.title)}  ({authors}; saved {when.date().isoformat()})")
     return "\n".join(lines) if lines else "the reading list is empty"
 
 
@@ -215,9 +217,7 @@ def orphan_notes(config) -> list[str]:
     db = Path(config.settings.database)
     if not db.exists():
         return []
-    with Store.open(db, readonly=True) as store:
-        if "ratings" not in store.db.table_names():  # not migrated yet: no ratings
-            return []
+    with Store.open(db, readonly=True) as store:  # not migrated yet: no ratings, none orphaned
         gone = orphaned(store, config.profiles)
     return [f"{config.path}: ratings of profile {name!r}, which is no longer in the config: {n} "
             f"kept (a profile of that name takes them up again; 'watcher ratings --profile {name}' "

@@ -29,7 +29,7 @@ from .errors import QuerySyntaxError
 from .matching.index import prepare
 from .models import Paper
 from .matching.query import And, Not, Or, Query, Term, parse_query
-from .store import Store, row_to_paper
+from .store import Store
 
 MAX_SCAN = 20_000  # candidates checked at most for one page; past it the page says so
 MAX_CHUNK = 100  # candidates checked between two looks at the caller's deadline (``check``)
@@ -135,33 +135,31 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
     out = Results()
     want = offset + limit + 1
     # exact: the index alone decides, one page straight from SQLite
-    cursor, count = store.search_rows(expr, day_from=filters.day_from, day_to=filters.day_to,
-                                      category=filters.category, order=order, ranked=RANKED,
-                                      page=(limit + 1, offset) if exact else None)
-    names = [d[0] for d in cursor.description]
+    candidates = store.search_candidates(expr, day_from=filters.day_from, day_to=filters.day_to,
+                                         category=filters.category, order=order, ranked=RANKED,
+                                         page=(limit + 1, offset) if exact else None)
     if exact:
-        out.papers = [row_to_paper(dict(zip(names, r))) for r in cursor.fetchall()]
+        out.papers = [p for p, _ in candidates.fetch()]
         out.scanned = len(out.papers)
         out.more = len(out.papers) > limit
         out.papers = out.papers[:limit]
         out.first = offset
-        cursor.close()
+        candidates.close()
         if not out.more:  # every paper of the filters was seen
             out.total = offset + len(out.papers) if out.papers or not offset else None
         else:  # SQLite counts what the filters select
-            out.total = count()
+            out.total = candidates.count()
         return out
     page: list[Paper] = []  # the papers from ``offset`` on; those before it are only counted
     passed = 0
     chunk = min(want, MAX_CHUNK)  # most candidates usually pass: the first chunk is a page's worth
     while passed < want and out.scanned < max_scan:
         check()
-        rows = cursor.fetchmany(min(chunk, max_scan - out.scanned))
-        if not rows:
+        found = candidates.fetch(min(chunk, max_scan - out.scanned))  # with the words the index holds of each
+        if not found:
             break
-        out.scanned += len(rows)
-        found = [dict(zip(names, r)) for r in rows]  # with the words the index holds of each
-        new = _keep([row_to_paper(row) for row in found], query, filters, found)
+        out.scanned += len(found)
+        new = _keep([p for p, _ in found], query, filters, [words for _, words in found])
         page.extend(new[max(0, offset - passed):])
         passed += len(new)
         # the next chunk: what the page still lacks at the rate seen so far, plus a quarter
@@ -172,7 +170,7 @@ def run_search(store: Store, query: Query | None, filters: Filters, *, offset: i
                     if passed else 2 * chunk)
     else:
         out.capped = passed < want and out.scanned >= max_scan
-    cursor.close()
+    candidates.close()
     out.papers = page[:limit]
     out.more = len(page) > limit
     out.first = offset
@@ -216,11 +214,11 @@ def _lean(papers: list[Paper], query: Query) -> list[Paper]:
     return out
 
 
-def _keep(papers: list[Paper], query: Query | None, filters: Filters, rows: list[dict]) -> list[Paper]:
+def _keep(papers: list[Paper], query: Query | None, filters: Filters, words: list[dict]) -> list[Paper]:
     """The ``papers`` that ``query`` and ``filters`` select, checked by the query language;
-    ``rows``: their rows in the store, whose normalised words (``search_title``,
-    ``search_abstract``) the check reads rather than normalising the text again."""
-    batch = prepare(_lean(papers, query) if query and filters.matcher is None else papers, rows)
+    ``words``: their normalised words as the store keeps them (``search_title``,
+    ``search_abstract``), which the check reads rather than normalising the text again."""
+    batch = prepare(_lean(papers, query) if query and filters.matcher is None else papers, words)
     keep = set(batch.evaluate(query.root)) if query else set(range(len(papers)))
     if filters.matcher is not None and keep:
         keep &= set(filters.matcher.score_batch(batch))
@@ -274,11 +272,11 @@ def similar_papers(store: Store, paper: Paper, weight, limit: int = 5,
     if not tokens:
         return []
     expr = " OR ".join(f'"{t}"' for t in dict.fromkeys(tokens))
-    found = store.similar_rows(expr, paper.key)  # with the words the index holds of each
-    candidates = [row_to_paper(row) for row in found]
+    found = store.similar_candidates(expr, paper.key)  # with the words the index holds of each
+    candidates = [p for p, _ in found]
     if not candidates:
         return []
-    scores = similarity(prepare(candidates, found), vector, weight)
+    scores = similarity(prepare(candidates, [words for _, words in found]), vector, weight)
     best = sorted(scores.items(), key=lambda kv: (-kv[1], candidates[kv[0]].key))[:limit]
     return [(candidates[i], s) for i, s in best if s > 0 and s >= floor]
 

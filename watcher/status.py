@@ -4,43 +4,40 @@ Every time shown is in the config's ``[watcher].timezone`` (the database keeps U
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
 from .matching.assemble import counts_line, profile_counts
 from .config import Config
 from .schedule import due_digests, next_fire as _next_fire
-from .store import Store, local, parse_time, require_database
+from .store import Store, local, require_database
+from .store.records import ChannelRun, SourceRecord
 from .masking import redact
 from .text import plural
 
 
-def _delivered_nothing(d, config: Config, channels: list[dict]) -> str | None:
+def _delivered_nothing(d, config: Config, channels: list[ChannelRun]) -> str | None:
     """Why the digest's last run sent nothing to any channel, as its terminal line said it
     (``no new papers (nothing matched your profiles)``), with each profile's count and where
     to preview its query when papers came and no profile took one; None when a channel got
     papers, one failed (its own line says so) or the digest never ran."""
     from .matching.assemble import NOTHING_MATCHED
 
-    if not channels or any(c.get("sent") or c.get("error") or not c.get("empty") for c in channels):
+    if not channels or any(c.sent or c.error or not c.empty for c in channels):
         return None
-    reasons = sorted({c["empty"] for c in channels})
+    reasons = sorted({c.empty for c in channels})
     line = f"no new papers ({'; '.join(reasons)})"
     if NOTHING_MATCHED in reasons:
         brought: dict[str, int] = {}
         for c in channels:
-            brought.update(c.get("profiles") or {})
+            brought.update(c.profiles)
         counts = profile_counts(d, config.profiles, brought)
         line += f"; per profile: {counts_line(counts, hint=True)}"
     return line
 
 
-def _ago(text: str | None, tz) -> str:
+def _ago(when: datetime | None, tz) -> str:
     """A stored UTC time as local time in ``tz``; "never" when there is none."""
-    when = parse_time(text) if text else None
-    if when is None:
-        return text or "never"
-    return local(when, tz)
+    return "never" if when is None else local(when, tz)
 
 
 def st_every(dcfg) -> str:
@@ -76,57 +73,56 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
     with Store.open_current(db) if store is None else nullcontext(store) as store:
         lines.append(f"  {plural(store.count_papers(), 'paper')} stored")
         lines.append("sources:")
-        rows = {r["name"]: r for r in store.sources()}
+        rows = {r.name: r for r in store.sources()}
         for name in config.sources:
-            r = rows.get(name, {})
-            counts = json.loads(r["last_counts"]) if r.get("last_counts") else None
-            last = f"last fetch {_ago(r.get('last_success'), tz)}"
+            r = rows.get(name) or SourceRecord(name)
+            counts = r.last_counts
+            last = f"last fetch {_ago(r.last_success, tz)}"
             if counts:
                 last += f" ({counts['new']} new, {counts['updated']} updated, {counts['unchanged']} unchanged)"
-            lines.append(f"  {name}: {last}; {plural(r.get('papers', 0), 'paper')}")
-            if r.get("failures"):
+            lines.append(f"  {name}: {last}; {plural(r.papers, 'paper')}")
+            if r.failures:
                 # the store keeps the latest failure of the streak, not its first
-                lines.append(f"    FAILING ({r['failures']} in a row), last failed at "
-                             f"{_ago(r['last_error_at'], tz)}: {r['last_error']}")
+                lines.append(f"    FAILING ({r.failures} in a row), last failed at "
+                             f"{_ago(r.last_error_at, tz)}: {r.last_error}")
         lines.append("digests:")
         from .sources.sample import is_sample
 
         sample = is_sample(config)  # ran once by 'once --sample': no schedule to miss
         due = {} if sample else {d.name: d for d in due_digests(
-            config, store.digest_times(config.digests, "last_success"), now)}
+            config, store.last_successes(config.digests), now)}
         for name, d in config.digests.items():
             st = store.digest_state(name)
-            last_ok = parse_time(st.get("last_success"))
             missed = due[name].missed if name in due else None
             if sample:
                 when = "not scheduled (the sample: 'watcher once --sample' runs it)"
             elif name in due:
                 when = "now (overdue)" if running else "overdue: at the next 'watcher run' start or 'watcher once --due'"
             else:
-                when = local(next_fire(d, tz, now, last_ok), tz)
+                when = local(next_fire(d, tz, now, st.last_success), tz)
             sched = f"every {st_every(d)}" if d.every else f"schedule {d.schedule!r}"
-            lines.append(f"  {name}: last run {_ago(st.get('last_run'), tz)} "
-                         f"({st.get('last_status') or '-'}); next {when} [{sched}]")
-            if st.get("last_status") in ("failed", "degraded") and st.get("last_error"):
-                lines.append(f"    last run {st['last_status']}: {st['last_error']}")
+            lines.append(f"  {name}: last run {_ago(st.last_run, tz)} "
+                         f"({st.last_status or '-'}); next {when} [{sched}]")
+            if st.last_status in ("failed", "degraded") and st.last_error:
+                lines.append(f"    last run {st.last_status}: {st.last_error}")
             if missed is not None:
                 lines.append(f"    missed its run at {local(missed, tz)} "
-                             f"(last success {_ago(st.get('last_success'), tz)})")
+                             f"(last success {_ago(st.last_success, tz)})")
             days = store.issue_days(name)
             if days:
                 counts = profile_counts(d, config.profiles, store.issue_profile_counts(name, days[0]))
                 lines.append(f"    last issue {days[0]}, per profile: {counts_line(counts, hint=True)}")
             empty = _delivered_nothing(d, config, store.last_run_channels(name))
-            if empty and not (st.get("last_error") and st["last_error"] in empty):  # not said twice
+            if empty and not (st.last_error and st.last_error in empty):  # not said twice
                 lines.append(f"    last run delivered nothing: {empty}")
             for ch in d.channels:
                 c = store.channel_state(name, ch)
-                line = f"    -> {ch}: last delivery {_ago(c.get('last_success'), tz)}"
-                if c.get("last_count") is not None:
-                    line += f" ({plural(c['last_count'], 'paper')})"
+                line = f"    -> {ch}: last delivery {_ago(c.last_success, tz)}"
+                if c.last_count is not None:
+                    line += f" ({plural(c.last_count, 'paper')})"
                 lines.append(line)
-                if c.get("last_error") and (c.get("last_error_at") or "") >= (c.get("last_success") or ""):
-                    lines.append(f"       FAILED at {_ago(c['last_error_at'], tz)}: {c['last_error']}")
+                if c.failed_since_success:
+                    lines.append(f"       FAILED at {_ago(c.last_error_at, tz)}: {c.last_error}")
         from .zotsync import status_lines  # docs/zotero.md: a profile's Zotero library, the saves
 
         lines += status_lines(config, store)

@@ -7,10 +7,8 @@ by :mod:`watcher.pipeline` and :mod:`watcher.zotsync` (the isolation rule is wri
 from __future__ import annotations
 
 import logging
-import sqlite3
 
 from .errors import MAX_ERROR, DatabaseUnavailable, WatcherError
-from .store import database_error
 from .text import shorten
 
 log = logging.getLogger("watcher")
@@ -22,9 +20,7 @@ def stops_the_cycle(error: BaseException) -> bool:
     could be printed); any other error fails only the source, digest or channel it came from."""
     if isinstance(error, BrokenPipeError):  # channels turn their sockets' errors into DeliveryError
         return True
-    if isinstance(error, sqlite3.Error):
-        error = database_error("", error)
-    return isinstance(error, DatabaseUnavailable)
+    return isinstance(error, DatabaseUnavailable)  # the store's errors say it (never sqlite3's)
 
 
 def failure(what: str, error: Exception, clean=lambda text: text) -> str:

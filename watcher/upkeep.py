@@ -15,7 +15,7 @@ from typing import Callable
 from .config import Config
 from .progress import ProgressFactory, start
 from .retention import prune_cutoff, upkeep_due, vacuum_worth
-from .store import Store, parse_time, stamp
+from .store import Store, stamp
 
 log = logging.getLogger("watcher")
 
@@ -24,16 +24,14 @@ def upkeep(config: Config, store: Store, now: datetime, stop: Callable[[], bool]
            progress: ProgressFactory = start, force: bool = False) -> dict | None:
     """Run the upkeep when due (or ``force``): what it did (``pruned``, ``vacuumed``), None when
     not due."""
-    state = store.upkeep_state()
-    if not force and not upkeep_due(parse_time(state.get("last_run")), now):
+    if not force and not upkeep_due(store.upkeep_state().last_run, now):
         return None
-    stored_before, filed_before = prune_cutoff(now, config.settings.keep, parse_time(store.oldest_watermark()))
-    cutoff = stamp(stored_before)
+    stored_before, filed_before = prune_cutoff(now, config.settings.keep, store.oldest_watermark())
     keep_keys = store.zotero_example_keys()
     pruned = 0
     with progress("upkeep: pruning", unit="papers") as bar:
         while not stop():
-            keys = store.prunable(cutoff, filed_before.isoformat(), keep_keys)
+            keys = store.prunable(stored_before, filed_before, keep_keys)
             if not keys:
                 break
             n = store.forget(keys)
@@ -45,8 +43,8 @@ def upkeep(config: Config, store: Store, now: datetime, stop: Callable[[], bool]
     vacuumed = not stop() and vacuum_worth(*store.page_counts())
     if vacuumed:
         store.vacuum()
-    store.upkeep_done(stamp(now), pruned, vacuumed)
+    store.upkeep_done(now, pruned, vacuumed)
     if pruned:
         log.info("upkeep: pruned %d paper%s first stored before %s (their keys stay seen)%s", pruned,
-                 "s" * (pruned != 1), cutoff[:10], "; the file rebuilt" if vacuumed else "")
+                 "s" * (pruned != 1), stamp(stored_before)[:10], "; the file rebuilt" if vacuumed else "")
     return {"pruned": pruned, "vacuumed": vacuumed}

@@ -281,7 +281,8 @@ def _find(client: Client, paper: Paper, collection: str | None = None) -> dict |
 
 def status_lines(config, store) -> list[str]:
     """For ``watcher status``: one line per place read and one for the saves, when configured."""
-    from .store import local_text
+    from .store import local
+    from .store.records import ZoteroPlace
 
     lines = []
     rows = store.zotero_places()
@@ -289,15 +290,16 @@ def status_lines(config, store) -> list[str]:
         return lines
     tz = config.settings.timezone
     for key, lib in places(config).items():
-        r = rows.get(key, {})
-        line = f"  {lib.where}: last sync {local_text(r.get('last_success'), tz) or 'never'}"
-        if r.get("items") is not None:
-            line += f" ({r['items']} items)"
-        if r.get("failures"):
-            line += (f"; UNREACHABLE ({r['failures']} failed in a row, the last at "
-                     f"{local_text(r['last_error_at'], tz)}): {r['last_error']}; examples of the last sync kept")
-        elif r.get("last_error"):  # a good read's note: the items it skipped
-            line += f"; {r['last_error']}"
+        r = rows.get(key) or ZoteroPlace(key)
+        line = f"  {lib.where}: last sync {local(r.last_success, tz) if r.last_success else 'never'}"
+        if r.items is not None:
+            line += f" ({r.items} items)"
+        if r.failures:
+            line += (f"; UNREACHABLE ({r.failures} failed in a row, the last at "
+                     f"{local(r.last_error_at, tz) if r.last_error_at else ''}): {r.last_error}; "
+                     "examples of the last sync kept")
+        elif r.last_error:  # a good read's note: the items it skipped
+            line += f"; {r.last_error}"
         lines.append(line)
     if targets(config):
         done, queued, error = store.zotero_save_counts()

@@ -129,7 +129,7 @@ def once(ctx: Context, digests, due, dry_run, sample) -> None:
         from ..schedule import due_digests
 
         with open_store(config) as store:
-            last = store.digest_times(config.digests, "last_run")
+            last = store.last_runs(config.digests)
         selected = [d.name for d in due_digests(config, last, now, only=selected)]
     cycle = Cycle(now=now, clock=None if sample else now_utc)
     # --due under a timer every 15 minutes: no digest due, no source fetched
@@ -407,8 +407,8 @@ def explain(ctx: Context, paper, profile, sample) -> None:
                                  f"{suggestions(store, paper)}{sample_hint(ctx, config)}")
             explained = [(name, *explain_paper(config, name, store, found)) for name in names]
             every = store.paper_messages(found.key)
-            sent = [r for r in every if profile is None or r["profile"] == profile]
-            elsewhere = sorted({r["profile"] or "-" for r in every} - {r["profile"] or "-" for r in sent})
+            sent = [r for r in every if profile is None or r.profile == profile]
+            elsewhere = sorted({r.profile or "-" for r in every} - {r.profile or "-" for r in sent})
     if paper is None:
         click.echo("\n".join(blocks))
         return
@@ -428,13 +428,13 @@ def explain(ctx: Context, paper, profile, sample) -> None:
     click.echo("\n".join(delivery_record_text(sent, profile, elsewhere, config.settings.timezone)))
 
 
-def delivery_record_text(sent: list[dict], profile: str | None = None, elsewhere=(), tz=timezone.utc) -> list[str]:
+def delivery_record_text(sent: list, profile: str | None = None, elsewhere=(), tz=timezone.utc) -> list[str]:
     """``watcher explain PAPER``: the messages that delivered the paper (docs/record.md), each with
     when and where it went and the score and reasons recorded then
     (:meth:`~watcher.store.Store.paper_messages`); with ``--profile``, those under it, and
     the other profiles it was delivered under (``elsewhere``) are named. Times in ``tz`` (the
     config's), as ``watcher status`` and the web show them."""
-    from ..store.rows import local_text
+    from ..store.rows import local
 
     if not sent:
         if profile is None:
@@ -444,13 +444,13 @@ def delivery_record_text(sent: list[dict], profile: str | None = None, elsewhere
             if elsewhere else "")]
     lines = ["delivered (as recorded when sent):"]
     for r in sent:
-        number = f" message {r['number']}" if r["number"] > 1 else ""
-        version = f"version {r['version']}, " if r["version"] else ""
-        score = f", score {r['score']:.2f}" if r["score"] is not None else ""
-        what = "" if r["kind"] == "new" else f" ({r['kind']})"
-        lines.append(f"  {local_text(r['sent_at'], tz)}: digest {r['digest']} of {r['day']} via {r['channel']}{number}{what}: "
-                     f"{version}profile {r['profile'] or '-'}{score}")
-        lines.extend(f"    - {reason}" for reason in r["reasons"])
+        number = f" message {r.number}" if r.number > 1 else ""
+        version = f"version {r.version}, " if r.version else ""
+        score = f", score {r.score:.2f}" if r.score is not None else ""
+        what = "" if r.kind == "new" else f" ({r.kind})"
+        lines.append(f"  {local(r.sent_at, tz) if r.sent_at else ''}: digest {r.digest} of {r.day} via {r.channel}"
+                     f"{number}{what}: {version}profile {r.profile or '-'}{score}")
+        lines.extend(f"    - {reason}" for reason in r.reasons)
     return lines
 
 

@@ -17,7 +17,6 @@ import errno
 import functools
 import logging
 import os
-import sqlite3
 import sys
 
 import click
@@ -81,12 +80,6 @@ def handle_errors(fn):
             fail(str(e), 2)
         except (StoreError, WatcherError) as e:
             fail(str(e), 1)
-        except sqlite3.Error as e:  # any command reading a locked, read-only or damaged database
-            from ..store import database_error
-
-            ctx = args[0] if args and isinstance(args[0], Context) else None
-            log.debug("database error", exc_info=e)
-            fail(str(database_error(ctx.database if ctx else "the database", e)), 1)
         except KeyboardInterrupt:
             fail("interrupted", 130)
         except (click.ClickException, click.exceptions.Exit, click.Abort, BrokenPipeError):

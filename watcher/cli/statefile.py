@@ -29,13 +29,12 @@ import gzip
 import lzma
 import os
 import shutil
-import sqlite3
 import tempfile
 from datetime import timedelta
 from pathlib import Path
 
 from ..errors import InputError
-from ..store import Store, build_state, complete_state, database_error, now_utc, saved_database_intact
+from ..store import NotAWatcherDatabase, Store, build_state, complete_state, now_utc, saved_database_intact
 from ..store.files import needs_migration
 
 # what a saved file may unpack to: a database compresses a few times (about 4x), a file of
@@ -91,10 +90,7 @@ def save(database: Path, out: Path, keep_ratings: bool = False,
     pending_day = (now_utc().date() - lookback - timedelta(days=1)).isoformat()
     with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
         built = Path(tmp) / "state.db"
-        try:
-            left_out = build_state(database, built, keep_ratings, pending_day)
-        except sqlite3.Error as e:  # a damaged page of the database read
-            raise database_error(database, e, opening=True) from e
+        left_out = build_state(database, built, keep_ratings, pending_day)  # a damaged page read: StoreError
         packed = Path(tmp) / "out.packed"
         pack(built, packed)
         os.replace(packed, out)
@@ -117,7 +113,7 @@ def restore(packed: Path, database: Path, force: bool = False) -> bool:
             ok = saved_database_intact(copy)
             if ok:
                 complete_state(copy)  # the derived data a state file leaves out
-        except (OSError, EOFError, sqlite3.Error, ValueError, lzma.LZMAError) as e:
+        except (OSError, EOFError, NotAWatcherDatabase, ValueError, lzma.LZMAError) as e:
             raise InputError(f"{packed}: not a saved watcher database ({e})") from e
         if not ok:
             raise InputError(f"{packed}: the saved database is damaged (quick_check failed)")

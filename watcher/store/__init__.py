@@ -12,11 +12,14 @@ SQL statement of watcher is here, one module per domain:
 - ``zotero``: Zotero's sync and saves;
 - ``sessions``: the web's session generation;
 - ``seen``: what was seen after its paper row is gone, pruning, the index upkeep;
-- ``connection``, ``files``, ``rows``: connections and their errors, the database file (the
-  state file, integrity), stored values as text.
+- ``connection``, ``serving``, ``files``, ``rows``: connections and their errors, the web's
+  connections, the database file (the state file, integrity), stored values as text;
+- ``records``: what the store answers with beside Papers (typed records, values parsed).
 
-:class:`Store` is composed of each domain's methods; this module re-exports every name that the
-rest of watcher imports from ``watcher.store``.
+:class:`Store` is composed of each domain's methods; ``interface`` lists them as a Protocol, the
+seam a second store would implement. Every public method raises StoreError, never an sqlite3
+error (:func:`~watcher.store.connection.translated`). This module re-exports every name that
+the rest of watcher imports from ``watcher.store``.
 
 Every write that belongs together happens in one transaction; the ledger row for a delivery is
 written only after the channel accepted it.
@@ -24,6 +27,7 @@ written only after the channel accepted it.
 
 from __future__ import annotations
 
+import inspect
 import sqlite3
 import time
 from contextlib import contextmanager
@@ -35,9 +39,9 @@ import sqlite_utils
 from ..errors import StoreError
 from ..folders import make_folder
 from ..models import now_utc
-from .connection import (_check_intact, busy_timeout, connect_readonly, database_error, error_kind,
-                         no_database, require_database)
-from .files import STATE_ERROR_NOT_KEPT, build_state, complete_state, saved_database_intact
+from .connection import (Interrupted, _check_intact, busy_timeout, connect_readonly, database_error, error_kind,
+                         no_database, require_database, translated)
+from .files import STATE_ERROR_NOT_KEPT, NotAWatcherDatabase, build_state, complete_state, saved_database_intact
 from .ledger import LedgerStore
 from .migrations import (m001_initial, m002_web_search, m003_ratings, m004_tldr_cache, m005_change_counters,
                          m006_web_sessions, m007_works, m008_messages, m009_search_text, m010_deliveries_by_paper,
@@ -46,7 +50,7 @@ from .migrations import (m001_initial, m002_web_search, m003_ratings, m004_tldr_
 from .papers import (SHORT_LOOKUP, SINCE_FIELDS, PaperStore, UpsertCounts, _filed_paper, _paper_row, _short,
                      changed_since, paper_snapshot, rekey_references, row_to_paper)
 from .ratings import DELIVERED_UNDER, RatingStore
-from .rows import _equal, iso, local, local_text, parse_time, stamp
+from .rows import _equal, as_stored, iso, local, local_text, parse_time, stamp
 from .runs import RunStore
 from .search import SearchStore
 from .seen import SeenStore
@@ -55,7 +59,7 @@ from .tldr import TldrStore
 from .zotero import ZoteroStore
 
 __all__ = [
-    "DELIVERED_UNDER", "SHORT_LOOKUP", "SINCE_FIELDS", "STATE_ERROR_NOT_KEPT", "Store", "UpsertCounts", "build_state", "complete_state",
+    "DELIVERED_UNDER", "Interrupted", "as_stored", "NotAWatcherDatabase", "SHORT_LOOKUP", "SINCE_FIELDS", "STATE_ERROR_NOT_KEPT", "Store", "UpsertCounts", "build_state", "complete_state",
     "busy_timeout", "changed_since", "connect_readonly", "database_error", "error_kind",
     "iso", "local", "local_text", "m001_initial", "m002_web_search", "m003_ratings", "m004_tldr_cache",
     "m005_change_counters", "m006_web_sessions", "m007_works", "m008_messages", "m009_search_text",
@@ -99,6 +103,9 @@ def _left_as_checked(path: Path) -> bool:
 class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrStore, ZoteroStore, SessionStore,
             SeenStore):
     """A watcher database. Open with :meth:`open`; use as a context manager to close it."""
+
+    serial = 0  # which connection this is, for a reader that keeps one (:mod:`watcher.store.serving`)
+    _translating: int | None = None  # the thread inside a method of the boundary (:func:`~watcher.store.connection.translated`)
 
     def __init__(self, db: sqlite_utils.Database, path: Path | None):
         self.db = db
@@ -206,7 +213,7 @@ class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrSto
                 raise database_error(self.path, e, waited=time.monotonic() - started) from e
             raise
 
-    def rows_in(self, sql: str, keys) -> list[tuple]:
+    def _rows_in(self, sql: str, keys) -> list[tuple]:
         """The rows of ``sql`` whose ``IN ({})`` takes ``keys``, asked in chunks of 500 (within
         SQLite's limit on parameters)."""
         keys = list(keys)
@@ -222,5 +229,13 @@ class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrSto
         return self.db.execute("PRAGMA data_version").fetchone()[0]
 
     def readable(self) -> None:
-        """Read one row of ``papers``: an sqlite3.Error when the database cannot answer."""
+        """Read one row of ``papers``: a StoreError when the database cannot answer."""
         self.db.execute("SELECT 1 FROM papers LIMIT 1").fetchall()
+
+
+# The store's boundary: every public method raises StoreError, never an sqlite3 error (opening,
+# closing and Store.writing translate their own).
+for _name, _method in inspect.getmembers(Store, inspect.isfunction):
+    if not _name.startswith("_") and _name not in ("close", "writing"):
+        setattr(Store, _name, translated(_method))
+del _name, _method

@@ -3,8 +3,11 @@ read-only connection, the integrity check before a write."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 import sqlite3
+import threading
 from pathlib import Path
 
 from ..errors import DatabaseLocked, DatabaseUnavailable, StoreError
@@ -44,6 +47,40 @@ def error_kind(error: BaseException) -> str:
     return "other"
 
 
+class Interrupted(StoreError):
+    """A statement its connection's progress handler stopped (SQLITE_INTERRUPT: the web's
+    deadline, its client gone, the server stopping), never a problem of the database."""
+
+
+def translated(method):
+    """``method`` of the store raising :func:`database_error`'s StoreError (naming the store's
+    file) for an SQLite error, so that no caller of the store sees an sqlite3 error: the store's
+    boundary. A generator's each step is translated; a call from within another translated
+    method is left to that one (a write's error keeps the wait :meth:`Store.writing` measured)."""
+    if inspect.isgeneratorfunction(method):
+        @functools.wraps(method)
+        def steps(self, *args, **kwargs):
+            try:
+                yield from method(self, *args, **kwargs)
+            except sqlite3.Error as e:
+                raise database_error(self.path, e) from e
+        return steps
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        me = threading.get_ident()
+        if self._translating == me:  # within another method of the boundary, in this thread
+            return method(self, *args, **kwargs)
+        outer, self._translating = self._translating, me
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as e:
+            raise database_error(self.path, e) from e
+        finally:
+            self._translating = outer
+    return call
+
+
 def database_error(path, error: sqlite3.Error, *, opening: bool = False,
                    waited: float | None = None) -> StoreError:
     """A StoreError that says in words what an SQLite error means for the user; a
@@ -52,6 +89,8 @@ def database_error(path, error: sqlite3.Error, *, opening: bool = False,
     wait). ``waited``: the seconds this write actually waited for the lock (measured by
     :meth:`Store.writing`); a message claims no wait it did not measure."""
     text = " ".join(str(error).replace("***", "").split())
+    if (getattr(error, "sqlite_errorname", None) or "") == "SQLITE_INTERRUPT":
+        return Interrupted(f"{path}: database error ({text})")
     kind = error_kind(error)
     if kind == "locked":
         how = "" if waited is None else f" (waited {waited:.0f}s)" if waited >= 1 else f" (waited {waited:.1f}s)"

@@ -7,7 +7,12 @@ import json
 import sqlite3
 from pathlib import Path
 
-from .connection import busy_timeout, connect_readonly
+from ..errors import StoreError
+from .connection import busy_timeout, connect_readonly, database_error
+
+
+class NotAWatcherDatabase(StoreError):
+    """A restored file SQLite cannot read as a watcher database; its text is SQLite's."""
 
 
 def needs_migration(database: Path) -> bool:
@@ -113,6 +118,14 @@ def _kept_papers(conn, keep_ratings: bool, pending_since: str | None, pending_da
 
 
 def build_state(database: Path, out: Path, keep_ratings: bool = False, pending_day: str = "0000") -> tuple[int, int]:
+    """:func:`_build_state`, a damaged page of ``database`` read raising its StoreError."""
+    try:
+        return _build_state(database, out, keep_ratings, pending_day)
+    except sqlite3.Error as e:
+        raise database_error(database, e, opening=True) from e
+
+
+def _build_state(database: Path, out: Path, keep_ratings: bool, pending_day: str) -> tuple[int, int]:
     """Write at ``out`` a new database holding only what a saved state file holds (an
     allow-list: :data:`STATE_TABLES`, with :data:`RATING_TABLES` when ``keep_ratings``) of the
     database at ``database`` (of the current schema), read in one snapshot: the ledger, the
@@ -210,7 +223,14 @@ def complete_state(path: Path) -> None:
     """Make again in the restored database at ``path`` what a state file leaves out because
     it is derived (:func:`build_state`): each paper's search columns and the full-text index,
     and each message's papers as sent from the changes kept of them. A database saved whole
-    (an older state file) is left as it is."""
+    (an older state file) is left as it is. NotAWatcherDatabase when SQLite cannot do it."""
+    try:
+        _complete_state(path)
+    except sqlite3.Error as e:
+        raise NotAWatcherDatabase(str(e)) from e
+
+
+def _complete_state(path: Path) -> None:
     from ..matching.index import search_text
     from .papers import row_to_paper
     from .seen import unpack_seen
@@ -246,12 +266,15 @@ def complete_state(path: Path) -> None:
 
 
 def saved_database_intact(path: Path) -> bool:
-    """Whether the database file at ``path`` passes ``PRAGMA quick_check``; sqlite3.Error when
-    it is no watcher database at all (no ``deliveries`` table)."""
-    conn = sqlite3.connect(path)
+    """Whether the database file at ``path`` passes ``PRAGMA quick_check``; NotAWatcherDatabase
+    when it is no watcher database at all (no ``deliveries`` table)."""
     try:
-        ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
-        conn.execute("SELECT count(*) FROM deliveries").fetchone()
-    finally:
-        conn.close()
+        conn = sqlite3.connect(path)
+        try:
+            ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+            conn.execute("SELECT count(*) FROM deliveries").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error as e:
+        raise NotAWatcherDatabase(str(e)) from e
     return ok

@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import date, datetime
 
 from ..models import Digest, Match, Paper, Sent
+from .records import IssueRecord, MessageRecord, PaperDelivery, PaperMessage
 from .papers import changed_since, paper_snapshot, row_to_paper
 from .rows import _equal, iso, stamp
 
@@ -86,10 +87,10 @@ class LedgerStore:
         return message
 
     def issues(self, digest: str | None = None, *, day: str | None = None, limit: int | None = None,
-               offset: int = 0) -> list[dict]:
+               offset: int = 0) -> list[IssueRecord]:
         """Delivered digests, newest date first (of one digest, and of one date, when named),
-        each with its ``messages`` (channel, number, ``papers``: how many new papers it showed)
-        in the order they were sent."""
+        each with its messages (without their papers: how many new papers each showed) in the
+        order they were sent."""
         where, args = _equal(digest=digest, day=day)
         sql = f"SELECT * FROM issues WHERE {where} ORDER BY day DESC, digest"
         if limit is not None:
@@ -97,25 +98,23 @@ class LedgerStore:
             args += [limit, offset]
         return self._with_messages(list(self.db.query(sql, args)))
 
-    def latest_issues(self) -> list[dict]:
-        """The newest delivered issue of each digest, with its ``messages`` as :meth:`issues`."""
+    def latest_issues(self) -> list[IssueRecord]:
+        """The newest delivered issue of each digest, with its messages as :meth:`issues`."""
         return self._with_messages(list(self.db.query("""
             SELECT i.* FROM issues i
             WHERE i.day = (SELECT max(day) FROM issues j WHERE j.digest = i.digest)
             ORDER BY i.digest""")))
 
-    def _with_messages(self, issues: list[dict]) -> list[dict]:
-        by_issue = {(i["digest"], i["day"]): i for i in issues}
-        for issue in issues:
-            issue["messages"] = []
+    def _with_messages(self, issues: list[dict]) -> list[IssueRecord]:
+        by_issue: dict[tuple[str, str], list[MessageRecord]] = {(i["digest"], i["day"]): [] for i in issues}
         for row in self.db.query(f"""
                 SELECT m.digest, m.day, m.channel, m.number, m.sent_at, m.parts,
                        (SELECT count(*) FROM message_papers mp WHERE mp.message = m.id
                         AND mp.kind = 'new') AS papers
                 FROM messages m WHERE m.digest || char(0) || m.day IN ({",".join("?" * len(by_issue))})
                 ORDER BY m.sent_at, m.id""", [f"{d}\0{day}" for d, day in by_issue]):
-            by_issue[(row["digest"], row["day"])]["messages"].append(row)
-        return issues
+            by_issue[(row["digest"], row["day"])].append(MessageRecord.from_row(row))
+        return [IssueRecord.from_row(i, by_issue[(i["digest"], i["day"])]) for i in issues]
 
     def issue_profile_counts(self, digest: str, day: str) -> dict[str, int]:
         """How many papers each profile brought to the issue of ``digest`` on ``day``, as its
@@ -131,8 +130,8 @@ class LedgerStore:
                                               [digest])]
 
     def issue(self, digest: str, day: str, channel: str | None = None,
-              number: int | None = None) -> dict | None:
-        """One delivered issue with its ``messages`` (of ``channel`` only, and only message
+              number: int | None = None) -> IssueRecord | None:
+        """One delivered issue with its messages (of ``channel`` only, and only message
         ``number`` of it, when given), in the order they were sent; each message holds its
         ``matches`` (Match objects with the recorded score, profile, reasons and TL;DR, in
         the message's order), ``updated``, and ``titles_only`` (keys of papers a size limit
@@ -147,7 +146,7 @@ class LedgerStore:
         if not rows:
             return None
         where, args = _equal(digest=digest, day=day, channel=channel, number=number)
-        messages = {r["id"]: dict(r, matches=[], updated=[], titles_only=[])
+        messages = {r["id"]: (r, {"matches": [], "updated": [], "titles_only": []})
                     for r in self.db.query(f"SELECT * FROM messages WHERE {where} ORDER BY sent_at, id", args)}
         for r in self.db.query(f"""
                 SELECT mp.message, mp.kind, mp.score, mp.profile, mp.reasons, mp.tldr, mp.shown,
@@ -169,11 +168,12 @@ class LedgerStore:
                 since = now if r["sent_version"] not in (None, now.version) else None
             m = Match(paper, r["score"] or 0.0, json.loads(r["reasons"] or "[]"),
                       r["profile"] or "", r["tldr"], as_sent=as_sent, since=since)
-            message = messages[r["message"]]
-            message["matches" if r["kind"] == "new" else "updated"].append(m)
+            shown = messages[r["message"]][1]
+            shown["matches" if r["kind"] == "new" else "updated"].append(m)
             if r["shown"] == "title":
-                message["titles_only"].append(m.paper.key)
-        return dict(rows[0], messages=list(messages.values()))
+                shown["titles_only"].append(m.paper.key)
+        return IssueRecord.from_row(rows[0], [MessageRecord.from_row(row, papers=len(shown["matches"]), **shown)
+                                              for row, shown in messages.values()])
 
     def delivered_per_day(self, profile: str, start: date, end: date) -> dict[date, set[str]]:
         """The papers the messages of each issue date from ``start`` to ``end`` delivered as
@@ -186,26 +186,22 @@ class LedgerStore:
             out.setdefault(date.fromisoformat(d), set()).add(key)
         return out
 
-    def paper_deliveries(self, key: str) -> list[dict]:
+    def paper_deliveries(self, key: str) -> list[PaperDelivery]:
         """Where a paper went: one row per (digest, channel) with the version and time, and the
         message (issue date and number) that showed it when known."""
-        return list(self.db.query("""
+        return [PaperDelivery.from_row(r) for r in self.db.query("""
             SELECT d.digest, d.channel, d.version, d.delivered_at, m.day, m.number
             FROM deliveries d LEFT JOIN messages m ON m.id = (
                 SELECT m2.id FROM message_papers mp JOIN messages m2 ON m2.id = mp.message
                 WHERE mp.paper = d.paper AND mp.kind = 'new' AND m2.digest = d.digest
                 AND m2.channel = d.channel ORDER BY m2.sent_at LIMIT 1)
-            WHERE d.paper = ? ORDER BY d.delivered_at, d.digest, d.channel""", [key]))
+            WHERE d.paper = ? ORDER BY d.delivered_at, d.digest, d.channel""", [key])]
 
-    def paper_messages(self, key: str) -> list[dict]:
+    def paper_messages(self, key: str) -> list[PaperMessage]:
         """The delivered messages that showed paper ``key``, oldest first, each with what it
-        recorded of the paper: digest, day, channel, number, sent_at, kind (new or updated),
-        version, profile, score and reasons (a list)."""
-        rows = list(self.db.query("""
+        recorded of the paper (kind, version, profile, score, reasons)."""
+        return [PaperMessage.from_row(r) for r in self.db.query("""
             SELECT m.digest, m.day, m.channel, m.number, m.sent_at, mp.kind, mp.version, mp.profile,
                    mp.score, mp.reasons
             FROM message_papers mp JOIN messages m ON m.id = mp.message
-            WHERE mp.paper = ? ORDER BY m.sent_at, m.id""", [key]))
-        for row in rows:
-            row["reasons"] = json.loads(row["reasons"] or "[]")
-        return rows
+            WHERE mp.paper = ? ORDER BY m.sent_at, m.id""", [key])]

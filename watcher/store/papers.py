@@ -23,6 +23,7 @@ from typing import Iterator
 from ..identity import contradicts, merge, merge_batch, other_arxiv_ids
 from ..matching.index import search_text
 from ..models import Paper, normalize_doi, now_utc, short_key, title_fingerprint
+from .records import PaperTimes
 from .rows import iso, parse_time, stamp
 
 
@@ -364,11 +365,11 @@ class PaperStore:
         """The database's change counters (migration m005): table name -> writes so far."""
         return dict(self.db.execute("SELECT name, serial FROM changes").fetchall())
 
-    def paper_times(self, key: str) -> dict:
-        """When paper ``key`` was first seen and last changed, when a new version came
-        (``revised_at``) and its ``source``."""
-        return next(self.db.query("SELECT first_seen, last_changed, revised_at, source FROM papers "
-                                  "WHERE key = ?", [key]))
+    def paper_times(self, key: str) -> PaperTimes:
+        """When paper ``key`` was first seen and last changed, when a new version came, and
+        its source."""
+        return PaperTimes.from_row(next(self.db.query("SELECT first_seen, last_changed, revised_at, source "
+                                                      "FROM papers WHERE key = ?", [key])))
 
     def day_signatures(self, start: date, end: date) -> dict[date, tuple]:
         """Each filing day from ``start`` to ``end`` that holds papers, with what changes when

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 from ..models import Paper
 from .papers import row_to_paper
+from .rows import parse_time
 
 
 # Store.delivered_under's one query (a rating's profile, watcher.ratings.owners_of): the ledger and
@@ -76,22 +78,25 @@ class RatingStore:
     def delivered_under(self, keys: list[str]) -> list[tuple]:
         """For the papers ``keys``: ``(paper, digest, channel, profile)`` of each delivery, with
         each profile the messages of that digest and channel recorded it under (None: none)."""
-        return self.rows_in(DELIVERED_UNDER, keys)
+        return self._rows_in(DELIVERED_UNDER, keys)
 
     def marks_of(self, keys: list[str]) -> tuple[dict[tuple[str, str], str], set[str]]:
         """The ratings and reading-list state of the papers ``keys``:
         ``({(profile, key): "up"|"down"}, {saved keys})``."""
         rated = {(profile, paper): value for profile, paper, value in
-                 self.rows_in("SELECT profile, paper, value FROM ratings WHERE paper IN ({})", keys)}
-        return rated, {r[0] for r in self.rows_in("SELECT paper FROM saved WHERE paper IN ({})", keys)}
+                 self._rows_in("SELECT profile, paper, value FROM ratings WHERE paper IN ({})", keys)}
+        return rated, {r[0] for r in self._rows_in("SELECT paper FROM saved WHERE paper IN ({})", keys)}
 
-    def saved_papers(self) -> list[tuple[Paper, str]]:
-        """The reading list, oldest first: ``(paper, saved_at)``."""
-        return [(row_to_paper(r), r.pop("saved_at")) for r in self.db.query(
+    def saved_papers(self) -> list[tuple[Paper, datetime]]:
+        """The reading list, oldest first: ``(paper, when it was saved)``."""
+        return [(row_to_paper(r), parse_time(r.pop("saved_at"))) for r in self.db.query(
             """SELECT p.*, s.saved_at AS saved_at FROM saved s JOIN papers p ON p.key = s.paper
                ORDER BY s.saved_at, s.paper""")]
 
     def rating_counts(self) -> dict[str, int]:
-        """How many ratings each profile has: ``name -> number``."""
+        """How many ratings each profile has: ``name -> number`` (none in a database from before
+        the ratings, m003, opened read-only: not migrated yet)."""
+        if "ratings" not in self.db.table_names():
+            return {}
         return {r["profile"]: r["n"] for r in self.db.query(
             "SELECT profile, count(*) AS n FROM ratings GROUP BY profile ORDER BY profile")}

@@ -23,8 +23,20 @@ def stamp(dt: datetime) -> str:
     return utc(dt).isoformat(timespec="microseconds")
 
 
-def parse_time(text: str | None) -> datetime | None:
-    """The inverse of :func:`iso` for datetimes."""
+def as_stored(dt: datetime | None, stamped: bool = False) -> str | None:
+    """A record's time as text again, as the store keeps it (:func:`iso`'s seconds, or with
+    ``stamped`` :func:`stamp`'s microseconds; with its UTC offset when the stored text had
+    one): what a JSON twin or an export shows of it."""
+    if dt is None:
+        return None
+    return dt.isoformat(timespec="microseconds" if stamped else "seconds")
+
+
+def parse_time(text: str | datetime | None) -> datetime | None:
+    """The inverse of :func:`iso` for datetimes (a datetime, as the store's records hold
+    times, as it is)."""
+    if isinstance(text, datetime):
+        return text
     return datetime.fromisoformat(text) if text else None
 
 
@@ -33,8 +45,9 @@ def local(when: datetime, tz) -> str:
     return utc(when).astimezone(tz).isoformat(timespec="seconds")
 
 
-def local_text(text: str | None, tz) -> str:
-    """A stored UTC time (``2025-04-12T21:59:00``) in ``tz`` as :func:`local` shows it; "" for none."""
+def local_text(text: str | datetime | None, tz) -> str:
+    """A stored UTC time (``2025-04-12T21:59:00``, or a record's datetime) in ``tz`` as
+    :func:`local` shows it; "" for none."""
     return local(parse_time(text), tz) if text else ""
 
 

@@ -6,7 +6,8 @@ import json
 from datetime import date, datetime
 
 from ..masking import redact
-from .rows import iso, parse_time
+from .records import ChannelRecord, ChannelRun, DigestRecord, SourceRecord
+from .rows import iso
 
 
 class RunStore:
@@ -41,16 +42,16 @@ class RunStore:
             self.db["sources"].upsert({"name": name, "last_attempt": iso(now), "last_error": redact(error),
                                        "last_error_at": iso(now), "failures": failures}, pk="name")
 
-    def sources(self) -> list[dict]:
-        """All rows of the sources table, with the number of papers each source stored first
-        (``paper_counts``, kept by triggers: m017)."""
+    def sources(self) -> list[SourceRecord]:
+        """Every source fetched, with the number of papers each stored first (``paper_counts``,
+        kept by triggers: m017)."""
         counts = dict(self.db.execute("SELECT source, papers FROM paper_counts").fetchall())
-        return [dict(r, papers=counts.get(r["name"], 0)) for r in self.db["sources"].rows]
+        return [SourceRecord.from_row(r, counts.get(r["name"], 0)) for r in self.db["sources"].rows]
 
-    def channel_state(self, digest: str, channel: str) -> dict:
-        """The (digest, channel) row, or {} before the first run."""
+    def channel_state(self, digest: str, channel: str) -> ChannelRecord:
+        """The state of (digest, channel); every field None before its first run."""
         rows = list(self.db["channels"].rows_where("digest = ? AND channel = ?", [digest, channel]))
-        return rows[0] if rows else {}
+        return ChannelRecord.from_row(rows[0]) if rows else ChannelRecord(digest, channel)
 
     def delivery_failed(self, digest: str, channel: str, error: str, now: datetime,
                         first_window: date | None = None) -> None:
@@ -60,7 +61,7 @@ class RunStore:
         row = {"digest": digest, "channel": channel, "last_attempt": iso(now),
                "last_error": redact(error), "last_error_at": iso(now)}
         with self.writing():
-            if first_window and not self.channel_state(digest, channel).get("first_window"):
+            if first_window and not self.channel_state(digest, channel).first_window:
                 row["first_window"] = iso(first_window)
             self.db["channels"].upsert(row, pk=("digest", "channel"))
 
@@ -77,20 +78,25 @@ class RunStore:
         with self.writing():
             self.db["digests"].upsert(row, pk="name")
 
-    def digest_state(self, name: str) -> dict:
-        """The digests row, or {} before the first run."""
+    def digest_state(self, name: str) -> DigestRecord:
+        """The digest's last run; every field None before the first."""
         rows = list(self.db["digests"].rows_where("name = ?", [name]))
-        return rows[0] if rows else {}
+        return DigestRecord.from_row(rows[0]) if rows else DigestRecord(name)
 
-    def digest_times(self, names, column: str) -> dict[str, datetime | None]:
-        """Each named digest's ``last_run`` or ``last_success`` (None before the first)."""
-        assert column in ("last_run", "last_success")
-        return {n: parse_time(self.digest_state(n).get(column)) for n in names}
+    def last_runs(self, names) -> dict[str, datetime | None]:
+        """When each named digest last ran, whatever the outcome (None before its first run):
+        what ``watcher once --due`` counts from."""
+        return {n: self.digest_state(n).last_run for n in names}
 
-    def last_run_channels(self, digest: str, limit: int = 50) -> list[dict]:
+    def last_successes(self, names) -> dict[str, datetime | None]:
+        """When each named digest last ran successfully (None before): what the schedule and
+        ``watcher status`` count from."""
+        return {n: self.digest_state(n).last_success for n in names}
+
+    def last_run_channels(self, digest: str, limit: int = 50) -> list[ChannelRun]:
         """What each channel of ``digest`` did in the newest of the last ``limit`` runs that
-        delivered it (their recorded detail: ``papers``, ``sent``, ``empty`` - why nothing was
-        sent -, ``profiles``: name -> papers brought); [] when none of them did."""
+        delivered it (as recorded: papers, sent, ``empty`` - why nothing was sent -,
+        ``profiles``: name -> papers brought); [] when none of them did."""
         for row in self.db.query("SELECT detail FROM runs WHERE detail IS NOT NULL ORDER BY id DESC LIMIT ?",
                                  [limit]):
             try:
@@ -98,7 +104,7 @@ class RunStore:
             except (ValueError, AttributeError):
                 continue
             if channels:
-                return channels
+                return [ChannelRun.from_detail(c) for c in channels]
         return []
 
     def start_run(self, kind: str, now: datetime) -> int:

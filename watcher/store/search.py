@@ -10,7 +10,44 @@ from typing import Callable
 
 from ..matching.index import search_text
 from ..models import Paper
+from .connection import database_error
 from .papers import row_to_paper
+
+
+def _found(cursor, rows) -> list[tuple[Paper, dict]]:
+    """Rows of papers as ``(paper, its stored search words)`` (:func:`~watcher.matching.index.prepare`'s
+    ``stored``: what a search checks without normalising the text again)."""
+    names = [d[0] for d in cursor.description]
+    out = []
+    for r in rows:
+        row = dict(zip(names, r))
+        out.append((row_to_paper(row), {"search_title": row.get("search_title"),
+                                        "search_abstract": row.get("search_abstract")}))
+    return out
+
+
+class Candidates:
+    """A search's candidates (:meth:`SearchStore.search_candidates`), read a chunk at a time
+    while the caller checks them; ``count()`` counts every one the filters select."""
+
+    def __init__(self, cursor: sqlite3.Cursor, count: Callable[[], int], path):
+        self._cursor, self._count, self._path = cursor, count, path
+
+    def fetch(self, n: int | None = None) -> list[tuple[Paper, dict]]:
+        """The next ``n`` candidates (None: all the rest), each with its stored search words."""
+        try:
+            return _found(self._cursor, self._cursor.fetchall() if n is None else self._cursor.fetchmany(n))
+        except sqlite3.Error as e:
+            raise database_error(self._path, e) from e
+
+    def count(self) -> int:
+        try:
+            return self._count()
+        except sqlite3.Error as e:
+            raise database_error(self._path, e) from e
+
+    def close(self) -> None:
+        self._cursor.close()
 
 
 class SearchStore:
@@ -34,14 +71,14 @@ class SearchStore:
         names = [d[0] for d in rows.description]
         return [row_to_paper(dict(zip(names, r))) for r in rows.fetchall()]
 
-    def search_rows(self, expr: str | None, *, day_from: date | None, day_to: date | None,
-                    category: str | None, order: str, ranked: int,
-                    page: tuple[int, int] | None) -> tuple[sqlite3.Cursor, Callable[[], int]]:
-        """The candidates of a search (:func:`watcher.search.run_search`): a cursor over the
-        stored papers that the FTS5 expression ``expr`` (None: every paper) and the filters
-        select, newest stored first (``order`` ``relevance`` with an ``expr``: bm25 over the
-        newest ``ranked`` candidates); ``page``: ``(limit, offset)`` of them only. With it, a
-        function counting what the filters and ``expr`` select (no page, no order)."""
+    def search_candidates(self, expr: str | None, *, day_from: date | None, day_to: date | None,
+                          category: str | None, order: str, ranked: int,
+                          page: tuple[int, int] | None) -> Candidates:
+        """The candidates of a search (:func:`watcher.search.run_search`): the stored papers
+        that the FTS5 expression ``expr`` (None: every paper) and the filters select, newest
+        stored first (``order`` ``relevance`` with an ``expr``: bm25 over the newest ``ranked``
+        candidates); ``page``: ``(limit, offset)`` of them only. Its ``count()`` counts what
+        the filters and ``expr`` select (no page, no order)."""
         where, args = [], []
         if expr:
             sql = "SELECT p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid"
@@ -76,15 +113,14 @@ class SearchStore:
         if page is not None:
             sql += " LIMIT ? OFFSET ?"
             args += list(page)
-        return self.db.execute(sql, args), lambda: self.db.execute(*counting).fetchone()[0]
+        return Candidates(self.db.execute(sql, args), lambda: self.db.execute(*counting).fetchone()[0], self.path)
 
-    def similar_rows(self, expr: str, key: str) -> list[dict]:
-        """The rows of up to 200 stored papers (other than ``key``) whose title or abstract words
-        match the FTS5 expression ``expr``, best first (bm25), with the words the index holds of
-        each (:func:`watcher.search.similar_papers` ranks them)."""
+    def similar_candidates(self, expr: str, key: str) -> list[tuple[Paper, dict]]:
+        """Up to 200 stored papers (other than ``key``) whose title or abstract words match the
+        FTS5 expression ``expr``, best first (bm25), each with the words the index holds of it
+        (:func:`watcher.search.similar_papers` ranks them)."""
         rows = self.db.execute(
             "SELECT p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid "
             "WHERE papers_fts MATCH ? AND p.key != ? ORDER BY papers_fts.rank LIMIT 200",
             [f"{{search_title search_abstract}} : ({expr})", key])
-        names = [d[0] for d in rows.description]
-        return [dict(zip(names, r)) for r in rows.fetchall()]
+        return _found(rows, rows.fetchall())

@@ -15,8 +15,11 @@ here is only the SQL.
 from __future__ import annotations
 
 import re
+from datetime import date, datetime
 
 from ..models import Paper
+from .records import UpkeepRecord
+from .rows import parse_time, stamp
 
 CHUNK = 500  # papers forgotten per transaction: a writer waiting for the lock waits for one chunk
 
@@ -123,21 +126,22 @@ class SeenStore:
         """Whether ``ident`` (a paper key, ``doi:…``, ``pmid:…``) is in the seen-set."""
         return self.db.execute("SELECT 1 FROM seen WHERE ident = ?", [ident]).fetchone() is not None
 
-    def oldest_watermark(self) -> str | None:
+    def oldest_watermark(self) -> datetime | None:
         """The oldest watermark of any (digest, channel): papers stored after it may still be
         delivered."""
-        return self.db.execute("SELECT min(watermark) FROM channels").fetchone()[0]
+        return parse_time(self.db.execute("SELECT min(watermark) FROM channels").fetchone()[0])
 
-    def prunable(self, cutoff: str, before_day: str, keep_keys: frozenset[str] = frozenset(),
+    def prunable(self, cutoff: datetime, before_day: date, keep_keys: frozenset[str] = frozenset(),
                  limit: int = CHUNK) -> list[str]:
-        """Up to ``limit`` keys of papers first stored before ``cutoff`` (a stamp) and filed
-        before ``before_day`` that nothing names (:data:`REFERENCES`), not in ``keep_keys`` (Zotero
+        """Up to ``limit`` keys of papers first stored before ``cutoff`` and filed before
+        ``before_day`` that nothing names (:data:`REFERENCES`), not in ``keep_keys`` (Zotero
         examples), oldest first."""
         tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         unreferenced = " ".join(f"AND NOT EXISTS (SELECT 1 FROM {t} r WHERE r.{c} = p.key)"
                                 for t, c in REFERENCES if t in tables)
         rows = self.db.execute(f"SELECT p.key FROM papers p WHERE p.first_seen < ? AND p.day < ? {unreferenced} "
-                               "ORDER BY p.first_seen LIMIT ?", [cutoff, before_day, limit + len(keep_keys)])
+                               "ORDER BY p.first_seen LIMIT ?",
+                               [stamp(cutoff), before_day.isoformat(), limit + len(keep_keys)])
         return [k for (k,) in rows if k not in keep_keys][:limit]
 
     def zotero_example_keys(self) -> frozenset[str]:
@@ -165,14 +169,15 @@ class SeenStore:
             conn.execute("DELETE FROM temp.forgetting")
         return n
 
-    def upkeep_state(self) -> dict:
-        """When upkeep last ran (``last_run``), what it pruned then and in all, when it last
-        rebuilt the file (``vacuumed``); empty before the first."""
-        row = next(self.db.query("SELECT last_run, pruned, total_pruned, vacuumed FROM upkeep WHERE id = 1"), None)
-        return row or {}
+    def upkeep_state(self) -> UpkeepRecord:
+        """When upkeep last ran, what it pruned then and in all, when it last rebuilt the file;
+        every time None before the first."""
+        return UpkeepRecord.from_row(next(self.db.query(
+            "SELECT last_run, pruned, total_pruned, vacuumed FROM upkeep WHERE id = 1"), None))
 
-    def upkeep_done(self, when: str, pruned: int, vacuumed: bool) -> None:
+    def upkeep_done(self, when: datetime, pruned: int, vacuumed: bool) -> None:
         """Record one upkeep at ``when`` that pruned ``pruned`` papers."""
+        when = stamp(when)
         with self.writing():
             self.db.execute("INSERT INTO upkeep (id, last_run, pruned, total_pruned, vacuumed) VALUES (1, ?, ?, ?, ?) "
                             "ON CONFLICT(id) DO UPDATE SET last_run = excluded.last_run, pruned = excluded.pruned, "

@@ -13,14 +13,14 @@ class TldrStore:
 
     def tldr_cached(self, keys: list[str]) -> dict[str, str | None]:
         """The remembered model TL;DRs of these papers (None: asked, nothing usable came back)."""
-        return dict(self.rows_in("SELECT paper, tldr FROM tldr_cache WHERE paper IN ({})", keys))
+        return dict(self._rows_in("SELECT paper, tldr FROM tldr_cache WHERE paper IN ({})", keys))
 
     def tldrs_recorded(self, keys: list[str]) -> dict[str, str]:
         """The TL;DR recorded for each of these papers: the summarizer's remembered model
         TL;DR, else the one the latest message that showed it carried; a paper with neither is
         left out (its TL;DR is the extractive one, :func:`watcher.present.tldr.stored_tldrs`). A
         message's own cards show the TL;DR that message carried (:meth:`issue`)."""
-        out = dict(self.rows_in("SELECT paper, tldr FROM message_papers WHERE tldr IS NOT NULL "
+        out = dict(self._rows_in("SELECT paper, tldr FROM message_papers WHERE tldr IS NOT NULL "
                                 "AND paper IN ({}) ORDER BY message, position", keys))
         out.update({k: t for k, t in self.tldr_cached(keys).items() if t})
         return out

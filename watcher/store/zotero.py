@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from ..models import Paper
+from .records import ZoteroPlace
 
 
 class ZoteroStore:
@@ -111,12 +112,11 @@ class ZoteroStore:
             self.db.execute("UPDATE zotero_saves SET state = 'done', item = ?, done_at = ?, "
                             "last_error = NULL WHERE target = ? AND paper = ?", [item, when, target, paper])
 
-    def zotero_places(self) -> dict[str, dict] | None:
-        """Every place read, by its key: ``version``, ``items``, ``last_success``,
-        ``last_error``, ``last_error_at``, ``failures``; None without the tables."""
+    def zotero_places(self) -> dict[str, ZoteroPlace] | None:
+        """Every place read, by its key; None without the tables."""
         if not self._has_zotero():
             return None
-        return {r["place"]: r for r in self.db.query("SELECT * FROM zotero_places")}
+        return {r["place"]: ZoteroPlace.from_row(r) for r in self.db.query("SELECT * FROM zotero_places")}
 
     def zotero_save_counts(self) -> tuple[int, int, str | None]:
         """``(added, queued, an error of the queued)`` of the saves to Zotero."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 import logging
-import sqlite3
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -25,7 +24,6 @@ from starlette.staticfiles import StaticFiles
 from ..config import Config
 from ..errors import InputError, StoreError
 from ..present.render import shipped_templates_dir
-from ..store import database_error
 from . import sessions
 from .auth import PUBLIC, AuthGate, Throttle
 from .guard import RequestGuard, trusted_hosts
@@ -74,8 +72,6 @@ def _http_error(request: Request, exc: HTTPException):
 
 
 def _unavailable(request: Request, exc: Exception):
-    if isinstance(exc, sqlite3.Error):
-        exc = database_error(request.app.state.web.database, exc)
     log.error("web: %s %s: 503: %s", request.method, request.url.path, exc)
     return page(request, "error.html", status_code=503, title="Database unavailable",
                 message=str(exc))
@@ -152,8 +148,7 @@ def create_app(config: Config, database: Path | None = None, *, password: str | 
                        same_site="lax", https_only=web.https, path=web.prefix or "/"),
             Middleware(AuthGate, public=tuple(dict.fromkeys(public))),
         ],
-        exception_handlers={HTTPException: _http_error, StoreError: _unavailable, InputError: _config_problem,
-                            sqlite3.Error: _unavailable},
+        exception_handlers={HTTPException: _http_error, StoreError: _unavailable, InputError: _config_problem},
         lifespan=lifespan,
     )
     app.state.web = web

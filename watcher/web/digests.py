@@ -21,6 +21,8 @@ from starlette.routing import Route
 
 from .feeds import feed_link
 from ..links import issue_path
+from ..store import as_stored
+from ..store.records import IssueRecord, MessageRecord
 from .pages import (json_page, match_ref, not_found, page, page_number, reading, state, threaded, tldrs,
                     unsuffixed, url, view_mode, wants_json)
 from .ratings import marks
@@ -39,26 +41,26 @@ class MessageNumber(IntegerConvertor):
 register_url_convertor("message_number", MessageNumber())
 
 
-def sections(issue: dict) -> list[dict]:
+def sections(issue: IssueRecord) -> list[dict]:
     """The issue's messages in the order sent, those that showed exactly the same (papers,
     order, cuts) as one section: ``{"messages": [...], "matches", "updated", "titles_only",
     "parts"}``."""
     out: dict[tuple, dict] = {}
-    for message in issue["messages"]:
-        shape = (tuple(m.paper.key for m in message["matches"]),
-                 tuple(m.paper.key for m in message["updated"]),
-                 tuple(message["titles_only"]), message["parts"])
+    for message in issue.messages:
+        shape = (tuple(m.paper.key for m in message.matches),
+                 tuple(m.paper.key for m in message.updated),
+                 tuple(message.titles_only), message.parts)
         if shape not in out:
-            out[shape] = {"messages": [], "matches": message["matches"], "updated": message["updated"],
-                          "titles_only": set(message["titles_only"]), "parts": message["parts"],
-                          "empty_reason": message["empty_reason"]}
+            out[shape] = {"messages": [], "matches": message.matches, "updated": message.updated,
+                          "titles_only": set(message.titles_only), "parts": message.parts,
+                          "empty_reason": message.empty_reason}
         out[shape]["messages"].append(message)
     return list(out.values())
 
 
 def _shown(issues) -> list:
     """Every match the messages of ``issues`` showed, new and updated, in order."""
-    return [m for i in issues for msg in i["messages"] for m in msg["matches"] + msg["updated"]]
+    return [m for i in issues for msg in i.messages for m in msg.matches + msg.updated]
 
 
 def shown_tldrs(store, issues) -> dict[str, str]:
@@ -85,28 +87,30 @@ def sent_ref(request: Request, m, tldrs: dict[str, str]) -> dict:
     return dict(match_ref(request, m, carried), as_sent=m.as_sent, updated_since=since)
 
 
-def message_json(request: Request, issue: dict, message: dict, tldrs: dict[str, str] | None = None) -> dict:
+def message_json(request: Request, issue: IssueRecord, message: MessageRecord,
+                 tldrs: dict[str, str] | None = None) -> dict:
     """A message in a JSON twin: where it went, its page, and (with ``tldrs``) its papers in
     order as recorded, each with ``shown`` (``full``, or ``title`` when a size limit listed it
     as a title)."""
-    out = {"channel": message["channel"], "number": message["number"], "sent_at": message["sent_at"],
-           "parts": message["parts"],
-           "url": url(request, issue_path(issue["digest"], issue["day"], message["channel"], message["number"]))}
+    out = {"channel": message.channel, "number": message.number, "sent_at": as_stored(message.sent_at),
+           "parts": message.parts,
+           "url": url(request, issue_path(issue.digest, issue.day, message.channel, message.number))}
     if tldrs is None:
-        return dict(out, papers=message["papers"])
-    titles = set(message["titles_only"])
-    return dict(out, empty_reason=message["empty_reason"],
+        return dict(out, papers=message.papers)
+    titles = set(message.titles_only)
+    return dict(out, empty_reason=message.empty_reason,
                 papers=[dict(sent_ref(request, m, tldrs), shown="title" if m.paper.key in titles else "full")
-                        for m in message["matches"]],
-                updated=[sent_ref(request, m, tldrs) for m in message["updated"]])
+                        for m in message.matches],
+                updated=[sent_ref(request, m, tldrs) for m in message.updated])
 
 
-def issue_json(request: Request, issue: dict, tldrs: dict[str, str] | None = None) -> dict:
+def issue_json(request: Request, issue: IssueRecord, tldrs: dict[str, str] | None = None) -> dict:
     """An issue in a JSON twin, with its messages (:func:`message_json`)."""
-    return {"digest": issue["digest"], "day": issue["day"], "title": issue["title"],
-            "first_delivered": issue["first_delivered"], "last_delivered": issue["last_delivered"],
-            "empty_reason": issue["empty_reason"], "url": url(request, issue_path(issue["digest"], issue["day"])),
-            "messages": [message_json(request, issue, m, tldrs) for m in issue["messages"]]}
+    return {"digest": issue.digest, "day": issue.day, "title": issue.title,
+            "first_delivered": as_stored(issue.first_delivered),
+            "last_delivered": as_stored(issue.last_delivered),
+            "empty_reason": issue.empty_reason, "url": url(request, issue_path(issue.digest, issue.day)),
+            "messages": [message_json(request, issue, m, tldrs) for m in issue.messages]}
 
 
 @threaded
@@ -153,12 +157,12 @@ def _issue(request: Request, channel: str | None = None, number: int | None = No
         found = store.issue(name, day, channel, number)
         if found is None:
             raise not_found(f"no digest {name!r} was delivered on {day}")
-        if not found["messages"] and channel is not None:
+        if not found.messages and channel is not None:
             what = f"message {number}" if number and number > 1 else "message"  # the first has no number
             raise not_found(f"digest {name!r} sent no {what} through channel {channel!r} on {day}")
         days = store.issue_days(name)
         # every message of the issue, named on one message's page (the issue's page shows them all)
-        others = store.issues(name, day=day)[0]["messages"] if channel is not None else []
+        others = store.issues(name, day=day)[0].messages if channel is not None else []
         shown, marked = shown_tldrs(store, [found]), marks(request, store, papers_of([found]))
     if wants_json(request):
         return json_page(issue_json(request, found, shown))

@@ -24,7 +24,7 @@ def inbox(request: Request):
     st = state(request)
     config = st.config
     with reading(request) as store:
-        latest = {row["digest"]: row for row in store.latest_issues()}
+        latest = {row.digest: row for row in store.latest_issues()}
         feeds = {name: feed_link(request, name) for name in latest}
         key = (database_state(store), st.config_serial, csrf_token(request), logged_in(request),
                tuple(feeds.items()), str(request.url))
@@ -32,11 +32,11 @@ def inbox(request: Request):
         kept = memo.get(key)
         if kept is not None:
             return kept
-        issues = [store.issue(name, row["day"]) for name, row in latest.items()]
+        issues = [store.issue(name, row.day) for name, row in latest.items()]
         shown, marked = shown_tldrs(store, issues), marks(request, store, papers_of(issues))
-        counts = [profile_counts(config.digests[i["digest"]], config.profiles,
-                                 store.issue_profile_counts(i["digest"], i["day"]))
-                  if i["digest"] in config.digests else [] for i in issues]
+        counts = [profile_counts(config.digests[i.digest], config.profiles,
+                                 store.issue_profile_counts(i.digest, i.day))
+                  if i.digest in config.digests else [] for i in issues]
     never = [name for name in config.digests if name not in latest]
     if wants_json(request):  # /index.json: the issues as recorded, with what each profile brought
         return memo.keep(key, json_page({

@@ -3,23 +3,19 @@
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 import logging
 import secrets
-import sqlite3
 import threading
 import time
 from datetime import date
 from contextlib import contextmanager
 from functools import lru_cache
-from pathlib import Path
 from typing import Iterator
 from urllib.parse import quote, unquote, urlencode
 
 import jinja2
 from markupsafe import Markup, escape
-import sqlite_utils
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -29,7 +25,8 @@ from ..errors import StoreError
 from ..matching.learn import names_a_rating
 from ..links import issue_path
 from ..present.render import ABSTRACT_CHARS, FILTERS, dated, safe_url, shipped_templates_dir
-from ..store import Store, connect_readonly, database_error, no_database
+from ..store import Interrupted, Store, no_database
+from ..store.serving import thread_reader, writer
 from ..present.tldr import stored_excerpt, stored_tldrs
 from .state import WebState
 
@@ -260,24 +257,7 @@ def not_found(what: str) -> HTTPException:
     return HTTPException(404, what)
 
 
-_local = threading.local()
-_serials = itertools.count(1)
-
-
-def _connection(st: WebState, path: Path) -> sqlite3.Connection:
-    """This worker thread's read-only connection to ``path``, kept between requests (opening
-    one and reading the schema costs more than most pages); a new one when the file was
-    replaced."""
-    ident = path.stat()
-    key = (str(path), ident.st_dev, ident.st_ino)
-    cached = getattr(_local, "conn", None)
-    if cached and cached[0] == key:
-        return cached[1]
-    _drop()
-    conn = connect_readonly(path, st.db_timeout)
-    _local.conn = (key, conn)
-    _local.serial = next(_serials)
-    return conn
+_local = threading.local()  # this worker thread's request: its deadline and what ends it early
 
 
 PROGRESS_STEPS = 10_000  # SQLite steps between two looks at the deadline (~0.1-1 ms of work;
@@ -320,10 +300,10 @@ class TooSlow(HTTPException):
 
 def database_state(store: Store) -> tuple[int, int]:
     """Changes whenever the database may have: a number for this thread's connection (a new
-    one each time it is opened again) and SQLite's ``PRAGMA data_version``, which changes
-    when any other connection (the daemon, a rating) commits. A key for pages kept between
-    requests (:class:`PageMemo`)."""
-    return _local.serial, store.data_version()
+    one each time it is opened again, :func:`~watcher.store.serving.thread_reader`) and SQLite's
+    ``PRAGMA data_version``, which changes when any other connection (the daemon, a rating)
+    commits. A key for pages kept between requests (:class:`PageMemo`)."""
+    return store.serial, store.data_version()
 
 
 class PageMemo:
@@ -350,53 +330,27 @@ class PageMemo:
         return response
 
 
-def _drop() -> None:
-    cached = getattr(_local, "conn", None)
-    _local.conn = None
-    if cached:
-        try:
-            cached[1].close()
-        except sqlite3.Error:
-            pass
-
-
 @contextmanager
 def reading(request: Request) -> Iterator[Store]:
     """The database, read-only, for one request. A missing, locked or unreadable database
     raises StoreError (the app answers 503)."""
     st = state(request)
-    path = st.database.resolve()
-    try:
-        conn = _connection(st, path)
-    except FileNotFoundError:
-        raise no_database(st.database) from None
-    except OSError as e:
-        raise StoreError(f"{st.database}: cannot read the database ({e.strerror})") from e
-    except sqlite3.Error as e:
-        _drop()
-        raise database_error(st.database, e) from e
     outer = getattr(_local, "deadline", None)
     # from the request's arrival (guard.RequestGuard): time waiting for a worker thread counts
     _local.deadline = outer or request.scope.get("watcher.arrived", time.monotonic()) + st.query_timeout
     gone = request.scope.get("watcher.gone")
     _local.events = (gone, st.stopping)
-    conn.set_progress_handler(_overdue, PROGRESS_STEPS)
     try:
-        yield Store(sqlite_utils.Database(conn), st.database)
-    except (sqlite3.Error, _Overdue) as e:
-        if isinstance(e, _Overdue) or getattr(e, "sqlite_errorname", None) == "SQLITE_INTERRUPT":
-            # the deadline's (_overdue), in a statement or in Python between them
-            why = ("the server is stopping" if st.stopping.is_set() else
-                   "the browser left" if gone is not None and gone.is_set() else
-                   f"it took longer than {st.query_timeout:g} s")  # from its arrival
-            log.warning("web: %s %s: stopped: %s", request.method, request.url.path, why)
-            raise TooSlow(503, f"this page was stopped: {why}. {_slow_advice(request.url.path)}") from e
-        _drop()  # a broken connection is not kept for the next request
-        raise database_error(st.database, e) from e
+        with thread_reader(st.database, st.db_timeout, _overdue, PROGRESS_STEPS) as store:
+            yield store
+    except (Interrupted, _Overdue) as e:  # the deadline's (_overdue), in a statement or in Python between them
+        why = ("the server is stopping" if st.stopping.is_set() else
+               "the browser left" if gone is not None and gone.is_set() else
+               f"it took longer than {st.query_timeout:g} s")  # from its arrival
+        log.warning("web: %s %s: stopped: %s", request.method, request.url.path, why)
+        raise TooSlow(503, f"this page was stopped: {why}. {_slow_advice(request.url.path)}") from e
     finally:
         _local.deadline = outer
-        if conn.in_transaction:
-            conn.rollback()
 
 
 def _slow_advice(path: str) -> str:
@@ -422,22 +376,10 @@ def writing(request: Request) -> Iterator[Store]:
         yield store
 
 
-@contextmanager
-def writable(database: Path, timeout: float) -> Iterator[Store]:
-    """A writable connection to ``database``, waiting up to ``timeout`` seconds for another's
-    lock, closed at the end; an SQLite error (opening or using it) raises its StoreError
-    (:func:`~watcher.store.database_error`). The web's writes (:func:`writing`, the sessions of
-    :mod:`watcher.web.sessions`) open their connection here."""
-    try:
-        conn = sqlite3.connect(str(database), timeout=timeout, isolation_level=None)
-    except sqlite3.Error as e:
-        raise database_error(database, e) from e
-    try:
-        yield Store(sqlite_utils.Database(conn), database)
-    except sqlite3.Error as e:
-        raise database_error(database, e) from e
-    finally:
-        conn.close()
+# A writable store of a database, waiting up to a timeout for another's lock, closed at the end;
+# its errors as StoreError. The web's writes (:func:`writing`, the sessions of
+# :mod:`watcher.web.sessions`) open their connection here.
+writable = writer
 
 
 async def in_thread(fn, *args):

@@ -6,6 +6,7 @@ twins give (an arXiv id, a bare DOI, ``doi:…``, ``pmid:…``, watcher's key) o
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from functools import partial
 
 from starlette.requests import Request
@@ -17,6 +18,7 @@ from ..matching.docfreq import default_doc_freq
 from ..models import parse_arxiv_id
 from ..search import similar_papers
 from ..links import issue_path
+from ..store import as_stored
 from .pages import (json_page, not_found, page, paper_ref, reading, state, threaded, tldrs, unsuffixed, url,
                     wants_json)
 from .ratings import marks
@@ -60,9 +62,11 @@ def paper(request: Request):  # similar papers rank many candidates: a worker th
         shown, marked = tldrs(store, [found]), marks(request, store, [found], owned=True)
     if wants_json(request):
         return json_page(dict(paper_ref(request, found, shown[found.key]), paper=found.to_json(),
-                              first_seen=row["first_seen"], revised_at=row["revised_at"], source=row["source"],
-                              deliveries=[dict(d, url=url(request, issue_path(d["digest"], d["day"], d["channel"],
-                                                                          d["number"])) if d["day"] else None)
+                              first_seen=as_stored(row.first_seen, stamped=True),
+                              revised_at=as_stored(row.revised_at, stamped=True), source=row.source,
+                              deliveries=[dict(asdict(d), delivered_at=as_stored(d.delivered_at),
+                                               url=url(request, issue_path(d.digest, d.day, d.channel, d.number))
+                                               if d.day else None)
                                           for d in deliveries],
                               profiles=explained, similar=[dict(paper_ref(request, p), similarity=round(v, 4))
                                                            for p, v in similar]))

@@ -30,6 +30,7 @@ from starlette.routing import Route
 
 from ..errors import BadLink, ExpiredLink, RatingError
 from ..links import LINK_ACTIONS, RATE, verify_link
+from ..store import as_stored
 from ..ratings import PROFILE_ACTIONS, apply_rating, current, export_saved, owners_of, saved
 from .auth import bounded_form, checked_form, safe_next
 from .pages import in_thread, json_page, page, paper_ref, reading, state, threaded, tldrs, url, wants_json, writing
@@ -222,7 +223,7 @@ def saved_page(request: Request):
         # the rating buttons are the page's alone: their owners run every profile's matcher
         shown = None if twin else marks(request, store, papers, owned=True)
     if twin:  # /saved.json: the reading list, oldest first
-        return json_page({"papers": [dict(paper_ref(request, p, summaries.get(p.key)), saved_at=at)
+        return json_page({"papers": [dict(paper_ref(request, p, summaries.get(p.key)), saved_at=as_stored(at))
                                      for p, at in items]})
     return page(request, "saved.html", twin=True, items=items, marks=shown, tldrs=summaries)
 
