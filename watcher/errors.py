@@ -19,6 +19,8 @@
     │   └── PartialDelivery      a split digest's later part failed; the earlier parts count
     ├── StoreError               the database cannot be opened or written
     │   ├── LockBusy             another process holds watcher's lock (a second daemon)
+    │   ├── Interrupted          a statement the web's deadline stopped (not the database's fault)
+    │   ├── NotAWatcherDatabase  a restored state file SQLite cannot read as a watcher database
     │   └── DatabaseUnavailable  ... at all: locked, read-only, damaged, full (stops a cycle)
     │       └── DatabaseLocked   ... because another program held the write lock past the wait
     └── TooLarge                 an answer longer than its cap (callers say whose, as a
@@ -186,6 +188,15 @@ class StoreError(WatcherError):
 
 class LockBusy(StoreError):
     """A lock of :mod:`watcher.lock` is held by another process (the message names it)."""
+
+
+class Interrupted(StoreError):
+    """A statement its connection's progress handler stopped (SQLITE_INTERRUPT: the web's
+    deadline, its client gone, the server stopping), never a problem of the database."""
+
+
+class NotAWatcherDatabase(StoreError):
+    """A restored file SQLite cannot read as a watcher database; its text is SQLite's."""
 
 
 class DatabaseUnavailable(StoreError):

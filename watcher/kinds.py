@@ -96,7 +96,7 @@ def key_table(cls: type) -> str:
     rows = ["| key | type | default | what it is |", "|---|---|---|---|"]
     for f, typ, conversion in fields_of(cls):
         kind = ("name of an environment variable holding a secret" if f.metadata.get("secret") else
-                {"duration": "duration (`3d`, `12h`)", "path": "path"}.get(conversion, words[typ]))
+                {"duration": "duration (`3d`, `12h`)", "path": "path"}.get(conversion or "", words[typ]))
         if f.default is dataclasses.MISSING:
             default = "required"
         elif f.default is None or f.default == ():

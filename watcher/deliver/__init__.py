@@ -25,7 +25,9 @@ def channel_config(name: str, type: str, *, timeout: float = 30.0, **keys) -> Ch
     """A :class:`~watcher.kinds.ChannelConfig` from its keys, as a table would give them
     (``channel_config(name="me", type="email", host=…, sender=…, to=(…,))``: the kind's fields
     make its options, unchecked: :func:`watcher.config.load_config` checks a file's)."""
-    return ChannelConfig(name=name, type=type, timeout=timeout, options=KINDS[type].options(**keys))
+    options = KINDS[type].options
+    assert options is not None  # every channel kind declares its options class
+    return ChannelConfig(name=name, type=type, timeout=timeout, options=options(**keys))
 
 
 def make_channel(cfg, ctx: DeliveryContext) -> Channel:

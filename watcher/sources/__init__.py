@@ -37,7 +37,8 @@ def source_config(name: str, type: str, *, url: str | None = None, timeout: floa
     """A :class:`~watcher.kinds.SourceConfig` from its keys, as a table would give them
     (``source_config(name="pm", type="pubmed", term="CRISPR")``): the kind's keys make its
     options (unchecked: :func:`watcher.config.load_config` checks a file's)."""
-    options = KINDS[type].options(**keys) if type in KINDS else None
+    declared = KINDS[type].options if type in KINDS else None
+    options = declared(**keys) if declared is not None else None
     return SourceConfig(name=name, type=type, url=url, timeout=timeout, options=options)
 
 

@@ -10,7 +10,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from ..errors import DatabaseLocked, DatabaseUnavailable, StoreError
+from ..errors import DatabaseLocked, DatabaseUnavailable, Interrupted, StoreError
 
 
 def _check_intact(conn: sqlite3.Connection) -> None:
@@ -45,11 +45,6 @@ def error_kind(error: BaseException) -> str:
         if name.startswith(prefix):
             return kind
     return "other"
-
-
-class Interrupted(StoreError):
-    """A statement its connection's progress handler stopped (SQLITE_INTERRUPT: the web's
-    deadline, its client gone, the server stopping), never a problem of the database."""
 
 
 def translated(method):

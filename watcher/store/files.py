@@ -7,12 +7,8 @@ import json
 import sqlite3
 from pathlib import Path
 
-from ..errors import StoreError
+from ..errors import NotAWatcherDatabase
 from .connection import busy_timeout, connect_readonly, database_error
-
-
-class NotAWatcherDatabase(StoreError):
-    """A restored file SQLite cannot read as a watcher database; its text is SQLite's."""
 
 
 def needs_migration(database: Path) -> bool:
