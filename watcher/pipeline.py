@@ -40,14 +40,14 @@ from __future__ import annotations
 import logging
 import sqlite3
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
 from pathlib import Path
 from typing import Callable, TextIO
 
-from .matching.assemble import (NOTHING_ANNOUNCED, SOURCES_FAILED, assemble, brought_by, delivered_reason, digest_title, nothing_since,
-                       profile_counts, window_start)
-from .config import FORMAT_CHANNELS, Config, DigestConfig, SourceConfig
+from .matching.assemble import assemble, delivered_reason, nothing_since, window_start
+from .matching.counts import NOTHING_ANNOUNCED, SOURCES_FAILED, brought_by, digest_title, profile_counts
+from .config import FORMAT_CHANNELS, Config, DigestConfig
 from .deliver import channel_for, redact
 from .errors import DatabaseLocked, DeliveryError, StoreError, WatcherError
 from .links import links_for, links_missing
@@ -59,7 +59,8 @@ from .present.render import render
 from .schedule import quiet_day_reason
 from .sources import SourceContext, make_source
 from .sources.common import name_papers
-from .sources.sample import is_sample
+from .sources.sample import read_samples, sample_today
+from .sampledb import is_sample, reading_config, sample_config, sample_database
 from .steps import failure, stops_the_cycle
 from .store import Store, database_error, parse_time
 from .text import plural
@@ -155,35 +156,8 @@ class Deliver:
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
 
 
-def sample_database(config: Config) -> Path:
-    """Where ``watcher once --sample`` keeps its papers: beside the configured database."""
-    from .store.connection import SAMPLE_SUFFIX
-
-    db = config.settings.database
-    return db.with_name(db.stem + SAMPLE_SUFFIX + db.suffix)
-
-
-def sample_config(config: Config) -> Config:
-    """``--sample``: the config with the shipped sample listings as its only source and a
-    database of its own beside the configured one, so samples never mix with real history."""
-    return replace(config, settings=replace(config.settings, database=sample_database(config)),
-                   sources={"sample": SourceConfig(name="sample", type="sample")})
-
-
-def reading_config(config: Config, sample: bool = False) -> tuple[Config, str | None]:
-    """The config whose database the reading commands (serve, status, explain, rate, ...) use,
-    and a note saying so when it is not the configured one: the sample database when asked
-    (``--sample``) or when only it exists (right after the quick start's ``once --sample``)."""
-    db = sample_database(config)
-    if sample or (not config.settings.database.exists() and db.exists()):
-        return sample_config(config), f"the sample database {db} (from 'watcher once --sample')"
-    return config, None
-
-
 def sample_now(config: Config) -> datetime:
     """The end of the sample's newest day in the configured time zone (``--sample``'s today)."""
-    from .sources.sample import read_samples, sample_today
-
     day = sample_today(read_samples())
     return datetime.combine(day, time(23, 59), tzinfo=config.settings.timezone).astimezone(timezone.utc)
 

@@ -15,6 +15,7 @@ from typing import Iterator
 
 from ..config import MIN_PASSWORD, Config, WebConfig, is_loopback, is_loopback_url, parse_listen
 from ..links import secret_problem
+from ..sampledb import reading_config
 from ..errors import ConfigError, WatcherError
 from ..store import Store
 from ..store.connection import no_database
@@ -67,8 +68,6 @@ def plan(config: Config, listen: str | None = None, sample: bool = False, daemon
         log.warning("web.base_url is set but web.password_env is not: behind a reverse proxy every "
                     "request comes from loopback, so anyone who reaches %s can read the inbox",
                     web.base_url)
-    from ..pipeline import reading_config
-
     if daemon:
         return Plan(web, config.settings.database, password, secret)
     chosen, which = reading_config(config, sample)  # the one rule the reading commands share
