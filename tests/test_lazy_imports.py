@@ -43,7 +43,9 @@ NEVER = frozenset("""
 # Loaded today only because reading the config validates every source and channel against its
 # kind's module (watcher.sources, watcher.deliver: httpx, Jinja2) and a digest's order against
 # watcher.matching.assemble (the matcher): config.py is being replaced by kind-owned options.
-THROUGH_THE_CONFIG = frozenset("httpx jinja2 watcher.http watcher.sources watcher.deliver watcher.matching.match".split())
+THROUGH_THE_CONFIG = frozenset("""
+    httpx jinja2 watcher.http watcher.sources watcher.deliver watcher.matching.match watcher.matching.learn
+""".split())
 
 
 @pytest.fixture(scope="module")
@@ -85,3 +87,12 @@ def test_a_reading_command_loads_no_cycle(folder, args, used):
 def test_status_loads_no_http_client_templates_or_matcher(folder):
     modules, _ = modules_after(folder, "status")
     assert sorted(THROUGH_THE_CONFIG & modules) == []
+
+
+def test_help_loads_no_store_matcher_or_templates(tmp_path):
+    """Every command imports watcher.ratings (its choices); the store, the matcher and the
+    templates it uses load when a rating is read or made (tests/test_layers.py, LAZY)."""
+    modules, out = modules_after(tmp_path, "--help")
+    assert "Usage: watcher" in out and "watcher.ratings" in modules
+    heavy = {"sqlite_utils", "watcher.store", "watcher.matching.match", "jinja2", "httpx", "apscheduler"}
+    assert sorted(heavy & modules) == []

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from .matching.assemble import assemble, delivered_reason, nothing_since, window_start
-from .matching.counts import NOTHING_ANNOUNCED, SOURCES_FAILED, brought_by, digest_title, profile_counts
+from .present.counts import NOTHING_ANNOUNCED, SOURCES_FAILED, brought_by, digest_title, profile_counts
 from .config import FORMAT_CHANNELS, Config, DigestConfig
 from .deliver import channel_for, redact
 from .errors import DatabaseLocked, DeliveryError, StoreError, WatcherError
@@ -65,6 +65,8 @@ from .steps import failure, stops_the_cycle
 from .store import Store, database_error, parse_time
 from .text import plural
 from .present.summarize import Summarizer
+from .upkeep import upkeep
+from .zotsync import in_cycle
 
 log = logging.getLogger("watcher")
 
@@ -446,7 +448,6 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
         if fetch is not None:
             report.sources = fetch_sources(config, store, cycle, fetch, http)
         if any(p.zotero is not None for p in config.profiles.values()):  # SPEC §10
-            from .zotsync import in_cycle
 
             in_cycle(config, store, cycle.now, push_saves=not (deliver and deliver.dry_run))
         if deliver is not None:
@@ -476,8 +477,6 @@ def _upkeep(config: Config, store: Store, cycle: Cycle) -> None:
     """The store's upkeep when due (:mod:`watcher.upkeep`): its failure is logged, and fails
     nothing that was delivered; a database another writer held past the busy timeout leaves
     it to the next cycle; a database that cannot be used still stops the cycle."""
-    from .upkeep import upkeep
-
     try:
         upkeep(config, store, cycle.now, stop=cycle.stop)
     except Exception as e:  # noqa: BLE001 - isolated, as a source or a channel is

@@ -11,7 +11,7 @@ from datetime import datetime
 from .config import Config
 from .lock import daemon_holder
 from .masking import redact
-from .matching.counts import NOTHING_MATCHED, counts_line, profile_counts
+from .present.counts import NOTHING_MATCHED, counts_line, profile_counts
 from .sampledb import is_sample
 from .schedule import due_digests, next_fire as _next_fire
 from .store import Store, local, parse_time, require_database

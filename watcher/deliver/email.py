@@ -32,7 +32,7 @@ from email.utils import format_datetime, getaddresses, make_msgid, parseaddr
 
 from ..errors import DeliveryError
 from ..http import shut_down
-from ..matching.counts import counts_line
+from ..present.counts import counts_line
 from ..models import Digest, Paper, Sent
 from ..present.render import plural, render
 from ..kinds import REQUIRED, Kind

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
-from .counts import NOTHING_ANNOUNCED, NOTHING_MATCHED, SOURCES_FAILED
+from ..present.counts import NOTHING_ANNOUNCED, NOTHING_MATCHED, SOURCES_FAILED
 from .match import prepare, select
 from ..models import Digest, Match, Paper
 

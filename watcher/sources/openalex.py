@@ -51,6 +51,7 @@ from ..kinds import Kind
 from . import urls
 from .base import FetchResult, Source
 from .common import first_day, http_client, name_papers, parse_failure
+from ..formats.openalex import author_ref, work_ref
 
 log = logging.getLogger("watcher")
 
@@ -206,8 +207,6 @@ def works_of(source: OpenalexSource, author: str) -> list[tuple[str, str]]:
 def _validate(r, where: str, v: dict) -> dict:
     """An ``openalex`` source's keys, each identifier in one spelling (see
     :mod:`watcher.formats.openalex`): what it follows must be said, and said right."""
-    from ..formats.openalex import author_ref, work_ref
-
     r.env_name(f"{where}.api_key_env", v["api_key_env"])
     cites, authors = [], []
     for key, values, ref, out, example in (

@@ -10,7 +10,7 @@ from functools import cache
 from pathlib import Path
 
 from .. import formats
-from ..models import Paper
+from ..models import Paper, title_fingerprint
 from .base import FetchResult, Source
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
@@ -28,8 +28,6 @@ def sample_files() -> list[Path]:
 def _known_ids(path: Path) -> dict[str, str]:
     """title fingerprint -> arXiv id, from the ``NAME.arxiv-ids.tsv`` beside listing ``NAME.*``
     (``id<TAB>title`` lines; ``#`` comments)."""
-    from ..models import title_fingerprint
-
     ids = path.with_name(path.name.split(".", 1)[0] + IDS_SUFFIX)
     if not ids.exists():
         return {}

@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from .connection import busy_timeout, connect_readonly
+from ..matching.index import search_text
 
 
 def needs_migration(database: Path) -> bool:
@@ -211,7 +212,6 @@ def complete_state(path: Path) -> None:
     it is derived (:func:`build_state`): each paper's search columns and the full-text index,
     and each message's papers as sent from the changes kept of them. A database saved whole
     (an older state file) is left as it is."""
-    from ..matching.index import search_text
     from .papers import row_to_paper
     from .seen import unpack_seen
 

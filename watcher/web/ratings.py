@@ -30,6 +30,8 @@ from starlette.routing import Route
 
 from ..links import LINK_ACTIONS, RATE, BadLink, ExpiredLink, verify_link
 from ..ratings import PROFILE_ACTIONS, RatingError, apply_rating, current, export_saved, owners_of, saved
+from ..store import now_utc
+from ..zotsync import push_soon, queue_saves, targets
 from .auth import bounded_form, checked_form, safe_next
 from .pages import in_thread, json_page, page, paper_ref, reading, state, threaded, tldrs, url, wants_json, writing
 
@@ -169,9 +171,6 @@ def _to_zotero(request: Request, done) -> str | None:
     page never waits on Zotero. The line the confirmation page shows, or None."""
     if done.action != "save":
         return None
-    from ..store import now_utc
-    from ..zotsync import push_soon, queue_saves, targets
-
     web = state(request)
     if not targets(web.config):
         return None

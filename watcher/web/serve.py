@@ -19,6 +19,7 @@ from ..sampledb import reading_config
 from ..errors import ConfigError, WatcherError
 from ..store import Store
 from ..store.connection import no_database
+from ..text import shorten
 
 log = logging.getLogger("watcher")
 
@@ -182,8 +183,6 @@ class QuietDisconnects:
         try:
             await self.app(scope, receive, send)
         except ClientDisconnect:
-            from ..text import shorten
-
             log.info("web: %s %s: the client went away before sending its whole request",
                      scope.get("method"), shorten(scope.get("path", ""), 200))
 

@@ -1,7 +1,7 @@
-"""A digest's counts and empty reasons: what each profile brought, the line that says it
-(e-mail subjects, the terminal's summary, ``watcher status``), the digest's title, and the
-reasons a digest is empty. Pure and light: it imports no matcher, so the commands that only
-read (``watcher status``) and the channels use it without loading the query engine."""
+"""What a digest says about itself: each profile's count and the line that says it (e-mail
+subjects, the terminal's summary, ``watcher status``), its title, and why it is empty (the
+reasons :mod:`watcher.matching.assemble` decides). Pure and light, the models alone: status
+and the channels use it without loading the matcher or the templates."""
 
 from __future__ import annotations
 
