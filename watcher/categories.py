@@ -14,6 +14,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from .subjects import ALL as SUBJECTS_ALL, subject
+
 _CAT_TERM = re.compile(r"\bcat:\s*([A-Za-z][A-Za-z.\-_*]*)", re.I)
 
 
@@ -45,8 +47,6 @@ def category_problem(value: str, subjects_ok: bool = True) -> str | None:
     search and query preview of theirs. A profile's nearest may be a subject, written as the
     value was: ``_`` for a space unless it has one (``cat:cell_biolgy``: did you mean
     cell_biology?)."""
-    from .subjects import ALL as SUBJECTS_ALL, subject
-
     text = value.strip().removesuffix(".*")
     names = known()
     if text.lower() in names or (subjects_ok and subject(text) in SUBJECTS_ALL):

@@ -44,6 +44,7 @@ from .models import now_utc
 from .schedule import due_digests, trigger_for
 from .store import Store
 from .text import plural
+from .pipeline import Cycle, Deliver, Fetch, run_once
 
 log = logging.getLogger("watcher")
 
@@ -237,8 +238,6 @@ class Daemon:
     def run_digests(self, names: list[str]) -> None:
         """The job: one cycle (fetch every source once, deliver each named digest). Errors are
         logged and stored; the daemon carries on."""
-        from .pipeline import Cycle, Deliver, Fetch, run_once
-
         config = self.config
         names = [n for n in names if n in config.digests]  # a reload may have removed some
         if not names or self._stopping.is_set():

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import ConfigError, InputError
-from .wheel import shipped_config_path
+from .wheel import DIST_NAME, build_wheel, shipped_config_path, wheel_name
 
 HERE = Path(__file__).resolve().parent
 INIT_TEMPLATES = HERE / "data" / "init"
@@ -92,8 +92,6 @@ def _template(name: str) -> str:
 
 def wheel_path() -> str:
     """Where in the repository ``init --github`` / ``--gitlab`` puts the wheel the CI installs."""
-    from .wheel import wheel_name
-
     return f"wheels/{wheel_name()}"
 
 
@@ -111,8 +109,6 @@ def pinned_dependencies() -> str:
     does not ask."""
     import importlib.metadata
     import re
-
-    from .wheel import DIST_NAME
 
     def canonical(name: str) -> str:
         return re.sub(r"[-_.]+", "-", name).lower()
@@ -147,7 +143,6 @@ def files_for(kind: str | None) -> dict[str, str | bytes]:
     make in the folder (the venv, the database, the site) so that ``git add -A`` commits none."""
     if kind is None:
         return {"config.toml": starter_config()}
-    from .wheel import build_wheel
 
     ci_file, template = CI_FILES[kind]
     return {"config.toml": scheduled_config(starter_config()), ci_file: _template(template),

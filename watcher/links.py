@@ -33,6 +33,7 @@ from itsdangerous import BadData, URLSafeSerializer
 
 from .errors import BadLink, ExpiredLink
 from .models import short_key
+from .hosts import is_loopback_url
 
 LINK_ACTIONS = ("up", "down", "save")  # what a click records
 RATE = "rate"  # a link that asks which of them (the e-mail's one link per paper)
@@ -267,8 +268,6 @@ def base_url_off_listen(web) -> str | None:
     the one ``watcher serve`` listens on (``[web] listen``); None when they agree or
     ``base_url`` names another machine (a reverse proxy may map any port there)."""
     from urllib.parse import urlsplit
-
-    from .hosts import is_loopback_url
 
     if not is_loopback_url(web.base_url):
         return None

@@ -39,14 +39,14 @@ from __future__ import annotations
 
 import logging
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
 from pathlib import Path
 from typing import Callable, TextIO
 
-from .matching.assemble import (NOTHING_ANNOUNCED, SOURCES_FAILED, assemble, brought_by, delivered_reason, digest_title, nothing_since,
-                       profile_counts, window_start)
-from .config import FORMAT_CHANNELS, Config, DigestConfig, SourceConfig
+from .matching.assemble import assemble, delivered_reason, nothing_since, window_start
+from .present.counts import NOTHING_ANNOUNCED, SOURCES_FAILED, brought_by, digest_title, profile_counts
+from .config import FORMAT_CHANNELS, Config, DigestConfig
 from .deliver import channel_for, redact
 from .errors import DatabaseLocked, DeliveryError, StoreError, WatcherError
 from .links import links_for, links_missing
@@ -58,12 +58,15 @@ from .present.render import render
 from .schedule import quiet_day_reason
 from .sources import SourceContext, make_source
 from .sources.common import name_papers
-from .sources.sample import is_sample
+from .sources.sample import read_samples, sample_today
+from .sampledb import is_sample, reading_config, sample_config, sample_database
 from .steps import failure, stops_the_cycle
 from .store import Store
 from .store.records import ChannelRecord
 from .text import plural
 from .present.summarize import Summarizer
+from .upkeep import upkeep
+from .zotsync import in_cycle
 
 log = logging.getLogger("watcher")
 
@@ -155,35 +158,8 @@ class Deliver:
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
 
 
-def sample_database(config: Config) -> Path:
-    """Where ``watcher once --sample`` keeps its papers: beside the configured database."""
-    from .store.connection import SAMPLE_SUFFIX
-
-    db = config.settings.database
-    return db.with_name(db.stem + SAMPLE_SUFFIX + db.suffix)
-
-
-def sample_config(config: Config) -> Config:
-    """``--sample``: the config with the shipped sample listings as its only source and a
-    database of its own beside the configured one, so samples never mix with real history."""
-    return replace(config, settings=replace(config.settings, database=sample_database(config)),
-                   sources={"sample": SourceConfig(name="sample", type="sample")})
-
-
-def reading_config(config: Config, sample: bool = False) -> tuple[Config, str | None]:
-    """The config whose database the reading commands (serve, status, explain, rate, ...) use,
-    and a note saying so when it is not the configured one: the sample database when asked
-    (``--sample``) or when only it exists (right after the quick start's ``once --sample``)."""
-    db = sample_database(config)
-    if sample or (not config.settings.database.exists() and db.exists()):
-        return sample_config(config), f"the sample database {db} (from 'watcher once --sample')"
-    return config, None
-
-
 def sample_now(config: Config) -> datetime:
     """The end of the sample's newest day in the configured time zone (``--sample``'s today)."""
-    from .sources.sample import read_samples, sample_today
-
     day = sample_today(read_samples())
     return datetime.combine(day, time(23, 59), tzinfo=config.settings.timezone).astimezone(timezone.utc)
 
@@ -469,7 +445,6 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
         if fetch is not None:
             report.sources = fetch_sources(config, store, cycle, fetch, http)
         if any(p.zotero is not None for p in config.profiles.values()):  # docs/zotero.md
-            from .zotsync import in_cycle
 
             in_cycle(config, store, cycle.now, push_saves=not (deliver and deliver.dry_run))
         if deliver is not None:
@@ -499,8 +474,6 @@ def _upkeep(config: Config, store: Store, cycle: Cycle) -> None:
     """The store's upkeep when due (:mod:`watcher.upkeep`): its failure is logged, and fails
     nothing that was delivered; a database another writer held past the busy timeout leaves
     it to the next cycle; a database that cannot be used still stops the cycle."""
-    from .upkeep import upkeep
-
     try:
         upkeep(config, store, cycle.now, stop=cycle.stop)
     except Exception as e:  # noqa: BLE001 - isolated, as a source or a channel is

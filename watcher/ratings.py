@@ -18,6 +18,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from .errors import RatingError
+from .formats.text import one_line
+from .text import shorten
 
 if TYPE_CHECKING:  # the store (sqlite-utils) is imported when used: `watcher --help` stays quick
     from .models import Paper
@@ -52,8 +54,6 @@ class Applied:
 
 def label(paper: Paper) -> str:
     """How a paper is named in messages and reasons: its arXiv id, else its title (on one line)."""
-    from .formats.text import one_line
-
     return paper.arxiv_id or one_line(paper.title)
 
 
@@ -72,8 +72,6 @@ def suggestions(store: Store, text: str) -> str:
     """``; did you mean: ID (title), …?`` for the stored papers whose title holds the words of
     ``text`` (a fragment of a title), or "" when none does. Each names what can be given back
     as it is: the arXiv id, else the DOI, else ``pmid:…``, else the whole title."""
-    from .text import shorten
-
     found = store.suggest(text)
     if not found:
         return ""
@@ -197,7 +195,6 @@ def export_saved(items, fmt: str) -> str:
         from .present.render import environment
 
         return environment().get_template("saved.md").render(items=items).rstrip("\n")
-    from .formats.text import one_line  # a title broken over lines stays one line per paper
 
     lines = []
     for p, when in items:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from .errors import QuerySyntaxError
-from .matching.index import prepare
+from .matching.index import paper_vector, prepare, prepare_doc, similarity
 from .models import Paper
 from .matching.query import And, Not, Or, Query, Term, parse_query
 from .store import Store
@@ -264,8 +264,6 @@ def similar_papers(store: Store, paper: Paper, weight, limit: int = 5,
     """Stored papers most like ``paper``: candidates sharing its rarest title and abstract
     words (FTS5, bm25), ranked by the cosine similarity the profiles' examples use; none
     below ``floor``."""
-    from .matching.index import paper_vector, prepare_doc, similarity
-
     vector = paper_vector(prepare_doc(paper), weight)
     words = sorted(vector, key=lambda w: (-vector[w], w))[:12]  # ties by word: the same on every run
     tokens = [t for w in words for t in _TOKEN.findall(w)]

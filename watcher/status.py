@@ -4,15 +4,19 @@ Every time shown is in the config's ``[watcher].timezone`` (the database keeps U
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from datetime import datetime
 
-from .matching.assemble import counts_line, profile_counts
 from .config import Config
+from .lock import daemon_holder
+from .masking import redact
+from .present.counts import NOTHING_MATCHED, counts_line, profile_counts
+from .sampledb import is_sample
 from .schedule import due_digests, next_fire as _next_fire
 from .store import Store, local, require_database
 from .store.records import ChannelRun, SourceRecord
-from .masking import redact
 from .text import plural
+from .zotsync import status_lines
 
 
 def _delivered_nothing(d, config: Config, channels: list[ChannelRun]) -> str | None:
@@ -20,8 +24,6 @@ def _delivered_nothing(d, config: Config, channels: list[ChannelRun]) -> str | N
     (``no new papers (nothing matched your profiles)``), with each profile's count and where
     to preview its query when papers came and no profile took one; None when a channel got
     papers, one failed (its own line says so) or the digest never ran."""
-    from .matching.assemble import NOTHING_MATCHED
-
     if not channels or any(c.sent or c.error or not c.empty for c in channels):
         return None
     reasons = sorted({c.empty for c in channels})
@@ -60,14 +62,10 @@ def next_fire(dcfg, tz, now: datetime, last_success: datetime | None = None) -> 
 def status_text(config: Config, now: datetime, store: Store | None = None) -> str:
     """The status report as text, read from ``store`` when given (the web inbox's open
     database), else from the config's database, opened here."""
-    from contextlib import nullcontext
-
     db = config.settings.database
     if store is None:
         require_database(db)
     tz = config.settings.timezone
-    from .lock import daemon_holder
-
     running = daemon_holder(db)
     lines = [f"database {db}", f"  daemon: {'running, ' + running if running else 'not running'}"]
     with Store.open_current(db) if store is None else nullcontext(store) as store:
@@ -86,8 +84,6 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
                 lines.append(f"    FAILING ({r.failures} in a row), last failed at "
                              f"{_ago(r.last_error_at, tz)}: {r.last_error}")
         lines.append("digests:")
-        from .sources.sample import is_sample
-
         sample = is_sample(config)  # ran once by 'once --sample': no schedule to miss
         due = {} if sample else {d.name: d for d in due_digests(
             config, store.last_successes(config.digests), now)}
@@ -123,8 +119,6 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
                 lines.append(line)
                 if c.failed_since_success:
                     lines.append(f"       FAILED at {_ago(c.last_error_at, tz)}: {c.last_error}")
-        from .zotsync import status_lines  # docs/zotero.md: a profile's Zotero library, the saves
-
         lines += status_lines(config, store)
     # errors stored before secrets were masked where they are stored: masked when shown
     return redact("\n".join(lines))

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import InputError
+from .present.render import shipped_templates_dir
 
 HERE = Path(__file__).resolve().parent
 DIST_NAME = "watcher-papers"
@@ -42,8 +43,6 @@ def shipped_config_path() -> Path:
 
 def _package_files() -> dict[str, Path]:
     """Archive name -> file of the running package, as a built wheel lays it out."""
-    from .present.render import shipped_templates_dir
-
     files = {f"watcher/{p.relative_to(HERE).as_posix()}": p for p in sorted(HERE.rglob("*"))
              if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".tmp")}
     templates = shipped_templates_dir()

@@ -32,8 +32,13 @@ import time
 from dataclasses import dataclass
 from urllib.parse import urlencode, urljoin, urlsplit
 
-from .errors import BadItem, TooLarge, TooManyValues, ZoteroError
-from .models import Paper, normalize_doi, parse_arxiv_id, title_fingerprint
+from .errors import BadItem, InputError, TooLarge, TooManyValues, ZoteroError
+from .formats import load_json
+from .formats.zotero_json import item_paper
+from .masking import remember
+from .models import Paper, title_fingerprint
+from .paging import Paging
+from .present.bibtex import _name_parts, plain_text
 
 WEB_API = "https://api.zotero.org"
 LOCAL_API = "http://127.0.0.1:23119/api"  # Zotero 7's local API (Settings > Advanced)
@@ -97,8 +102,6 @@ class Library:
 
     def api_key(self) -> str | None:
         """The key, from the environment (never stored, never printed: masked in every error)."""
-        from .masking import remember
-
         key = os.environ.get(self.api_key_env) or None if self.api_key_env else None
         if key:
             remember(key)
@@ -220,8 +223,6 @@ class Client:
         url = path if path.startswith("http") else self.library.url + path
         if params:
             url += ("&" if "?" in url else "?") + urlencode(params)
-        from .errors import InputError
-        from .formats import load_json
         from .http import safe_url, send_capped
 
         shown = safe_url(url.split("?")[0])
@@ -285,8 +286,6 @@ class Client:
         :data:`MAX_PAGES` pages (empty ones too), :data:`MAX_ITEMS` items (a page of more than
         the :data:`PAGE_ITEMS` asked is refused), :data:`MAX_READ_BYTES` bytes and
         READ_TIMEOUTS x the library's timeout."""
-        from .paging import Paging
-
         paging = Paging(f"Zotero {self.library.url}{path}", ZoteroError, pages=MAX_PAGES, items=MAX_ITEMS,
                         size=MAX_READ_BYTES, seconds=self.library.timeout * READ_TIMEOUTS,
                         per_page=PAGE_ITEMS, clock=self._clock)
@@ -344,72 +343,7 @@ def access_problem(access: dict, library: Library, write: bool) -> str | None:
     return f"the key lacks {' and '.join(missing)} to {library.prefix[1:]}"
 
 
-# --- items and papers (pure) ----------------------------------------------------------------
-
-SKIPPED_TYPES = ("note", "attachment", "annotation")
-_ARXIV_TEXT = re.compile(r"arxiv[:\s./]*(?:abs/)?(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?", re.I)
-_PMID_TEXT = re.compile(r"^\s*PMID:\s*(\d+)\s*$", re.I | re.M)
-
-
-def _text(data: dict, field: str, where: str = "") -> str:
-    """The text of ``data[field]`` ("" when absent or null); BadItem when it is not text."""
-    value = data.get(field)
-    if value is None:
-        return ""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)  # a number where Zotero writes its text (a year, a report number)
-    if not isinstance(value, str):
-        raise BadItem(f"{where}{field} is a JSON {_json_kind(value)}, not text")
-    return value
-
-
-def _json_kind(value) -> str:
-    return {dict: "object", list: "array", bool: "boolean"}.get(type(value), type(value).__name__)
-
-
-def item_paper(item: dict) -> Paper | None:
-    """A Zotero item (an API answer's ``{"key", "version", "data": {...}}``, or its ``data``)
-    as a paper: title, abstract, authors, date, DOI, PMID and the arXiv id wherever Zotero
-    keeps it (``archiveID`` ``arXiv:…``, ``extra``, an arXiv URL or DOI). None for notes,
-    attachments and items without a title; BadItem for an item whose fields are not what
-    Zotero writes (said by the field)."""
-    data = item.get("data", item) if isinstance(item, dict) else None
-    if not isinstance(data, dict):
-        raise BadItem(f"the item is a JSON {_json_kind(data)}, not an object")
-    if data.get("itemType") in SKIPPED_TYPES:
-        return None
-    title = " ".join(_text(data, "title").split())
-    if not title:
-        return None
-    arxiv_id = None
-    doi = normalize_doi(_text(data, "DOI")) if data.get("DOI") else None
-    extra, url = _text(data, "extra"), _text(data, "url")
-    for text in (_text(data, "archiveID"), extra, url, doi, _text(data, "number")):
-        m = _ARXIV_TEXT.search(text or "")
-        if m and (found := parse_arxiv_id(m.group(1))):
-            arxiv_id = found[0]
-            break
-    if doi and doi.startswith("10.48550/arxiv."):  # arXiv's own DOI names the preprint, not a journal
-        doi = None
-    pmid = _PMID_TEXT.search(extra)
-    authors = []
-    creators = data.get("creators") or []
-    if not isinstance(creators, list):
-        raise BadItem(f"creators is a JSON {_json_kind(creators)}, not an array")
-    for i, c in enumerate(creators):
-        if not isinstance(c, dict):
-            raise BadItem(f"creators[{i}] is a JSON {_json_kind(c)}, not an object")
-    for i, c in [(i, c) for i, c in enumerate(creators) if c.get("creatorType") == "author"] \
-            or list(enumerate(creators)):
-        where = f"creators[{i}]."
-        name = _text(c, "name", where) or " ".join(filter(None, (_text(c, "firstName", where),
-                                                               _text(c, "lastName", where))))
-        if name.strip():
-            authors.append(" ".join(name.split()))
-    return Paper(title=title, arxiv_id=arxiv_id, authors=authors,
-                 abstract=" ".join(_text(data, "abstractNote").split()), doi=doi,
-                 pmid=pmid.group(1) if pmid else None, url=url or None,
-                 journal=_text(data, "publicationTitle") or None, source="zotero")
+# --- items and papers (pure; an item read as a paper: watcher.formats.zotero_json) ---------------
 
 
 def paper_item(paper: Paper, collection: str) -> dict:
@@ -419,8 +353,6 @@ def paper_item(paper: Paper, collection: str) -> dict:
     ``arXiv:ID [category]``; a journal article has no archiveID, so ``extra`` only). The title
     and abstract are plain text, their LaTeX decoded (``\\emph{x}`` -> x, ``$\\alpha$`` -> α),
     as the BibTeX export writes them."""
-    from .present.bibtex import _name_parts, plain_text
-
     creators = []
     for author in paper.authors:
         parts = _name_parts(author)
@@ -455,8 +387,6 @@ def paper_item(paper: Paper, collection: str) -> dict:
 def item_title(paper: Paper) -> str:
     """The title an item of ``paper`` has: its LaTeX decoded (``$\\alpha$`` -> α), as
     :func:`paper_item` writes it and a search for the item must ask."""
-    from .present.bibtex import plain_text
-
     return plain_text(paper.title)
 
 
@@ -478,29 +408,3 @@ def same_work(paper: Paper, item: dict) -> bool:
 
 __all__ = ["Library", "Client", "ZoteroError", "Answer", "BadItem", "library_from", "check_save_to",
            "access_problem", "item_paper", "item_title", "paper_item", "same_work", "WEB_API", "LOCAL_API"]
-
-
-# --- the examples as the last sync stored them (read at compile time) ------------------------
-
-def examples(store, profile) -> list[Paper]:
-    """The papers of ``profile``'s Zotero items as the last sync left them: each the stored
-    paper it is (by arXiv id, DOI, PMID, then title: :meth:`~watcher.store.Store.find`), else
-    the paper Zotero describes. Nothing before the first sync (or without the table)."""
-    lib = getattr(profile, "zotero", None)
-    if lib is None or not lib.read:
-        return []
-    out = []
-    for paper in store.zotero_examples(lib.sync_key):
-        found = None
-        for name in (paper.arxiv_id, paper.doi, f"pmid:{paper.pmid}" if paper.pmid else None, paper.title):
-            if name and (found := store.find(name)) is not None:
-                break
-        out.append(found or paper)
-    return out
-
-
-def read_state(store, profile) -> tuple | None:
-    """What the stored Zotero items of ``profile`` are now (the library version and count
-    read last), for the web's kept matchers (:class:`watcher.matching.compile.Compiled`); None without."""
-    lib = getattr(profile, "zotero", None)
-    return None if lib is None else store.zotero_read_state(lib.sync_key)

@@ -40,8 +40,13 @@ import uuid
 from dataclasses import dataclass
 
 from .errors import BadItem, WatcherError, ZoteroError
+from .matching.libraries import examples
 from .models import Paper
-from .zotero import Client, Library, examples, item_paper, item_title, paper_item, same_work
+from .ratings import owners_of, saved
+from .steps import failure, stops_the_cycle
+from .store import Store, iso, local, now_utc
+from .store.records import ZoteroPlace
+from .zotero import Client, Library, access_problem, item_paper, item_title, paper_item, same_work
 
 log = logging.getLogger("watcher")
 
@@ -62,9 +67,6 @@ def sync(config, store, now, *, http=None) -> dict[str, str | None]:
     """Read every place of :func:`places` (see the module docstring); ``{place: error or
     None}``. Never raises for Zotero's failures, nor for a bug reading one place: each is
     logged and recorded (``watcher status`` says it), and the other places are still read."""
-    from .steps import failure, stops_the_cycle
-    from .store import iso
-
     out = {}
     for key, lib in places(config).items():
         try:
@@ -159,8 +161,6 @@ def pending(config, store) -> list[tuple[Target, Paper]]:
     """What :func:`push` would add: each saved paper not yet in each collection it goes to (a
     paper goes to every collection when all profiles share one or none of its profiles has
     one, else to those of its profiles: :func:`watcher.ratings.owners_of`)."""
-    from .ratings import owners_of, saved
-
     by_profile = targets(config)
     done = store.zotero_saved() if by_profile else None
     if done is None:
@@ -181,8 +181,6 @@ def push(config, store, now, *, http=None, client_for=None, deadline: float | No
     """Add the :func:`pending` saves to Zotero; ``(added, errors)``. A failure leaves its
     save queued (recorded with the error) for the next push; never raises for Zotero's.
     ``deadline``: seconds per request in all (default: the library's, 4 x its timeout)."""
-    from .store import iso
-
     work = pending(config, store)
     clients: dict[str, Client] = {}
     added, errors = 0, []
@@ -281,9 +279,6 @@ def _find(client: Client, paper: Paper, collection: str | None = None) -> dict |
 
 def status_lines(config, store) -> list[str]:
     """For ``watcher status``: one line per place read and one for the saves, when configured."""
-    from .store import local
-    from .store.records import ZoteroPlace
-
     lines = []
     rows = store.zotero_places()
     if rows is None:
@@ -317,8 +312,6 @@ __all__ = ["sync", "examples", "push", "pending", "places", "targets", "Target",
 def in_cycle(config, store, now, *, push_saves: bool = True) -> None:
     """The cycle's Zotero step (:mod:`watcher.pipeline`): read every place, then push the
     queued saves (not in a dry run). Zotero's failures are recorded, never fail the cycle."""
-    from .steps import failure, stops_the_cycle
-
     try:
         if places(config):
             sync(config, store, now)
@@ -335,8 +328,6 @@ def access_problems(config) -> list[str]:
     (``GET /keys/current``: read access to the library, write access with
     ``save_to_zotero``), or why it could not be asked. Keys are never printed. A key-less
     library (the local API, a public library) is not asked."""
-    from .zotero import access_problem
-
     out = []
     for p in config.profiles.values():
         lib = p.zotero
@@ -378,8 +369,6 @@ def after_save(config, store, now) -> str | None:
 def queue_saves(config, store, now) -> int:
     """Record every :func:`pending` save as queued (``status`` counts it), sending nothing:
     what a web Save does before :func:`push_soon`. The number queued."""
-    from .store import iso
-
     work = pending(config, store)
     for target, paper in work:
         store.queue_zotero_save(target.key, paper.key, uuid.uuid4().hex, iso(now))
@@ -405,8 +394,6 @@ def push_soon(config, database, now=None) -> None:
 
 
 def _push_worker(config, database, key: str, now) -> None:
-    from .store import Store, now_utc
-
     while True:
         try:
             with Store.open(database) as store:

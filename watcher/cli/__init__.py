@@ -382,15 +382,14 @@ def explain(ctx: Context, paper, profile, sample) -> None:
     PAPER, the papers of the last 30 days that each profile's ratings added or removed, each
     with the rating that decided it, after what the ratings' check on themselves found."""
     from ..matching.compile import compile_profile, explain_paper, what_ratings_changed
-    from ..pipeline import open_store
-    from ..store import require_database
+    from ..store import Store, require_database
 
     config = reading_config(ctx, sample)
     if profile is not None and profile not in config.profiles:
         raise ConfigError(unknown_name("profile", profile, config.profiles), path=str(config.path))
     names = [profile] if profile is not None else list(config.profiles)
     require_database(config.settings.database)
-    with open_store(config) as store:
+    with Store.open(config.settings.database) as store:
         if paper is None:
             blocks = []
             for name in names:

@@ -30,16 +30,15 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
     (the reading list; save also adds the paper to a profile's save_to_zotero collection). Up-rated papers teach their profile "more like this", down-rated ones
     "not this". Nothing is recorded unless every paper and the profile are known; clear also
     takes a profile no longer in the config that still has ratings."""
-    from ..pipeline import open_store
     from ..models import unique_papers
     from ..ratings import apply_rating, current, find_paper, owners_of
-    from ..store import require_database
+    from ..store import Store, require_database
 
     from ..ratings import ratings as all_ratings
 
     config = reading_config(ctx, sample)
     require_database(config.settings.database)
-    with open_store(config) as store:
+    with Store.open(config.settings.database) as store:
         known = list(config.profiles)
         if action == "clear" and profile is not None and profile not in known and all_ratings(store, profile):
             known.append(profile)  # a removed profile's ratings (check lists them) can be cleared
@@ -69,7 +68,7 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
     if action == "save":  # Save also adds the paper to Zotero (docs/zotero.md); queued when it cannot
         from ..zotsync import after_save
 
-        with open_store(config) as store:
+        with Store.open(config.settings.database) as store:
             note = after_save(config, store, now)
         if note:
             click.echo(note)
@@ -100,13 +99,12 @@ def _profile_of(config, paper, owners: list[str]) -> str:
 def ratings(ctx: Context, profile, fmt, sample) -> None:
     """Every rating: paper, profile, value, when, from where (for backup and scripts).
     Ratings of profiles no longer in the config are listed too."""
-    from ..pipeline import open_store
     from ..ratings import ratings as all_ratings
-    from ..store import require_database
+    from ..store import Store, require_database
 
     config = reading_config(ctx, sample)
     require_database(config.settings.database)
-    with open_store(config) as store:
+    with Store.open(config.settings.database) as store:
         rows = all_ratings(store, profile)
         if profile is not None and profile not in config.profiles and not rows:
             raise ConfigError(unknown_name("profile", profile, config.profiles) + " and no ratings for it",
@@ -136,13 +134,12 @@ def ratings(ctx: Context, profile, fmt, sample) -> None:
 def saved(ctx: Context, fmt, sample) -> None:
     """The reading list (papers saved with 'watcher rate save' or from a digest), oldest first;
     --to bibtex writes a .bib for LaTeX and Zotero."""
-    from ..pipeline import open_store
     from ..ratings import export_saved
     from ..ratings import saved as saved_papers
-    from ..store import require_database
+    from ..store import Store, require_database
 
     config = reading_config(ctx, sample)
     require_database(config.settings.database)
-    with open_store(config) as store:
+    with Store.open(config.settings.database) as store:
         items = saved_papers(store)
     click.echo(export_saved(items, fmt), nl=not fmt == "bibtex")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..kinds import ChannelConfig, Kind
 from . import apprise_channel, email, feed, file, slack, stdout, webhook
 from .base import Channel, DeliveryContext, redact, secret_env
+from ..errors import ConfigError
 
 KINDS: dict[str, Kind] = {kind.name: kind for kind in (
     email.KIND,
@@ -33,8 +34,6 @@ def channel_config(name: str, type: str, *, timeout: float = 30.0, **keys) -> Ch
 def make_channel(cfg, ctx: DeliveryContext) -> Channel:
     """The Channel object for one ``[channel.NAME]`` config table."""
     if cfg.type not in KINDS:
-        from ..errors import ConfigError
-
         raise ConfigError(f"channel type {cfg.type!r} is not available in this version",
                           key=f"channel.{cfg.name}.type")
     return KINDS[cfg.type].cls(cfg, ctx)

@@ -43,7 +43,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ..errors import DeliveryError, RenderError
 from ..formats.text import one_line
-from ..http import ANSWER_BYTES
+from ..http import ANSWER_BYTES, shut_down
 from ..models import Digest, Match
 from ..present.render import call_macro, inert, plural
 from ..kinds import Kind, option, options
@@ -161,8 +161,6 @@ class _Exchange:
         self.sockets: list = []
 
     def fire(self) -> None:
-        from ..http import shut_down
-
         self.timed_out = True
         for sock in self.sockets:
             shut_down(sock)

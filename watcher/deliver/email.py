@@ -32,6 +32,7 @@ from email.utils import format_datetime, getaddresses, make_msgid, parseaddr
 
 from ..errors import DeliveryError, PartialDelivery
 from ..http import shut_down
+from ..present.counts import counts_line
 from ..models import Digest, Paper, Sent
 from ..present.render import plural, render
 from ..kinds import Kind, option, options
@@ -119,8 +120,6 @@ class _SMTP_SSL(_Bounded, smtplib.SMTP_SSL):
 def subject(digest: Digest) -> str:
     """``LLM-RL — 2025-04-12: 12 new papers`` on one line (no header injection possible);
     with several profiles, what each brought: ``(LLM-RL 10, Robotics 2, Protein design none)``."""
-    from ..matching.assemble import counts_line
-
     what = plural(len(digest.matches), "new paper") if digest.matches else "no new papers"
     total = sum(c.papers for c in digest.per_profile)
     if digest.matches and total > len(digest.matches):  # a part of a split digest: of how many

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from ..errors import InputError, TooManyValues
-from ..models import Paper
+from ..models import Paper, clean_text
 
 # name -> module; order matters for detection.
 READERS: dict[str, str] = {
@@ -186,8 +186,6 @@ def read(data: bytes, origin: str = "input", *, today: date | None = None,
 def decode_text(data: bytes, origin: str) -> str:
     """``data`` as UTF-8 text without control characters (tab and line breaks stay), or an
     InputError naming the input."""
-    from ..models import clean_text
-
     _head(data, origin)
     try:
         return clean_text(data.decode("utf-8-sig"))

@@ -30,7 +30,11 @@ import threading
 from collections import Counter
 from dataclasses import replace
 
+from .. import formats
 from ..errors import InputError
+from ..models import parse_arxiv_id
+from ..present.bibtex import read as read_bib
+from .libraries import examples as zotero_examples, read_state
 from .match import ProfileMatcher
 
 log = logging.getLogger("watcher")
@@ -43,9 +47,6 @@ def example_papers(profile, lookup) -> list:
     listing, or as BibTeX when it ends in ``.bib`` (a stored paper stands in for its entry, as it
     has the abstract); anything else is an arXiv id looked up with ``lookup(id) -> Paper | None``.
     A file that cannot be read is an InputError naming it."""
-    from .. import formats
-    from ..models import parse_arxiv_id
-
     papers = []
     for example in profile.examples:
         path = profile.base_dir / example
@@ -59,8 +60,6 @@ def example_papers(profile, lookup) -> list:
             continue
         try:
             if path.suffix.lower() == ".bib":  # papers one likes, e.g. exported from Zotero
-                from ..present.bibtex import read as read_bib
-
                 papers.extend(p.arxiv_id and lookup(p.arxiv_id) or p
                               for p in read_bib(path.read_bytes(), str(path)))
             else:
@@ -87,7 +86,7 @@ def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP,
                     ratings: bool = True, dislikes: bool = True) -> ProfileMatcher:
     """The matcher of profile ``name``. Examples are looked up with ``lookup`` (default: the
     store's papers); with a ``store``, the items of its Zotero library are examples too
-    (:func:`watcher.zotero.examples`) and, unless ``ratings`` is False, the profile learns
+    (:func:`watcher.matching.libraries.examples`) and, unless ``ratings`` is False, the profile learns
     from its ratings (``dislikes`` False: from its likes alone). ``query`` replaces the
     profile's query (the web's preview of a draft; None or "" for none)."""
     profile = config.profiles[name]
@@ -97,8 +96,6 @@ def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP,
         lookup = store.get if store is not None else (lambda key: None)
     examples = example_papers(profile, lookup)
     if store is not None and profile.zotero is not None:
-        from ..zotero import examples as zotero_examples
-
         examples += zotero_examples(store, profile)
     rated = feedback(store, name, dislikes) if store is not None and ratings else None
     # one kept fit per profile and variant (the query preview: one, of the last draft)
@@ -236,8 +233,6 @@ class Compiled:
     def matcher(self, config, name: str, store, ratings: bool = True) -> ProfileMatcher:
         """The matcher :func:`compile_profile` gives now for ``name`` (``ratings`` False:
         :func:`compile_plain`'s, without its ratings)."""
-        from ..zotero import read_state
-
         profile = config.profiles[name]
         key = (id(config), changes(store), _files(profile), read_state(store, profile))
         with self._lock:

@@ -19,6 +19,7 @@ from typing import Iterable, Sequence
 from ..models import Paper, title_fingerprint
 from .query import Not, Or, Term
 from ..text import field_text, name_key, same_person
+from ..formats.openalex import entries
 
 CENTROID_WORDS = 300  # a centroid of examples keeps its heaviest words (watcher.matching.match, watcher.matching.learn)
 SIMILAR_ONE = 0.12  # the similarity threshold of a single example (a prior for a few)
@@ -82,8 +83,6 @@ def prepare_doc(paper: Paper, stored: dict | None = None) -> Doc:
 
 def _entry_keys(values) -> frozenset[str]:
     """The keys of a paper's ``cites`` or ``followed`` entries (``key|title``)."""
-    from ..formats.openalex import entries
-
     return frozenset(key for key, _ in entries(values)) if values else frozenset()
 
 

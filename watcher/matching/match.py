@@ -53,6 +53,7 @@ from ..models import Match, Paper, reason_label, unique_papers
 from .percolate import Percolator
 from .query import parse_query
 from ..text import name_key, plural
+from ..formats.openalex import entries, matches_ref
 
 TITLE_WEIGHT = 2.0
 AUTHOR_TERM_WEIGHT = 2.0  # a query word found in the author list
@@ -335,8 +336,6 @@ class _Examples:
 def followed_reasons(paper: Paper, term) -> list[str]:
     """The reasons a ``cites:`` or ``by:`` term gives ``paper``: "cites your <title>" for each
     followed work it cites, "by <name>, whom you follow" for each followed author."""
-    from ..formats.openalex import entries, matches_ref
-
     if term.field == "cites":
         return [f"cites your {title}" for key, title in entries(paper.cites)
                 if matches_ref(key, term.words[0])]

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from ..errors import QuerySyntaxError
 from ..models import normalize_doi, title_fingerprint
 from ..text import fold, name_key, stem, words
+from ..formats.openalex import author_ref, work_ref
 
 FIELDS = ("ti", "abs", "au", "cat", "jr", "doi", "cites", "by", "all")
 ALIASES = {"orcid": "by"}  # docs/openalex.md writes orcid:0000-0002-1825-0097
@@ -295,8 +296,6 @@ class _Parser:
     def followed(self, field: str, value: str, pos: int) -> Term:
         """``cites:`` and ``by:`` terms: a followed work's or author's key
         (:mod:`watcher.formats.openalex`), ``*`` for any, or a key's start and ``*``."""
-        from ..formats.openalex import author_ref, work_ref
-
         text = value.strip()
         key: str | None
         if text == "*" or (text.endswith("*") and len(text) > 1 and "*" not in text[:-1]):

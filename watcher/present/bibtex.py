@@ -26,6 +26,7 @@ import re
 from ..errors import InputError
 from .latex import plain_text
 from ..models import Paper, parse_arxiv_id
+from ..text import fold
 
 _SPECIAL = re.compile(r"([&%$#_])")
 _ARXIV_IN = re.compile(r"(?:arxiv[:./ ]*|abs/|arXiv\.)(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?",
@@ -219,8 +220,6 @@ def _unname(parts) -> str:
 def _key(paper: Paper, names: list, year: int | None, used: set[str]) -> str:
     """``{first author's last name}{year}{first word of the title}`` in ASCII letters, as
     Google Scholar makes them (``king2025pokemon``); a letter tells apart keys made twice."""
-    from ..text import fold
-
     last = re.sub(r"[^a-z]", "", fold(" ".join(names[0].last))) if names else ""
     words = [fold(w) for w in re.findall(r"\w+", plain_text(paper.title))]
     word = next((w for w in (re.sub(r"[^a-z]", "", w) for w in words) if len(w) > 3

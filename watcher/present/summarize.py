@@ -29,15 +29,19 @@ import threading
 import time
 from collections import defaultdict
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import httpx
 
-from ..config import SummarizerConfig
 from ..errors import TooLarge
 from ..http import ANSWER_BYTES, Policy, client_headers, parse_retry_after, post_capped, tls_context
+from ..masking import redact, remember as remember_secret
 from ..models import Digest, Paper, clean_text, now_utc
 from ..kinds import SUMMARIZER_KINDS
 from .tldr import MAX_CHARS, extractive_tldr
+
+if TYPE_CHECKING:  # a type only: present sits below config (docs/design.md, "Layers")
+    from ..config import SummarizerConfig
 
 log = logging.getLogger("watcher")
 
@@ -180,8 +184,6 @@ class Summarizer:
             if not key:
                 return self._fallback(todo, f"environment variable {self.cfg.api_key_env} "
                                             "(summarizer.api_key_env) is not set")
-            from ..deliver.base import remember_secret
-
             remember_secret(key)
         day = self.now.date().isoformat() if self.now else time.strftime("%Y-%m-%d", time.gmtime())
         budget = max(0, self.cfg.max_per_day - self.store.tldr_calls(day))
@@ -293,8 +295,6 @@ class Summarizer:
         self._log_fallback([p.key for p in papers], reason)
 
     def _log_fallback(self, keys: list[str], reason: str) -> None:
-        from ..deliver.base import redact
-
         names = [k if len(k) <= 40 else k[:39] + "…" for k in keys[:5]]
         shown = ", ".join(names) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
         log.warning("summarizer: %s for %d paper%s (%s); using the extractive TL;DR",

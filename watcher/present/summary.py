@@ -9,7 +9,7 @@ Pure: from the cycle's report to text; the command decides when to print it.
 
 from __future__ import annotations
 
-from ..matching.assemble import NOTHING_MATCHED, counts_line
+from .counts import NOTHING_MATCHED, counts_line
 from ..models import Digest
 from ..text import plural
 from .tldr import tldr_of

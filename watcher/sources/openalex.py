@@ -50,6 +50,7 @@ from ..kinds import Kind, first_fetch, option, options
 from . import urls
 from .base import FetchResult, Source
 from .common import first_day, http_client, name_papers, parse_failure
+from ..formats.openalex import author_ref, work_ref
 
 log = logging.getLogger("watcher")
 
@@ -208,8 +209,6 @@ def works_of(source: OpenalexSource, author: str) -> list[tuple[str, str]]:
 def _validate(r, where: str, v: dict) -> dict:
     """An ``openalex`` source's keys, each identifier in one spelling (see
     :mod:`watcher.formats.openalex`): what it follows must be said, and said right."""
-    from ..formats.openalex import author_ref, work_ref
-
     cites, authors = [], []
     for key, values, ref, out, example in (
             ("cites", v["cites"], work_ref, cites, "a DOI, arxiv:2106.09685 or W2741809807"),

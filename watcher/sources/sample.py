@@ -8,14 +8,10 @@ from dataclasses import replace
 from datetime import date
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .. import formats
-from ..models import Paper
+from ..models import Paper, title_fingerprint
 from .base import FetchResult, Source
-
-if TYPE_CHECKING:
-    from ..config import Config
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "samples"
 
@@ -32,8 +28,6 @@ def sample_files() -> list[Path]:
 def _known_ids(path: Path) -> dict[str, str]:
     """title fingerprint -> arXiv id, from the ``NAME.arxiv-ids.tsv`` beside listing ``NAME.*``
     (``id<TAB>title`` lines; ``#`` comments)."""
-    from ..models import title_fingerprint
-
     ids = path.with_name(path.name.split(".", 1)[0] + IDS_SUFFIX)
     if not ids.exists():
         return {}
@@ -74,9 +68,3 @@ class SampleSource(Source):
     def fetch(self, state: dict) -> FetchResult:
         """All sample papers (the store reports them unchanged after the first run)."""
         return FetchResult(papers=read_samples(), state=state)
-
-
-def is_sample(config: Config) -> bool:
-    """Whether ``config`` is :func:`watcher.pipeline.sample_config`'s: the sample is its only
-    source, and its digests ran once, at the sample's day, on no schedule."""
-    return bool(config.sources) and all(s.type == "sample" for s in config.sources.values())

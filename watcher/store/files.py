@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 
 from ..errors import NotAWatcherDatabase
+from ..matching.index import search_text
 from .connection import busy_timeout, connect_readonly, database_error
 
 
@@ -227,7 +228,6 @@ def complete_state(path: Path) -> None:
 
 
 def _complete_state(path: Path) -> None:
-    from ..matching.index import search_text
     from .papers import row_to_paper
     from .seen import unpack_seen
 

@@ -22,7 +22,7 @@ from typing import Iterator
 
 from ..identity import contradicts, merge, merge_batch, other_arxiv_ids
 from ..matching.index import search_text
-from ..models import Paper, normalize_doi, now_utc, short_key, title_fingerprint
+from ..models import Paper, normalize_doi, now_utc, parse_arxiv_id, short_key, title_fingerprint
 from .records import PaperTimes
 from .rows import iso, parse_time, stamp
 
@@ -278,8 +278,6 @@ class PaperStore:
     def find(self, text: str) -> Paper | None:
         """A stored paper by arXiv id (any version suffix), key, DOI (any case, ``doi:`` or a
         doi.org link), ``pmid:…``, or by title."""
-        from ..models import parse_arxiv_id
-
         ident = parse_arxiv_id(text)
         if ident and (p := self.get(ident[0])):
             return p

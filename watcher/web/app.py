@@ -29,6 +29,7 @@ from .auth import PUBLIC, AuthGate, Throttle
 from .guard import RequestGuard, trusted_hosts
 from .pages import environment, json_page, page, wants_json
 from .state import WebState
+from ..matching.docfreq import default_doc_freq
 
 log = logging.getLogger("watcher")
 
@@ -95,8 +96,6 @@ THREADS = 3
 def warm_up() -> None:
     """What every first request would otherwise pay for, done once before the first: each web
     template compiled (0.3-1 s in all) and the matcher's table of word frequencies read."""
-    from ..matching.docfreq import default_doc_freq
-
     env = environment()
     for name in env.list_templates(filter_func=lambda n: n.endswith(".html")):
         env.get_template(name)

@@ -8,7 +8,7 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.routing import Route
 
-from ..matching.assemble import profile_counts
+from ..present.counts import profile_counts
 from .feeds import feed_link
 from .auth import csrf_token, logged_in
 from .digests import issue_json, papers_of, sections, shown_tldrs

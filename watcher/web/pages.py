@@ -27,6 +27,8 @@ from ..links import issue_path
 from ..present.render import ABSTRACT_CHARS, FILTERS, dated, safe_url, shipped_templates_dir
 from ..store import Interrupted, Store, no_database
 from ..store.serving import thread_reader, writer
+from ..models import utc
+from ..store import local_text, parse_time
 from ..present.tldr import stored_excerpt, stored_tldrs
 from .state import WebState
 
@@ -92,17 +94,12 @@ def view_mode(request: Request) -> str:
 def local_time(text: str | None, tz) -> str:
     """A stored time in the config's time zone, as ``watcher status`` and /status show times
     (``2025-04-12T23:59:00+02:00``); "" when there is none."""
-    from ..store import local_text
-
     return local_text(text, tz)
 
 
 def human_time(text: str | None, tz) -> str:
     """A stored time as a reader says it, in the config's time zone: ``Sat 12 Apr 2025, 23:59``
     (the ISO form stays in ``<time datetime>``); "" when there is none."""
-    from ..models import utc
-    from ..store import parse_time
-
     when = parse_time(text) if text else None
     return f"{utc(when).astimezone(tz):%a %d %b %Y, %H:%M}" if when else ""
 

@@ -30,8 +30,9 @@ from starlette.routing import Route
 
 from ..errors import BadLink, ExpiredLink, RatingError
 from ..links import LINK_ACTIONS, RATE, verify_link
-from ..store import as_stored
 from ..ratings import PROFILE_ACTIONS, apply_rating, current, export_saved, owners_of, saved
+from ..store import as_stored, now_utc
+from ..zotsync import push_soon, queue_saves, targets
 from .auth import bounded_form, checked_form, safe_next
 from .pages import in_thread, json_page, page, paper_ref, reading, state, threaded, tldrs, url, wants_json, writing
 
@@ -171,9 +172,6 @@ def _to_zotero(request: Request, done) -> str | None:
     page never waits on Zotero. The line the confirmation page shows, or None."""
     if done.action != "save":
         return None
-    from ..store import now_utc
-    from ..zotsync import push_soon, queue_saves, targets
-
     web = state(request)
     if not targets(web.config):
         return None

@@ -15,9 +15,11 @@ from typing import Iterator
 
 from ..config import MIN_PASSWORD, Config, WebConfig, is_loopback, is_loopback_url, parse_listen
 from ..links import secret_problem
+from ..sampledb import reading_config
 from ..errors import ConfigError, WatcherError
 from ..store import Store
 from ..store.connection import no_database
+from ..text import shorten
 
 log = logging.getLogger("watcher")
 
@@ -67,8 +69,6 @@ def plan(config: Config, listen: str | None = None, sample: bool = False, daemon
         log.warning("web.base_url is set but web.password_env is not: behind a reverse proxy every "
                     "request comes from loopback, so anyone who reaches %s can read the inbox",
                     web.base_url)
-    from ..pipeline import reading_config
-
     if daemon:
         return Plan(web, config.settings.database, password, secret)
     chosen, which = reading_config(config, sample)  # the one rule the reading commands share
@@ -183,8 +183,6 @@ class QuietDisconnects:
         try:
             await self.app(scope, receive, send)
         except ClientDisconnect:
-            from ..text import shorten
-
             log.info("web: %s %s: the client went away before sending its whole request",
                      scope.get("method"), shorten(scope.get("path", ""), 200))
 

@@ -1,0 +1,288 @@
+"""The layers of watcher/, enforced (docs/design.md, "Layers").
+
+Every module under watcher/ is parsed with ``ast``; every import of a watcher module counts:
+at module level, inside a function (a *lazy* import), or under ``if TYPE_CHECKING:`` (a
+*type-only* import); relative imports are resolved. Each module belongs to a *package*: its
+folder under watcher/ (``watcher/store/papers.py`` -> ``store``) or, for a module at the root,
+itself (``watcher/zotsync.py`` -> ``zotsync``). Then:
+
+1. the package graph, lazy imports included, has no cycle (type-only imports never run: they
+   are checked against the table, not for cycles);
+2. every import from one package into another is an edge of :data:`ALLOWED`, the table below;
+3. lazy imports that cross packages outside cli/ (where they keep each command's start-up
+   short) are exactly those of :data:`LAZY`, each with its reason, and there are at most
+   :data:`MAX_LAZY` of them. config.py's are listed apart (:data:`CONFIG_LAZY`): it is being
+   replaced by kind-owned options.
+
+A lazy import inside one package (``store.files`` -> ``store.migrations``) crosses no layer
+and is not counted. test_no_import_circles.py checks the module graph; this checks the layers.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from test_no_import_circles import _resolve, circles, module_names
+
+ROOT = Path(__file__).resolve().parent.parent / "watcher"
+
+# What each package may import, bottom to top (docs/design.md, "Layers"). A package not named
+# as a key imports no other watcher package.
+FOUNDATION = {"errors", "text", "masking", "folders", "hosts", "subjects", "kinds", "progress", "paging"}
+ALLOWED: dict[str, set[str]] = {
+    # the foundation: values, words and masks, no I/O beyond a file or a lock
+    "categories": {"subjects"},
+    "models": {"text"},
+    "identity": {"models"},
+    "http": {"errors", "masking", "text"},
+    "links": {"errors", "hosts", "models"},
+    "folders": {"errors"},
+    "lock": {"errors", "folders"},
+    "logs": {"masking"},
+    "schedule": set(),
+    "retention": set(),
+    # formats: bytes in, papers out (no network, no database)
+    "formats": {"errors", "models", "text"},
+    # present: a digest as text, HTML, LaTeX, BibTeX, a TL;DR (the summarizer asks a model)
+    "present": {"errors", "formats", "http", "links", "masking", "models", "text"},
+    # matching: the query language, the matchers, what goes into a digest (pure)
+    "matching": {"errors", "formats", "models", "present", "text"},
+    # store: all SQL (it keeps the index's words beside each paper)
+    "store": {"errors", "folders", "identity", "masking", "matching", "models", "text"},
+    "search": {"errors", "matching", "models", "store"},
+    "steps": {"errors", "store", "text"},
+    "ratings": {"errors", "formats", "matching", "models", "present", "store", "text"},
+    # the outside world: sources fetch, channels send, Zotero both ways
+    "sources": {"categories", "errors", "formats", "http", "kinds", "masking", "models", "paging",
+                "progress", "subjects", "text"},
+    "deliver": {"errors", "formats", "http", "kinds", "links", "masking", "models", "present"},
+    "zotero": {"errors", "formats", "http", "masking", "models", "paging", "present"},
+    "zotsync": {"errors", "matching", "models", "ratings", "steps", "store", "zotero"},
+    # the config reads every kind of source and channel (config.py: being replaced by
+    # kind-owned options; its imports of deliver, sources, matching, zotero, schedule, models
+    # and text are the lazy ones of CONFIG_LAZY)
+    "config": {"categories", "errors", "hosts", "kinds", "subjects", "watcher",
+               "deliver", "matching", "models", "schedule", "sources", "text", "zotero"},
+    # what runs it all
+    "sampledb": {"config", "store"},
+    "upkeep": {"config", "progress", "retention", "store"},
+    "status": {"config", "lock", "masking", "present", "sampledb", "schedule", "store", "text", "zotsync"},
+    "pipeline": {"config", "deliver", "errors", "links", "lock", "matching", "models", "present", "sampledb",
+                 "schedule", "sources", "steps", "store", "text", "upkeep", "zotsync"},
+    "daemon": {"config", "errors", "lock", "logs", "models", "pipeline", "schedule", "store", "text"},
+    "wheel": {"errors", "present", "watcher"},
+    "init": {"errors", "watcher", "wheel"},
+    "web": {"categories", "config", "deliver", "errors", "links", "matching", "models", "present", "ratings",
+            "sampledb", "search", "status", "store", "text", "zotsync"},
+    # the command line on top: it may use anything
+    "cli": "*",
+    "__main__": {"cli"},
+}
+
+# Type-only imports (under ``if TYPE_CHECKING:``): a type named for the checker, never run.
+TYPE_ONLY = {
+    ("watcher.present.summarize", "watcher.config"): "the summarizer's settings (SummarizerConfig)",
+}
+
+# Lazy imports across packages outside cli/, each with its reason: start-up cost, pinned by a
+# test of tests/test_lazy_imports.py that a command does not load the module.
+LAZY: dict[tuple[str, str], str] = {
+    ("watcher.ratings", "watcher.store"):
+        "start-up: every command imports ratings (cli_ratings' choices); sqlite-utils only when one "
+        "reads the database (test_help_loads_no_store_matcher_or_templates)",
+    ("watcher.ratings", "watcher.matching"):
+        "start-up: the matcher (index, percolator, compile) only when a rating is checked (the same test)",
+    ("watcher.ratings", "watcher.present"):
+        "start-up: Jinja2 (render) and BibTeX only for 'watcher saved --to' (the same test)",
+    ("watcher.zotero", "watcher.http"):
+        "start-up: status reads each profile's Zotero state through zotsync; httpx only to talk to "
+        "Zotero (test_status_loads_no_http_client_templates_or_matcher, xfail until config.py stops "
+        "loading every kind's module)",
+    ("watcher.store.files", "watcher.matching"):
+        "start-up: every reader of the store imports store.files; the learner only when a state file "
+        "is saved (the same xfail test)",
+}
+MAX_LAZY = 5
+
+# config.py: being replaced by kind-owned options (its lazy imports reach the kinds' modules).
+CONFIG_LAZY = {
+    ("watcher.config", target) for target in (
+        "watcher.categories", "watcher.deliver", "watcher.matching", "watcher.models",
+        "watcher.schedule", "watcher.sources", "watcher.text", "watcher.zotero")
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str  # the importing module, dotted
+    target: str  # the imported watcher module (or package), dotted
+    how: str  # "module", "lazy" or "type"
+    line: int
+
+
+def package(module: str) -> str:
+    """``watcher.store.papers`` -> ``store``; ``watcher.zotsync`` -> ``zotsync``;
+    ``watcher`` -> ``watcher``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def imports_of(mod: str, path: Path, modules: dict[str, Path]) -> list[Import]:
+    """Every import of a watcher module in ``mod``, with where it stands."""
+    package_name = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+    out: list[Import] = []
+
+    def targets(node) -> list[str]:
+        if isinstance(node, ast.Import):
+            return [t for a in node.names if (t := _resolve(a.name, modules))]
+        if node.level:
+            base = package_name.split(".")
+            if node.level > 1:
+                base = base[: len(base) - (node.level - 1)]
+            full = ".".join(base) + (f".{node.module}" if node.module else "")
+        else:
+            full = node.module or ""
+        found = []
+        for alias in node.names:
+            sub = f"{full}.{alias.name}"  # `from pkg import sub` imports the submodule pkg.sub
+            target = sub if sub in modules else _resolve(full, modules)
+            if target:
+                found.append(target)
+        return found
+
+    def visit(node, how: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                out.extend(Import(mod, t, how, child.lineno) for t in targets(child) if t != mod)
+                continue
+            inner = how
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and how == "module":
+                inner = "lazy"
+            elif isinstance(child, ast.If) and _is_type_checking(child):
+                inner = "type"
+            visit(child, inner)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), "module")
+    return out
+
+
+def all_imports(root: Path = ROOT) -> list[Import]:
+    modules = module_names(root)
+    return [i for mod, path in modules.items() for i in imports_of(mod, path, modules)]
+
+
+def crossing(imports: list[Import]) -> list[Import]:
+    return [i for i in imports if package(i.module) != package(i.target)]
+
+
+def package_graph(imports: list[Import]) -> dict[str, set[str]]:
+    """Package -> the packages it imports at run time (module level and lazy)."""
+    graph: dict[str, set[str]] = {}
+    for i in crossing(imports):
+        graph.setdefault(package(i.module), set())
+        graph.setdefault(package(i.target), set())
+        if i.how != "type":
+            graph[package(i.module)].add(package(i.target))
+    return graph
+
+
+def lazy_pairs(imports: list[Import]) -> dict[tuple[str, str], list[Import]]:
+    """(module, imported package's module prefix) -> its lazy imports across packages, outside
+    cli/. The imported side is named by package (``watcher.matching`` for any of its modules)."""
+    out: dict[tuple[str, str], list[Import]] = {}
+    for i in crossing(imports):
+        if i.how == "lazy" and package(i.module) != "cli":
+            out.setdefault((i.module, f"watcher.{package(i.target)}"), []).append(i)
+    return out
+
+
+def where(found: list[Import]) -> str:
+    return ", ".join(sorted({f"{i.module}:{i.line} -> {i.target}" for i in found}))
+
+
+# --- the checker sees what it must --------------------------------------------------------------
+
+def test_the_parser_tells_module_lazy_and_type_only_imports_apart(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "low").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "low" / "__init__.py").write_text("")
+    (pkg / "low" / "base.py").write_text("X = 1\n")
+    (pkg / "mid.py").write_text(
+        "from typing import TYPE_CHECKING\nfrom .low import base\n"
+        "if TYPE_CHECKING:\n    from .top import T\n"
+        "def f():\n    from .top import g\n    return g\n")
+    (pkg / "top.py").write_text("from pkg.mid import f\nclass T: ...\ndef g(): ...\n")
+    found = {(i.module, i.target, i.how) for i in all_imports(pkg)}
+    assert found == {("pkg.mid", "pkg.low.base", "module"), ("pkg.mid", "pkg.top", "type"),
+                     ("pkg.mid", "pkg.top", "lazy"), ("pkg.top", "pkg.mid", "module")}
+    graph = package_graph(all_imports(pkg))
+    assert graph == {"mid": {"low", "top"}, "low": set(), "top": {"mid"}}
+    assert circles(graph) == [["mid", "top"]]  # the lazy import closes the circle
+    assert package("pkg.low.base") == "low" and package("pkg.mid") == "mid"
+
+
+def test_the_real_graph_has_edges_of_every_kind():
+    imports = all_imports()
+    hows = {(i.module, package(i.target), i.how) for i in imports}
+    assert ("watcher.store.papers", "matching", "module") in hows
+    assert ("watcher.ratings", "store", "lazy") in hows
+    assert ("watcher.present.summarize", "config", "type") in hows
+
+
+# --- the layers -----------------------------------------------------------------------------------
+
+def test_the_allowed_table_itself_has_no_cycle():
+    table = {p: set() if ok == "*" else set(ok) for p, ok in ALLOWED.items()}
+    table.pop("cli")  # on top: nothing imports it but __main__
+    for p in FOUNDATION | {t for ok in table.values() for t in ok}:
+        table.setdefault(p, set())
+    assert circles(table) == []
+
+
+def test_no_package_cycle_with_lazy_imports_counted():
+    imports = all_imports()
+    graph = package_graph(imports)
+    found = circles(graph)
+    lines = []
+    for comp in found:
+        inside = set(comp)
+        edges = [i for i in crossing(imports)
+                 if i.how != "type" and package(i.module) in inside and package(i.target) in inside]
+        lines.append(f"cycle {' / '.join(comp)}:\n    " + "\n    ".join(where([i]) + f" ({i.how})" for i in edges))
+    assert not found, "package cycles in watcher/:\n" + "\n".join(lines)
+
+
+def test_every_import_across_packages_is_an_allowed_edge():
+    bad = []
+    for i in crossing(all_imports()):
+        src, dst = package(i.module), package(i.target)
+        ok = ALLOWED.get(src, set())
+        if ok == "*":
+            continue
+        if i.how == "type" and (i.module, f"watcher.{dst}") in TYPE_ONLY:
+            continue
+        if dst not in ok:
+            bad.append(f"{where([i])} ({i.how}): {src} -> {dst} is not in ALLOWED")
+    assert not bad, "imports against the layers (docs/design.md, \"Layers\"):\n" + "\n".join(bad)
+
+
+def test_lazy_imports_outside_cli_are_the_listed_ones():
+    found = lazy_pairs(all_imports())
+    config = {k: v for k, v in found.items() if k[0] == "watcher.config"}
+    others = {k: v for k, v in found.items() if k[0] != "watcher.config"}
+    new = [f"{where(v)}" for k, v in sorted(others.items()) if k not in LAZY]
+    assert not new, ("lazy imports across packages outside cli/ that LAZY does not list (make them "
+                     "module-level, or list each with its reason):\n" + "\n".join(new))
+    stale = sorted(set(LAZY) - set(others))
+    assert not stale, f"LAZY lists imports that are gone (remove them from the list): {stale}"
+    assert len(LAZY) <= MAX_LAZY < 15
+    assert set(config) <= CONFIG_LAZY, f"config.py: new lazy imports {sorted(set(config) - CONFIG_LAZY)}"
