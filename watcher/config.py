@@ -22,10 +22,12 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from . import __version__
 from .errors import ConfigError, ConfigErrors, QuerySyntaxError
-from .categories import category_problem
+from .categories import category_problem, nearest
 from .hosts import is_loopback, is_loopback_url  # noqa: F401 (the web reads them here)
-from .kinds import REQUIRED, SUMMARIZER_KINDS, ChannelConfig, SourceConfig
+from .kinds import REQUIRED, SUMMARIZER_KINDS, ChannelConfig, SourceConfig, fields_of, key_of, secret_keys
+from .models import parse_arxiv_id
 from .subjects import ALL as SUBJECTS_ALL, subject
+from .text import shorten
 
 FORMATS = ("text", "markdown", "html", "slack", "json")
 
@@ -183,7 +185,6 @@ class Config:
         """Every environment variable the config names as holding a secret, by the key that
         names it (``channel.me.password_env`` -> ``WATCHER_SMTP_PASSWORD``): what ``check``
         wants set and what the log masks."""
-        from .kinds import secret_keys
 
         out = {}
         for family, parts in (("channel", self.channels), ("source", self.sources)):
@@ -450,7 +451,6 @@ def _quoted_line(text: str, error: str) -> str:
     message names the key ("Cannot overwrite a value" says nothing of which): a key's line up to
     its ``=`` (a value is never echoed: it could be a secret put there by mistake), a table's
     header whole; "" without one."""
-    from .text import shorten
 
     found = re.search(r"at line (\d+)", error)
     lines = text.splitlines()
@@ -647,7 +647,6 @@ def unknown_name(kind: str, value: str, names) -> str:
 def _did_you_mean(value: str, names) -> str:
     """``; did you mean NAME?`` for the name closest to ``value`` (the rule of every category
     check, :func:`watcher.categories.nearest`), or "" when none is close."""
-    from .categories import nearest
 
     near = nearest(value, {n.lower(): n for n in names})
     return f"; did you mean {near}?" if near else ""
@@ -683,7 +682,6 @@ def _made(cls: type, v: dict):
     """The options class ``cls`` of the table's values ``v`` (by key: ``from`` is ``sender``)."""
     from dataclasses import fields
 
-    from .kinds import key_of
 
     return cls(**{f.name: v[key_of(f)] for f in fields(cls)})
 
@@ -694,7 +692,6 @@ def _options(r: _Reader, where: str, cls: type, v: dict, base: Path) -> dict:
     folder (an empty duration or path is the field's default)."""
     from dataclasses import MISSING
 
-    from .kinds import fields_of, key_of
 
     out = {}
     for f, _, conversion in fields_of(cls):
@@ -755,7 +752,6 @@ def _share(r: _Reader, key: str, value: str) -> float:
 
 def _check_example(r: _Reader, key: str, example: str, base: Path) -> None:
     """An example is an arXiv id (looked up in the store) or a listing file next to the config."""
-    from .models import parse_arxiv_id  # the same test compile.example_papers applies
 
     if (base / example).is_file() or parse_arxiv_id(example):
         return

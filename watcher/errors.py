@@ -44,6 +44,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .masking import redact
+
 if TYPE_CHECKING:
     from .models import Paper
 
@@ -157,9 +159,7 @@ class ZoteroError(SourceError):
     """A Zotero request that failed; ``status`` is the HTTP status (0: no answer)."""
 
     def __init__(self, message: str, status: int = 0):
-        from .masking import redact  # an answer that echoed the key shows *** (docs/security-limits.md)
-
-        super().__init__(redact(message))
+        super().__init__(redact(message))  # an answer that echoed the key shows *** (docs/security-limits.md)
         self.status = status
 
 
