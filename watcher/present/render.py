@@ -22,7 +22,7 @@ from datetime import date, datetime, timezone
 from functools import lru_cache
 from pathlib import Path
 
-import jinja2
+from typing import TYPE_CHECKING
 
 from ..errors import RenderError
 from ..formats.text import one_line
@@ -33,6 +33,9 @@ from ..links import RATING_LABELS
 from ..models import Digest, Match
 from .tldr import stored_excerpt, tldr_of
 from ..text import plural, shorten
+
+if TYPE_CHECKING:  # Jinja2 loads when a digest is rendered, not when a channel's module is read
+    import jinja2
 
 # The rich formats show the TL;DR and the abstract cut to this many characters (docs/channels.md); the
 # full abstract is a click away, and the text format keeps it whole.
@@ -185,6 +188,8 @@ FILTERS = {"safe_url": safe_url, "paper_url": paper_url, "shorten": shorten, "au
 @lru_cache(maxsize=8)
 def environment(user_dir: str | None = None) -> jinja2.Environment:
     """The Jinja2 environment over the user folder (if any) then the shipped templates."""
+    import jinja2
+
     dirs = [user_dir] if user_dir else []
     dirs.append(str(shipped_templates_dir()))
     env = jinja2.Environment(
@@ -206,6 +211,8 @@ def macros(name: str, user_dir: str | Path | None = None):
     from Python: the apprise channel's blocks, an Atom entry's content. RenderError when the
     template is missing or fails to compile; a macro that fails when called raises
     jinja2.TemplateError (:func:`call_macro`)."""
+    import jinja2
+
     try:
         return environment(str(user_dir) if user_dir else None).get_template(name).module
     except jinja2.TemplateSyntaxError as e:
@@ -217,6 +224,8 @@ def macros(name: str, user_dir: str | Path | None = None):
 def call_macro(name: str, macro: str, user_dir: str | Path | None, *args) -> str:
     """``macro(*args)`` of template ``name`` as text; RenderError naming the template when it
     fails."""
+    import jinja2
+
     try:
         return str(getattr(macros(name, user_dir), macro)(*args))
     except jinja2.TemplateError as e:
@@ -233,6 +242,8 @@ def render(digest: Digest, fmt: str, user_dir: str | Path | None = None, *,
     count. Raises :class:`RenderError` when a (user) template is
     missing or fails.
     """
+    import jinja2
+
     name = TEMPLATE_NAMES[fmt]
     matches = digest.matches
     full = matches if full_limit is None else matches[:full_limit]

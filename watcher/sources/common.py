@@ -5,15 +5,22 @@ timestamps kept in a source's saved state."""
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from ..errors import InputError, SourceError
 from ..formats import Listing
-from ..http import HttpClient, client_for
 from ..models import parse_iso
+
+if TYPE_CHECKING:
+    from ..http import HttpClient
 
 
 def http_client(source) -> HttpClient:
-    """The HTTP client a source uses (the context's, else the process-wide shared one)."""
+    """The HTTP client a source uses (the context's, else the process-wide shared one).
+    httpx loads here, at a source's first request: reading a config, which reads every
+    source kind's options, stays light (``watcher status``)."""
+    from ..http import client_for
+
     return client_for(source.ctx)
 
 
