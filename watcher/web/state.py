@@ -114,7 +114,7 @@ class WebState:
     matchers: Compiled = field(default_factory=Compiled)
     # caches, one per purpose, each bounded and locked (pages run in several worker threads)
     inbox_pages: "Bounded" = field(default_factory=lambda: Bounded(16))  # rendered inbox pages
-    charts: "Bounded" = field(default_factory=lambda: Bounded(64))  # a profile's matches per day
+    charts: "Bounded" = field(default_factory=lambda: Bounded(64))  # what ratings changed; days counted, not recorded
     previews: "Bounded" = field(default_factory=lambda: Bounded(128))  # a draft's best matches of a day
     flights: dict = field(default_factory=dict)  # key -> threading.Lock (see flight)
     flights_lock: threading.Lock = field(default_factory=threading.Lock)
@@ -181,6 +181,8 @@ class WebState:
             running = self.background.get(key)
             if running is not None and running.is_alive():
                 return running
+            for done in [k for k, t in self.background.items() if not t.is_alive()]:  # a draft's key each
+                del self.background[done]
 
             def run():
                 try:
