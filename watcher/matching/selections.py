@@ -55,14 +55,22 @@ def by_day(store, matcher, todo: dict[date, tuple]) -> Iterator[tuple[date, list
     candidates its query's terms find in the full-text index (:func:`narrowing`), else every
     paper of those days; the matcher decides, as for a digest. A caller keeping each day as it
     comes keeps what it finished when it is stopped."""
+    for day, [matches] in _by_day_all(store, [matcher], todo, narrowing(matcher)):
+        yield day, matches
+
+
+def _by_day_all(store, matchers: list, todo: dict[date, tuple], narrow: str | None):
+    """:func:`by_day` for several matchers over one read of the days' papers (``narrow``: the
+    FTS5 expression every one of them is narrowed by, or None): ``(day, [matches of each])``."""
     if not todo:
         return
-    pending: dict[date, list] = {day: [] for day in todo}
-    for chunk in store.window_papers(min(todo), max(todo), STEP, narrowing(matcher)):
+    pending: dict[date, list] = {day: [[] for _ in matchers] for day in todo}
+    for chunk in store.window_papers(min(todo), max(todo), STEP, narrow):
         batch = prepare([p for p, _, _, _ in chunk], [words for _, words, _, _ in chunk])
-        for i, match in matcher.score_batch(batch).items():
-            if chunk[i][2] in pending:
-                pending[chunk[i][2]].append(match)
+        for k, matcher in enumerate(matchers):
+            for i, match in matcher.score_batch(batch).items():
+                if chunk[i][2] in pending:
+                    pending[chunk[i][2]][k].append(match)
         read = chunk[-1][3]
         for day in [d for d in pending if todo[d][1] <= read]:  # signature[1]: the day's last rowid
             yield day, pending.pop(day)
@@ -136,27 +144,41 @@ def bring_up_to_date(store, name: str, matcher, start: date, end: date,
 def record_cycle(config, store, now: datetime, stop: Callable[[], bool] = lambda: False) -> dict[str, int]:
     """The cycle's record: every profile's selection of the last :data:`CHART_DAYS` filing days
     brought up to date in ``store`` (the profile compiled as the digests compile it), the rows
-    of days past that window and of profiles gone from the config dropped. A profile that
-    cannot be compiled (an example file gone) is logged and left as recorded. Returns the days
-    counted per profile."""
+    of days past that window and of profiles gone from the config dropped. The profiles that
+    score every paper (examples, ratings, followed authors: :func:`narrowing` is None) and lack
+    the same days share one read of those days' papers (after the first run of this version,
+    every profile lacks all 30 days; after a run that stored a day, all lack that day). A
+    profile that cannot be compiled (an example file gone) is logged and left as recorded.
+    Returns the days counted per profile."""
     from ..errors import WatcherError
     from .compile import compile_profile
 
     start, end = store.recent_days(CHART_DAYS)
     counted: dict[str, int] = {}
+    shared: dict[tuple, list] = {}  # the days lacking -> the profiles scoring every paper that lack them
     for name in config.profiles:
         if stop():
-            break
+            return counted
         try:
             matcher = compile_profile(config, name, store)
         except WatcherError as e:
             log.warning("profile %s: its record of matches per day is left as it was: %s", name, e)
             continue
-
-        def write(rows, name=name):
-            store.record_selections(name, rows, now, before=start)
-
-        counted[name] = bring_up_to_date(store, name, matcher, start, end, write, stop)
+        todo = outdated_days(store, name, matcher, start, end)
+        counted[name] = len(todo)
+        if todo and narrowing(matcher) is None:
+            shared.setdefault(tuple(sorted(todo.items())), []).append((name, matcher))
+        elif todo:
+            bring_up_to_date(store, name, matcher, start, end,
+                             lambda rows, name=name: store.record_selections(name, rows, now, before=start), stop)
+    for todo, group in shared.items():
+        todo = dict(todo)
+        for day, found in _by_day_all(store, [m for _, m in group], todo, None):
+            for (name, matcher), matches in zip(group, found):
+                store.record_selections(name, [(day, decided_by(matcher), todo[day], [m.paper.key for m in matches])],
+                                        now, before=start)
+            if stop():
+                return counted
     if not stop():
         store.forget_selections(list(config.profiles))
     if any(counted.values()):
