@@ -149,3 +149,45 @@ def test_a_web_rating_shows_the_record_said_to_predate_it_then_the_new_counts(sa
     assert {d: n for d, n in after["per_day"].items() if n} == {d: n for d, n in expected.items() if n}
     assert expected != before  # the rating (a dislike of a paper it selected) changed what it selects
     assert recorded_per_day(db, "llm-rl") == expected  # and the page's counting was recorded
+
+
+def test_a_draft_preview_of_a_rated_profile_shows_the_days_counted_and_counts_the_rest_beside(
+        sample, tmp_path, monkeypatch, on_the_request):
+    """A liked paper makes a draft score every paper of the preview's days: the request scores
+    none of them; it shows what the counting beside it finished and says how many days are
+    still being counted; once done, the preview is what the draft selects of every paper."""
+    config, db = sample
+    db = database_copy(db, tmp_path)
+    monkeypatch.setenv("WATCHER_WEB_DEADLINE", "2")
+    import watcher.web.profiles as profiles
+
+    held, real = threading.Event(), profiles.by_day
+
+    def by_day(store, matcher, todo):
+        for day, matches in real(store, matcher, todo):
+            yield day, matches
+            held.wait(30)  # the first day counted, the others when the test lets them
+
+    monkeypatch.setattr(profiles, "by_day", by_day)
+    draft = "GRPO OR ti:agent"
+    with TestClient(app_for(config, db)) as client:
+        token = csrf_of(client.get("/"))
+        assert client.post("/rate", data={"csrf": token, "action": "up", "profile": "llm-rl", "paper": PAPER,
+                                          "next": "/"}, follow_redirects=False).status_code == 303
+        on_the_request.update(papers=0, windows=0)
+        page = client.get("/profiles/llm-rl", params={"preview": draft, "days": "30"})
+        assert page.status_code == 200
+        assert re.search(r"\d+ days of the 3 \(\d+ papers\) are still being counted", text(page)), text(page)
+        assert on_the_request["windows"] == 0  # the request scored no paper itself
+        held.set()
+        for thread in list(client.app.state.web.background.values()):
+            thread.join(30)
+        done = client.get("/profiles/llm-rl.json", params={"preview": draft, "days": "30"}).json()["preview"]
+    with Store.open(db, readonly=True) as store:
+        start, end = store.recent_days(30)
+        matcher = compile_profile(config, "llm-rl", store, query=draft)
+        assert matcher.sees_every_paper()
+        every = store.papers_between(start, end)
+        expected = len(matcher.score_batch(prepare(every)))
+    assert done["days_counted"] == done["days"] == 3
+    assert done["count"] == expected and done["stored"] == len(every)
