@@ -405,7 +405,8 @@ def fill_record(config_path: Path) -> dict:
     """The record of what each profile selects per filing day (the profile pages read it), as the
     year's cycles leave it: a year built before it existed is brought up to date by the
     pipeline's own function, as the first cycle after the upgrade does (its time is a figure;
-    0 days counted on a year built since). Every profile's days are then checked recorded."""
+    on a year built since, only the profiles rated after its last cycle are counted). Every
+    profile's days are then checked recorded."""
     from watcher.config import load_config
     from watcher.matching.compile import compile_profile
     from watcher.matching.selections import CHART_DAYS, outdated_days, record_cycle
