@@ -130,12 +130,23 @@ def test_a_web_rating_shows_the_record_said_to_predate_it_then_the_new_counts(sa
         yield from real(store, matcher, todo)
 
     monkeypatch.setattr(selections, "by_day", by_day)
+    import watcher.matching.compile as compile_module
+
+    fits, matcher_class = [], compile_module.ProfileMatcher
+
+    def fitted(*args, **kw):  # who fits the profile's learner anew (seconds at 2,000 ratings)
+        fits.append(threading.current_thread().name)
+        return matcher_class(*args, **kw)
+
+    monkeypatch.setattr(compile_module, "ProfileMatcher", fitted)
     with TestClient(app_for(config, db)) as client:
         token = csrf_of(client.get("/"))
         assert client.post("/rate", data={"csrf": token, "action": "down", "profile": "llm-rl",
                                           "paper": PAPER, "next": "/"}, follow_redirects=False).status_code == 303
+        fits.clear()
         page = client.get("/profiles/llm-rl")
         assert page.status_code == 200
+        assert fits and all(name.startswith("watcher-") for name in fits), fits  # fitted beside, not on the request
         assert re.search(r"The matches of \d+ days predate this profile's newest ratings or edit", text(page))
         twin = client.get("/profiles/llm-rl.json").json()["match_now"]
         assert twin["per_day"] == {d: before.get(d, 0) for d in twin["per_day"]} and twin["outdated"]

@@ -102,11 +102,25 @@ def decided_by(matcher) -> str:
     same fingerprint in any process). Kept on the matcher."""
     kept = getattr(matcher, "decided_by", None)
     if kept is None:
-        profile, examples, learned = getattr(matcher, "made_from", None) or (matcher.profile, (), None)
-        config = {k: v for k, v in _plain(profile).items() if k not in NOT_DECIDING}
-        text = json.dumps([RECORD_VERSION, config, _plain(examples), _plain(learned)], sort_keys=True, default=str)
-        kept = matcher.decided_by = hashlib.sha256(text.encode()).hexdigest()[:32]
+        kept = matcher.decided_by = fingerprint(getattr(matcher, "made_from", None) or (matcher.profile, (), None))
     return kept
+
+
+def fingerprint(made_from: tuple) -> str:
+    """:func:`decided_by` of a matcher fitted from ``made_from``
+    (:func:`~watcher.matching.compile.made_from`), without fitting it."""
+    profile, examples, learned = made_from
+    config = {k: v for k, v in _plain(profile).items() if k not in NOT_DECIDING}
+    text = json.dumps([RECORD_VERSION, config, _plain(examples), _plain(learned)], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def decided_now(config, name: str, store) -> str:
+    """:func:`decided_by` of profile ``name`` as :func:`~watcher.matching.compile.compile_profile`
+    would compile it now, read without fitting the learner (its config, examples and ratings)."""
+    from .compile import made_from, profile_inputs
+
+    return fingerprint(made_from(*profile_inputs(config, name, store)))
 
 
 def current(record, decided: str, signature: tuple | None) -> bool:

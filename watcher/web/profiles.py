@@ -23,12 +23,13 @@ from starlette.routing import Route
 from ..categories import query_category_problems
 from ..errors import QuerySyntaxError
 from ..matching.compile import RATED_DAYS, compile_profile, what_ratings_changed
+from ..matching.query import parse_query
 from ..matching.learn import disliked_reason, liked_reason
 from ..matching.match import rank_key
 from ..ratings import ratings as profile_ratings
 from .chart import bar_chart
 from ..errors import StoreError
-from ..matching.selections import CHART_DAYS, bring_up_to_date, by_day, current, decided_by
+from ..matching.selections import CHART_DAYS, bring_up_to_date, by_day, current
 from ..models import now_utc
 from ..store import DaySelection, Store
 from .pages import (json_page, match_ref, not_found, page, paper_ref, reading, state, threaded, time_left,
@@ -67,9 +68,10 @@ def _selected_per_day(st, store, name: str, start: date, end: date) -> tuple[dic
     papers: a day whose record is outdated or missing is brought up to date beside the page
     (:func:`~watcher.matching.selections.bring_up_to_date`, the cycle's function, on a
     connection of its own, recorded as it goes), which the page waits for as long as half the
-    time it has left allows; what it has not finished by then is shown as recorded, said so."""
-    matcher = st.matcher(name, store)
-    decided = decided_by(matcher)
+    time it has left allows; what it has not finished by then is shown as recorded, said so.
+    What decides the profile is read without fitting its learner (:meth:`WebState.decided_by`);
+    the fit, when the counting needs it, is done beside the page too."""
+    decided = st.decided_by(name, store)
     key = ("selected", name)
 
     def read():
@@ -100,7 +102,7 @@ def _selected_per_day(st, store, name: str, start: date, end: date) -> tuple[dic
                              for day, by, signature, keys in rows})
 
         with Store.open(st.database, readonly=True) as own:
-            bring_up_to_date(own, name, matcher, start, end, write, stop=st.stopping.is_set)
+            bring_up_to_date(own, name, st.matcher(name, own), start, end, write, stop=st.stopping.is_set)
 
     shown, status = read()
     if any(status.values()):
@@ -109,20 +111,22 @@ def _selected_per_day(st, store, name: str, start: date, end: date) -> tuple[dic
     return shown, status
 
 
-def _preview(st, store, name: str, draft, selected: dict[date, set[str]], start: date, end: date) -> dict:
-    """What ``draft`` (the profile compiled with a draft query) selects of the papers filed from
+def _preview(st, store, name: str, draft: str, selected: dict[date, set[str]], start: date, end: date) -> dict:
+    """What ``draft`` (the profile compiled with this draft query) selects of the papers filed from
     ``start`` to ``end`` and how many the profile as it is selects there (``selected``: its
     papers per filing day, :func:`_selected_per_day`, whose window holds this one). The draft
     is counted day by day beside the page (the profile's examples and ratings make it score
     every paper of those days: at 300,000 papers, seconds), the best PREVIEW_SHOWN matches and
     the count of each day kept until that day's papers or what decides the profile change; the
     page shows the days counted within half the time it has left and says how many are still
-    being counted (a reload shows more; a static site has no preview)."""
+    being counted (a reload shows more; a static site has no preview). The draft is compiled
+    beside the page too (with the profile's ratings, a fit of seconds)."""
     days = store.day_signatures(start, end)
-    made_of = decided_by(st.matcher(name, store))
+    made_of = st.decided_by(name, store)
+    query = draft.strip()
 
     def key(day):
-        return "preview", name, draft.profile.query, day
+        return "preview", name, query, day
 
     def counted():
         per_day = {}
@@ -135,7 +139,8 @@ def _preview(st, store, name: str, draft, selected: dict[date, set[str]], start:
     def work():
         with Store.open(st.database, readonly=True) as own:
             todo = {day: signature for day, signature in days.items() if day not in counted()}
-            for day, matches in by_day(own, draft, todo):  # each day kept as it comes
+            matcher = compile_profile(st.config, name, own, query=query)
+            for day, matches in by_day(own, matcher, todo):  # each day kept as it comes
                 st.previews.put(key(day), (made_of, todo[day], sorted(matches, key=rank_key)[:PREVIEW_SHOWN],
                                            len(matches)))
                 if st.stopping.is_set():
@@ -143,7 +148,7 @@ def _preview(st, store, name: str, draft, selected: dict[date, set[str]], start:
 
     per_day = counted()
     if len(per_day) < len(days):
-        st.beside(("preview", name, draft.profile.query, start), work).join(
+        st.beside(("preview", name, query, start), work).join(
             None if st.static else max(0.0, time_left() / 2))
         per_day = counted()
     found = sorted((m for kept in per_day.values() for m in kept[2]), key=rank_key)[:PREVIEW_SHOWN]
@@ -161,16 +166,17 @@ def _rating_changes(st, store, name: str) -> tuple | None:
     and ratings that takes longer than a page may (its deadline would stop it at every
     reload, and nothing would ever be kept), so it is worked out beside the pages, on a
     connection of its own, for half the time the page has left (a static site's crawl, for
-    all of it); a reload shows it."""
-    matcher = st.matcher(name, store)
+    all of it); a reload shows it. The profile is compiled there too when it is not yet
+    (its learner's fit takes seconds at 2,000 ratings)."""
     key = ("rating changes", name)
 
     def ready():
-        kept = st.charts.get(key)
-        return kept[1] if kept is not None and kept[0] is matcher else None
+        kept, matcher = st.charts.get(key), st.compiled(name, store)
+        return kept[1] if kept is not None and matcher is not None and kept[0] is matcher else None
 
     def work():
         with Store.open(st.database, readonly=True) as own:
+            matcher = st.matcher(name, own)
             st.charts.put(key, (matcher, what_ratings_changed(st.config, name, own, rated=matcher,
                                                               chunks=partial(_window_chunks, own))))
 
@@ -223,7 +229,8 @@ def profile(request: Request):
         deciders = {**{liked_reason(p): p for p in liked}, **{disliked_reason(p): p for p in disliked}}
         changed = _rating_changes(st, store, name) if rated else None
         pending = bool(rated) and changed is None  # still being worked out (see _rating_changes)
-        feedback = st.matcher(name, store).feedback if rated else None
+        compiled = st.compiled(name, store) if rated else None  # compiled beside the page, when done
+        feedback = compiled.feedback if compiled is not None else None
         checked = feedback.checked() if feedback else []  # what the ratings' check on themselves found
         start, end = store.recent_days(CHART_DAYS)
         selected, record = _selected_per_day(st, store, name, start, end)
@@ -233,13 +240,13 @@ def profile(request: Request):
         elif draft is not None:
             draft = draft[:MAX_QUERY]
             try:
-                matcher = compile_profile(st.config, name, store, query=draft)
+                parse_query(draft.strip())  # as compiling it would (the compiling is beside the page)
             except QuerySyntaxError as e:
                 error, caret = str(e), e.caret()
             else:
                 error = "; ".join(query_category_problems(draft)) or None  # what `watcher check` would say
             if error is None:
-                preview = _preview(st, store, name, matcher, selected, *store.recent_days(days))
+                preview = _preview(st, store, name, draft, selected, *store.recent_days(days))
                 preview["toml"] = f"[profile.{name}]\nquery = {toml_string(draft.strip())}"
                 shown = tldrs(store, [m.paper for m in preview["matches"]])
         marked = marks(request, store, list(rated_papers.values())
