@@ -59,6 +59,18 @@ def _window_chunks(store, start: date, end: date):
         yield [paper for paper, _, _, _ in chunk]
 
 
+RESERVE = 0.75  # seconds of its deadline a page keeps for its own reading and rendering
+
+
+def _wait(st, thread) -> None:
+    """Wait for work beside the page: half the time the page has left, less RESERVE (a page
+    may wait for three such works in turn: the chart's days, what the ratings changed, a
+    draft's preview; under load, with the work beside it taking the interpreter's turns, its
+    own reading and rendering still finish within the deadline). A static site's crawl waits
+    until the work is done."""
+    thread.join(None if st.static else max(0.0, min(time_left() / 2, time_left() - RESERVE)))
+
+
 def _selected_per_day(st, store, name: str, start: date, end: date) -> tuple[dict[date, set[str]], dict]:
     """The papers of each filing day the profile selects, as recorded (the ``selections``
     table: the cycle records them, :mod:`watcher.matching.selections`), and what the page must
@@ -106,7 +118,7 @@ def _selected_per_day(st, store, name: str, start: date, end: date) -> tuple[dic
 
     shown, status = read()
     if any(status.values()):
-        st.beside(key, work).join(None if st.static else max(0.0, time_left() / 2))  # a static site waits
+        _wait(st, st.beside(key, work))
         shown, status = read()
     return shown, status
 
@@ -148,8 +160,7 @@ def _preview(st, store, name: str, draft: str, selected: dict[date, set[str]], s
 
     per_day = counted()
     if len(per_day) < len(days):
-        st.beside(("preview", name, query, start), work).join(
-            None if st.static else max(0.0, time_left() / 2))
+        _wait(st, st.beside(("preview", name, query, start), work))
         per_day = counted()
     found = sorted((m for kept in per_day.values() for m in kept[2]), key=rank_key)[:PREVIEW_SHOWN]
     count = sum(kept[3] for kept in per_day.values())
@@ -182,7 +193,7 @@ def _rating_changes(st, store, name: str) -> tuple | None:
 
     if (found := ready()) is not None:
         return found
-    st.beside(key, work).join(None if st.static else max(0.0, time_left() / 2))  # a static site waits
+    _wait(st, st.beside(key, work))
     return ready()
 
 
