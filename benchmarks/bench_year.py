@@ -14,7 +14,10 @@
    an author-only one, an example-based one, a Zotero one and four topics. The child's peak
    memory (VmHWM) after the 365 cycles is the daemon's figure. With ``--cache DIR`` the built
    folder is kept (``DIR/year-N``) and reused by the next run; measurements run on a copy.
-2. Times, on that database: every page of ``watcher serve`` (a real process on a loopback port)
+2. Brings the record of what each profile selects per filing day up to date (the pipeline's
+   own function; a year built before that record existed is counted here, as by the first
+   cycle after the upgrade: ``record_fill_s``).
+3. Times, on that database: every page of ``watcher serve`` (a real process on a loopback port)
    and its JSON twin, cold (the first request after the server started: one start per page)
    and warm (p95 over ``--repeat`` requests); ``watcher once`` with a new day of 2,000 papers
    (a local arXiv stand-in), ``watcher status``, ``watcher explain``, ``watcher digest daily
@@ -398,6 +401,31 @@ def measure_cli(config: Path, folder: Path) -> dict:
     return out
 
 
+def fill_record(config_path: Path) -> dict:
+    """The record of what each profile selects per filing day (the profile pages read it), as the
+    year's cycles leave it: a year built before it existed is brought up to date by the
+    pipeline's own function, as the first cycle after the upgrade does (its time is a figure;
+    on a year built since, only the profiles rated after its last cycle are counted). Every
+    profile's days are then checked recorded."""
+    from watcher.config import load_config
+    from watcher.matching.compile import compile_profile
+    from watcher.matching.selections import CHART_DAYS, outdated_days, record_cycle
+    from watcher.store import Store
+
+    cfg = load_config(config_path)
+    t = time.perf_counter()
+    with Store.open(cfg.settings.database) as store:
+        counted = record_cycle(cfg, store, datetime.now(timezone.utc))
+        took = time.perf_counter() - t
+        start, end = store.recent_days(CHART_DAYS)
+        left = {name: len(outdated_days(store, name, compile_profile(cfg, name, store), start, end))
+                for name in cfg.profiles}
+    if any(left.values()):
+        raise RuntimeError(f"the record of matches per day is not up to date: {left}")
+    print(f"# the record of matches per day: {sum(counted.values())} profile-days counted in {took:.1f} s")
+    return {"record_fill_s": (took, f"s ({sum(counted.values())} profile-days)")}
+
+
 def measure(n: int, cache_root: Path, work: Path, urls: dict, args) -> dict:
     """Build (or reuse) the year of ``n`` papers and measure it on a copy; every figure by name."""
     figures = built(cache_root / f"year-{n}", n, args.days, args.ratings, args.saves, urls, args.cycles)
@@ -411,6 +439,7 @@ def measure(n: int, cache_root: Path, work: Path, urls: dict, args) -> dict:
               "db_mb": (figures["db_bytes"] / 1e6, "MB"),
               "daemon_hwm_mb": (figures["daemon_hwm_mb"], "MB"), "papers": (figures["papers"], ""),
               "cycles": (figures.get("cycles", figures["days"]), ""), "ratings": (figures["ratings"], ""), "saved": (figures["saved"], "")}
+    result.update(fill_record(config))
     web = measure_pages(config, folder, args.repeat, not args.no_cold_each)
     statuses, failed = web["statuses"], web["failed"]
     for name in web["cold"]:

@@ -119,7 +119,7 @@ YEAR_FIGURES = ["build_s", "ingest_per_s", "cycle_mean_s", "db_bytes_per_paper",
                 "page_status_warm_p95_ms", "page_saved_json_warm_p95_ms", "page_cold_max_ms",
                 "page_warm_p95_max_ms", "search_p95_ms", "page_errors", "serve_hwm_mb", "status_s",
                 "explain_s", "digest_since_s", "learner_refit_s", "state_save_s", "state_restore_s",
-                "once_new_day_s", "state_mb"]
+                "once_new_day_s", "state_mb", "record_fill_s"]
 YEAR_TARGETS = {"page_cold_max_ms", "page_warm_p95_max_ms", "status_s", "db_bytes_per_paper",
                 "serve_hwm_mb", "daemon_hwm_mb", "state_mb", "state_save_s", "page_errors",
                 "once_new_day_ratio", "ingest_rate_ratio"}

@@ -1,6 +1,6 @@
-"""The profile page reads what it shows, never every stored paper: its chart's "match now" and a
-draft's preview read only the papers the query's words find in the full-text index (through
-the ASGI app; counted in papers built from rows, never timed)."""
+"""The profile page reads what it shows, never every stored paper: its chart's "match now" reads
+what the run recorded, and a draft's preview reads only the papers the query's words find in
+the full-text index (through the ASGI app; counted in papers built from rows, never timed)."""
 
 from __future__ import annotations
 
@@ -46,8 +46,9 @@ def test_a_first_visit_to_a_profile_page_reads_its_matches_not_every_paper(sampl
         assert r.status_code == 200
         matched = int(re.search(r"(\d+) papers filed from \S+ to \S+ match the profile now", text(r)).group(1))
         first = reads[0]
-        # the sample's papers are all within the chart's 30 days: a scan read every one
-        assert 0 < matched <= first < stored / 3, (matched, first, stored)
+        # the run recorded what it selects per day: the page reads the record, not the papers
+        # (the sample's papers are all within the chart's 30 days: a scan read every one)
+        assert 0 <= first < matched < stored, (matched, first, stored)
         preview = client.get("/profiles/llm-rl", params={"preview": "GRPO", "days": "30"})
         assert preview.status_code == 200
         found = int(re.search(r"the draft matches (\d+) ;", text(preview)).group(1))

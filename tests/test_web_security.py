@@ -417,10 +417,25 @@ def test_direction_overrides_are_stripped_from_comment_journal_ref_and_doi(sampl
 
 # --- the profile page's chart and preview ---------------------------------------------------
 
-def test_the_chart_and_preview_read_bounded_chunks_and_say_what_one_batch_would(sample, monkeypatch):
-    """The profile page reads the papers of its 30 days a chunk at a time (Store.window_papers,
-    STEP papers for the chart's and the preview's days; never all of them at once); what it
-    says is what scoring the whole window at once said."""
+def unrecorded(db, tmp_path):
+    """A writable copy of ``db`` whose record of what each profile selects per day is gone
+    (as before a first run of this version): the profile page counts its days beside itself."""
+    from webkit import database_copy
+
+    from watcher.store import Store
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    db = database_copy(db, tmp_path)
+    with Store.open(db) as store:
+        store.forget_selections([])
+    return db
+
+
+def test_the_chart_and_preview_read_bounded_chunks_and_say_what_one_batch_would(sample, tmp_path, monkeypatch):
+    """The profile page's days are counted a chunk at a time (Store.window_papers, STEP papers
+    for the chart's and the preview's days; never all of them at once); what it says is what
+    scoring the whole window at once said."""
+    from watcher.matching import selections
     from watcher.store import Store
     from watcher.web import profiles
 
@@ -436,10 +451,10 @@ def test_the_chart_and_preview_read_bounded_chunks_and_say_what_one_batch_would(
 
     monkeypatch.setattr(Store, "window_papers", spy)
     for size in (100_000, 7):
-        monkeypatch.setattr(profiles, "STEP", size)
+        monkeypatch.setattr(selections, "STEP", size)
         monkeypatch.setattr(profiles, "CHUNK", size)
         read.clear()
-        with TestClient(app_for(config, db)) as c:
+        with TestClient(app_for(config, unrecorded(db, tmp_path / str(size)))) as c:
             pages[size] = [c.get("/profiles/llm-rl.json").json(),
                            c.get("/profiles/llm-rl.json", params={"preview": "GRPO OR agent", "days": "30"}).json()]
         assert read and all(chunk == size and held <= size for chunk, held in read), read
@@ -450,13 +465,14 @@ def test_the_chart_and_preview_read_bounded_chunks_and_say_what_one_batch_would(
 
 
 def counting_days(monkeypatch, counted: list, windows: list | None = None):
-    """Spies on the profile page's counting: every day :func:`watcher.web.profiles._by_day`
-    counts goes into ``counted``; every window of papers read (Store.window_papers) into
+    """Spies on the counting of the profile page's days: every day
+    :func:`watcher.matching.selections.by_day` counts for its chart (beside the page or in a
+    run) goes into ``counted``; every window of papers read (Store.window_papers) into
     ``windows`` as ``(start, end)``."""
+    from watcher.matching import selections
     from watcher.store import Store
-    from watcher.web import profiles
 
-    real, read = profiles._by_day, Store.window_papers
+    real, read = selections.by_day, Store.window_papers
 
     def spy(store, matcher, todo):
         for day, matches in real(store, matcher, todo):
@@ -467,27 +483,29 @@ def counting_days(monkeypatch, counted: list, windows: list | None = None):
         windows.append((start, end))
         return read(self, start, end, *rest)
 
-    monkeypatch.setattr(profiles, "_by_day", spy)
+    monkeypatch.setattr(selections, "by_day", spy)
     if windows is not None:
         monkeypatch.setattr(Store, "window_papers", window_papers)
 
 
 def test_the_chart_is_counted_once_per_day_and_again_only_for_a_day_that_changed(sample, tmp_path, monkeypatch):
+    """A day's count is recorded once: a reload, and a new server, read it; a day whose papers
+    changed since is counted again, alone."""
     from datetime import date, datetime, timezone
-
-    from webkit import database_copy
 
     from watcher.models import Paper
     from watcher.store import Store
 
     config, db = sample
-    db = database_copy(db, tmp_path)
+    db = unrecorded(db, tmp_path)
     counted, windows = [], []
     counting_days(monkeypatch, counted, windows)
     with TestClient(app_for(config, db)) as c:
         first = c.get("/profiles/llm-rl.json").json()["match_now"]["total"]
         days = len(counted)
         assert days > 1 and len(set(counted)) == days  # each day counted once
+        assert c.get("/profiles/llm-rl.json").json()["match_now"]["total"] == first
+    with TestClient(app_for(config, db)) as c:  # recorded: a new server reads the record too
         assert c.get("/profiles/llm-rl.json").json()["match_now"]["total"] == first
         assert len(counted) == days and len(windows) == 1  # nothing counted or read again
         with Store.open(db) as store:
@@ -506,10 +524,12 @@ def test_the_chart_is_counted_once_per_day_and_again_only_for_a_day_that_changed
 
 
 def test_a_rating_counts_the_chart_again_for_a_profile_without_examples(sample, tmp_path, monkeypatch):
-    """The profile learns from a rating of a stored paper: its chart's days are counted again
-    (the list of what the ratings changed, which reads the same days, is left out here)."""
+    """The profile learns from a rating of a stored paper: its chart's days, as the run recorded
+    them, are counted again (the list of what the ratings changed, which reads the same days,
+    is left out here)."""
     from webkit import database_copy
 
+    from watcher.matching.selections import CHART_DAYS
     from watcher.ratings import apply_rating
     from watcher.store import Store
     from watcher.web import profiles
@@ -520,28 +540,30 @@ def test_a_rating_counts_the_chart_again_for_a_profile_without_examples(sample, 
     counted = []
     counting_days(monkeypatch, counted)
     monkeypatch.setattr(profiles, "_rating_changes", lambda st, store, name: None)
+    with Store.open(db) as store:
+        recorded = sorted(store.selections("llm-rl", *store.recent_days(CHART_DAYS)))
     with TestClient(app_for(config, db)) as c:
         c.get("/profiles/llm-rl.json")
-        days = len(counted)
-        assert days > 1
+        assert counted == [] and len(recorded) > 1  # the run's record
         with Store.open(db) as store:
             key = store.db.execute("SELECT key FROM papers ORDER BY key LIMIT 1").fetchone()[0]
             apply_rating(store, "up", "llm-rl", key, "web", profiles=config.profiles)
         c.get("/profiles/llm-rl.json")
-        assert sorted(counted[days:]) == sorted(counted[:days])
+        assert sorted(counted) == recorded
 
 
-def test_one_chart_computation_at_a_time_per_profile(sample, monkeypatch):
-    """Parallel requests for one profile page compute its chart once: the others wait for it
-    and read what it kept."""
+def test_one_chart_computation_at_a_time_per_profile(sample, tmp_path, monkeypatch):
+    """Parallel requests for one profile page count its days once: the others wait for it
+    and read what it recorded."""
     import threading
 
-    from watcher.web import profiles
+    from watcher.matching import selections
 
     config, db = sample
+    db = unrecorded(db, tmp_path)
     running, most, counted = [0], [0], []
     lock = threading.Lock()
-    real = profiles._by_day
+    real = selections.by_day
 
     def slow(store, matcher, todo):
         with lock:
@@ -557,7 +579,7 @@ def test_one_chart_computation_at_a_time_per_profile(sample, monkeypatch):
             with lock:
                 running[0] -= 1
 
-    monkeypatch.setattr(profiles, "_by_day", slow)
+    monkeypatch.setattr(selections, "by_day", slow)
     with TestClient(app_for(config, db)) as c:
         threads = [threading.Thread(target=c.get, args=("/profiles/llm-rl",)) for _ in range(4)]
         for t in threads:

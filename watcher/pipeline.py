@@ -22,6 +22,7 @@ The flow, written down once::
                 channel.send(render(digest, each format)) # DeliveryError on failure
                 store.record_delivery(...)                # ledger + watermark, only after acceptance
             store.digest_ran(digest, ok, errors)
+        record what each profile selects of the last 30 filing days  # the profile pages read it
         the runs row: ok, or failed when any source, digest or channel failed or the cycle stopped
 
 Isolation: a source, a digest or a channel that fails, with watcher's own error or with any
@@ -449,8 +450,10 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
             in_cycle(config, store, cycle.now, push_saves=not (deliver and deliver.dry_run))
         if deliver is not None:
             _deliver_digests(config, store, cycle, deliver, report)
-            if not deliver.dry_run and not cycle.stop():  # after the deliveries, never before
-                _upkeep(config, store, cycle)
+        if not (deliver is not None and deliver.dry_run) and not cycle.stop():  # after the deliveries
+            _record_selections(config, store, cycle)
+        if deliver is not None and not deliver.dry_run and not cycle.stop():  # after the deliveries, never before
+            _upkeep(config, store, cycle)
     except BaseException as e:
         stopped_by = str(e) if isinstance(e, WatcherError) else ": ".join(filter(None, (type(e).__name__, str(e))))
         raise
@@ -468,6 +471,22 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
             store.finish_run(run_id, "ok" if report.ok and not stopped_by else "failed", detail, cycle.now)
         except StoreError as e:  # the error that ended the cycle is the one to report
             log.debug("could not record the end of the run: %s", e)
+
+
+def _record_selections(config: Config, store: Store, cycle: Cycle) -> None:
+    """Record what each profile selects of each of the last filing days
+    (:func:`watcher.matching.selections.record_cycle`: what the profile pages show). Isolated
+    as the upkeep is: its failure is logged and fails nothing delivered; a database another
+    writer held past the busy timeout leaves it to the next cycle (or to the page)."""
+    from .matching.selections import record_cycle
+
+    try:
+        record_cycle(config, store, cycle.now, stop=cycle.stop)
+    except Exception as e:  # noqa: BLE001 - isolated, as a source or a channel is
+        error = database_error(store.path, e) if isinstance(e, sqlite3.Error) else e
+        if stops_the_cycle(e) and not isinstance(error, DatabaseLocked):
+            raise
+        log.warning("the profiles' record of matches per day is left to the next cycle: %s", error)
 
 
 def _upkeep(config: Config, store: Store, cycle: Cycle) -> None:

@@ -89,6 +89,24 @@ def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP,
     (:func:`watcher.matching.libraries.examples`) and, unless ``ratings`` is False, the profile learns
     from its ratings (``dislikes`` False: from its likes alone). ``query`` replaces the
     profile's query (the web's preview of a draft; None or "" for none)."""
+    profile, examples, rated = profile_inputs(config, name, store, lookup=lookup, query=query, ratings=ratings,
+                                              dislikes=dislikes)
+    # one kept fit per profile and variant (the query preview: one, of the last draft)
+    slot = (name, ratings, dislikes, query is not KEEP)
+    inputs = made_from(profile, examples, rated)
+    kept = _fits.get(slot, inputs)
+    if kept is not None:
+        return kept
+    matcher = ProfileMatcher(profile, examples, feedback=rated)
+    matcher.made_from = inputs  # what its recorded selections were decided by (matching.selections)
+    _fits.put(slot, inputs, matcher)
+    return matcher
+
+
+def profile_inputs(config, name: str, store=None, *, lookup=None, query=KEEP, ratings: bool = True,
+                   dislikes: bool = True) -> tuple:
+    """What :func:`compile_profile` fits profile ``name`` from, read without fitting:
+    ``(profile, example papers, ratings as feedback or None)`` (the same arguments)."""
     profile = config.profiles[name]
     if query is not KEEP:
         profile = replace(profile, query=(query or "").strip() or None)
@@ -98,15 +116,12 @@ def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP,
     if store is not None and profile.zotero is not None:
         examples += zotero_examples(store, profile)
     rated = feedback(store, name, dislikes) if store is not None and ratings else None
-    # one kept fit per profile and variant (the query preview: one, of the last draft)
-    slot = (name, ratings, dislikes, query is not KEEP)
-    inputs = (profile, examples, _learned_from(rated))
-    kept = _fits.get(slot, inputs)
-    if kept is not None:
-        return kept
-    matcher = ProfileMatcher(profile, examples, feedback=rated)
-    _fits.put(slot, inputs, matcher)
-    return matcher
+    return profile, examples, rated
+
+
+def made_from(profile, examples, rated) -> tuple:
+    """What a matcher is fitted from, comparable (:func:`profile_inputs`' three)."""
+    return profile, examples, _learned_from(rated)
 
 
 def _learned_from(rated) -> tuple | None:
@@ -230,15 +245,28 @@ class Compiled:
         self._kept: dict[tuple[str, bool], tuple] = {}  # (name, ratings) -> (key, matcher, config)
         self._lock = threading.Lock()
 
+    @staticmethod
+    def key(config, name: str, store) -> tuple:
+        """What a kept matcher of ``name`` is kept for: the config, the database's
+        :func:`changes`, the example files, the Zotero library's state."""
+        profile = config.profiles[name]
+        return id(config), changes(store), _files(profile), read_state(store, profile)
+
+    def ready(self, config, name: str, store, ratings: bool = True, key: tuple | None = None):
+        """The kept matcher of ``name`` when it is what :meth:`matcher` gives now, else None
+        (nothing is compiled here)."""
+        key = key if key is not None else self.key(config, name, store)
+        with self._lock:
+            kept = self._kept.get((name, ratings))
+        return kept[1] if kept is not None and kept[0] == key and kept[2] is config else None
+
     def matcher(self, config, name: str, store, ratings: bool = True) -> ProfileMatcher:
         """The matcher :func:`compile_profile` gives now for ``name`` (``ratings`` False:
         :func:`compile_plain`'s, without its ratings)."""
-        profile = config.profiles[name]
-        key = (id(config), changes(store), _files(profile), read_state(store, profile))
-        with self._lock:
-            kept = self._kept.get((name, ratings))
-        if kept is not None and kept[0] == key and kept[2] is config:
-            return kept[1]
+        key = self.key(config, name, store)
+        kept = self.ready(config, name, store, ratings, key)
+        if kept is not None:
+            return kept
         compiled = compile_profile(config, name, store) if ratings else compile_plain(config, name, store)
         with self._lock:
             self._kept[name, ratings] = (key, compiled, config)

@@ -1,7 +1,7 @@
 """The SQLite store (sqlite-utils): papers, source state, runs and the delivery ledger. Every
 SQL statement of watcher is here, one module per domain:
 
-- ``migrations``: the schema, m001 to m018 (sqlite-utils migrations, applied in order when the
+- ``migrations``: the schema, m001 to m019 (sqlite-utils migrations, applied in order when the
   database is opened);
 - ``papers``: papers, the identity rules' lookups and re-keying, short keys, papers as sent;
 - ``search``: the full-text index's queries;
@@ -11,6 +11,7 @@ SQL statement of watcher is here, one module per domain:
 - ``tldr``: the summarizer's cache and budget;
 - ``zotero``: Zotero's sync and saves;
 - ``sessions``: the web's session generation;
+- ``selections``: what each profile selects of each filing day, as the cycle recorded it;
 - ``seen``: what was seen after its paper row is gone, pruning, the index upkeep;
 - ``connection``, ``serving``, ``files``, ``rows``: connections and their errors, the web's
   connections, the database file (the state file, integrity), stored values as text;
@@ -46,25 +47,26 @@ from .ledger import LedgerStore
 from .migrations import (m001_initial, m002_web_search, m003_ratings, m004_tldr_cache, m005_change_counters,
                          m006_web_sessions, m007_works, m008_messages, m009_search_text, m010_deliveries_by_paper,
                          m011_short_keys, m012_papers_as_sent, m013_field_origins, m014_zotero, m015_citations,
-                         m016_seen, m017_paper_counts, m018_waits, migrations)
+                         m016_seen, m017_paper_counts, m018_waits, m019_selections, migrations)
 from .papers import (SHORT_LOOKUP, SINCE_FIELDS, PaperStore, UpsertCounts, _filed_paper, _paper_row, _short,
                      changed_since, paper_snapshot, rekey_references, row_to_paper)
 from .ratings import DELIVERED_UNDER, RatingStore
 from .rows import _equal, as_stored, iso, local, local_text, parse_time, stamp
 from .runs import RunStore
 from .search import SearchStore
+from .selections import DaySelection, SelectionStore
 from .seen import SeenStore
 from .sessions import SessionStore
 from .tldr import TldrStore
 from .zotero import ZoteroStore
 
 __all__ = [
-    "DELIVERED_UNDER", "Interrupted", "as_stored", "NotAWatcherDatabase", "SHORT_LOOKUP", "SINCE_FIELDS", "STATE_ERROR_NOT_KEPT", "Store", "UpsertCounts", "build_state", "complete_state",
+    "DELIVERED_UNDER", "DaySelection", "Interrupted", "as_stored", "NotAWatcherDatabase", "SHORT_LOOKUP", "SINCE_FIELDS", "STATE_ERROR_NOT_KEPT", "Store", "UpsertCounts", "build_state", "complete_state",
     "busy_timeout", "changed_since", "connect_readonly", "database_error", "error_kind",
     "iso", "local", "local_text", "m001_initial", "m002_web_search", "m003_ratings", "m004_tldr_cache",
     "m005_change_counters", "m006_web_sessions", "m007_works", "m008_messages", "m009_search_text",
     "m010_deliveries_by_paper", "m011_short_keys", "m012_papers_as_sent", "m013_field_origins", "m014_zotero",
-    "m015_citations", "m016_seen", "m017_paper_counts", "m018_waits", "migrations", "no_database", "now_utc",
+    "m015_citations", "m016_seen", "m017_paper_counts", "m018_waits", "m019_selections", "migrations", "no_database", "now_utc",
     "paper_snapshot", "parse_time", "rekey_references",
     "require_database", "row_to_paper", "saved_database_intact", "stamp",
     # private, for the tests and benchmarks that build old schemas
@@ -101,7 +103,7 @@ def _left_as_checked(path: Path) -> bool:
 
 
 class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrStore, ZoteroStore, SessionStore,
-            SeenStore):
+            SeenStore, SelectionStore):
     """A watcher database. Open with :meth:`open`; use as a context manager to close it."""
 
     serial = 0  # which connection this is, for a reader that keeps one (:mod:`watcher.store.serving`)

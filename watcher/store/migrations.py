@@ -1,4 +1,4 @@
-"""The schema: sqlite-utils migrations m001 to m018, applied in order when the database is
+"""The schema: sqlite-utils migrations m001 to m019, applied in order when the database is
 opened (:meth:`watcher.store.Store.open`). A new migration is the next number, at the end."""
 
 from __future__ import annotations
@@ -387,3 +387,15 @@ def m018_waits(db: sqlite_utils.Database) -> None:
     run: the summarizer's endpoint), so that later runs, other processes too, do not ask
     before then (:meth:`watcher.store.Store.wait_until`)."""
     db.execute("CREATE TABLE waits (what TEXT PRIMARY KEY, until TEXT NOT NULL, reason TEXT)")
+
+
+@migrations()
+def m019_selections(db: sqlite_utils.Database) -> None:
+    """``selections``: what each profile selects of each filing day, as the cycle decided it
+    (:mod:`watcher.matching.selections`), with what decided it (the matcher's fingerprint: its
+    config, examples and ratings) and the day's papers as they were (their number, last row and
+    last change). A profile page reads its 30 rows where it scored the 30 days' papers (at
+    300,000 papers, 30,000 of them: seconds past its deadline)."""
+    db.execute("CREATE TABLE selections (profile TEXT NOT NULL, day TEXT NOT NULL, decided_by TEXT NOT NULL, "
+               "signature TEXT NOT NULL, papers TEXT NOT NULL, recorded_at TEXT NOT NULL, "
+               "PRIMARY KEY (profile, day)) WITHOUT ROWID")

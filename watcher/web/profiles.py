@@ -2,14 +2,17 @@
 delivered (an SVG chart), and a query preview: what a draft query would select over the last
 7 or 30 days, with the TOML to paste.
 
-"Delivered" is what the messages recorded when they were sent; "match now" is computed with the
-profile as compiled now (:func:`watcher.matching.compile.compile_profile`: today's query, examples and
-ratings). The page says how many delivered papers would not be selected now, and how many
-selected now were never delivered, so the two never contradict each other unexplained."""
+"Delivered" is what the messages recorded when they were sent; "match now" is what the cycle
+recorded the profile selects of each filing day (:mod:`watcher.matching.selections`: the profile
+as compiled with today's query, examples and ratings), brought up to date beside the page when a
+rating or an edit came since, and said so while it is not. The page says how many delivered
+papers would not be selected now, and how many selected now were never delivered, so the two
+never contradict each other unexplained."""
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from datetime import date, timedelta
 from functools import partial
@@ -19,20 +22,21 @@ from starlette.routing import Route
 
 from ..categories import query_category_problems
 from ..errors import QuerySyntaxError
-from ..matching.index import prepare
 from ..matching.compile import RATED_DAYS, compile_profile, what_ratings_changed
+from ..matching.query import parse_query
 from ..matching.learn import disliked_reason, liked_reason
 from ..matching.match import rank_key
-from ..search import fts_expression
 from ..ratings import ratings as profile_ratings
 from .chart import bar_chart
-from ..store import Store
+from ..errors import StoreError
+from ..matching.selections import CHART_DAYS, bring_up_to_date, by_day, current
+from ..models import now_utc
+from ..store import DaySelection, Store
 from .pages import (json_page, match_ref, not_found, page, paper_ref, reading, state, threaded, time_left,
-                    tldrs, unsuffixed, wants_json)
+                    tldrs, unsuffixed, wants_json, writable)
 from .ratings import marks
-from .state import give_back_memory
 
-CHART_DAYS = 30
+log = logging.getLogger("watcher")
 RATING_WEEKS = 26  # the ratings chart: up to this many weeks, to the latest rating
 PREVIEW_DAYS = (7, 30)  # none past CHART_DAYS: the preview counts the profile as it is from the chart's days
 PREVIEW_SHOWN = 50
@@ -46,15 +50,7 @@ def toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-CHUNK = 500  # papers read and scored at once: memory stays bounded whatever a window holds
-STEP = 500  # the same for the chart's and the preview's days, each kept as soon as read: a page
-# the deadline stops keeps what it finished (a step costs ~0.1 s of CPU at 300,000 papers)
-
-
-def _days(store, start: date, end: date) -> dict[date, tuple]:
-    """Each filing day from ``start`` to ``end`` that holds papers, with what changes when its
-    papers do (:meth:`~watcher.store.Store.day_signatures`)."""
-    return store.day_signatures(start, end)
+CHUNK = 500  # papers read at once by what ratings changed: memory stays bounded whatever a window holds
 
 
 def _window_chunks(store, start: date, end: date):
@@ -63,101 +59,115 @@ def _window_chunks(store, start: date, end: date):
         yield [paper for paper, _, _, _ in chunk]
 
 
-def narrowing(matcher) -> str | None:
-    """An FTS5 expression matching at least every paper ``matcher`` can select: its query's
-    (:func:`watcher.search.fts_expression`, as a search narrows), when nothing else can bring
-    a paper in. None (every paper of a window is scored) for a matcher without a query, with
-    authors it follows, or with examples or liked papers (similarity reaches any paper)."""
-    if matcher.query is None or matcher.authors or matcher.sees_every_paper():
-        return None
-    return fts_expression(matcher.query.root)
+RESERVE = 0.75  # seconds of its deadline a page keeps for its own reading and rendering
 
 
-def _by_day(store, matcher, todo: dict[date, tuple]):
-    """``(day, its matches)`` for each filing day of ``todo`` (day -> its signature,
-    :func:`_days`), each as soon as the papers read have passed the day's last row: one read
-    of the days' window, STEP papers scored at a time, only the candidates its query's terms
-    find in the full-text index (:func:`narrowing`), else every paper of those days; the
-    matcher decides, as for a digest. A caller keeping each day as it comes keeps what it
-    finished when the page's deadline stops the read."""
-    if not todo:
-        return
-    pending: dict[date, list] = {day: [] for day in todo}
-    try:
-        for chunk in store.window_papers(min(todo), max(todo), STEP, narrowing(matcher)):
-            batch = prepare([p for p, _, _, _ in chunk], [words for _, words, _, _ in chunk])
-            for i, match in matcher.score_batch(batch).items():
-                if chunk[i][2] in pending:
-                    pending[chunk[i][2]].append(match)
-            read = chunk[-1][3]
-            for day in [d for d in pending if todo[d][1] <= read]:  # signature[1]: the day's last rowid
-                yield day, pending.pop(day)
-        yield from pending.items()
-    finally:  # what the papers read took goes back to the system (serve's peak, docs/performance.md)
-        give_back_memory()
+def _wait(st, thread) -> None:
+    """Wait for work beside the page: half the time the page has left, less RESERVE (a page
+    may wait for three such works in turn: the chart's days, what the ratings changed, a
+    draft's preview; under load, with the work beside it taking the interpreter's turns, its
+    own reading and rendering still finish within the deadline). A static site's crawl waits
+    until the work is done."""
+    thread.join(None if st.static else max(0.0, min(time_left() / 2, time_left() - RESERVE)))
 
 
-def _made_of(st, name: str, matcher) -> object:
-    """What decides the profile's matches: for a matcher without examples or ratings (the
-    compiled matcher's own ``feedback``: the rated papers it learnt from), its config alone (a
-    write of papers compiles the matcher anew but changes nothing it does); otherwise the
-    compiled matcher itself (examples and rated papers are papers: a write may change them)."""
-    if st.config.profiles[name].examples or matcher.feedback:
-        return matcher
-    return ("config", id(st.config), name)
+def _selected_per_day(st, store, name: str, start: date, end: date) -> tuple[dict[date, set[str]], dict]:
+    """The papers of each filing day the profile selects, as recorded (the ``selections``
+    table: the cycle records them, :mod:`watcher.matching.selections`), and what the page must
+    say of that record: ``{"outdated": the days shown as decided before the profile's newest
+    ratings or edit, "changed": those shown as counted before papers stored since, "counting":
+    the days not recorded at all yet}``. The page reads one row per day, never the day's
+    papers: a day whose record is outdated or missing is brought up to date beside the page
+    (:func:`~watcher.matching.selections.bring_up_to_date`, the cycle's function, on a
+    connection of its own, recorded as it goes), which the page waits for as long as half the
+    time it has left allows; what it has not finished by then is shown as recorded, said so.
+    What decides the profile is read without fitting its learner (:meth:`WebState.decided_by`);
+    the fit, when the counting needs it, is done beside the page too."""
+    decided = st.decided_by(name, store)
+    key = ("selected", name)
+
+    def read():
+        days = store.day_signatures(start, end)
+        recorded = store.selections(name, start, end)
+        worked = st.charts.get(key) or {}  # days worked out beside the page but not recorded (see work)
+        shown, status = {}, {"outdated": [], "changed": [], "counting": []}
+        for day, signature in days.items():
+            found = next((r for r in (recorded.get(day), worked.get(day)) if current(r, decided, signature)), None)
+            if found is not None:
+                shown[day] = set(found.papers)
+            elif day in recorded:
+                shown[day] = set(recorded[day].papers)
+                status["outdated" if recorded[day].decided_by != decided else "changed"].append(day)
+            else:
+                status["counting"].append(day)
+        return shown, status
+
+    def work():
+        def write(rows):
+            try:
+                with writable(st.database, st.write_timeout) as own:
+                    own.record_selections(name, rows, now_utc(), before=start)
+            except StoreError as e:  # kept in memory for this process; the next cycle records it
+                log.warning("web: profile %s: the days counted could not be recorded: %s", name, e)
+                kept = st.charts.get(key) or st.charts.put(key, {})
+                kept.update({day: DaySelection(name, day, by, signature, tuple(keys), "")
+                             for day, by, signature, keys in rows})
+
+        with Store.open(st.database, readonly=True) as own:
+            bring_up_to_date(own, name, st.matcher(name, own), start, end, write, stop=st.stopping.is_set)
+
+    shown, status = read()
+    if any(status.values()):
+        _wait(st, st.beside(key, work))
+        shown, status = read()
+    return shown, status
 
 
-def _selected_per_day(st, store, name: str, start: date, end: date) -> dict[date, set[str]]:
-    """The papers of each filing day the profile selects now (its matcher as compiled now:
-    today's query, examples and ratings). Counted over the days not kept yet, CHUNK papers at
-    a time, and only among the candidates of its query (:func:`_by_day`), and kept per day
-    until what makes the matcher (:func:`_made_of`) or that day's papers change: after a run,
-    only the days it filed papers under are counted again. One computation at a time per
-    profile (a second request waits for the first and reads what it kept); a computation cut
-    by the page's deadline keeps the days it finished, so the next request goes on from there."""
-    with st.flight(("selected", name)):
-        matcher = st.matcher(name, store)  # in the flight: one compilation, the kept days' own
-        made_of = _made_of(st, name, matcher)
-        kept = st.charts.get(name) or st.charts.put(name, {})  # day -> (made_of, signature, keys)
-        days = _days(store, start, end)
-        for day in [d for d in kept if d not in days]:
-            del kept[day]
-        todo = {day: signature for day, signature in days.items()
-                if not (day in kept and kept[day][0] == made_of and kept[day][1] == signature)}
-        for day, matches in _by_day(store, matcher, todo):  # each day kept as it comes
-            kept[day] = (made_of, todo[day], {m.paper.key for m in matches})
-        return {day: kept[day][2] for day in days}
-
-
-def _preview(st, store, name: str, draft, selected: dict[date, set[str]], start: date, end: date) -> dict:
-    """What ``draft`` (the profile compiled with a draft query) selects of the papers filed from
+def _preview(st, store, name: str, draft: str, selected: dict[date, set[str]], start: date, end: date) -> dict:
+    """What ``draft`` (the profile compiled with this draft query) selects of the papers filed from
     ``start`` to ``end`` and how many the profile as it is selects there (``selected``: its
-    papers per filing day, :func:`_selected_per_day`, whose window holds this one), read CHUNK
-    papers at a time among the draft's candidates (:func:`_by_day`): the best PREVIEW_SHOWN
-    matches are kept, never every paper of the window. Kept per day (a reload, the JSON twin,
-    the next request after one the deadline cut) until what makes the profile's matcher
-    (:func:`_made_of`) or that day's papers change."""
-    days = _days(store, start, end)
-    made_of = _made_of(st, name, st.matcher(name, store))
+    papers per filing day, :func:`_selected_per_day`, whose window holds this one). The draft
+    is counted day by day beside the page (the profile's examples and ratings make it score
+    every paper of those days: at 300,000 papers, seconds), the best PREVIEW_SHOWN matches and
+    the count of each day kept until that day's papers or what decides the profile change; the
+    page shows the days counted within half the time it has left and says how many are still
+    being counted (a reload shows more; a static site has no preview). The draft is compiled
+    beside the page too (with the profile's ratings, a fit of seconds)."""
+    days = store.day_signatures(start, end)
+    made_of = st.decided_by(name, store)
+    query = draft.strip()
 
     def key(day):
-        return "preview", name, draft.profile.query, day
+        return "preview", name, query, day
 
-    todo, per_day = {}, {}
-    for day, signature in days.items():
-        kept = st.previews.get(key(day))
-        if kept is not None and kept[0] == made_of and kept[1] == signature:
-            per_day[day] = kept
-        else:
-            todo[day] = signature
-    for day, matches in _by_day(store, draft, todo):  # each day kept as it comes (as the chart's)
-        per_day[day] = st.previews.put(key(day), (made_of, todo[day], sorted(matches, key=rank_key)[:PREVIEW_SHOWN],
-                                                  len(matches)))
+    def counted():
+        per_day = {}
+        for day, signature in days.items():
+            kept = st.previews.get(key(day))
+            if kept is not None and kept[0] == made_of and kept[1] == signature:
+                per_day[day] = kept
+        return per_day
+
+    def work():
+        with Store.open(st.database, readonly=True) as own:
+            todo = {day: signature for day, signature in days.items() if day not in counted()}
+            matcher = compile_profile(st.config, name, own, query=query)
+            for day, matches in by_day(own, matcher, todo):  # each day kept as it comes
+                st.previews.put(key(day), (made_of, todo[day], sorted(matches, key=rank_key)[:PREVIEW_SHOWN],
+                                           len(matches)))
+                if st.stopping.is_set():
+                    return
+
+    per_day = counted()
+    if len(per_day) < len(days):
+        _wait(st, st.beside(("preview", name, query, start), work))
+        per_day = counted()
     found = sorted((m for kept in per_day.values() for m in kept[2]), key=rank_key)[:PREVIEW_SHOWN]
     count = sum(kept[3] for kept in per_day.values())
-    current = sum(len(keys) for day, keys in selected.items() if start <= day <= end)
+    current = sum(len(keys) for day, keys in selected.items() if start <= day <= end and day in per_day)
     return {"start": start, "end": end, "matches": found, "count": count, "current": current,
-            "stored": sum(sig[0] for sig in days.values())}
+            "stored": sum(days[d][0] for d in per_day), "days": len(per_day), "of_days": len(days),
+            "all_stored": sum(sig[0] for sig in days.values())}
 
 
 def _rating_changes(st, store, name: str) -> tuple | None:
@@ -167,22 +177,23 @@ def _rating_changes(st, store, name: str) -> tuple | None:
     and ratings that takes longer than a page may (its deadline would stop it at every
     reload, and nothing would ever be kept), so it is worked out beside the pages, on a
     connection of its own, for half the time the page has left (a static site's crawl, for
-    all of it); a reload shows it."""
-    matcher = st.matcher(name, store)
+    all of it); a reload shows it. The profile is compiled there too when it is not yet
+    (its learner's fit takes seconds at 2,000 ratings)."""
     key = ("rating changes", name)
 
     def ready():
-        kept = st.charts.get(key)
-        return kept[1] if kept is not None and kept[0] is matcher else None
+        kept, matcher = st.charts.get(key), st.compiled(name, store)
+        return kept[1] if kept is not None and matcher is not None and kept[0] is matcher else None
 
     def work():
         with Store.open(st.database, readonly=True) as own:
+            matcher = st.matcher(name, own)
             st.charts.put(key, (matcher, what_ratings_changed(st.config, name, own, rated=matcher,
                                                               chunks=partial(_window_chunks, own))))
 
     if (found := ready()) is not None:
         return found
-    st.beside(key, work).join(None if st.static else max(0.0, time_left() / 2))  # a static site waits
+    _wait(st, st.beside(key, work))
     return ready()
 
 
@@ -229,23 +240,24 @@ def profile(request: Request):
         deciders = {**{liked_reason(p): p for p in liked}, **{disliked_reason(p): p for p in disliked}}
         changed = _rating_changes(st, store, name) if rated else None
         pending = bool(rated) and changed is None  # still being worked out (see _rating_changes)
-        feedback = st.matcher(name, store).feedback if rated else None
+        compiled = st.compiled(name, store) if rated else None  # compiled beside the page, when done
+        feedback = compiled.feedback if compiled is not None else None
         checked = feedback.checked() if feedback else []  # what the ratings' check on themselves found
         start, end = store.recent_days(CHART_DAYS)
-        selected = _selected_per_day(st, store, name, start, end)
+        selected, record = _selected_per_day(st, store, name, start, end)
         delivered = store.delivered_per_day(name, start, end)
         if draft is not None and not draft.strip():
             error = "the draft query is empty: write one to see what it would select"
         elif draft is not None:
             draft = draft[:MAX_QUERY]
             try:
-                matcher = compile_profile(st.config, name, store, query=draft)
+                parse_query(draft.strip())  # as compiling it would (the compiling is beside the page)
             except QuerySyntaxError as e:
                 error, caret = str(e), e.caret()
             else:
                 error = "; ".join(query_category_problems(draft)) or None  # what `watcher check` would say
             if error is None:
-                preview = _preview(st, store, name, matcher, selected, *store.recent_days(days))
+                preview = _preview(st, store, name, draft, selected, *store.recent_days(days))
                 preview["toml"] = f"[profile.{name}]\nquery = {toml_string(draft.strip())}"
                 shown = tldrs(store, [m.paper for m in preview["matches"]])
         marked = marks(request, store, list(rated_papers.values())
@@ -265,8 +277,9 @@ def profile(request: Request):
             "name": name, "title": prof.title, "query": prof.query, "digests": digests,
             "start": start.isoformat(), "end": end.isoformat(),
             "match_now": {"total": len(now_keys), "per_day": {d.isoformat(): n for d, n in sorted(matched.items())},
-                          "about": "papers of each filing day the profile selects now (today's query, "
-                                   "examples and ratings)"},
+                          "about": "papers of each filing day the profile selects, as recorded by the last "
+                                   "cycle or brought up to date since (today's query, examples and ratings)",
+                          **{k: [d.isoformat() for d in sorted(v)] for k, v in record.items()}},
             "delivered": {"total": len(sent_keys),
                           "per_day": {d.isoformat(): len(k) for d, k in sorted(delivered.items())},
                           "about": "papers the messages of each issue date showed, as recorded when sent"},
@@ -285,6 +298,7 @@ def profile(request: Request):
             "preview": None if preview is None else {
                 "start": preview["start"].isoformat(), "end": preview["end"].isoformat(),
                 "count": preview["count"], "current": preview["current"], "stored": preview["stored"],
+                "days_counted": preview["days"], "days": preview["of_days"],
                 "toml": preview["toml"], "papers": [match_ref(request, m, shown) for m in preview["matches"]]},
         }, 400 if error else 200)
     ratings_chart, rated_first, rated_last = _ratings_chart(rated)
@@ -294,7 +308,7 @@ def profile(request: Request):
                 caret=caret, preview=preview, digests=digests, preview_days=PREVIEW_DAYS, tldrs=shown,
                 rated=rated[::-1], rated_papers=rated_papers, ratings_chart=ratings_chart,
                 rated_first=rated_first, rated_last=rated_last, marks=marked, changed=changed,
-                deciders=deciders, rated_days=RATED_DAYS, checked=checked, pending=pending)
+                deciders=deciders, rated_days=RATED_DAYS, checked=checked, pending=pending, record=record)
 
 
 routes = [Route("/profiles/{name}", profile)]  # and its JSON twin, /profiles/{name}.json

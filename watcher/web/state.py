@@ -114,8 +114,9 @@ class WebState:
     matchers: Compiled = field(default_factory=Compiled)
     # caches, one per purpose, each bounded and locked (pages run in several worker threads)
     inbox_pages: "Bounded" = field(default_factory=lambda: Bounded(16))  # rendered inbox pages
-    charts: "Bounded" = field(default_factory=lambda: Bounded(64))  # a profile's matches per day
+    charts: "Bounded" = field(default_factory=lambda: Bounded(64))  # what ratings changed; days counted, not recorded
     previews: "Bounded" = field(default_factory=lambda: Bounded(128))  # a draft's best matches of a day
+    fingerprints: "Bounded" = field(default_factory=lambda: Bounded(64))  # what decides a profile (decided_by)
     flights: dict = field(default_factory=dict)  # key -> threading.Lock (see flight)
     flights_lock: threading.Lock = field(default_factory=threading.Lock)
     background: dict = field(default_factory=dict)  # key -> the thread working it out (see beside)
@@ -181,6 +182,8 @@ class WebState:
             running = self.background.get(key)
             if running is not None and running.is_alive():
                 return running
+            for done in [k for k, t in self.background.items() if not t.is_alive()]:  # a draft's key each
+                del self.background[done]
 
             def run():
                 try:
@@ -200,6 +203,24 @@ class WebState:
         """The lock that lets one computation of ``key`` run at a time (single flight)."""
         with self.flights_lock:
             return self.flights.setdefault(key, threading.Lock())
+
+    def decided_by(self, name: str, store) -> str:
+        """What decides profile ``name``'s selection now (:func:`watcher.matching.selections.decided_by`),
+        read without fitting its learner (a fit takes seconds at 2,000 ratings: the profile
+        page compares it with the record and leaves the fit to the work beside it); kept
+        as long as a compiled matcher would be."""
+        from ..matching.selections import decided_by, decided_now
+
+        key = self.matchers.key(self.config, name, store)
+        kept = self.matchers.ready(self.config, name, store, key=key)
+        if kept is not None:
+            return decided_by(kept)
+        found = self.fingerprints.get((name, key))
+        return found if found is not None else self.fingerprints.put((name, key), decided_now(self.config, name, store))
+
+    def compiled(self, name: str, store):
+        """The compiled matcher of profile ``name`` when it is kept and current, else None."""
+        return self.matchers.ready(self.config, name, store)
 
     def matcher(self, name: str, store, ratings: bool = True):
         """The compiled matcher of profile ``name``, as the digests compile it

@@ -1,0 +1,61 @@
+"""What each profile selects of each filing day, as the pipeline decided it (m019): the profile
+page's "match now" reads these rows instead of scoring every paper of its days again
+(:mod:`watcher.matching.selections` decides; here they are kept and read)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from .rows import iso
+
+
+@dataclass(frozen=True)
+class DaySelection:
+    """The papers profile ``profile`` selected of the papers filed on ``day``: ``papers`` (their
+    keys), decided by the matcher whose fingerprint is ``decided_by`` over the day's papers as
+    they were (``signature``: their number, last row and last change, as
+    :meth:`~watcher.store.Store.day_signatures` gives it), recorded at ``recorded_at``."""
+
+    profile: str
+    day: date
+    decided_by: str
+    signature: tuple
+    papers: tuple[str, ...]
+    recorded_at: str
+
+
+class SelectionStore:
+    """The ``selections`` table (m019)."""
+
+    def selections(self, profile: str, start: date, end: date) -> dict[date, DaySelection]:
+        """The recorded selections of ``profile`` for the filing days ``start`` to ``end``: one
+        row per day, whatever the number of papers stored."""
+        return {date.fromisoformat(day): DaySelection(profile, date.fromisoformat(day), decided_by,
+                                                      tuple(json.loads(signature)), tuple(json.loads(papers)),
+                                                      recorded_at)
+                for day, decided_by, signature, papers, recorded_at in self.db.execute(
+                    "SELECT day, decided_by, signature, papers, recorded_at FROM selections "
+                    "WHERE profile = ? AND day >= ? AND day <= ?", [profile, start.isoformat(), end.isoformat()])}
+
+    def record_selections(self, profile: str, days: list[tuple[date, str, tuple, list[str]]], now: datetime,
+                          before: date | None = None) -> None:
+        """Record ``(day, decided_by, signature, selected keys)`` for each of ``days`` (one
+        transaction), replacing what was recorded for those days; ``before``: the profile's
+        rows of earlier days go (a chart's window moved past them)."""
+        stamp = iso(now)
+        with self.writing():
+            self.db.conn.executemany(
+                "INSERT OR REPLACE INTO selections (profile, day, decided_by, signature, papers, recorded_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(profile, day.isoformat(), decided_by, json.dumps(list(signature)), json.dumps(sorted(keys)), stamp)
+                 for day, decided_by, signature, keys in days])
+            if before is not None:
+                self.db.execute("DELETE FROM selections WHERE profile = ? AND day < ?", [profile, before.isoformat()])
+
+    def forget_selections(self, profiles: list[str]) -> None:
+        """Drop the rows of every profile not named in ``profiles`` (gone from the config)."""
+        with self.writing():
+            self.db.execute(f"DELETE FROM selections WHERE profile NOT IN ({','.join('?' * len(profiles))})",
+                            profiles)
