@@ -409,7 +409,7 @@ def fill_record(config_path: Path) -> dict:
     profile's days are then checked recorded."""
     from watcher.config import load_config
     from watcher.matching.compile import compile_profile
-    from watcher.matching.selections import CHART_DAYS, outdated_days, record_cycle
+    from watcher.selections import CHART_DAYS, outdated_days, record_cycle
     from watcher.store import Store
 
     cfg = load_config(config_path)

@@ -1,5 +1,5 @@
 """The profile page's "match now" reads what the cycle recorded (the ``selections`` table,
-watcher.matching.selections), never the papers of its 30 days: after `once`, the page's counts
+watcher.selections), never the papers of its 30 days: after `once`, the page's counts
 per day are the record's and what the matcher selects; after a rating from the web the page
 answers at once with the record, says it predates the rating, and shows the new counts once
 they are counted beside it (through the ASGI app; papers counted, never timed)."""
@@ -18,7 +18,7 @@ with warnings.catch_warnings():
     from starlette.testclient import TestClient
 from webkit import app_for, csrf_of, database_copy, sample_setup, text
 
-import watcher.matching.selections as selections
+import watcher.selections as selections
 import watcher.store.papers as papers_module
 from watcher.matching.compile import compile_profile
 from watcher.matching.index import prepare

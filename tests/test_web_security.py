@@ -435,7 +435,7 @@ def test_the_chart_and_preview_read_bounded_chunks_and_say_what_one_batch_would(
     """The profile page's days are counted a chunk at a time (Store.window_papers, STEP papers
     for the chart's and the preview's days; never all of them at once); what it says is what
     scoring the whole window at once said."""
-    from watcher.matching import selections
+    from watcher import selections
     from watcher.store import Store
     from watcher.web import profiles
 
@@ -466,10 +466,10 @@ def test_the_chart_and_preview_read_bounded_chunks_and_say_what_one_batch_would(
 
 def counting_days(monkeypatch, counted: list, windows: list | None = None):
     """Spies on the counting of the profile page's days: every day
-    :func:`watcher.matching.selections.by_day` counts for its chart (beside the page or in a
+    :func:`watcher.selections.by_day` counts for its chart (beside the page or in a
     run) goes into ``counted``; every window of papers read (Store.window_papers) into
     ``windows`` as ``(start, end)``."""
-    from watcher.matching import selections
+    from watcher import selections
     from watcher.store import Store
 
     real, read = selections.by_day, Store.window_papers
@@ -529,7 +529,7 @@ def test_a_rating_counts_the_chart_again_for_a_profile_without_examples(sample, 
     is left out here)."""
     from webkit import database_copy
 
-    from watcher.matching.selections import CHART_DAYS
+    from watcher.selections import CHART_DAYS
     from watcher.ratings import apply_rating
     from watcher.store import Store
     from watcher.web import profiles
@@ -557,7 +557,7 @@ def test_one_chart_computation_at_a_time_per_profile(sample, tmp_path, monkeypat
     and read what it recorded."""
     import threading
 
-    from watcher.matching import selections
+    from watcher import selections
 
     config, db = sample
     db = unrecorded(db, tmp_path)

@@ -56,6 +56,7 @@ from .matching.compile import compile_profiles
 from .matching.match import ProfileMatcher
 from .models import Digest, utc
 from .present.render import render
+from .selections import record_cycle
 from .schedule import quiet_day_reason
 from .sources import SourceContext, make_source
 from .sources.common import name_papers
@@ -475,18 +476,15 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
 
 def _record_selections(config: Config, store: Store, cycle: Cycle) -> None:
     """Record what each profile selects of each of the last filing days
-    (:func:`watcher.matching.selections.record_cycle`: what the profile pages show). Isolated
+    (:func:`watcher.selections.record_cycle`: what the profile pages show). Isolated
     as the upkeep is: its failure is logged and fails nothing delivered; a database another
     writer held past the busy timeout leaves it to the next cycle (or to the page)."""
-    from .matching.selections import record_cycle
-
     try:
         record_cycle(config, store, cycle.now, stop=cycle.stop)
     except Exception as e:  # noqa: BLE001 - isolated, as a source or a channel is
-        error = database_error(store.path, e) if isinstance(e, sqlite3.Error) else e
-        if stops_the_cycle(e) and not isinstance(error, DatabaseLocked):
+        if stops_the_cycle(e) and not isinstance(e, DatabaseLocked):
             raise
-        log.warning("the profiles' record of matches per day is left to the next cycle: %s", error)
+        log.warning("the profiles' record of matches per day is left to the next cycle: %s", e)
 
 
 def _upkeep(config: Config, store: Store, cycle: Cycle) -> None:

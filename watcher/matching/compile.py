@@ -98,7 +98,7 @@ def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP,
     if kept is not None:
         return kept
     matcher = ProfileMatcher(profile, examples, feedback=rated)
-    matcher.made_from = inputs  # what its recorded selections were decided by (matching.selections)
+    matcher.made_from = inputs  # what its recorded selections were decided by (selections)
     _fits.put(slot, inputs, matcher)
     return matcher
 

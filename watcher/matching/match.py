@@ -94,6 +94,9 @@ class ProfileMatcher:
                                     for c in profile.categories)
         # ratings (see :mod:`watcher.matching.learn`): liked papers join the examples
         self.feedback = feedback if feedback else None
+        # what compiled it (matching.compile.made_from) and its fingerprint (watcher.selections)
+        self.made_from: tuple | None = None
+        self.decided_by: str | None = None
         liked = list(feedback.liked) if self.feedback else []
         self.examples = (_Examples([*liked, *example_papers], self.doc_freq.vector_weight,
                                    {p.key for p in liked}) if example_papers or liked else None)

@@ -38,6 +38,7 @@ from .papers import UpsertCounts
 from .records import (ChannelRecord, ChannelRun, DigestRecord, IssueRecord, PaperDelivery, PaperMessage, PaperTimes,
                       SourceRecord, UpkeepRecord, ZoteroPlace)
 from .search import Candidates
+from .selections import DaySelection
 
 
 class StoreInterface(Protocol):
@@ -340,6 +341,18 @@ class StoreInterface(Protocol):
 
     def forget(self, keys: list[str]) -> int:
         """Prune the papers ``keys`` in one transaction, their keys kept seen: how many."""
+
+    # --- selections: what each profile selected of each filing day, as a cycle recorded it --
+
+    def selections(self, profile: str, start: date, end: date) -> dict[date, DaySelection]:
+        """The recorded selections of ``profile`` for the filing days ``start`` to ``end``."""
+
+    def record_selections(self, profile: str, days: list[tuple[date, str, tuple, list[str]]], now: datetime,
+                          before: date | None = None) -> None:
+        """Record ``(day, decided_by, signature, selected keys)`` for each of ``days``."""
+
+    def forget_selections(self, profiles: list[str]) -> None:
+        """Drop the rows of every profile not named in ``profiles``."""
 
     # --- upkeep: the file's upkeep and state ----------------------------------------------
 

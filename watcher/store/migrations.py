@@ -392,7 +392,7 @@ def m018_waits(db: sqlite_utils.Database) -> None:
 @migrations()
 def m019_selections(db: sqlite_utils.Database) -> None:
     """``selections``: what each profile selects of each filing day, as the cycle decided it
-    (:mod:`watcher.matching.selections`), with what decided it (the matcher's fingerprint: its
+    (:mod:`watcher.selections`), with what decided it (the matcher's fingerprint: its
     config, examples and ratings) and the day's papers as they were (their number, last row and
     last change). A profile page reads its 30 rows where it scored the 30 days' papers (at
     300,000 papers, 30,000 of them: seconds past its deadline)."""

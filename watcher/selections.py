@@ -23,8 +23,10 @@ from datetime import date, datetime
 from pathlib import PurePath
 from typing import Callable, Iterator
 
-from ..search import fts_expression
-from .index import prepare
+from .errors import WatcherError
+from .matching.compile import compile_profile, made_from, profile_inputs
+from .matching.index import prepare
+from .search import fts_expression
 
 log = logging.getLogger("watcher")
 
@@ -100,9 +102,9 @@ def decided_by(matcher) -> str:
     ratings, as
     :func:`~watcher.matching.compile.compile_profile` compiled it (the same inputs give the
     same fingerprint in any process). Kept on the matcher."""
-    kept = getattr(matcher, "decided_by", None)
+    kept = matcher.decided_by
     if kept is None:
-        kept = matcher.decided_by = fingerprint(getattr(matcher, "made_from", None) or (matcher.profile, (), None))
+        kept = matcher.decided_by = fingerprint(matcher.made_from or (matcher.profile, (), None))
     return kept
 
 
@@ -118,8 +120,6 @@ def fingerprint(made_from: tuple) -> str:
 def decided_now(config, name: str, store) -> str:
     """:func:`decided_by` of profile ``name`` as :func:`~watcher.matching.compile.compile_profile`
     would compile it now, read without fitting the learner (its config, examples and ratings)."""
-    from .compile import made_from, profile_inputs
-
     return fingerprint(made_from(*profile_inputs(config, name, store)))
 
 
@@ -164,9 +164,6 @@ def record_cycle(config, store, now: datetime, stop: Callable[[], bool] = lambda
     every profile lacks all 30 days; after a run that stored a day, all lack that day). A
     profile that cannot be compiled (an example file gone) is logged and left as recorded.
     Returns the days counted per profile."""
-    from ..errors import WatcherError
-    from .compile import compile_profile
-
     start, end = store.recent_days(CHART_DAYS)
     counted: dict[str, int] = {}
     shared: dict[tuple, list] = {}  # the days lacking -> the profiles scoring every paper that lack them
