@@ -193,6 +193,6 @@ def record_cycle(config, store, now: datetime, stop: Callable[[], bool] = lambda
     if not stop():
         store.forget_selections(list(config.profiles))
     if any(counted.values()):
-        log.info("recorded what the profiles select: %s", ", ".join(
+        log.debug("recorded what the profiles select: %s", ", ".join(
             f"{name} {n} day{'s' if n != 1 else ''}" for name, n in counted.items() if n))
     return counted
