@@ -8,7 +8,7 @@ cycles (the bar: RSS after 1,000 cycles within 10 % of RSS after 10).
    database; the catch-up cycle delivers them, then the daemon sits idle. VmRSS is read from
    /proc after it has been idle for 3 s.
 2. Growth: one cycle per second is too slow for 1,000 cycles, so this runs the daemon's own job
-   function, :meth:`watcher.daemon.Daemon.run_digests` (the whole cycle: write lock, open the
+   function, :meth:`watcher.cycle.daemon.Daemon.run_digests` (the whole cycle: write lock, open the
    store, fetch sources, match, render, deliver to a file channel, record), back to back in
    this process, with one new paper stored before each cycle so that every cycle delivers a
    digest. The daemon's clock moves one day per cycle, as for a daily digest running 1,000
@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from watcher import formats  # noqa: E402
-from watcher.daemon import Daemon  # noqa: E402
+from watcher.cycle.daemon import Daemon  # noqa: E402
 from watcher.sources import KINDS  # noqa: E402
 from watcher.store import Store  # noqa: E402
 

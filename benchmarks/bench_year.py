@@ -9,7 +9,7 @@
    local stand-in, the Zotero collection of one profile synced from a local stand-in, the daily
    digest of 10 profiles built, rendered, sent to two channels (a file archive and an Atom feed)
    and recorded as sent), then that day's share of the 2,000 ratings and 300 saves through
-   ``watcher.ratings.apply_rating`` on papers the digest delivered (the learner refits from them
+   ``watcher.services.ratings.apply_rating`` on papers the digest delivered (the learner refits from them
    in the next cycle). The 10 profiles: the shipped config.toml's, a broad and a narrow query,
    an author-only one, an example-based one, a Zotero one and four topics. The child's peak
    memory (VmHWM) after the 365 cycles is the daemon's figure. With ``--cache DIR`` the built
@@ -50,7 +50,8 @@ from typing import Iterator
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "servers"))
+sys.path.insert(0, str(ROOT / "tests" / "integration"))
 
 import httpx  # noqa: E402
 
@@ -196,8 +197,8 @@ def build_year(folder: Path, n: int, days: int, ratings: int, saves: int, urls: 
     below ``days``, only the last ``cycles`` days run a cycle (and carry the ratings): the days
     before are history, stored day by day as ``watcher fetch --since`` would, delivered never."""
     from watcher.config import load_config
-    from watcher.pipeline import Cycle, Deliver, Fetch, run_once
-    from watcher.ratings import apply_rating
+    from watcher.cycle.pipeline import Cycle, Deliver, Fetch, run_once
+    from watcher.services.ratings import apply_rating
     from watcher.store import Store
 
     base = read_corpus()
@@ -409,7 +410,7 @@ def fill_record(config_path: Path) -> dict:
     profile's days are then checked recorded."""
     from watcher.config import load_config
     from watcher.matching.compile import compile_profile
-    from watcher.selections import CHART_DAYS, outdated_days, record_cycle
+    from watcher.cycle.selections import CHART_DAYS, outdated_days, record_cycle
     from watcher.store import Store
 
     cfg = load_config(config_path)

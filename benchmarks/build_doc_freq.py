@@ -2,7 +2,7 @@
 
     python benchmarks/build_doc_freq.py CORPUS.jsonl... > /dev/null
 
-Counts, for each normalised word (watcher.text.words), how many papers' title + abstract hold
+Counts, for each normalised word (watcher.util.text.words), how many papers' title + abstract hold
 it. Words in fewer than MIN_DF papers are left out (the matcher treats them as rare).
 """
 
@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus import read_corpus  # noqa: E402
-from watcher.text import words  # noqa: E402
+from watcher.util.text import words  # noqa: E402
 
 MIN_DF = 3
 OUT = Path(__file__).resolve().parent.parent / "watcher" / "data" / "doc_freq.txt.gz"

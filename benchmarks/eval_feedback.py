@@ -53,8 +53,8 @@ sys.path.insert(0, str(HERE))
 from corpus import corpus_days  # noqa: E402
 from watcher import formats  # noqa: E402
 from watcher.config import parse_config  # noqa: E402
-from watcher.pipeline import Cycle, Deliver, deliver_digest  # noqa: E402
-from watcher.ratings import apply_rating  # noqa: E402
+from watcher.cycle.pipeline import Cycle, Deliver, deliver_digest  # noqa: E402
+from watcher.services.ratings import apply_rating  # noqa: E402
 from watcher.store import Store, iso  # noqa: E402
 
 # One plain query per topic, fixed before anything was tuned: the broad reference queries of the
@@ -217,7 +217,7 @@ def simulate(days, judged: dict[str, int], query: str | None, rate: bool, liked:
     """One reader over all days; returns the daily tally. ``profile``: more keys of the profile;
     ``prepare(config, store)``: called once the database is open, before day 1; ``bounds``:
     compare the self-check's bound with the recall actually lost each day (:class:`BoundCheck`)."""
-    import watcher.pipeline as pipeline
+    import watcher.cycle.pipeline as pipeline
 
     config = config_for(query, tmp, profile)
     dcfg = config.digests["daily"]

@@ -10,7 +10,7 @@ never rating anything:
 * ``bibtex``: exported by hand to ``liked.bib`` (``watcher saved --to bibtex`` writes it) and
   named as the profile's ``examples``;
 * ``zotero``: the items of a Zotero collection (``zotero = {...}``), served by the local stand-in
-  for the Zotero Web API of the tests (tests/zoteroserver.py) as Zotero's own arXiv import
+  for the Zotero Web API of the tests (tests/servers/zoteroserver.py) as Zotero's own arXiv import
   writes them, and read by watcher's sync before day 1.
 
 In the ``bibtex`` and ``zotero`` runs the liked papers are in the reader's library, not in the
@@ -31,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))  # the stand-in Zotero Web API
+sys.path.insert(0, str(HERE.parent / "tests" / "servers"))  # the stand-in Zotero Web API
 
 from eval_feedback import LAST, TOPICS, day_papers, line, read_judgements, simulate  # noqa: E402
 
@@ -52,8 +52,8 @@ def run_topic(judged: dict, days, cold: int) -> dict:
 
     from watcher.present.bibtex import write
     from watcher.store import now_utc
-    from watcher.zotero import paper_item
-    from watcher.zotsync import sync
+    from watcher.zotero.client import paper_item
+    from watcher.zotero.sync import sync
 
     liked = liked_papers(days, judged, cold)
     keys = {p.key for p in liked}

@@ -30,7 +30,7 @@ import re
 from collections import Counter
 
 from watcher.config import Profile
-from watcher.text import words as normalise
+from watcher.util.text import words as normalise
 
 _OPERATOR_WORDS = {"and", "or", "not", "andnot"}
 _STOP = _OPERATOR_WORDS | set("""a an the of for with via in on to from by at as is are be its into

@@ -462,10 +462,10 @@ def bench_daemon(rep: Report, quick: bool) -> None:
     """The daemon figures, from benchmarks/bench_daemon.py when ``watcher run`` exists."""
     script = HERE / "bench_daemon.py"
     try:
-        import watcher.daemon  # noqa: F401
+        import watcher.cycle.daemon  # noqa: F401
     except ImportError:
         for name, unit in (("daemon_rss_mb", "MB"), ("daemon_rss_growth_pct", "%")):
-            rep.not_measured(name, unit, "watcher run (watcher/daemon.py) is not on this branch yet")
+            rep.not_measured(name, unit, "watcher run (watcher/cycle/daemon.py) is not on this branch yet")
         return
     if not script.exists():
         for name, unit in (("daemon_rss_mb", "MB"), ("daemon_rss_growth_pct", "%")):

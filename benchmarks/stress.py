@@ -6,7 +6,7 @@ Writes ``config.toml`` in ``folder`` (two listing sources: ``day``, a real corpu
 JSON Lines file that grows with the papers of ``more`` while the run goes on; two profiles; a
 digest to a file channel), fetches once, then for ``seconds`` runs side by side:
 
-* the daemon: :meth:`watcher.daemon.Daemon.run_digests` cycles, in a thread of this process
+* the daemon: :meth:`watcher.cycle.daemon.Daemon.run_digests` cycles, in a thread of this process
   (its own connections), each after ten more papers were appended to the growing listing:
   fetch, store, match, deliver, record;
 * the command line: ``python -m watcher rate down PAPER --profile vision`` processes, one after
@@ -16,7 +16,7 @@ digest to a file channel), fetches once, then for ``seconds`` runs side by side:
 
 Then it fetches once more and reads the database: every rating each actor was told was recorded
 and nothing else, every paper of both listings stored once, every cycle's run ``ok``.
-``tests/test_two_writers.py`` runs it for a few seconds; ``bench_concurrency.py`` for longer.
+``tests/integration/test_two_writers.py`` runs it for a few seconds; ``bench_concurrency.py`` for longer.
 """
 
 from __future__ import annotations
@@ -98,9 +98,9 @@ def _watcher(folder: Path, *args: str) -> subprocess.CompletedProcess:
 def run_stress(folder: Path, seconds: float, day: Path, more: Path) -> Outcome:
     """Run the three actors on a database in ``folder`` for ``seconds``; see the module."""
     from watcher.config import load_config
-    from watcher.daemon import Daemon
+    from watcher.cycle.daemon import Daemon
     from watcher.models import parse_arxiv_id
-    from watcher.ratings import ratings
+    from watcher.services.ratings import ratings
     from watcher.store import Store
     from watcher.web.app import create_app
 

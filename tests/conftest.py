@@ -28,6 +28,14 @@ settings.load_profile("ci" if os.environ.get("CI", "").strip().lower() in ("1", 
 # (watcher serve, watcher run) inherit it.
 os.environ.setdefault("WATCHER_WEB_DEADLINE", "60")
 
+# The tests are grouped in folders (unit/, integration/, faults/); the local stand-ins and the
+# kits the tests share are in servers/. Every group imports those, and a test module of another
+# group, by its name.
+_TESTS = Path(__file__).resolve().parent
+for _folder in ("servers", "unit", "integration", "faults"):
+    if str(_TESTS / _folder) not in sys.path:
+        sys.path.insert(0, str(_TESTS / _folder))
+
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 SEED_DIGEST = DATA / "llm-rl-2025-04-12.txt"

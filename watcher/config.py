@@ -23,11 +23,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from . import __version__
 from .errors import ConfigError, ConfigErrors, QuerySyntaxError
 from .categories import category_problem, nearest
-from .hosts import is_loopback, is_loopback_url  # noqa: F401 (the web reads them here)
+from .util.hosts import is_loopback, is_loopback_url  # noqa: F401 (the web reads them here)
 from .kinds import REQUIRED, SUMMARIZER_KINDS, ChannelConfig, SourceConfig, fields_of, key_of, secret_keys
 from .models import parse_arxiv_id
 from .subjects import ALL as SUBJECTS_ALL, subject
-from .text import shorten
+from .util.text import shorten
 
 FORMATS = ("text", "markdown", "html", "slack", "json")
 
@@ -100,7 +100,7 @@ class Profile:
     min_score: float = 0.0
     max_papers: int = 30
     base_dir: Path = Path(".")
-    zotero: object = None  # watcher.zotero.Library: examples read from a Zotero library (docs/zotero.md)
+    zotero: object = None  # watcher.zotero.client.Library: examples read from a Zotero library (docs/zotero.md)
     save_to_zotero: str | None = None  # a collection of that library that Save also adds to
     max_recall_loss: float = 0.02  # what removals by its ratings may cost of what it selects and the reader likes (docs/ratings.md)
 
@@ -725,7 +725,7 @@ def _profile(r: _Reader, name: str, t: dict, base: Path) -> Profile:
         r.category(f"{where}.categories", category, archive_wildcard=True)
     for example in v["examples"]:
         _check_example(r, f"{where}.examples", example, base)
-    from .zotero import check_save_to, library_from
+    from .zotero.client import check_save_to, library_from
 
     library = library_from(r, f"{where}.zotero", v["zotero"], _env_name) if v["zotero"] is not None else None
     check_save_to(r, where, v["save_to_zotero"], library)
@@ -807,7 +807,7 @@ def _digest(r, name, t, declared: dict[str, set], channels, tz) -> DigestConfig:
     if not (v["schedule"] or v["every"]):
         raise r.fail(f"{where}.schedule", "required: a cron expression, \"arxiv\", or every = \"6h\"")
     if v["schedule"] and v["schedule"] != "arxiv":
-        from .schedule import crontab_trigger
+        from .util.schedule import crontab_trigger
 
         try:
             trigger = crontab_trigger(v["schedule"], tz)

@@ -31,9 +31,9 @@ that never leave it are private (a leading underscore: ``http._EncodingRefused``
 ``deliver.email._StepTimedOut``, ``present.summarize._Failure`` ...); those that leave it derive
 from a class here (``formats.arxiv_oai.OaiError``, ``http.InwardRedirect``,
 ``cli.statebranch.StateError``). Two exceptions outside this tree are signals, not errors, and
-never reach a user: ``http.Retry`` (one try of :func:`watcher.http.with_retries` failed, try
+never reach a user: ``http.Retry`` (one try of :func:`watcher.util.http.with_retries` failed, try
 again) and ``web.pages.TooSlow`` (Starlette's 503 answer of a page stopped at its deadline).
-``tests/test_errors.py`` keeps it so.
+``tests/unit/test_errors.py`` keeps it so.
 
 Every message is meant for a person: it says what failed and, where it can, what to check.
 Secrets never go into messages. A message printed or stored is cut to MAX_ERROR characters (one
@@ -121,7 +121,7 @@ class ArxivApiError(InputError):
 
 class BadItem(InputError):
     """A Zotero item whose fields are not what a paper needs (a creator's name that is a list):
-    the item is skipped and counted, the sync goes on (:mod:`watcher.zotero`)."""
+    the item is skipped and counted, the sync goes on (:mod:`watcher.zotero.client`)."""
 
 
 class BadLink(InputError):
@@ -132,7 +132,7 @@ class ExpiredLink(BadLink):
     """One of our tokens, past its expiry (LINK_DAYS after its digest); ``asked``: what it
     asked for (its signature holds: the page can name the paper and link to it)."""
 
-    def __init__(self, message: str, asked: object = None):  # a watcher.links.LinkRating
+    def __init__(self, message: str, asked: object = None):  # a watcher.present.links.LinkRating
         super().__init__(message)
         self.asked = asked
 
@@ -187,7 +187,7 @@ class StoreError(WatcherError):
 
 
 class LockBusy(StoreError):
-    """A lock of :mod:`watcher.lock` is held by another process (the message names it)."""
+    """A lock of :mod:`watcher.cycle.lock` is held by another process (the message names it)."""
 
 
 class Interrupted(StoreError):
@@ -211,7 +211,7 @@ class DatabaseLocked(DatabaseUnavailable):
 
 
 class TooLarge(WatcherError):
-    """An answer longer than the limit of :func:`watcher.http.read_capped` (nothing more of it
+    """An answer longer than the limit of :func:`watcher.util.http.read_capped` (nothing more of it
     was read); ``declared`` is the size its Content-Length gave (None: it was streamed past the
     limit). Callers turn it into an error of what they were doing (a source's, a channel's)."""
 

@@ -17,7 +17,7 @@ import unicodedata
 from dataclasses import dataclass, field, fields
 from datetime import date, datetime, timezone
 
-from .text import name_key
+from .util.text import name_key
 
 # New-style ids (0704.0001 .. 2504.07615, 5-digit since 2015) and old-style (astro-ph/0601001,
 # math.GT/0309136), each optionally followed by a version.
@@ -498,7 +498,7 @@ class Digest:
     matches: list[Match] = field(default_factory=list)
     updated: list[Match] = field(default_factory=list)
     empty_reason: str | None = None
-    links: object | None = None  # watcher.links.Links: rating links, when [web] has them
+    links: object | None = None  # watcher.present.links.Links: rating links, when [web] has them
     profiles: list[ProfileCount] = field(default_factory=list)  # per profile, in config order
 
     @property

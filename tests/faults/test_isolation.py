@@ -30,7 +30,7 @@ from pathlib import Path
 from faultkit import assert_no_traceback
 
 from watcher import formats
-from watcher.logs import configure
+from watcher.util.logs import configure
 
 import pytest
 
@@ -43,7 +43,7 @@ PLANT = """
 import os, sqlite3, sys
 import watcher.formats.hf_json as hf_json
 import watcher.matching.match as match
-import watcher.pipeline as pipeline
+import watcher.cycle.pipeline as pipeline
 
 def broken_reader(data, origin, today=None):
     if os.environ.get("PLANTED") == "integrity":
@@ -71,12 +71,12 @@ def planted_render(digest, fmt, *args, **kw):
 pipeline.render = planted_render
 
 if os.environ.get("PLANTED") == "status":
-    import watcher.status
+    import watcher.cycle.status
 
     def broken_status(config, now):
         raise RuntimeError("planted in watcher status")
 
-    watcher.status.status_text = broken_status
+    watcher.cycle.status.status_text = broken_status
 
 from watcher.cli import main
 main()
@@ -286,7 +286,7 @@ def _today() -> str:
 
 def test_a_cycle_cut_short_is_recorded_failed(tmp_path, monkeypatch):
     """The runs row judges the whole cycle, not only the reports gathered before it ended."""
-    import watcher.pipeline as pipeline
+    import watcher.cycle.pipeline as pipeline
     from watcher.config import load_config
 
     setup(tmp_path)

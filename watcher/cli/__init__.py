@@ -117,7 +117,7 @@ def _check_digests(config: Config, names: tuple[str, ...]) -> None:
 @handle_errors
 def once(ctx: Context, digests, due, dry_run, sample) -> None:
     """One full cycle now: fetch all sources, store, build and deliver digests."""
-    from ..pipeline import Cycle, Deliver, DryRun, Fetch, open_store, run_once, sample_config, sample_now
+    from ..cycle.pipeline import Cycle, Deliver, DryRun, Fetch, open_store, run_once, sample_config, sample_now
 
     config = ctx.config
     _check_digests(config, digests)
@@ -126,7 +126,7 @@ def once(ctx: Context, digests, due, dry_run, sample) -> None:
     now = sample_now(config) if sample else now_utc()
     selected = list(digests) or list(config.digests)
     if due:
-        from ..schedule import due_digests
+        from ..util.schedule import due_digests
 
         with open_store(config) as store:
             last = store.last_runs(config.digests)
@@ -151,7 +151,7 @@ def run(ctx: Context) -> None:
     stderr (level info unless --log-level says otherwise). With [web].serve = true in the
     config it also serves the web inbox (as `watcher serve` does) in the same process.
     """
-    from ..daemon import run_daemon
+    from ..cycle.daemon import run_daemon
     from ..errors import LockBusy
 
     ctx.log_level = ctx.log_level if ctx.log_level_given else "info"
@@ -181,7 +181,7 @@ def fetch(ctx: Context, sources, since) -> None:
     Long fetches (a --since backfill, page after page) show progress on stderr: a bar on a
     terminal, else a log line at most every 30 s.
     """
-    from ..pipeline import Cycle, Fetch, run_once
+    from ..cycle.pipeline import Cycle, Fetch, run_once
 
     config = ctx.config
     for name in sources:
@@ -269,7 +269,7 @@ def digest(ctx: Context, name, fmt, since, dry_run, sample) -> None:
     stderr; when there is nothing to send stdout stays empty and stderr says
     "digest NAME: no new papers (reason)".
     """
-    from ..pipeline import Cycle, Deliver, DryRun, run_once, sample_config, sample_now
+    from ..cycle.pipeline import Cycle, Deliver, DryRun, run_once, sample_config, sample_now
 
     config = ctx.config
     _check_digests(config, (name,))
@@ -348,8 +348,8 @@ def check(ctx: Context) -> None:
     if problems:
         sys.exit(2)
     from .check import followed_notes, idle_notes, optional_secret_notes, placeholder_lines, source_url_lines
-    from ..links import link_notes
-    from ..ratings import orphan_notes
+    from ..present.links import link_notes
+    from ..services.ratings import orphan_notes
 
     notes = orphan_notes(ctx.config) + link_notes(ctx.config)  # reads the database: may fail (exit 1)
     notes += optional_secret_notes(ctx.config).values()
@@ -365,7 +365,7 @@ def check(ctx: Context) -> None:
 @handle_errors
 def status(ctx: Context, sample) -> None:
     """Show sources (last fetch, errors, counts) and digests (last run, next fire, deliveries)."""
-    from ..status import status_text
+    from ..cycle.status import status_text
 
     click.echo(status_text(reading_config(ctx, sample), now_utc()))
 
@@ -400,7 +400,7 @@ def explain(ctx: Context, paper, profile, sample) -> None:
         else:
             found = store.find(paper)
             if found is None:
-                from ..ratings import suggestions
+                from ..services.ratings import suggestions
 
                 raise InputError(f"{paper}: no such paper in {config.settings.database}"
                                  f"{suggestions(store, paper)}{sample_hint(ctx, config)}")
@@ -457,7 +457,7 @@ def ratings_changed_text(profile: str, start, end, changed, rated: int, checked=
     """``watcher explain --profile NAME``: what the ratings added and removed, one line each,
     after what the ratings' check on themselves found (``checked``, one ``why:`` line each)."""
     from ..formats.text import one_line
-    from ..text import plural
+    from ..util.text import plural
 
     added = sum(1 for c in changed if c.added)
     head = (f"profile {profile}: {plural(rated, 'rating')}; over {start} to {end}"
@@ -509,7 +509,7 @@ def test_deliver(ctx: Context, channel) -> None:
     files = send_test_digest(config, channel, now_utc())
     where = f": wrote {', '.join(str(f) for f in files)}" if files else ""
     click.echo(f"sent a test digest through channel {channel}{where}")
-    from ..links import link_notes, links_for, links_missing
+    from ..present.links import link_notes, links_for, links_missing
 
     # its papers are the shipped samples, never stored here: no rating link could be recorded
     if not getattr(config.channels[channel].options, "writes_formats", False):  # file, stdout: no links

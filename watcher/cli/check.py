@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..categories import category_problems
 from ..config import MIN_PASSWORD, Config
-from ..links import secret_problem
+from ..present.links import secret_problem
 from ..deliver.base import folder_problem
 from ..errors import DeliveryError
 from ..present.render import TEMPLATE_NAMES, render
@@ -41,13 +41,13 @@ def check_config(config: Config) -> tuple[list[str], str]:
     for ch in config.channels.values():  # what each channel's kind adds, from its module
         if KINDS[ch.type].check:
             problems += KINDS[ch.type].check(config, where, ch)
-    from ..zotsync import access_problems  # docs/zotero.md: what each Zotero key may do
+    from ..zotero.sync import access_problems  # docs/zotero.md: what each Zotero key may do
 
     problems += access_problems(config)
     problem = database_problem(config.settings.database)
     if problem:
         problems.append(f"{where}: watcher.database: {problem}")
-    from ..text import plural
+    from ..util.text import plural
 
     summary = (f"{where}: OK — {plural(len(config.sources), 'source')}, "
                f"{plural(len(config.profiles), 'profile')}, {plural(len(config.digests), 'digest')}, "

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from .clikit import SAMPLE_HELP, Context, handle_errors, pass_ctx, reading_config
-from ..text import plural
+from ..util.text import plural
 
 
 @click.command()
@@ -52,7 +52,7 @@ def init(folder: Path, github, gitlab, force, cites, orcid, mailto, openalex_url
     works, or every work of that ORCID (from OpenAlex): a source "citations", a profile
     "cited" (query cites:*) and a daily digest "citations".
     """
-    from ..init import files_for, write_files
+    from .init_files import files_for, write_files
 
     if github and gitlab:
         raise click.UsageError("--github and --gitlab cannot be used together: choose the CI "
@@ -183,7 +183,7 @@ def state_restore(ctx: Context, file: Path, force, git_branch, git_remote) -> No
         click.echo(f"restored {db} from {file}" + (f" (branch {git_branch})" if git_branch else ""))
         return
     missing = f"{file} does not exist" if fetched else f"no branch {git_branch} on the remote yet"
-    from ..progress import duration
+    from ..util.progress import duration
 
     def span(d):
         days, rest = divmod(d.lookback.total_seconds(), 86400)

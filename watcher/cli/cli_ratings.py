@@ -1,7 +1,7 @@
 """The rating commands (docs/ratings.md): ``watcher rate``, ``watcher ratings``, ``watcher saved``.
 
 Registered on the ``watcher`` group by :mod:`watcher.cli`. Every change goes through
-:func:`watcher.ratings.apply_rating`, as the web inbox's buttons and the digests' links do.
+:func:`watcher.services.ratings.apply_rating`, as the web inbox's buttons and the digests' links do.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from .clikit import SAMPLE_HELP, Context, handle_errors, pass_ctx, reading_confi
 from ..config import unknown_name
 from ..errors import ConfigError, RatingError
 from ..models import now_utc
-from ..ratings import ACTIONS, PROFILE_ACTIONS
+from ..services.ratings import ACTIONS, PROFILE_ACTIONS
 
 
 @click.command()
@@ -31,10 +31,10 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
     "not this". Nothing is recorded unless every paper and the profile are known; clear also
     takes a profile no longer in the config that still has ratings."""
     from ..models import unique_papers
-    from ..ratings import apply_rating, current, find_paper, owners_of
+    from ..services.ratings import apply_rating, current, find_paper, owners_of
     from ..store import Store, require_database
 
-    from ..ratings import ratings as all_ratings
+    from ..services.ratings import ratings as all_ratings
 
     config = reading_config(ctx, sample)
     require_database(config.settings.database)
@@ -66,7 +66,7 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
     for applied in done:
         click.echo(str(applied))
     if action == "save":  # Save also adds the paper to Zotero (docs/zotero.md); queued when it cannot
-        from ..zotsync import after_save
+        from ..zotero.sync import after_save
 
         with Store.open(config.settings.database) as store:
             note = after_save(config, store, now)
@@ -75,7 +75,7 @@ def rate(ctx: Context, action, papers, profile, sample) -> None:
 
 
 def _profile_of(config, paper, owners: list[str]) -> str:
-    """The one profile ``paper`` belongs to (``owners``: :func:`watcher.ratings.owners_of`'s
+    """The one profile ``paper`` belongs to (``owners``: :func:`watcher.services.ratings.owners_of`'s
     answer for it: the only profile, else the profiles it was delivered under, else the
     profiles that select it now); several or none: a RatingError."""
     names = list(config.profiles)
@@ -99,7 +99,7 @@ def _profile_of(config, paper, owners: list[str]) -> str:
 def ratings(ctx: Context, profile, fmt, sample) -> None:
     """Every rating: paper, profile, value, when, from where (for backup and scripts).
     Ratings of profiles no longer in the config are listed too."""
-    from ..ratings import ratings as all_ratings
+    from ..services.ratings import ratings as all_ratings
     from ..store import Store, require_database
 
     config = reading_config(ctx, sample)
@@ -134,8 +134,8 @@ def ratings(ctx: Context, profile, fmt, sample) -> None:
 def saved(ctx: Context, fmt, sample) -> None:
     """The reading list (papers saved with 'watcher rate save' or from a digest), oldest first;
     --to bibtex writes a .bib for LaTeX and Zotero."""
-    from ..ratings import export_saved
-    from ..ratings import saved as saved_papers
+    from ..services.ratings import export_saved
+    from ..services.ratings import saved as saved_papers
     from ..store import Store, require_database
 
     config = reading_config(ctx, sample)

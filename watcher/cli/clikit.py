@@ -24,7 +24,7 @@ import click
 from ..config import Config, find_config, load_config, secret_value_errors
 from ..errors import MAX_ERROR, ConfigError, ConfigErrors, InputError, QuerySyntaxError, StoreError, WatcherError
 from ..masking import redact
-from ..text import shorten
+from ..util.text import shorten
 
 log = logging.getLogger("watcher")
 
@@ -127,7 +127,7 @@ class Context:
 
     def configure_logging(self) -> None:
         """Log to stderr at the chosen level, masking the loaded config's secrets."""
-        from ..logs import configure
+        from ..util.logs import configure
 
         configure(self.log_level, daemon=self.daemon_log, config=self._config)
 
@@ -142,7 +142,7 @@ def sample_hint(ctx: Context, config: Config) -> str:
     """``; the sample's papers are in watcher-sample.db: add --sample`` for a command that found
     nothing in the configured database (``config`` is the configured one) while the sample
     database of 'watcher once --sample' exists; else ""."""
-    from ..sampledb import sample_database
+    from ..cycle.sampledb import sample_database
 
     other = sample_database(ctx.config)
     return f"; the sample's papers are in {other}: add --sample" if config is ctx.config and other.exists() else ""
@@ -151,7 +151,7 @@ def sample_hint(ctx: Context, config: Config) -> str:
 def reading_config(ctx: Context, sample: bool) -> Config:
     """The config of a reading command (status, explain, rate, ratings, saved): with the
     sample database when asked or when only it exists, saying so on stderr."""
-    from ..sampledb import reading_config as resolve
+    from ..cycle.sampledb import reading_config as resolve
 
     config, note = resolve(ctx.config, sample)
     if note and config.settings.database.exists():  # else the command's own error says to make it

@@ -9,7 +9,7 @@ from typing import BinaryIO
 from .. import formats
 from ..errors import InputError
 from ..models import Digest, Match, Paper
-from ..progress import ProgressFactory, start
+from ..util.progress import ProgressFactory, start
 from ..present.render import render
 from ..identity import merge_batch as dedupe
 
@@ -21,7 +21,7 @@ def read_input(spec: str, stdin: BinaryIO | None, today: date | None,
     if spec == "-":
         data, origin = (stdin.read(formats.MAX_UNPACKED + 1) if stdin else b""), "<stdin>"
     elif spec.startswith(("http://", "https://", "file://")):
-        from ..http import fetch_url
+        from ..util.http import fetch_url
 
         data, origin = fetch_url(spec), spec
     else:

@@ -24,7 +24,7 @@ it twice. To keep services apart (one failing never repeats another), give each 
 ``[channel.NAME]``.
 
 **Answers.** A service's answer is read up to 1 MB, as the webhook's and the summarizer's are
-(:data:`watcher.http.ANSWER_BYTES`), each request and its answer take at most the channel's
+(:data:`watcher.util.http.ANSWER_BYTES`), each request and its answer take at most the channel's
 ``timeout`` in all, and a redirect is never followed (the webhook's rules): apprise's services
 talk through ``requests``, whose exchanges follow these rules while this channel sends
 (:func:`_capped`); a longer or later answer, or a redirect, fails the URL (not retried).
@@ -43,7 +43,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ..errors import DeliveryError, RenderError
 from ..formats.text import one_line
-from ..http import ANSWER_BYTES, shut_down
+from ..util.http import ANSWER_BYTES, shut_down
 from ..models import Digest, Match
 from ..present.render import call_macro, inert, plural
 from ..kinds import Kind, option, options
@@ -150,7 +150,7 @@ class _Exchange:
     """The rules of the requests apprise's services make while this channel sends to one URL
     (:func:`_capped`): each answer read up to ``limit`` bytes (``cut`` once one was longer),
     each request and its answer within ``deadline`` seconds in all (``timed_out`` once one
-    took longer: its sockets are shut down, as :mod:`watcher.http` does), and no redirect
+    took longer: its sockets are shut down, as :mod:`watcher.util.http` does), and no redirect
     followed (``redirect``: the status of the one not followed)."""
 
     def __init__(self, limit: int, deadline: float):

@@ -31,7 +31,7 @@ from pathlib import Path
 from ..errors import DeliveryError, InputError, RenderError
 from ..formats.xmlsafe import check_prolog
 from ..present.latex import title_text
-from ..links import digest_page, feed_url
+from ..present.links import digest_page, feed_url
 from ..models import Digest, Match, Paper
 from ..present.render import call_macro, safe_url, xml_text
 from ..present.tldr import tldr_of

@@ -1,5 +1,5 @@
 """A JSON POST with the retry rules shared by the ``slack`` and ``webhook`` channels: their
-:class:`~watcher.http.Policy` (:func:`policy`) run by :func:`watcher.http.with_retries`.
+:class:`~watcher.util.http.Policy` (:func:`policy`) run by :func:`watcher.util.http.with_retries`.
 
 * 2xx: accepted.
 * 429 and 5xx: retried up to ``ATTEMPTS`` times in all, waiting ``Retry-After`` when the server
@@ -10,7 +10,7 @@
   retry would post it twice; the delivery fails and the next run sends the digest again.
 * Other 4xx: not retried; the error carries the server's own reason when it is one code
   (Slack's ``invalid_blocks``), else only the status line (an error page may quote the URL).
-* An answer is read up to 1 MB (:func:`watcher.http.post_capped`); a longer one fails the
+* An answer is read up to 1 MB (:func:`watcher.util.http.post_capped`); a longer one fails the
   delivery, not retried.
 
 The URL is a secret (a Slack webhook URL is a credential): it never appears in an error, and
@@ -25,7 +25,7 @@ import time
 import httpx
 
 from ..errors import DeliveryError, TooLarge
-from ..http import (ANSWER_BYTES, Policy, Retry, client_headers, parse_retry_after, post_capped,
+from ..util.http import (ANSWER_BYTES, Policy, Retry, client_headers, parse_retry_after, post_capped,
                     tls_context, with_retries)
 from ..masking import redact, remember_url
 
@@ -35,7 +35,7 @@ BACKOFF = (1.0, 2.0, 4.0)  # seconds between tries: each the double of the one b
 
 
 def policy() -> Policy:
-    """The channels' :class:`~watcher.http.Policy`, from the constants above."""
+    """The channels' :class:`~watcher.util.http.Policy`, from the constants above."""
     return Policy(retries=ATTEMPTS - 1, backoff=BACKOFF[0], max_backoff=BACKOFF[-1], jitter=False,
                   retry_after_cap=MAX_WAIT, max_bytes=ANSWER_BYTES)
 

@@ -22,7 +22,7 @@ from datetime import date, datetime, timezone
 
 from ..errors import InputError
 from ..models import Paper
-from ..text import shorten
+from ..util.text import shorten
 from . import Listing, decode_text
 
 MONTHS = {m: i for i, m in enumerate(

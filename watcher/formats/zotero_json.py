@@ -2,7 +2,7 @@
 ``{"key", "version", "library", "links", "meta", "data": {"itemType", "title", …}}``), or an
 array of the items' ``data`` alone (what Zotero's translators and exports write). Notes and
 attachments are no papers: they are skipped with a warning. Each item is read by
-:func:`item_paper`, the reading the Zotero sync (:mod:`watcher.zotsync`) uses too."""
+:func:`item_paper`, the reading the Zotero sync (:mod:`watcher.zotero.sync`) uses too."""
 
 from __future__ import annotations
 

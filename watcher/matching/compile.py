@@ -1,6 +1,6 @@
 """One way to compile a profile: its query, its examples and its ratings, into a matcher.
 
-The pipeline (:class:`~watcher.pipeline.DigestPlan`), ``watcher rate``, ``watcher explain``,
+The pipeline (:class:`~watcher.cycle.pipeline.DigestPlan`), ``watcher rate``, ``watcher explain``,
 ``watcher convert``, and every page of the web inbox (the paper's reasons, the profile's
 chart and its query preview, a search within a profile, the rating buttons) compile profiles
 here and nowhere else, so that they all score a paper as the digests do:

@@ -18,7 +18,7 @@ from typing import Iterable, Sequence
 
 from ..models import Paper, title_fingerprint
 from .query import Not, Or, Term
-from ..text import field_text, name_key, same_person
+from ..util.text import field_text, name_key, same_person
 from ..formats.openalex import entries
 
 CENTROID_WORDS = 300  # a centroid of examples keeps its heaviest words (watcher.matching.match, watcher.matching.learn)
@@ -32,7 +32,7 @@ SCANS = 8  # ... for this many words of a field; the next one indexes the field 
 
 @dataclass(slots=True)
 class Doc:
-    """One paper's normalised fields (see :mod:`watcher.text`)."""
+    """One paper's normalised fields (see :mod:`watcher.util.text`)."""
 
     paper: Paper
     title: str  # " tok tok "
@@ -215,8 +215,8 @@ class Batch:
         return vocabulary[start:end]
 
     def authored(self, name: tuple[str, tuple[str, ...]]) -> dict[int, list[int]]:
-        """The papers with an author who can be ``name`` (a :func:`~watcher.text.name_key`,
-        see :func:`~watcher.text.same_person`), each with the positions of those authors among
+        """The papers with an author who can be ``name`` (a :func:`~watcher.util.text.name_key`,
+        see :func:`~watcher.util.text.same_person`), each with the positions of those authors among
         its ``names``; cached, not to be modified."""
         found = self._authored.get(name)
         if found is None:

@@ -1,5 +1,5 @@
 """A profile's Zotero library as its examples, as the last sync stored them (read when the
-profile is compiled; :mod:`watcher.zotsync` fetches and stores them). Light: the store and the
+profile is compiled; :mod:`watcher.zotero.sync` fetches and stores them). Light: the store and the
 profile are what it is handed, so the matcher needs nothing of the Zotero client."""
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ from .learn import LIKED, Check, disliked_reason, liked_reason
 from ..models import Match, Paper, reason_label, unique_papers
 from .percolate import Percolator
 from .query import parse_query
-from ..text import name_key, plural
+from ..util.text import name_key, plural
 from ..formats.openalex import entries, matches_ref
 
 TITLE_WEIGHT = 2.0
@@ -94,7 +94,7 @@ class ProfileMatcher:
                                     for c in profile.categories)
         # ratings (see :mod:`watcher.matching.learn`): liked papers join the examples
         self.feedback = feedback if feedback else None
-        # what compiled it (matching.compile.made_from) and its fingerprint (watcher.selections)
+        # what compiled it (matching.compile.made_from) and its fingerprint (watcher.cycle.selections)
         self.made_from: tuple | None = None
         self.decided_by: str | None = None
         liked = list(feedback.liked) if self.feedback else []

@@ -10,7 +10,7 @@ Grammar, loosest binding first (operators are upper-case, as on arXiv)::
     field   := ti | abs | au | cat | jr | doi | cites | by | all
 
 A bare word or phrase searches ``all`` (title, abstract and authors). Words and phrases are
-normalised by :mod:`watcher.text`, so ``fine-tuning`` is the phrase ``fine tuning`` and ``LLMs``
+normalised by :mod:`watcher.util.text`, so ``fine-tuning`` is the phrase ``fine tuning`` and ``LLMs``
 matches ``LLM``. A trailing ``*`` makes a word a prefix (``reinforc*``). ``cat:`` takes an
 arXiv category (``cat:cs.CL``: primary or cross-listed there) or an archive (``cat:cs``, or the
 wildcard ``cat:cs.*``: any cs category; no other wildcard in a category), or a bioRxiv /
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from ..errors import QuerySyntaxError
 from ..models import normalize_doi, title_fingerprint
-from ..text import fold, name_key, stem, words
+from ..util.text import fold, name_key, stem, words
 from ..formats.openalex import author_ref, work_ref
 
 FIELDS = ("ti", "abs", "au", "cat", "jr", "doi", "cites", "by", "all")

@@ -8,7 +8,7 @@ the papers a reader keeps from their neighbours that share most words with them 
 words themselves, the standard text classifier (`benchmarks/bound_learner.py` measures the same
 one with scikit-learn):
 
-* features: each paper's words (title and abstract, as :mod:`watcher.text` normalises them,
+* features: each paper's words (title and abstract, as :mod:`watcher.util.text` normalises them,
   without the words in more than half of all papers: "the", "we") and pairs of neighbouring such words
   ("image generation", "video editing"), weighted tf-idf (the idf of the matcher's table,
   :mod:`watcher.matching.docfreq`; a pair's is :meth:`~DocFreq.phrase_idf`'s), counts sublinear (``1 + ln tf``), unit length; a word or pair found in fewer than

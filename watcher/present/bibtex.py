@@ -26,7 +26,7 @@ import re
 from ..errors import InputError
 from .latex import plain_text
 from ..models import Paper, parse_arxiv_id
-from ..text import fold
+from ..util.text import fold
 
 _SPECIAL = re.compile(r"([&%$#_])")
 _ARXIV_IN = re.compile(r"(?:arxiv[:./ ]*|abs/|arXiv\.)(\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Z]{2})?/\d{7})(v\d+)?",

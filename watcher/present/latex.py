@@ -2,7 +2,7 @@
 titles and abstracts carry ``Pok\\'emon``, ``$\\alpha$``, ``\\textbf{RL}``; every card (web,
 e-mail, Markdown, Slack, apprise, Atom), the BibTeX export and the TL;DR show them decoded.
 
-The matcher's words (:mod:`watcher.text`) fold LaTeX on their own, faster and only as far as
+The matcher's words (:mod:`watcher.util.text`) fold LaTeX on their own, faster and only as far as
 words need (accents and commands dropped): matching runs over every stored paper, a card over
 a few.
 """

@@ -29,10 +29,10 @@ from ..formats.text import one_line
 from ..formats.text import utc_stamp as _utc_stamp
 from ..formats.xmlsafe import gc_paused
 from .latex import title_text
-from ..links import RATING_LABELS
+from .links import RATING_LABELS
 from ..models import Digest, Match
 from .tldr import stored_excerpt, tldr_of
-from ..text import plural, shorten
+from ..util.text import plural, shorten
 
 if TYPE_CHECKING:  # Jinja2 loads when a digest is rendered, not when a channel's module is read
     import jinja2

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from ..errors import TooLarge
-from ..http import ANSWER_BYTES, Policy, client_headers, parse_retry_after, post_capped, tls_context
+from ..util.http import ANSWER_BYTES, Policy, client_headers, parse_retry_after, post_capped, tls_context
 from ..masking import redact, remember as remember_secret
 from ..models import Digest, Paper, clean_text, now_utc
 from ..kinds import SUMMARIZER_KINDS

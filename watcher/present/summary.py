@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .counts import NOTHING_MATCHED, counts_line
 from ..models import Digest
-from ..text import plural
+from ..util.text import plural
 from .tldr import tldr_of
 
 

@@ -20,7 +20,7 @@ import re
 from functools import lru_cache
 
 from .latex import to_text
-from ..text import shorten
+from ..util.text import shorten
 
 MAX_CHARS = 200
 

@@ -1,6 +1,6 @@
 """Sources: one module per kind of listing, each turning a SourceConfig into fetched papers.
 
-Fetching is separate from parsing: a source asks :mod:`watcher.http` for bytes and hands them to
+Fetching is separate from parsing: a source asks :mod:`watcher.util.http` for bytes and hands them to
 a parser in :mod:`watcher.formats`. Each module declares its kind (a :class:`~watcher.kinds.Kind`:
 its ``type``, keys, validation, what ``check`` notes); ``KINDS`` lists them, one line per kind,
 in the order error messages name them, and :mod:`watcher.config` reads it.

@@ -14,7 +14,7 @@ from datetime import date, timedelta
 from ..errors import HttpStatusError, SourceError
 from ..formats import arxiv_oai
 from ..kinds import Kind, first_fetch, option, options
-from ..paging import Paging
+from ..util.paging import Paging
 from . import urls
 from .base import FetchResult, Source
 from .common import http_client, name_papers, parse_listing, state_day

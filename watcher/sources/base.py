@@ -13,13 +13,13 @@ from datetime import datetime
 from typing import Any
 
 from ..models import Paper
-from ..progress import ProgressFactory, start
+from ..util.progress import ProgressFactory, start
 
 
 @dataclass
 class SourceContext:
     """What a source may use: ``now`` (aware UTC), the shared HTTP client, the user agent, and
-    ``progress``, which a source that fetches many pages asks for a :class:`~watcher.progress.
+    ``progress``, which a source that fetches many pages asks for a :class:`~watcher.util.progress.
     Progress` (a bar on a terminal, else a log line at most every 30 s)."""
 
     now: datetime

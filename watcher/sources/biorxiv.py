@@ -30,7 +30,7 @@ from ..categories import nearest
 from ..subjects import SUBJECTS, subject
 from . import urls
 from .base import FetchResult, Source
-from ..paging import Paging
+from ..util.paging import Paging
 from .common import first_day, http_client, name_papers, parse_listing
 
 # as far back as the arXiv source reaches (two weeks): a posting that reaches the API's

@@ -12,14 +12,14 @@ from ..formats import Listing
 from ..models import parse_iso
 
 if TYPE_CHECKING:
-    from ..http import HttpClient
+    from ..util.http import HttpClient
 
 
 def http_client(source) -> HttpClient:
     """The HTTP client a source uses (the context's, else the process-wide shared one).
     httpx loads here, at a source's first request: reading a config, which reads every
     source kind's options, stays light (``watcher status``)."""
-    from ..http import client_for
+    from ..util.http import client_for
 
     return client_for(source.ctx)
 

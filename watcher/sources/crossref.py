@@ -31,7 +31,7 @@ from datetime import timedelta
 from ..errors import InputError, SourceError
 from ..formats import crossref
 from ..kinds import Kind, first_fetch, option, options
-from ..paging import Paging
+from ..util.paging import Paging
 from . import urls
 from .base import FetchResult, Source
 from .common import first_day, http_client, name_papers, parse_failure

@@ -33,7 +33,7 @@ sources and channels of the cycle go on).
 Why not pyalex: it is a well-kept client, but it makes its requests through ``requests`` with
 its own retry policy, so it could not use watcher's per-request deadline, answer size cap,
 polite pacing and masked error messages, which every other source gets from
-:mod:`watcher.http`; the API needs only a few GETs.
+:mod:`watcher.util.http`; the API needs only a few GETs.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from datetime import timedelta
 
 from ..errors import HttpStatusError, InputError, SourceError
 from ..masking import remember
-from ..paging import Paging
+from ..util.paging import Paging
 from ..formats import openalex
 from ..kinds import Kind, first_fetch, option, options
 from . import urls
@@ -189,7 +189,7 @@ class OpenalexSource(Source):
 
 
 def run_paging(name: str):
-    """The :class:`~watcher.paging.Paging` of one run: MAX_PAGES pages, MAX_WORKS works,
+    """The :class:`~watcher.util.paging.Paging` of one run: MAX_PAGES pages, MAX_WORKS works,
     MAX_RUN_BYTES bytes, every stream together (a page of more works than PER_PAGE is refused
     by the parser, before its works are read)."""
     return Paging(f"source {name}: OpenAlex", SourceError, pages=MAX_PAGES, items=MAX_WORKS,

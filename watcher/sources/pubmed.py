@@ -28,8 +28,8 @@ from ..masking import remember
 from ..kinds import Kind, first_fetch, option, options
 from . import urls
 from .base import FetchResult, Source
-from ..paging import Paging
-from ..text import plural
+from ..util.paging import Paging
+from ..util.text import plural
 from .common import first_day, http_client, name_papers, parse_failure, parse_listing
 
 BATCH = 200  # records per efetch (NCBI suggests at most a few hundred for XML); a page of more is refused

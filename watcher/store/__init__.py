@@ -38,7 +38,7 @@ from typing import Iterator
 import sqlite_utils
 
 from ..errors import StoreError
-from ..folders import make_folder
+from ..util.folders import make_folder
 from ..models import now_utc
 from .connection import (Interrupted, _check_intact, busy_timeout, connect_readonly, database_error, error_kind,
                          no_database, require_database, translated)

@@ -5,7 +5,7 @@ with the records of :mod:`watcher.store.records` (and the Papers of :mod:`watche
 Protocol is the seam a second one would implement (PostgreSQL, say, for a service that
 outgrows one machine): nothing outside ``watcher/store/`` reads a column name, a stored text
 or an SQLite error. What each method promises is said here in one line and in full in the
-SQLite store's docstrings; ``tests/test_store_interface.py`` checks that :class:`Store` has
+SQLite store's docstrings; ``tests/unit/test_store_interface.py`` checks that :class:`Store` has
 exactly these methods, with these signatures.
 
 The contract beyond the signatures:

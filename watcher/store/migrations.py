@@ -312,7 +312,7 @@ def m013_field_origins(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m014_zotero(db: sqlite_utils.Database) -> None:
-    """Zotero (docs/zotero.md, :mod:`watcher.zotsync`): ``zotero_places``, per place examples are read
+    """Zotero (docs/zotero.md, :mod:`watcher.zotero.sync`): ``zotero_places``, per place examples are read
     from (a collection, tag or saved search of a library), the library version last read and
     how the last sync went; ``zotero_items``, the items read there (the paper each is, as JSON:
     examples even when watcher never stored the paper); ``zotero_saves``, the ledger of saved
@@ -392,7 +392,7 @@ def m018_waits(db: sqlite_utils.Database) -> None:
 @migrations()
 def m019_selections(db: sqlite_utils.Database) -> None:
     """``selections``: what each profile selects of each filing day, as the cycle decided it
-    (:mod:`watcher.selections`), with what decided it (the matcher's fingerprint: its
+    (:mod:`watcher.cycle.selections`), with what decided it (the matcher's fingerprint: its
     config, examples and ratings) and the day's papers as they were (their number, last row and
     last change). A profile page reads its 30 rows where it scored the 30 days' papers (at
     300,000 papers, 30,000 of them: seconds past its deadline)."""

@@ -392,7 +392,7 @@ class PaperStore:
         """The papers filed from ``start`` to ``end``, ``chunk`` at a time in the order they
         were stored, each as ``(paper, its stored search words, its filing day, its rowid)`` (the words
         are :func:`~watcher.matching.index.prepare`'s ``stored``: no normalising again).
-        ``narrow``: an FTS5 expression (:func:`watcher.search.fts_expression`); only the papers
+        ``narrow``: an FTS5 expression (:func:`watcher.services.search.fts_expression`); only the papers
         it matches are read, found through the full-text index within the window's rows (the
         rowids of its first and last stored papers, from the index of days), so what is read
         grows with the matches of the window, never with every paper stored."""

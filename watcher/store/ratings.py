@@ -1,4 +1,4 @@
-"""Ratings and the reading list (docs/ratings.md; the rules are :mod:`watcher.ratings`')."""
+"""Ratings and the reading list (docs/ratings.md; the rules are :mod:`watcher.services.ratings`')."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from .papers import row_to_paper
 from .rows import parse_time
 
 
-# Store.delivered_under's one query (a rating's profile, watcher.ratings.owners_of): the ledger and
+# Store.delivered_under's one query (a rating's profile, watcher.services.ratings.owners_of): the ledger and
 # the messages' papers found by paper, the messages by id
 DELIVERED_UNDER = """
     SELECT DISTINCT d.paper, d.digest, d.channel, mp.profile

@@ -1,5 +1,5 @@
 """Search SQL: the full-text index (FTS5, m002/m009) asked for a search's candidates
-(:mod:`watcher.search` decides which of them match), for similar papers, and for titles."""
+(:mod:`watcher.services.search` decides which of them match), for similar papers, and for titles."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ class SearchStore:
     def search_candidates(self, expr: str | None, *, day_from: date | None, day_to: date | None,
                           category: str | None, order: str, ranked: int,
                           page: tuple[int, int] | None) -> Candidates:
-        """The candidates of a search (:func:`watcher.search.run_search`): the stored papers
+        """The candidates of a search (:func:`watcher.services.search.run_search`): the stored papers
         that the FTS5 expression ``expr`` (None: every paper) and the filters select, newest
         stored first (``order`` ``relevance`` with an ``expr``: bm25 over the newest ``ranked``
         candidates); ``page``: ``(limit, offset)`` of them only. Its ``count()`` counts what
@@ -118,7 +118,7 @@ class SearchStore:
     def similar_candidates(self, expr: str, key: str) -> list[tuple[Paper, dict]]:
         """Up to 200 stored papers (other than ``key``) whose title or abstract words match the
         FTS5 expression ``expr``, best first (bm25), each with the words the index holds of it
-        (:func:`watcher.search.similar_papers` ranks them)."""
+        (:func:`watcher.services.search.similar_papers` ranks them)."""
         rows = self.db.execute(
             "SELECT p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid "
             "WHERE papers_fts MATCH ? AND p.key != ? ORDER BY papers_fts.rank LIMIT 200",

@@ -8,7 +8,7 @@ paper: a newer arXiv version of it is a revision, anything else unchanged
 (:meth:`PaperStore._upsert_one`). About 20 bytes a paper (an arXiv id and a version, in a
 table without rowid), where its row and index rows take about 3 kB.
 
-Which papers may go, and when upkeep is due, is decided in :mod:`watcher.retention` (pure);
+Which papers may go, and when upkeep is due, is decided in :mod:`watcher.cycle.retention` (pure);
 here is only the SQL.
 """
 

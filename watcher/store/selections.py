@@ -1,6 +1,6 @@
 """What each profile selects of each filing day, as the pipeline decided it (m019): the profile
 page's "match now" reads these rows instead of scoring every paper of its days again
-(:mod:`watcher.selections` decides; here they are kept and read)."""
+(:mod:`watcher.cycle.selections` decides; here they are kept and read)."""
 
 from __future__ import annotations
 

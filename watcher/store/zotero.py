@@ -1,5 +1,5 @@
 """Zotero (docs/zotero.md): the sync of examples and the saves (the decisions and the HTTP are
-:mod:`watcher.zotsync`'s)."""
+:mod:`watcher.zotero.sync`'s)."""
 
 from __future__ import annotations
 

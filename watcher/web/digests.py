@@ -20,7 +20,7 @@ from starlette.responses import RedirectResponse
 from starlette.routing import Route
 
 from .feeds import feed_link
-from ..links import issue_path
+from ..present.links import issue_path
 from ..store import as_stored
 from ..store.records import IssueRecord, MessageRecord
 from .pages import (json_page, match_ref, not_found, page, page_number, reading, state, threaded, tldrs,

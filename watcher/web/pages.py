@@ -23,7 +23,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from ..errors import StoreError
 from ..matching.learn import names_a_rating
-from ..links import issue_path
+from ..present.links import issue_path
 from ..present.render import ABSTRACT_CHARS, FILTERS, dated, safe_url, shipped_templates_dir
 from ..store import Interrupted, Store, no_database
 from ..store.serving import thread_reader, writer
@@ -364,7 +364,7 @@ def _slow_advice(path: str) -> str:
 @contextmanager
 def writing(request: Request) -> Iterator[Store]:
     """The database, writable, for one rating (the only writes the web inbox makes, all
-    through :func:`watcher.ratings.apply_rating`). The schema is current (``watcher serve``
+    through :func:`watcher.services.ratings.apply_rating`). The schema is current (``watcher serve``
     migrates at start); a missing, locked or unreadable database raises StoreError (503)."""
     st = state(request)
     if not st.database.exists():

@@ -16,8 +16,8 @@ from starlette.routing import Route
 from ..matching.compile import explain_paper
 from ..matching.docfreq import default_doc_freq
 from ..models import parse_arxiv_id
-from ..search import similar_papers
-from ..links import issue_path
+from ..services.search import similar_papers
+from ..present.links import issue_path
 from ..store import as_stored
 from .pages import (json_page, not_found, page, paper_ref, reading, state, threaded, tldrs, unsuffixed, url,
                     wants_json)

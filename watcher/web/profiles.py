@@ -3,7 +3,7 @@ delivered (an SVG chart), and a query preview: what a draft query would select o
 7 or 30 days, with the TOML to paste.
 
 "Delivered" is what the messages recorded when they were sent; "match now" is what the cycle
-recorded the profile selects of each filing day (:mod:`watcher.selections`: the profile
+recorded the profile selects of each filing day (:mod:`watcher.cycle.selections`: the profile
 as compiled with today's query, examples and ratings), brought up to date beside the page when a
 rating or an edit came since, and said so while it is not. The page says how many delivered
 papers would not be selected now, and how many selected now were never delivered, so the two
@@ -26,10 +26,10 @@ from ..matching.compile import RATED_DAYS, compile_profile, what_ratings_changed
 from ..matching.query import parse_query
 from ..matching.learn import disliked_reason, liked_reason
 from ..matching.match import rank_key
-from ..ratings import ratings as profile_ratings
+from ..services.ratings import ratings as profile_ratings
 from .chart import bar_chart
 from ..errors import StoreError
-from ..selections import CHART_DAYS, bring_up_to_date, by_day, current
+from ..cycle.selections import CHART_DAYS, bring_up_to_date, by_day, current
 from ..models import now_utc
 from ..store import DaySelection, Store
 from .pages import (json_page, match_ref, not_found, page, paper_ref, reading, state, threaded, time_left,
@@ -73,12 +73,12 @@ def _wait(st, thread) -> None:
 
 def _selected_per_day(st, store, name: str, start: date, end: date) -> tuple[dict[date, set[str]], dict]:
     """The papers of each filing day the profile selects, as recorded (the ``selections``
-    table: the cycle records them, :mod:`watcher.selections`), and what the page must
+    table: the cycle records them, :mod:`watcher.cycle.selections`), and what the page must
     say of that record: ``{"outdated": the days shown as decided before the profile's newest
     ratings or edit, "changed": those shown as counted before papers stored since, "counting":
     the days not recorded at all yet}``. The page reads one row per day, never the day's
     papers: a day whose record is outdated or missing is brought up to date beside the page
-    (:func:`~watcher.selections.bring_up_to_date`, the cycle's function, on a
+    (:func:`~watcher.cycle.selections.bring_up_to_date`, the cycle's function, on a
     connection of its own, recorded as it goes), which the page waits for as long as half the
     time it has left allows; what it has not finished by then is shown as recorded, said so.
     What decides the profile is read without fitting its learner (:meth:`WebState.decided_by`);

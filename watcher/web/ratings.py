@@ -2,9 +2,9 @@
 digests (``/r/{token}``), the rating buttons of every page (``POST /rate``) and the reading
 list (``/saved``, ``/saved.bib``).
 
-Thin on purpose: what a token asks for is :func:`watcher.links.verify_link`, recording it is
-:func:`watcher.ratings.apply_rating` (as ``watcher rate`` does), and which profiles a paper's
-buttons are for is :func:`watcher.ratings.owners_of` (as ``watcher rate`` decides without
+Thin on purpose: what a token asks for is :func:`watcher.present.links.verify_link`, recording it is
+:func:`watcher.services.ratings.apply_rating` (as ``watcher rate`` does), and which profiles a paper's
+buttons are for is :func:`watcher.services.ratings.owners_of` (as ``watcher rate`` decides without
 ``--profile``).
 
 A signed link needs no login: the token is the credential (unguessable: signed with the
@@ -29,10 +29,10 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from ..errors import BadLink, ExpiredLink, RatingError
-from ..links import LINK_ACTIONS, RATE, verify_link
-from ..ratings import PROFILE_ACTIONS, apply_rating, current, export_saved, owners_of, saved
+from ..present.links import LINK_ACTIONS, RATE, verify_link
+from ..services.ratings import PROFILE_ACTIONS, apply_rating, current, export_saved, owners_of, saved
 from ..store import as_stored, now_utc
-from ..zotsync import push_soon, queue_saves, targets
+from ..zotero.sync import push_soon, queue_saves, targets
 from .auth import bounded_form, checked_form, safe_next
 from .pages import in_thread, json_page, page, paper_ref, reading, state, threaded, tldrs, url, wants_json, writing
 
@@ -63,7 +63,7 @@ class Marks:
 def marks(request: Request, store, papers, *, owned: bool = False) -> Marks:
     """The :class:`Marks` of ``papers``. ``owned``: the page shows papers without a match
     (search, a paper, the reading list), so each gets a button set per profile it belongs to
-    (:func:`watcher.ratings.owners_of`, one batch for the page) or has a rating for; every profile when none."""
+    (:func:`watcher.services.ratings.owners_of`, one batch for the page) or has a rating for; every profile when none."""
     st = state(request)
     papers = list(papers)
     rated, kept = current(store, [p.key for p in papers])
@@ -168,7 +168,7 @@ def _link(request: Request, asked):
 
 def _to_zotero(request: Request, done) -> str | None:
     """A Save also adds the paper to Zotero (docs/zotero.md): queued here, after the rating is
-    committed, and pushed by a background worker (:func:`watcher.zotsync.push_soon`), so the
+    committed, and pushed by a background worker (:func:`watcher.zotero.sync.push_soon`), so the
     page never waits on Zotero. The line the confirmation page shows, or None."""
     if done.action != "save":
         return None

@@ -13,8 +13,8 @@ from starlette.routing import Route
 from ..categories import category_problem, query_category_problems
 from ..errors import QuerySyntaxError
 from ..matching.query import OPERATORS
-from ..text import NOT_PLURAL
-from ..search import ORDERS, Filters, parse_search, run_search
+from ..util.text import NOT_PLURAL
+from ..services.search import ORDERS, Filters, parse_search, run_search
 from .pages import check_deadline, json_page, page, page_number, paper_ref, reading, state, threaded, tldrs, wants_json
 from .ratings import marks
 

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Iterator
 
 from ..config import MIN_PASSWORD, Config, WebConfig, is_loopback, is_loopback_url, parse_listen
-from ..links import secret_problem
-from ..sampledb import reading_config
+from ..present.links import secret_problem
+from ..cycle.sampledb import reading_config
 from ..errors import ConfigError, WatcherError
 from ..store import Store
 from ..store.connection import no_database
-from ..text import shorten
+from ..util.text import shorten
 
 log = logging.getLogger("watcher")
 
@@ -208,7 +208,7 @@ def server(config: Config, p: Plan, sock: socket.socket, read_timeout: float = R
                      configured=config.settings.database)
     proxied = config.web.proxy  # behind a reverse proxy: trust its X-Forwarded-* from loopback
     # log_config=None: uvicorn's own lines go through watcher's log (one line each, secrets
-    # masked: watcher.logs), not through a format and a stderr handler of uvicorn's
+    # masked: watcher.util.logs), not through a format and a stderr handler of uvicorn's
     cfg = uvicorn.Config(QuietDisconnects(app), log_level="warning", log_config=None, access_log=False, lifespan="on",
                          proxy_headers=proxied, forwarded_allow_ips="127.0.0.1,::1" if proxied else None,
                          server_header=False, timeout_graceful_shutdown=5,

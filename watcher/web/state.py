@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 from ..matching.compile import Compiled
 from ..config import Config, load_config
 from ..errors import ConfigError
-from ..selections import decided_by, decided_now
+from ..cycle.selections import decided_by, decided_now
 
 log = logging.getLogger("watcher")
 
@@ -206,7 +206,7 @@ class WebState:
             return self.flights.setdefault(key, threading.Lock())
 
     def decided_by(self, name: str, store) -> str:
-        """What decides profile ``name``'s selection now (:func:`watcher.selections.decided_by`),
+        """What decides profile ``name``'s selection now (:func:`watcher.cycle.selections.decided_by`),
         read without fitting its learner (a fit takes seconds at 2,000 ratings: the profile
         page compares it with the record and leaves the fit to the work beside it); kept
         as long as a compiled matcher would be."""

@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from ..status import status_text
+from ..cycle.status import status_text
 from ..store import now_utc
 from .pages import json_page, threaded, page, reading, state, wants_json
 

@@ -21,9 +21,9 @@
     });
   }
 
-  // Plain words, read as the server reads them (watcher.text.words): case, accents and
+  // Plain words, read as the server reads them (watcher.util.text.words): case, accents and
   // apostrophes folded, split at every other character, simple plurals made singular (the
-  // words that only look plural come from the page, watcher.text.NOT_PLURAL). A paper holds a
+  // words that only look plural come from the page, watcher.util.text.NOT_PLURAL). A paper holds a
   // word where the matcher's own words of its title, abstract or authors (p.words, shipped in
   // the index) hold it whole: "RL" is not a part of "world". A word that folds into several
   // ("fine-tuning") is a phrase, as on the server.
