@@ -27,11 +27,11 @@
                                  SourceError or DeliveryError of their own)
 
 These are the errors callers catch across modules. A module's own errors stay beside it: those
-that never leave it are private (a leading underscore: ``http._EncodingRefused``,
+that never leave it are private (a leading underscore: ``util.http._EncodingRefused``,
 ``deliver.email._StepTimedOut``, ``present.summarize._Failure`` ...); those that leave it derive
-from a class here (``formats.arxiv_oai.OaiError``, ``http.InwardRedirect``,
+from a class here (``formats.arxiv_oai.OaiError``, ``util.http.InwardRedirect``,
 ``cli.statebranch.StateError``). Two exceptions outside this tree are signals, not errors, and
-never reach a user: ``http.Retry`` (one try of :func:`watcher.util.http.with_retries` failed, try
+never reach a user: ``util.http.Retry`` (one try of :func:`watcher.util.http.with_retries` failed, try
 again) and ``web.pages.TooSlow`` (Starlette's 503 answer of a page stopped at its deadline).
 ``tests/unit/test_errors.py`` keeps it so.
 
