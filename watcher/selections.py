@@ -51,24 +51,28 @@ def narrowing(matcher) -> str | None:
     return fts_expression(matcher.query.root)
 
 
-def by_day(store, matcher, todo: dict[date, tuple]) -> Iterator[tuple[date, list]]:
+def by_day(store, matcher, todo: dict[date, tuple],
+           pause: Callable[[], None] | None = None) -> Iterator[tuple[date, list]]:
     """``(day, its matches)`` for each filing day of ``todo`` (day -> its signature,
     :meth:`~watcher.store.Store.day_signatures`), each as soon as the papers read have passed
     the day's last row: one read of the days' window, STEP papers scored at a time, only the
     candidates its query's terms find in the full-text index (:func:`narrowing`), else every
     paper of those days; the matcher decides, as for a digest. A caller keeping each day as it
-    comes keeps what it finished when it is stopped."""
-    for day, [matches] in _by_day_all(store, [matcher], todo, narrowing(matcher)):
+    comes keeps what it finished when it is stopped. ``pause()``, when given, is called before
+    each step is scored (the web's work beside the pages lets the pages go first)."""
+    for day, [matches] in _by_day_all(store, [matcher], todo, narrowing(matcher), pause):
         yield day, matches
 
 
-def _by_day_all(store, matchers: list, todo: dict[date, tuple], narrow: str | None):
+def _by_day_all(store, matchers: list, todo: dict[date, tuple], narrow: str | None, pause=None):
     """:func:`by_day` for several matchers over one read of the days' papers (``narrow``: the
     FTS5 expression every one of them is narrowed by, or None): ``(day, [matches of each])``."""
     if not todo:
         return
     pending: dict[date, list] = {day: [[] for _ in matchers] for day in todo}
     for chunk in store.window_papers(min(todo), max(todo), STEP, narrow):
+        if pause is not None:
+            pause()
         batch = prepare([p for p, _, _, _ in chunk], [words for _, words, _, _ in chunk])
         for k, matcher in enumerate(matchers):
             for i, match in matcher.score_batch(batch).items():
@@ -162,7 +166,7 @@ def plan(recorded: dict, signatures: dict[date, tuple], decided: str,
     return whole, added
 
 
-def counted_again(store, day: date, records: list, matchers: list) -> list[list[str]]:
+def counted_again(store, day: date, records: list, matchers: list, pause=None) -> list[list[str]]:
     """Each matcher's selection of ``day``'s papers now, from its record over the day's papers
     as they were (``records``, all of the same signature; each made by that matcher): the keys
     it kept that are still filed that day and unchanged, and those it selects of the papers
@@ -173,6 +177,8 @@ def counted_again(store, day: date, records: list, matchers: list) -> list[list[
     rescored: set[str] = set()
     chosen: list[set[str]] = [set() for _ in matchers]
     for chunk in store.changed_papers(day, after_row, since, STEP):
+        if pause is not None:
+            pause()
         batch = prepare([p for p, _, _, _ in chunk], [words for _, words, _, _ in chunk])
         rescored.update(p.key for p, _, _, _ in chunk)
         for k, matcher in enumerate(matchers):
@@ -184,21 +190,22 @@ def counted_again(store, day: date, records: list, matchers: list) -> list[list[
 
 def bring_up_to_date(store, name: str, matcher, start: date, end: date,
                      write: Callable[[list[tuple[date, str, tuple, list[str]]]], None],
-                     stop: Callable[[], bool] = lambda: False) -> int:
+                     stop: Callable[[], bool] = lambda: False, pause: Callable[[], None] | None = None) -> int:
     """Count the outdated days (:func:`outdated_days`) of profile ``name`` with ``matcher`` and
     hand each to ``write([(day, fingerprint, signature, selected keys)])`` as soon as it is
-    counted (``stop()`` is asked between them); returns the days counted. A day the same
+    counted (``stop()`` is asked between them; ``pause()``, when given, before each step of
+    papers is scored: :func:`by_day`); returns the days counted. A day the same
     matcher recorded before papers were added to it scores only those (:func:`plan`)."""
     decided = decided_by(matcher)
     whole, added = plan(store.selections(name, start, end), store.day_signatures(start, end), decided)
     done = 0
     for day, (sig, record) in added.items():
-        [keys] = counted_again(store, day, [record], [matcher])
+        [keys] = counted_again(store, day, [record], [matcher], pause)
         write([(day, decided, sig, keys)])
         done += 1
         if stop():
             return done
-    for day, matches in by_day(store, matcher, whole):
+    for day, matches in by_day(store, matcher, whole, pause=pause):
         write([(day, decided, whole[day], [m.paper.key for m in matches])])
         done += 1
         if stop():
@@ -206,7 +213,8 @@ def bring_up_to_date(store, name: str, matcher, start: date, end: date,
     return done
 
 
-def record_cycle(config, store, now: datetime, stop: Callable[[], bool] = lambda: False) -> dict[str, int]:
+def record_cycle(config, store, now: datetime, stop: Callable[[], bool] = lambda: False,
+                 every_day: bool = False) -> dict[str, int]:
     """The cycle's record: what each profile selects of the filing days of the last
     :data:`CHART_DAYS` that the cycle stored or changed papers of, and of the days recorded
     before that are outdated now, in ``store`` (the profile compiled as the digests compile it);
@@ -220,10 +228,12 @@ def record_cycle(config, store, now: datetime, stop: Callable[[], bool] = lambda
     ratings, followed authors: :func:`narrowing` is None) and lack the same whole days share
     one read of those days' papers, and those whose record of a day has the same signature
     one read of what was added to it. A profile that cannot be compiled (an example file
-    gone) is logged and left as recorded. Returns the days counted per profile."""
+    gone) is logged and left as recorded. ``every_day``: the days lacking a record are counted
+    too, whoever stored their papers (a database from before the record). Returns the days
+    counted per profile."""
     start, end = store.recent_days(CHART_DAYS)
     signatures = store.day_signatures(start, end)
-    touched = stamp(now)
+    touched = None if every_day else stamp(now)
     counted: dict[str, int] = {}
     shared: dict[tuple, list] = {}  # the whole days lacking -> the profiles scoring every paper that lack them
     grown: dict[tuple, list] = {}  # (day, its record's signature) -> (profile, matcher, record) of each
