@@ -6,6 +6,7 @@ and exit, never timed against the machine)."""
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 import warnings
@@ -34,10 +35,12 @@ def test_the_work_beside_the_pages_waits_for_a_page_being_served_and_runs_one_jo
     db = database_copy(db, tmp_path)
     monkeypatch.setenv("WATCHER_WEB_DEADLINE", "6")
     jobs: list[tuple[float, str, object]] = []  # (when, "in" / "out", the job's key)
+    switches, usual = [], sys.getswitchinterval()  # how often the interpreter changes threads
     real_beside = WebState.beside
 
     def beside(self, key, work):
         def observed():
+            switches.append(sys.getswitchinterval())
             jobs.append((time.monotonic(), "in", key))
             try:
                 work()
@@ -82,3 +85,5 @@ def test_the_work_beside_the_pages_waits_for_a_page_being_served_and_runs_one_jo
         running += 1 if what == "in" else -1
         assert running <= 1, f"two jobs at once: {jobs}"
     assert again["match_now"]["outdated"] == [] and not again["rating_changes_pending"]
+    # while a job runs, a page's thread gets the interpreter back sooner than Python's 5 ms
+    assert switches and max(switches) < usual and sys.getswitchinterval() == usual

@@ -8,6 +8,7 @@ import functools
 import logging
 import os
 import secrets
+import sys
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -40,6 +41,13 @@ def give_back_memory() -> None:
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
+
+
+# how often the interpreter passes from thread to thread while work runs beside the pages
+# (Python's default: 5 ms): a page's thread gives the interpreter up at each database step and
+# waits this long to get it back from the work's thread, whose steps (a learner's fit: seconds)
+# the pages cannot wait for (see WebState.pause)
+BESIDE_SWITCH = 0.0005
 
 
 def _stamp(path) -> tuple | None:
@@ -182,7 +190,8 @@ class WebState:
         others wait their turn), so the memory they take is one computation's, not one per
         profile page visited while they run (at 300,000 papers, ten at once took 200 MB more);
         and each waits for the pages being served before it starts and between its steps
-        (:meth:`pause`). Daemon threads, so a server stops without them."""
+        (:meth:`pause`), the interpreter passing between threads every :data:`BESIDE_SWITCH`
+        seconds while it runs. Daemon threads, so a server stops without them."""
         with self.flights_lock:
             running = self.background.get(key)
             if running is not None and running.is_alive():
@@ -193,10 +202,13 @@ class WebState:
             def run():
                 try:
                     with self.background_turn:
+                        previous = sys.getswitchinterval()
                         try:
                             self.pause()
+                            sys.setswitchinterval(BESIDE_SWITCH)
                             work()
                         finally:
+                            sys.setswitchinterval(previous)
                             give_back_memory()
                 except Exception:  # noqa: BLE001 - a page says "still working" and the log says why
                     log.exception("web: working out %s failed", key)
