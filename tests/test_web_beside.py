@@ -6,7 +6,6 @@ and exit, never timed against the machine)."""
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 import warnings
@@ -35,12 +34,10 @@ def test_the_work_beside_the_pages_waits_for_a_page_being_served_and_runs_one_jo
     db = database_copy(db, tmp_path)
     monkeypatch.setenv("WATCHER_WEB_DEADLINE", "6")
     jobs: list[tuple[float, str, object]] = []  # (when, "in" / "out", the job's key)
-    switches, usual = [], sys.getswitchinterval()  # how often the interpreter changes threads
     real_beside = WebState.beside
 
     def beside(self, key, work):
         def observed():
-            switches.append(sys.getswitchinterval())
             jobs.append((time.monotonic(), "in", key))
             try:
                 work()
@@ -85,5 +82,38 @@ def test_the_work_beside_the_pages_waits_for_a_page_being_served_and_runs_one_jo
         running += 1 if what == "in" else -1
         assert running <= 1, f"two jobs at once: {jobs}"
     assert again["match_now"]["outdated"] == [] and not again["rating_changes_pending"]
-    # while a job runs, a page's thread gets the interpreter back sooner than Python's 5 ms
-    assert switches and max(switches) < usual and sys.getswitchinterval() == usual
+
+
+def test_a_search_page_fits_no_learner_on_its_request(tmp_path, monkeypatch):
+    """The rating buttons of a search find the profiles of its papers with the kept matchers, else
+    the profiles without their ratings, the learner's fit started beside the pages: the first
+    search after ``serve`` started fitted every rated profile on its request (seconds each at
+    300,000 papers: 503)."""
+    import watcher.matching.compile as compile_module
+
+    config, db = sample_setup(tmp_path / "two")
+    toml = tmp_path / "two" / "config.toml"
+    toml.write_text(toml.read_text() + '\n[profile.agents]\nquery = "agent"\n')
+    from watcher.config import load_config
+
+    config = load_config(toml)
+    db = database_copy(db, tmp_path)
+    with TestClient(app_for(config, db)) as client:
+        token = csrf_of(client.get("/"))
+        assert client.post("/rate", data={"csrf": token, "action": "up", "profile": "llm-rl", "paper": PAPER,
+                                          "next": "/"}, follow_redirects=False).status_code == 303
+    fits, matcher_class = [], compile_module.ProfileMatcher
+
+    def fitted(*args, **kw):  # who fits a profile's learner from its ratings
+        if kw.get("feedback") is not None:
+            fits.append(threading.current_thread().name)
+        return matcher_class(*args, **kw)
+
+    monkeypatch.setattr(compile_module, "ProfileMatcher", fitted)
+    monkeypatch.setattr(compile_module, "_fits", compile_module._Fits())  # a new process: no fit kept
+    with TestClient(app_for(config, db)) as client:  # a new server: nothing compiled yet
+        page = client.get("/search", params={"q": "reinforcement learning"})
+        assert page.status_code == 200 and "llm-rl" in page.text
+        for thread in list(client.app.state.web.background.values()):
+            thread.join(30)
+    assert fits and all(name.startswith("watcher-") for name in fits), fits  # fitted beside, not on the request

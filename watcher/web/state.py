@@ -8,7 +8,6 @@ import functools
 import logging
 import os
 import secrets
-import sys
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -20,6 +19,7 @@ from ..matching.compile import Compiled
 from ..config import Config, load_config
 from ..errors import ConfigError
 from ..selections import decided_by, decided_now
+from ..store import Store
 
 log = logging.getLogger("watcher")
 
@@ -41,13 +41,6 @@ def give_back_memory() -> None:
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
-
-
-# how often the interpreter passes from thread to thread while work runs beside the pages
-# (Python's default: 5 ms): a page's thread gives the interpreter up at each database step and
-# waits this long to get it back from the work's thread, whose steps (a learner's fit: seconds)
-# the pages cannot wait for (see WebState.pause)
-BESIDE_SWITCH = 0.0005
 
 
 def _stamp(path) -> tuple | None:
@@ -190,8 +183,7 @@ class WebState:
         others wait their turn), so the memory they take is one computation's, not one per
         profile page visited while they run (at 300,000 papers, ten at once took 200 MB more);
         and each waits for the pages being served before it starts and between its steps
-        (:meth:`pause`), the interpreter passing between threads every :data:`BESIDE_SWITCH`
-        seconds while it runs. Daemon threads, so a server stops without them."""
+        (:meth:`pause`). Daemon threads, so a server stops without them."""
         with self.flights_lock:
             running = self.background.get(key)
             if running is not None and running.is_alive():
@@ -202,13 +194,10 @@ class WebState:
             def run():
                 try:
                     with self.background_turn:
-                        previous = sys.getswitchinterval()
                         try:
                             self.pause()
-                            sys.setswitchinterval(BESIDE_SWITCH)
                             work()
                         finally:
-                            sys.setswitchinterval(previous)
                             give_back_memory()
                 except Exception:  # noqa: BLE001 - a page says "still working" and the log says why
                     log.exception("web: working out %s failed", key)
@@ -248,11 +237,9 @@ class WebState:
 
     def pause(self) -> None:
         """Between two steps of work beside the pages (each a few hundred papers, ~0.1 s): wait
-        while pages are being served, up to a page's deadline each time. One thread of Python
-        code holds the interpreter for 5 ms at a time against a page's thread, which gives it
-        up at each database step and waits again: a search page of 90 ms took 3 to 4.5 s and
-        answered 503 beside the counting of ten profiles at 300,000 papers. The pages go first;
-        a stream of pages slows the work, never stops it."""
+        while pages are being served, up to a page's deadline each time: the pages' threads
+        have the interpreter (one thread of Python code beside them takes it 5 ms at a time).
+        The pages go first; a stream of pages slows the work, never stops it."""
         with self.served_all:
             self.served_all.wait_for(lambda: self.serving_now <= 0 or self.stopping.is_set(), page_deadline())
 
@@ -276,6 +263,24 @@ class WebState:
     def compiled(self, name: str, store):
         """The compiled matcher of profile ``name`` when it is kept and current, else None."""
         return self.matchers.ready(self.config, name, store)
+
+    def judging(self, name: str, store):
+        """The matcher a page judges stored papers with when it must not wait for a learner's
+        fit (the rating buttons of a search, a paper, the reading list: which profiles a paper
+        belongs to): the profile's compiled matcher when it is kept and current, else the
+        profile without its ratings (no fit: at 300,000 papers a rated profile's took seconds,
+        and the first search after ``serve`` started fitted every rated profile on its request:
+        503), its fit started beside the pages so the next page has it."""
+        kept = self.compiled(name, store)
+        if kept is not None:
+            return kept
+
+        def fit():
+            with Store.open(self.database, readonly=True) as own:
+                self.matcher(name, own)
+
+        self.beside(("fit", name), fit)
+        return self.matcher(name, store, ratings=False)
 
     def matcher(self, name: str, store, ratings: bool = True):
         """The compiled matcher of profile ``name``, as the digests compile it
