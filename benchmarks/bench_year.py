@@ -405,8 +405,9 @@ def measure_cli(config: Path, folder: Path) -> dict:
 def fill_record(config_path: Path) -> dict:
     """The record of what each profile selects per filing day (the profile pages read it), as the
     year's cycles leave it: a year built before it existed is brought up to date by the
-    pipeline's own function, as the first cycle after the upgrade does (its time is a figure;
-    on a year built since, only the profiles rated after its last cycle are counted). Every
+    pipeline's own function, every day lacking a record counted (as the pages and ``watcher
+    site`` would in turn; a cycle counts only the days it stored papers of). Its time is a figure
+    (on a year built since, only the profiles rated after its last cycle are counted). Every
     profile's days are then checked recorded."""
     from watcher.config import load_config
     from watcher.matching.compile import compile_profile
@@ -416,7 +417,7 @@ def fill_record(config_path: Path) -> dict:
     cfg = load_config(config_path)
     t = time.perf_counter()
     with Store.open(cfg.settings.database) as store:
-        counted = record_cycle(cfg, store, datetime.now(timezone.utc))
+        counted = record_cycle(cfg, store, datetime.now(timezone.utc), every_day=True)
         took = time.perf_counter() - t
         start, end = store.recent_days(CHART_DAYS)
         left = {name: len(outdated_days(store, name, compile_profile(cfg, name, store), start, end))

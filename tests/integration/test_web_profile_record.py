@@ -79,7 +79,7 @@ def on_the_request(monkeypatch):
 def test_after_once_the_page_shows_the_record_which_is_what_the_matcher_selects(sample, on_the_request, monkeypatch):
     config, db = sample
     counted, real = [], selections.by_day
-    monkeypatch.setattr(selections, "by_day", lambda *a: (counted.append(a), real(*a))[1])
+    monkeypatch.setattr(selections, "by_day", lambda *a, **kw: (counted.append(a), real(*a, **kw))[1])
     recorded = recorded_per_day(db, "llm-rl")
     assert recorded and sum(recorded.values()) > 0
     assert recorded == selected_per_day(config, db, "llm-rl")
@@ -125,9 +125,9 @@ def test_a_web_rating_shows_the_record_said_to_predate_it_then_the_new_counts(sa
     before = recorded_per_day(db, "llm-rl")
     held, real = threading.Event(), selections.by_day
 
-    def by_day(store, matcher, todo):  # the counting beside the page waits until the test lets it
+    def by_day(store, matcher, todo, pause=None):  # the counting beside the page waits until the test lets it
         held.wait(30)
-        yield from real(store, matcher, todo)
+        yield from real(store, matcher, todo, pause)
 
     monkeypatch.setattr(selections, "by_day", by_day)
     import watcher.matching.compile as compile_module
@@ -174,8 +174,8 @@ def test_a_draft_preview_of_a_rated_profile_shows_the_days_counted_and_counts_th
 
     held, real = threading.Event(), profiles.by_day
 
-    def by_day(store, matcher, todo):
-        for day, matches in real(store, matcher, todo):
+    def by_day(store, matcher, todo, pause=None):
+        for day, matches in real(store, matcher, todo, pause):
             yield day, matches
             held.wait(30)  # the first day counted, the others when the test lets them
 

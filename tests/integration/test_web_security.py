@@ -467,30 +467,43 @@ def test_the_chart_and_preview_read_bounded_chunks_and_say_what_one_batch_would(
 def counting_days(monkeypatch, counted: list, windows: list | None = None):
     """Spies on the counting of the profile page's days: every day
     :func:`watcher.cycle.selections.by_day` counts for its chart (beside the page or in a
-    run) goes into ``counted``; every window of papers read (Store.window_papers) into
-    ``windows`` as ``(start, end)``."""
+    run), or :func:`~watcher.cycle.selections.counted_again` counts from its record and the papers
+    added since, goes into ``counted``; every window of papers read (Store.window_papers) into
+    ``windows`` as ``(start, end)``, and the papers a day's record had not seen
+    (Store.changed_papers) as ``("changed", day, how many)``."""
     from watcher.cycle import selections
     from watcher.store import Store
 
-    real, read = selections.by_day, Store.window_papers
+    real, read, again, added = selections.by_day, Store.window_papers, selections.counted_again, Store.changed_papers
 
-    def spy(store, matcher, todo):
-        for day, matches in real(store, matcher, todo):
+    def spy(store, matcher, todo, pause=None):
+        for day, matches in real(store, matcher, todo, pause):
             counted.append(day)
             yield day, matches
+
+    def counted_again(store, day, *rest):
+        counted.append(day)
+        return again(store, day, *rest)
 
     def window_papers(self, start, end, *rest):
         windows.append((start, end))
         return read(self, start, end, *rest)
 
+    def changed_papers(self, day, *rest):
+        for chunk in added(self, day, *rest):
+            windows.append(("changed", day, len(chunk)))
+            yield chunk
+
     monkeypatch.setattr(selections, "by_day", spy)
+    monkeypatch.setattr(selections, "counted_again", counted_again)
     if windows is not None:
         monkeypatch.setattr(Store, "window_papers", window_papers)
+        monkeypatch.setattr(Store, "changed_papers", changed_papers)
 
 
 def test_the_chart_is_counted_once_per_day_and_again_only_for_a_day_that_changed(sample, tmp_path, monkeypatch):
     """A day's count is recorded once: a reload, and a new server, read it; a day whose papers
-    changed since is counted again, alone."""
+    changed since is counted again, alone, from its record and the papers added to it."""
     from datetime import date, datetime, timezone
 
     from watcher.models import Paper
@@ -514,7 +527,7 @@ def test_the_chart_is_counted_once_per_day_and_again_only_for_a_day_that_changed
                                 announced=date(2025, 4, 10))], datetime(2025, 4, 12, 22, tzinfo=timezone.utc))
         assert c.get("/profiles/llm-rl.json").json()["match_now"]["total"] == first + 1
         assert counted[days:] == [date(2025, 4, 10)]  # only the day that changed
-        assert windows[1:] == [(date(2025, 4, 10), date(2025, 4, 10))]  # and only its papers read
+        assert windows[1:] == [("changed", date(2025, 4, 10), 1)]  # and only the paper added read
         from watcher.services.ratings import apply_rating
 
         with Store.open(db) as store:  # a rating changes the matcher: every day counted again
@@ -565,12 +578,12 @@ def test_one_chart_computation_at_a_time_per_profile(sample, tmp_path, monkeypat
     lock = threading.Lock()
     real = selections.by_day
 
-    def slow(store, matcher, todo):
+    def slow(store, matcher, todo, pause=None):
         with lock:
             running[0] += 1
             most[0] = max(most[0], running[0])
         try:
-            for day, matches in real(store, matcher, todo):
+            for day, matches in real(store, matcher, todo, pause):
                 time.sleep(0.01)  # time for another request to start counting, were it let
                 with lock:
                     counted.append(day)

@@ -475,7 +475,8 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
 
 
 def _record_selections(config: Config, store: Store, cycle: Cycle) -> None:
-    """Record what each profile selects of each of the last filing days
+    """Record what each profile selects of the last filing days this cycle stored or changed
+    papers of, and of those recorded before that are outdated now
     (:func:`watcher.cycle.selections.record_cycle`: what the profile pages show). Isolated
     as the upkeep is: its failure is logged and fails nothing delivered; a database another
     writer held past the busy timeout leaves it to the next cycle (or to the page)."""

@@ -27,6 +27,7 @@ from ..errors import WatcherError
 from ..matching.compile import compile_profile, made_from, profile_inputs
 from ..matching.index import prepare
 from ..services.search import fts_expression
+from ..store import stamp
 
 log = logging.getLogger("watcher")
 
@@ -50,24 +51,28 @@ def narrowing(matcher) -> str | None:
     return fts_expression(matcher.query.root)
 
 
-def by_day(store, matcher, todo: dict[date, tuple]) -> Iterator[tuple[date, list]]:
+def by_day(store, matcher, todo: dict[date, tuple],
+           pause: Callable[[], None] | None = None) -> Iterator[tuple[date, list]]:
     """``(day, its matches)`` for each filing day of ``todo`` (day -> its signature,
     :meth:`~watcher.store.Store.day_signatures`), each as soon as the papers read have passed
     the day's last row: one read of the days' window, STEP papers scored at a time, only the
     candidates its query's terms find in the full-text index (:func:`narrowing`), else every
     paper of those days; the matcher decides, as for a digest. A caller keeping each day as it
-    comes keeps what it finished when it is stopped."""
-    for day, [matches] in _by_day_all(store, [matcher], todo, narrowing(matcher)):
+    comes keeps what it finished when it is stopped. ``pause()``, when given, is called before
+    each step is scored (the web's work beside the pages lets the pages go first)."""
+    for day, [matches] in _by_day_all(store, [matcher], todo, narrowing(matcher), pause):
         yield day, matches
 
 
-def _by_day_all(store, matchers: list, todo: dict[date, tuple], narrow: str | None):
+def _by_day_all(store, matchers: list, todo: dict[date, tuple], narrow: str | None, pause=None):
     """:func:`by_day` for several matchers over one read of the days' papers (``narrow``: the
     FTS5 expression every one of them is narrowed by, or None): ``(day, [matches of each])``."""
     if not todo:
         return
     pending: dict[date, list] = {day: [[] for _ in matchers] for day in todo}
     for chunk in store.window_papers(min(todo), max(todo), STEP, narrow):
+        if pause is not None:
+            pause()
         batch = prepare([p for p, _, _, _ in chunk], [words for _, words, _, _ in chunk])
         for k, matcher in enumerate(matchers):
             for i, match in matcher.score_batch(batch).items():
@@ -138,35 +143,100 @@ def outdated_days(store, name: str, matcher, start: date, end: date) -> dict[dat
             if not current(recorded.get(day), decided, sig)}
 
 
+def plan(recorded: dict, signatures: dict[date, tuple], decided: str,
+         touched: str | None = None) -> tuple[dict[date, tuple], dict[date, tuple]]:
+    """What counting brings a profile's record (``recorded``: day -> its
+    :class:`~watcher.store.DaySelection`) up to date with the days' papers now (``signatures``)
+    and its matcher (fingerprint ``decided``): ``(whole, added)``. ``whole``: day -> signature,
+    the days whose every paper is scored: no record, or one another matcher made. ``added``:
+    day -> (signature, record), the days the same matcher recorded over fewer papers: only
+    the papers stored or changed since are scored (:func:`counted_again`). ``touched``: a
+    ``last_changed`` stamp (the cycle's): a day lacking a record is counted only when its
+    papers changed from then on (the cycle stored or changed them); the others are left to
+    the page (None: every day lacking one is counted)."""
+    whole, added = {}, {}
+    for day, sig in signatures.items():
+        record = recorded.get(day)
+        if current(record, decided, sig):
+            continue
+        if record is not None and record.decided_by == decided and len(record.signature) == 3:
+            added[day] = (sig, record)
+        elif record is not None or touched is None or str(sig[2]) >= touched:
+            whole[day] = sig
+    return whole, added
+
+
+def counted_again(store, day: date, records: list, matchers: list, pause=None) -> list[list[str]]:
+    """Each matcher's selection of ``day``'s papers now, from its record over the day's papers
+    as they were (``records``, all of the same signature; each made by that matcher): the keys
+    it kept that are still filed that day and unchanged, and those it selects of the papers
+    stored or changed since (one read, shared by every matcher), scored as a whole day's
+    would be. Exact because a matcher judges each paper by itself (its query, authors,
+    examples' centroid, ratings and ``min_score``; no cap or ranking within a day)."""
+    _, after_row, since = records[0].signature
+    rescored: set[str] = set()
+    chosen: list[set[str]] = [set() for _ in matchers]
+    for chunk in store.changed_papers(day, after_row, since, STEP):
+        if pause is not None:
+            pause()
+        batch = prepare([p for p, _, _, _ in chunk], [words for _, words, _, _ in chunk])
+        rescored.update(p.key for p, _, _, _ in chunk)
+        for k, matcher in enumerate(matchers):
+            chosen[k].update(chunk[i][0].key for i in matcher.score_batch(batch))
+    kept = [set(r.papers) - rescored for r in records]
+    there = store.filed_on(day, sorted(set().union(*kept)))
+    return [sorted((old & there) | new) for old, new in zip(kept, chosen)]
+
+
 def bring_up_to_date(store, name: str, matcher, start: date, end: date,
                      write: Callable[[list[tuple[date, str, tuple, list[str]]]], None],
-                     stop: Callable[[], bool] = lambda: False) -> int:
+                     stop: Callable[[], bool] = lambda: False, pause: Callable[[], None] | None = None) -> int:
     """Count the outdated days (:func:`outdated_days`) of profile ``name`` with ``matcher`` and
     hand each to ``write([(day, fingerprint, signature, selected keys)])`` as soon as it is
-    counted (``stop()`` is asked between them); returns the days counted."""
+    counted (``stop()`` is asked between them; ``pause()``, when given, before each step of
+    papers is scored: :func:`by_day`); returns the days counted. A day the same
+    matcher recorded before papers were added to it scores only those (:func:`plan`)."""
     decided = decided_by(matcher)
-    todo = outdated_days(store, name, matcher, start, end)
+    whole, added = plan(store.selections(name, start, end), store.day_signatures(start, end), decided)
     done = 0
-    for day, matches in by_day(store, matcher, todo):
-        write([(day, decided, todo[day], [m.paper.key for m in matches])])
+    for day, (sig, record) in added.items():
+        [keys] = counted_again(store, day, [record], [matcher], pause)
+        write([(day, decided, sig, keys)])
+        done += 1
+        if stop():
+            return done
+    for day, matches in by_day(store, matcher, whole, pause=pause):
+        write([(day, decided, whole[day], [m.paper.key for m in matches])])
         done += 1
         if stop():
             break
     return done
 
 
-def record_cycle(config, store, now: datetime, stop: Callable[[], bool] = lambda: False) -> dict[str, int]:
-    """The cycle's record: every profile's selection of the last :data:`CHART_DAYS` filing days
-    brought up to date in ``store`` (the profile compiled as the digests compile it), the rows
-    of days past that window and of profiles gone from the config dropped. The profiles that
-    score every paper (examples, ratings, followed authors: :func:`narrowing` is None) and lack
-    the same days share one read of those days' papers (after the first run of this version,
-    every profile lacks all 30 days; after a run that stored a day, all lack that day). A
-    profile that cannot be compiled (an example file gone) is logged and left as recorded.
-    Returns the days counted per profile."""
+def record_cycle(config, store, now: datetime, stop: Callable[[], bool] = lambda: False,
+                 every_day: bool = False) -> dict[str, int]:
+    """The cycle's record: what each profile selects of the filing days of the last
+    :data:`CHART_DAYS` that the cycle stored or changed papers of, and of the days recorded
+    before that are outdated now, in ``store`` (the profile compiled as the digests compile it);
+    the rows of days past that window and of profiles gone from the config dropped. What it
+    costs follows the cycle's papers, never the window: a day lacking a record whose papers the
+    cycle did not touch (every day but the new ones after ``watcher state restore``, whose
+    state file leaves the record out) is left to the profile page, which counts the missing
+    days beside itself, and to ``watcher site``; a day the same matcher recorded scores only
+    its papers stored or changed since (:func:`counted_again`). ``now``: the cycle's time, the
+    ``last_changed`` of the papers it stored. The profiles that score every paper (examples,
+    ratings, followed authors: :func:`narrowing` is None) and lack the same whole days share
+    one read of those days' papers, and those whose record of a day has the same signature
+    one read of what was added to it. A profile that cannot be compiled (an example file
+    gone) is logged and left as recorded. ``every_day``: the days lacking a record are counted
+    too, whoever stored their papers (a database from before the record). Returns the days
+    counted per profile."""
     start, end = store.recent_days(CHART_DAYS)
+    signatures = store.day_signatures(start, end)
+    touched = None if every_day else stamp(now)
     counted: dict[str, int] = {}
-    shared: dict[tuple, list] = {}  # the days lacking -> the profiles scoring every paper that lack them
+    shared: dict[tuple, list] = {}  # the whole days lacking -> the profiles scoring every paper that lack them
+    grown: dict[tuple, list] = {}  # (day, its record's signature) -> (profile, matcher, record) of each
     for name in config.profiles:
         if stop():
             return counted
@@ -175,18 +245,30 @@ def record_cycle(config, store, now: datetime, stop: Callable[[], bool] = lambda
         except WatcherError as e:
             log.warning("profile %s: its record of matches per day is left as it was: %s", name, e)
             continue
-        todo = outdated_days(store, name, matcher, start, end)
-        counted[name] = len(todo)
-        if todo and narrowing(matcher) is None:
-            shared.setdefault(tuple(sorted(todo.items())), []).append((name, matcher))
-        elif todo:
-            bring_up_to_date(store, name, matcher, start, end,
-                             lambda rows, name=name: store.record_selections(name, rows, now, before=start), stop)
-    for todo, group in shared.items():
-        todo = dict(todo)
-        for day, found in _by_day_all(store, [m for _, m in group], todo, None):
+        whole, added = plan(store.selections(name, start, end), signatures, decided_by(matcher), touched)
+        counted[name] = len(whole) + len(added)
+        for day, (sig, record) in added.items():
+            grown.setdefault((day, tuple(sig), tuple(record.signature)), []).append((name, matcher, record))
+        if whole and narrowing(matcher) is None:
+            shared.setdefault(tuple(sorted(whole.items())), []).append((name, matcher))
+        elif whole:
+            decided = decided_by(matcher)
+            for day, matches in by_day(store, matcher, whole):
+                store.record_selections(name, [(day, decided, whole[day], [m.paper.key for m in matches])],
+                                        now, before=start)
+                if stop():
+                    return counted
+    for (day, sig, _), group in grown.items():
+        for (name, matcher, _), keys in zip(group, counted_again(store, day, [r for _, _, r in group],
+                                                                 [m for _, m, _ in group])):
+            store.record_selections(name, [(day, decided_by(matcher), sig, keys)], now, before=start)
+        if stop():
+            return counted
+    for whole, group in shared.items():
+        whole = dict(whole)
+        for day, found in _by_day_all(store, [m for _, m in group], whole, None):
             for (name, matcher), matches in zip(group, found):
-                store.record_selections(name, [(day, decided_by(matcher), todo[day], [m.paper.key for m in matches])],
+                store.record_selections(name, [(day, decided_by(matcher), whole[day], [m.paper.key for m in matches])],
                                         now, before=start)
             if stop():
                 return counted

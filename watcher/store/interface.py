@@ -354,6 +354,13 @@ class StoreInterface(Protocol):
     def forget_selections(self, profiles: list[str]) -> None:
         """Drop the rows of every profile not named in ``profiles``."""
 
+    def changed_papers(self, day: date, after_row: int, since: str, chunk: int
+                       ) -> Iterator[list[tuple[Paper, dict, date, int]]]:
+        """The papers of ``day`` stored after row ``after_row`` or changed after ``since``."""
+
+    def filed_on(self, day: date, keys: list[str]) -> set[str]:
+        """Those of ``keys`` still stored as papers filed on ``day``."""
+
     # --- upkeep: the file's upkeep and state ----------------------------------------------
 
     def upkeep_state(self) -> UpkeepRecord:

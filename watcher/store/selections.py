@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Iterator
 
+from ..models import Paper
+from . import papers
 from .rows import iso
 
 
@@ -59,3 +62,28 @@ class SelectionStore:
         with self.writing():
             self.db.execute(f"DELETE FROM selections WHERE profile NOT IN ({','.join('?' * len(profiles))})",
                             profiles)
+
+    def changed_papers(self, day: date, after_row: int, since: str, chunk: int
+                       ) -> Iterator[list[tuple[Paper, dict, date, int]]]:
+        """The papers filed on ``day`` stored after row ``after_row`` or changed after ``since``
+        (a ``last_changed`` stamp): what a record over the day's papers as they were (its
+        signature's last row and last change) has not seen, ``chunk`` at a time, as
+        :meth:`~watcher.store.Store.window_papers` gives them."""
+        last = 0
+        while True:
+            rows = list(self.db.query(
+                "SELECT rowid, * FROM papers WHERE day = ? AND (rowid > ? OR last_changed > ?) AND rowid > ? "
+                "ORDER BY rowid LIMIT ?", [day.isoformat(), after_row, since, last, chunk]))
+            if not rows:
+                return
+            last = rows[-1]["rowid"]
+            yield [(papers.row_to_paper(r), {"search_title": r["search_title"], "search_abstract": r["search_abstract"]},
+                    date.fromisoformat(r["day"]), r["rowid"]) for r in rows]
+
+    def filed_on(self, day: date, keys: list[str]) -> set[str]:
+        """Those of ``keys`` still stored as papers filed on ``day``."""
+        if not keys:
+            return set()
+        return {key for (key,) in self.db.execute(
+            "SELECT key FROM papers WHERE day = ? AND key IN (SELECT value FROM json_each(?))",
+            [day.isoformat(), json.dumps(keys)])}

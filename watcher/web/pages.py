@@ -390,11 +390,12 @@ async def in_thread(fn, *args):
 def threaded(view):
     """The view ``view(request)`` run through :func:`in_thread`: what every route of the app
     uses (a view that must read the request's form first awaits it, then calls
-    :func:`in_thread` itself)."""
+    :func:`in_thread` itself), counted among the pages being served while it runs (the work
+    beside the pages waits for them: :meth:`~watcher.web.state.WebState.pause`)."""
 
     @functools.wraps(view)
     async def run(request: Request):
-        return await in_thread(view, request)
+        return await in_thread(request.app.state.web.served(view), request)
 
     return run
 

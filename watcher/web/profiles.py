@@ -53,9 +53,11 @@ def toml_string(text: str) -> str:
 CHUNK = 500  # papers read at once by what ratings changed: memory stays bounded whatever a window holds
 
 
-def _window_chunks(store, start: date, end: date):
-    """The papers filed from ``start`` to ``end``, CHUNK at a time (what ratings changed reads)."""
+def _window_chunks(st, store, start: date, end: date):
+    """The papers filed from ``start`` to ``end``, CHUNK at a time (what ratings changed reads),
+    each after the pages being served (:meth:`~watcher.web.state.WebState.pause`)."""
     for chunk in store.window_papers(start, end, CHUNK):
+        st.pause()
         yield [paper for paper, _, _, _ in chunk]
 
 
@@ -67,8 +69,10 @@ def _wait(st, thread) -> None:
     may wait for three such works in turn: the chart's days, what the ratings changed, a
     draft's preview; under load, with the work beside it taking the interpreter's turns, its
     own reading and rendering still finish within the deadline). A static site's crawl waits
-    until the work is done."""
-    thread.join(None if st.static else max(0.0, min(time_left() / 2, time_left() - RESERVE)))
+    until the work is done. Meanwhile the page is not counted as served (the work pauses for
+    the pages being served: :meth:`~watcher.web.state.WebState.pause`)."""
+    with st.waiting():  # the work waits for the pages being served, never for this one
+        thread.join(None if st.static else max(0.0, min(time_left() / 2, time_left() - RESERVE)))
 
 
 def _selected_per_day(st, store, name: str, start: date, end: date) -> tuple[dict[date, set[str]], dict]:
@@ -114,7 +118,8 @@ def _selected_per_day(st, store, name: str, start: date, end: date) -> tuple[dic
                              for day, by, signature, keys in rows})
 
         with Store.open(st.database, readonly=True) as own:
-            bring_up_to_date(own, name, st.matcher(name, own), start, end, write, stop=st.stopping.is_set)
+            bring_up_to_date(own, name, st.matcher(name, own), start, end, write, stop=st.stopping.is_set,
+                             pause=st.pause)
 
     shown, status = read()
     if any(status.values()):
@@ -152,7 +157,7 @@ def _preview(st, store, name: str, draft: str, selected: dict[date, set[str]], s
         with Store.open(st.database, readonly=True) as own:
             todo = {day: signature for day, signature in days.items() if day not in counted()}
             matcher = compile_profile(st.config, name, own, query=query)
-            for day, matches in by_day(own, matcher, todo):  # each day kept as it comes
+            for day, matches in by_day(own, matcher, todo, pause=st.pause):  # each day kept as it comes
                 st.previews.put(key(day), (made_of, todo[day], sorted(matches, key=rank_key)[:PREVIEW_SHOWN],
                                            len(matches)))
                 if st.stopping.is_set():
@@ -189,7 +194,7 @@ def _rating_changes(st, store, name: str) -> tuple | None:
         with Store.open(st.database, readonly=True) as own:
             matcher = st.matcher(name, own)
             st.charts.put(key, (matcher, what_ratings_changed(st.config, name, own, rated=matcher,
-                                                              chunks=partial(_window_chunks, own))))
+                                                              chunks=partial(_window_chunks, st, own))))
 
     if (found := ready()) is not None:
         return found

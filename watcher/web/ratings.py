@@ -70,7 +70,7 @@ def marks(request: Request, store, papers, *, owned: bool = False) -> Marks:
     out = Marks(rated, kept)
     if owned:
         names = list(st.config.profiles)
-        found = owners_of(st.config, store, papers, lambda n: st.matcher(n, store))  # one batch
+        found = owners_of(st.config, store, papers, lambda n: st.judging(n, store))  # one batch
         for p in papers:
             mine = set(found[p.key])
             mine.update(n for n in names if (n, p.key) in rated)

@@ -10,6 +10,7 @@ import os
 import secrets
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlparse
@@ -18,6 +19,7 @@ from ..matching.compile import Compiled
 from ..config import Config, load_config
 from ..errors import ConfigError
 from ..cycle.selections import decided_by, decided_now
+from ..store import Store
 
 log = logging.getLogger("watcher")
 
@@ -122,6 +124,8 @@ class WebState:
     flights_lock: threading.Lock = field(default_factory=threading.Lock)
     background: dict = field(default_factory=dict)  # key -> the thread working it out (see beside)
     background_turn: threading.Lock = field(default_factory=threading.Lock)  # one works at a time
+    serving_now: int = 0  # the views running that are not waiting for work beside them (see pause)
+    served_all: threading.Condition = field(default_factory=threading.Condition)  # serving_now fell to 0
     throttle: object = None  # the login Throttle (watcher.web.auth), made by create_app
 
     config_stamp: tuple | None = None  # the config file's (mtime, size) when it was read
@@ -178,7 +182,8 @@ class WebState:
         it kept). At most one per key, and one working at a time (``background_turn``: the
         others wait their turn), so the memory they take is one computation's, not one per
         profile page visited while they run (at 300,000 papers, ten at once took 200 MB more);
-        daemon threads, so a server stops without them."""
+        and each waits for the pages being served before it starts and between its steps
+        (:meth:`pause`). Daemon threads, so a server stops without them."""
         with self.flights_lock:
             running = self.background.get(key)
             if running is not None and running.is_alive():
@@ -190,6 +195,7 @@ class WebState:
                 try:
                     with self.background_turn:
                         try:
+                            self.pause()
                             work()
                         finally:
                             give_back_memory()
@@ -199,6 +205,43 @@ class WebState:
             thread = self.background[key] = threading.Thread(target=run, name=f"watcher-{key}", daemon=True)
             thread.start()
             return thread
+
+    def served(self, view):
+        """``view`` counted among the pages being served while it runs (see :meth:`pause`)."""
+
+        @functools.wraps(view)
+        def run(*args, **kw):
+            self._serving(1)
+            try:
+                return view(*args, **kw)
+            finally:
+                self._serving(-1)
+
+        return run
+
+    @contextmanager
+    def waiting(self):
+        """A page waiting for work beside it: not counted as served meanwhile (it takes no
+        turn of the interpreter; the work it waits for must not wait for it)."""
+        self._serving(-1)
+        try:
+            yield
+        finally:
+            self._serving(1)
+
+    def _serving(self, step: int) -> None:
+        with self.served_all:
+            self.serving_now += step
+            if self.serving_now <= 0:
+                self.served_all.notify_all()
+
+    def pause(self) -> None:
+        """Between two steps of work beside the pages (each a few hundred papers, ~0.1 s): wait
+        while pages are being served, up to a page's deadline each time: the pages' threads
+        have the interpreter (one thread of Python code beside them takes it 5 ms at a time).
+        The pages go first; a stream of pages slows the work, never stops it."""
+        with self.served_all:
+            self.served_all.wait_for(lambda: self.serving_now <= 0 or self.stopping.is_set(), page_deadline())
 
     def flight(self, key) -> threading.Lock:
         """The lock that lets one computation of ``key`` run at a time (single flight)."""
@@ -220,6 +263,24 @@ class WebState:
     def compiled(self, name: str, store):
         """The compiled matcher of profile ``name`` when it is kept and current, else None."""
         return self.matchers.ready(self.config, name, store)
+
+    def judging(self, name: str, store):
+        """The matcher a page judges stored papers with when it must not wait for a learner's
+        fit (the rating buttons of a search, a paper, the reading list: which profiles a paper
+        belongs to): the profile's compiled matcher when it is kept and current, else the
+        profile without its ratings (no fit: at 300,000 papers a rated profile's took seconds,
+        and the first search after ``serve`` started fitted every rated profile on its request:
+        503), its fit started beside the pages so the next page has it."""
+        kept = self.compiled(name, store)
+        if kept is not None:
+            return kept
+
+        def fit():
+            with Store.open(self.database, readonly=True) as own:
+                self.matcher(name, own)
+
+        self.beside(("fit", name), fit)
+        return self.matcher(name, store, ratings=False)
 
     def matcher(self, name: str, store, ratings: bool = True):
         """The compiled matcher of profile ``name``, as the digests compile it
