@@ -202,3 +202,34 @@ def test_a_draft_preview_of_a_rated_profile_shows_the_days_counted_and_counts_th
         expected = len(matcher.score_batch(prepare(every)))
     assert done["days_counted"] == done["days"] == 3
     assert done["count"] == expected and done["stored"] == len(every)
+
+
+def test_a_papers_rating_buttons_read_the_record_and_compile_no_recorded_profile(sample, tmp_path):
+    """Which profiles a paper belongs to (the rating buttons of a search, a paper page, the
+    reading list) is read from the runs' record of its filing day: no profile the record covers
+    is compiled for it (at 300,000 papers a new server's first paper page spent 2 s compiling
+    ten profiles for its buttons: 503), and the profiles found are those its matcher selects; a
+    profile no run recorded that day is still judged now."""
+    from watcher.config import load_config
+    from watcher.services.ratings import owners_of
+
+    config, db = sample
+    (tmp_path / "config.toml").write_text(config.path.read_text() + '\n[profile.agents]\nquery = "agent OR agents"\n')
+    two = load_config(tmp_path / "config.toml")
+    copy = database_copy(db, tmp_path)
+    with Store.open(copy) as store:
+        start, end = store.recent_days(selections.CHART_DAYS)
+        papers = [store.get(k) for (k,) in store.db.execute(
+            "SELECT key FROM papers WHERE day >= ? AND day <= ? AND key NOT IN (SELECT paper FROM deliveries) "
+            "ORDER BY key", [start.isoformat(), end.isoformat()])]
+        live = {n: compile_profile(two, n, store) for n in two.profiles}
+        one_by_one = {p.key: sorted(n for n in two.profiles if live[n].score(p) is not None) for p in papers}
+        found = [n for v in one_by_one.values() for n in v]
+        assert len(papers) > 10 and set(found) == set(two.profiles) and any(v == [] for v in one_by_one.values())
+        asked: list[str] = []
+        before = owners_of(two, store, papers, lambda n: asked.append(n) or live[n])
+        assert before == one_by_one and "agents" in asked  # no record of "agents" yet: judged now
+        selections.record_cycle(two, store, sample_now(two), every_day=True)
+        asked.clear()
+        assert owners_of(two, store, papers, lambda n: asked.append(n) or live[n]) == one_by_one
+        assert asked == []  # every profile's record covers the papers' days

@@ -125,7 +125,9 @@ def owners_of(config, store: Store, papers: Collection[Paper], matcher=None) -> 
     recorded it under (the match's profile, decided when the digest was built: the union over
     every message that showed it), a delivery without one (recorded before profiles were, or
     under a profile no longer configured) counting for its digest's profiles; else the profiles
-    that select it now, decided for all the remaining papers in one batch through the
+    whose record of the paper's filing day (the runs' record the profile pages read,
+    :meth:`~watcher.store.Store.recorded_owners`) selects it, and for a profile no run recorded
+    that day, whether it selects it now, decided for all the remaining papers in one batch through the
     percolator (:mod:`watcher.matching.percolate`), as a digest selects: a profile none of whose anchor
     terms occurs is not evaluated at all. The deliveries of all the papers are one query
     (:meth:`~watcher.store.Store.delivered_under`). ``matcher(name)``: a profile's compiled matcher (default:
@@ -146,7 +148,11 @@ def owners_of(config, store: Store, papers: Collection[Paper], matcher=None) -> 
         elif digest in config.digests:
             out[key].update(config.digests[digest].profiles)
     rest = [p for p in papers if not out[p.key]]
-    if rest:
+    recorded = store.recorded_owners([p.key for p in rest]) if rest else {}
+    for p in rest:  # what the runs recorded each profile selecting of the paper's filing day
+        out[p.key].update(n for n, selected in recorded.get(p.key, {}).items() if selected and n in config.profiles)
+    live = [n for n in names if any(n not in recorded.get(p.key, {}) for p in rest)]
+    if live:
         from ..matching.index import prepare
         from ..matching.percolate import Percolator
 
@@ -154,9 +160,10 @@ def owners_of(config, store: Store, papers: Collection[Paper], matcher=None) -> 
             from ..matching.compile import compile_profile
 
             matcher = lambda n: compile_profile(config, n, store)  # noqa: E731
-        for name, selected in zip(names, Percolator([matcher(n) for n in names]).match(prepare(rest))):
+        for name, selected in zip(live, Percolator([matcher(n) for n in live]).match(prepare(rest))):
             for i in selected:
-                out[rest[i].key].add(name)
+                if name not in recorded.get(rest[i].key, {}):
+                    out[rest[i].key].add(name)
     return {key: sorted(found) for key, found in out.items()}
 
 

@@ -351,6 +351,9 @@ class StoreInterface(Protocol):
                           before: date | None = None) -> None:
         """Record ``(day, decided_by, signature, selected keys)`` for each of ``days``."""
 
+    def recorded_owners(self, keys: list[str]) -> dict[str, dict[str, bool]]:
+        """For each paper whose filing day a profile's record holds: profile -> selected there."""
+
     def forget_selections(self, profiles: list[str]) -> None:
         """Drop the rows of every profile not named in ``profiles``."""
 

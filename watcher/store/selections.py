@@ -57,6 +57,21 @@ class SelectionStore:
             if before is not None:
                 self.db.execute("DELETE FROM selections WHERE profile = ? AND day < ?", [profile, before.isoformat()])
 
+    def recorded_owners(self, keys: list[str]) -> dict[str, dict[str, bool]]:
+        """For each paper of ``keys`` whose filing day a profile's record holds: that profile ->
+        whether the record has the paper selected (a paper no record covers is left out)."""
+        out: dict[str, dict[str, bool]] = {}
+        picked: dict[tuple[str, str], frozenset] = {}  # one parse per recorded day, not per paper
+        for i in range(0, len(keys), 500):
+            chunk = keys[i:i + 500]
+            for key, profile, day, selected in self.db.execute(
+                    "SELECT p.key, s.profile, s.day, s.papers FROM papers p JOIN selections s ON s.day = p.day "
+                    f"WHERE p.key IN ({','.join('?' * len(chunk))})", chunk):
+                if (profile, day) not in picked:
+                    picked[profile, day] = frozenset(json.loads(selected))
+                out.setdefault(key, {})[profile] = key in picked[profile, day]
+        return out
+
     def forget_selections(self, profiles: list[str]) -> None:
         """Drop the rows of every profile not named in ``profiles`` (gone from the config)."""
         with self.writing():
