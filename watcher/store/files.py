@@ -10,6 +10,7 @@ from pathlib import Path
 from ..errors import NotAWatcherDatabase
 from ..matching.index import search_text
 from .connection import busy_timeout, connect_readonly, database_error
+from .seen import LEDGER_REFERENCES, RATING_REFERENCES
 
 
 def needs_migration(database: Path) -> bool:
@@ -103,11 +104,8 @@ def _kept_papers(conn, keep_ratings: bool, pending_since: str | None, pending_da
     channel's watermark, or filed on or after ``pending_day``, the earliest first window); with
     the ratings, the rated, saved and Zotero-saved ones."""
     conn.execute("CREATE TEMP TABLE kept (key TEXT PRIMARY KEY)")
-    named = [("src.deliveries", "paper"), ("src.message_papers", "paper"), ("src.issue_papers", "paper")]
-    if keep_ratings:
-        named += [("src.ratings", "paper"), ("src.saved", "paper"), ("src.zotero_saves", "paper")]
-    for table, column in named:
-        conn.execute(f"INSERT OR IGNORE INTO temp.kept SELECT {column} FROM {table}")
+    for table, column in LEDGER_REFERENCES + (RATING_REFERENCES if keep_ratings else ()):  # what pruning keeps too
+        conn.execute(f"INSERT OR IGNORE INTO temp.kept SELECT {column} FROM src.{table}")
     for column, since in (("first_seen", pending_since or "9999"), ("day", pending_day)):  # by their indexes
         conn.execute(f"INSERT OR IGNORE INTO temp.kept SELECT key FROM src.papers WHERE {column} >= ? "
                      "AND listed_as_new = 1 AND (first_seen > ? OR day >= ?)", [since, pending_since or "9999",

@@ -25,13 +25,17 @@ CHUNK = 500  # papers forgotten per transaction: a writer waiting for the lock w
 
 # What still names a paper: a paper any of these names is never pruned (the ledger, what the
 # reader did, the summarizer's cache aside, which goes with the paper).
-REFERENCES = (("deliveries", "paper"), ("message_papers", "paper"), ("issue_papers", "paper"),
-              ("ratings", "paper"), ("saved", "paper"), ("zotero_saves", "paper"))
+LEDGER_REFERENCES = (("deliveries", "paper"), ("message_papers", "paper"), ("issue_papers", "paper"))
+RATING_REFERENCES = (("ratings", "paper"), ("saved", "paper"), ("zotero_saves", "paper"))
+REFERENCES = LEDGER_REFERENCES + RATING_REFERENCES
+
+# A seen ident keeps the newest version any listing of it had.
+KEEP_NEWEST = "ON CONFLICT(ident) DO UPDATE SET version = max(coalesce(version, 0), coalesce(excluded.version, 0))"
+SEE = "INSERT INTO seen (ident, version) VALUES (?, ?) " + KEEP_NEWEST
 
 # The seen rows of the papers of ``{papers}`` (a table or a query with ``key`` and ``version``)
 # and of their ``paper_ids`` idents, read from schema ``{src}`` into ``{dst}``.
-REMEMBER = ("INSERT INTO {dst}.seen (ident, version) SELECT key, version FROM {papers} WHERE true "
-            "ON CONFLICT(ident) DO UPDATE SET version = max(coalesce(version, 0), coalesce(excluded.version, 0))",
+REMEMBER = ("INSERT INTO {dst}.seen (ident, version) SELECT key, version FROM {papers} WHERE true " + KEEP_NEWEST,
             "INSERT OR IGNORE INTO {dst}.seen (ident) SELECT i.ident FROM {src}.paper_ids i "
             "JOIN {papers} f ON f.key = i.paper")
 
@@ -84,9 +88,7 @@ def unpack_seen(conn) -> None:
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", [PACKED]).fetchone():
         return
     for (text,) in conn.execute(f"SELECT idents FROM {PACKED}").fetchall():
-        conn.executemany("INSERT INTO seen (ident, version) VALUES (?, ?) ON CONFLICT(ident) DO UPDATE SET "
-                         "version = max(coalesce(version, 0), coalesce(excluded.version, 0))",
-                         _front_decoded(text))
+        conn.executemany(SEE, _front_decoded(text))
     conn.execute(f"DROP TABLE {PACKED}")
 
 
@@ -113,9 +115,7 @@ class SeenStore:
     @staticmethod
     def _see_again(conn, paper: Paper) -> None:
         """A listing of a seen paper: its version and any identifier it adds are seen too."""
-        conn.execute("INSERT INTO seen (ident, version) VALUES (?, ?) ON CONFLICT(ident) DO UPDATE SET "
-                     "version = max(coalesce(version, 0), coalesce(excluded.version, 0))",
-                     (paper.key, paper.version))
+        conn.execute(SEE, (paper.key, paper.version))
         conn.executemany("INSERT OR IGNORE INTO seen (ident) VALUES (?)", [(i,) for i in paper.identifiers()])
 
     def seen_count(self) -> int:

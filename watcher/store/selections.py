@@ -62,14 +62,12 @@ class SelectionStore:
         whether the record has the paper selected (a paper no record covers is left out)."""
         out: dict[str, dict[str, bool]] = {}
         picked: dict[tuple[str, str], frozenset] = {}  # one parse per recorded day, not per paper
-        for i in range(0, len(keys), 500):
-            chunk = keys[i:i + 500]
-            for key, profile, day, selected in self.db.execute(
-                    "SELECT p.key, s.profile, s.day, s.papers FROM papers p JOIN selections s ON s.day = p.day "
-                    f"WHERE p.key IN ({','.join('?' * len(chunk))})", chunk):
-                if (profile, day) not in picked:
-                    picked[profile, day] = frozenset(json.loads(selected))
-                out.setdefault(key, {})[profile] = key in picked[profile, day]
+        for key, profile, day, selected in self._rows_in(
+                "SELECT p.key, s.profile, s.day, s.papers FROM papers p JOIN selections s ON s.day = p.day "
+                "WHERE p.key IN ({})", keys):
+            if (profile, day) not in picked:
+                picked[profile, day] = frozenset(json.loads(selected))
+            out.setdefault(key, {})[profile] = key in picked[profile, day]
         return out
 
     def forget_selections(self, profiles: list[str]) -> None:
