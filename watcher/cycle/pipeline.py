@@ -477,30 +477,28 @@ def _run_locked(config: Config, store: Store, cycle: Cycle, fetch: Fetch | None,
 def _record_selections(config: Config, store: Store, cycle: Cycle) -> None:
     """Record what each profile selects of the last filing days this cycle stored or changed
     papers of, and of those recorded before that are outdated now
-    (:func:`watcher.cycle.selections.record_cycle`: what the profile pages show). Isolated
-    as the upkeep is: its failure is logged and fails nothing delivered; a database another
-    writer held past the busy timeout leaves it to the next cycle (or to the page)."""
-    try:
-        record_cycle(config, store, cycle.now, stop=cycle.stop)
-    except Exception as e:  # noqa: BLE001 - isolated, as a source or a channel is
-        if stops_the_cycle(e) and not isinstance(e, DatabaseLocked):
-            raise
-        log.warning("the profiles' record of matches per day is left to the next cycle: %s", e)
+    (:func:`watcher.cycle.selections.record_cycle`: what the profile pages show)."""
+    _after_deliveries("the profiles' record of matches per day", record_cycle, config, store, cycle)
 
 
 def _upkeep(config: Config, store: Store, cycle: Cycle) -> None:
-    """The store's upkeep when due (:mod:`watcher.cycle.upkeep`): its failure is logged, and fails
-    nothing that was delivered; a database another writer held past the busy timeout leaves
-    it to the next cycle; a database that cannot be used still stops the cycle."""
+    """The store's upkeep when due (:mod:`watcher.cycle.upkeep`)."""
+    _after_deliveries("upkeep", upkeep, config, store, cycle)
+
+
+def _after_deliveries(what: str, step, config: Config, store: Store, cycle: Cycle) -> None:
+    """``step(config, store, now, stop=…)``, isolated as a source or a channel is: its failure
+    is logged and fails nothing delivered; a database another writer held past the busy
+    timeout leaves it to the next cycle; a database that cannot be used still stops the cycle."""
     try:
-        upkeep(config, store, cycle.now, stop=cycle.stop)
+        step(config, store, cycle.now, stop=cycle.stop)
     except Exception as e:  # noqa: BLE001 - isolated, as a source or a channel is
         if isinstance(e, DatabaseLocked):
-            log.warning("upkeep left to the next cycle: %s", e)
+            log.warning("%s left to the next cycle: %s", what, e)
             return
         if stops_the_cycle(e):
             raise
-        log.warning("upkeep failed: %s", e)
+        log.warning("%s failed: %s", what, e)
 
 
 def _deliver_digests(config: Config, store: Store, cycle: Cycle, deliver: Deliver,
