@@ -79,13 +79,9 @@ def convert_inputs(inputs, *, config=None, profile=None, limit=None, fmt="text",
 def _select(config, profile: str, papers: list[Paper], limit: int | None, now: datetime) -> list[Match]:
     from dataclasses import replace
 
-    from ..config import unknown_name
-    from ..errors import ConfigError
     from ..matching.match import select
     from ..matching.compile import compile_profiles
 
-    if profile not in config.profiles:
-        raise ConfigError(unknown_name("profile", profile, config.profiles), path=str(config.path))
     if limit:
         config = replace(config, profiles={**config.profiles,
                                            profile: replace(config.profiles[profile], max_papers=limit)})
