@@ -155,7 +155,8 @@ def _preview(st, store, name: str, draft: str, selected: dict[date, set[str]], s
 
     def work():
         with Store.open(st.database, readonly=True) as own:
-            todo = {day: signature for day, signature in days.items() if day not in counted()}
+            done = counted()
+            todo = {day: signature for day, signature in days.items() if day not in done}
             matcher = compile_profile(st.config, name, own, query=query)
             for day, matches in by_day(own, matcher, todo, pause=st.pause):  # each day kept as it comes
                 st.previews.put(key(day), (made_of, todo[day], sorted(matches, key=rank_key)[:PREVIEW_SHOWN],

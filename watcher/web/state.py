@@ -120,8 +120,7 @@ class WebState:
     charts: "Bounded" = field(default_factory=lambda: Bounded(64))  # what ratings changed; days counted, not recorded
     previews: "Bounded" = field(default_factory=lambda: Bounded(128))  # a draft's best matches of a day
     fingerprints: "Bounded" = field(default_factory=lambda: Bounded(64))  # what decides a profile (decided_by)
-    flights: dict = field(default_factory=dict)  # key -> threading.Lock (see flight)
-    flights_lock: threading.Lock = field(default_factory=threading.Lock)
+    flights_lock: threading.Lock = field(default_factory=threading.Lock)  # guards background
     background: dict = field(default_factory=dict)  # key -> the thread working it out (see beside)
     background_turn: threading.Lock = field(default_factory=threading.Lock)  # one works at a time
     serving_now: int = 0  # the views running that are not waiting for work beside them (see pause)
@@ -242,11 +241,6 @@ class WebState:
         The pages go first; a stream of pages slows the work, never stops it."""
         with self.served_all:
             self.served_all.wait_for(lambda: self.serving_now <= 0 or self.stopping.is_set(), page_deadline())
-
-    def flight(self, key) -> threading.Lock:
-        """The lock that lets one computation of ``key`` run at a time (single flight)."""
-        with self.flights_lock:
-            return self.flights.setdefault(key, threading.Lock())
 
     def decided_by(self, name: str, store) -> str:
         """What decides profile ``name``'s selection now (:func:`watcher.cycle.selections.decided_by`),
