@@ -101,6 +101,13 @@ def no_paper_at_all(listing: "Listing", origin: str) -> "Listing":
     return listing
 
 
+def page_listing(page, origin: str) -> "Listing":
+    """One page of a cursor-paged works API (OpenAlex, Crossref: ``papers``, ``count``,
+    ``next_cursor``, ``skipped``) as a listing (:func:`no_paper_at_all`)."""
+    return no_paper_at_all(Listing(papers=page.papers, total=page.count, next_token=page.next_cursor,
+                                   skipped=page.skipped), origin)
+
+
 _XML_ENCODING = re.compile(rb"""\s*<\?xml[^>]*\bencoding\s*=\s*["']([A-Za-z][A-Za-z0-9._-]*)["']""")
 
 

@@ -22,7 +22,7 @@ from datetime import date, datetime, timezone
 
 from ..errors import InputError
 from ..models import Paper, clean_text, normalize_doi
-from . import Listing, load_json, no_paper_at_all, skip_entry
+from . import Listing, load_json, page_listing, skip_entry
 
 _LIST = re.compile(r'"message-type"\s*:\s*"work-list"')
 _WORK = re.compile(r'"message-type"\s*:\s*"work"')
@@ -152,9 +152,6 @@ def parse_page(data: bytes, origin: str, max_results: int | None = None) -> Page
 def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     """A works page as its papers; a single work as a listing of one."""
     if _LIST.search(data[:65536].decode("utf-8", "replace")):
-        page = parse_page(data, origin)
-        listing = Listing(papers=page.papers, total=page.count, next_token=page.next_cursor,
-                          skipped=page.skipped)
-        return no_paper_at_all(listing, origin)
+        return page_listing(parse_page(data, origin), origin)
     doc = load_json(data, origin)
     return Listing(papers=[work_to_paper(doc.get("message") if isinstance(doc, dict) else None, origin)])

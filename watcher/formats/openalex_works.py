@@ -27,11 +27,8 @@ def sniff(head: str) -> bool:
 def parse(data: bytes, origin: str, today: date | None = None) -> Listing:
     """A works page as its papers (a work with no id or no title skipped with a warning); a
     single work as a listing of one."""
-    from . import load_json, no_paper_at_all
+    from . import load_json, page_listing
 
     if _RESULTS.search(data[:65536].decode("utf-8", "replace")):
-        page = parse_page(data, origin)
-        listing = Listing(papers=page.papers, total=page.count, next_token=page.next_cursor,
-                          skipped=page.skipped)
-        return no_paper_at_all(listing, origin)
+        return page_listing(parse_page(data, origin), origin)
     return Listing(papers=[work_to_paper(load_json(data, origin), origin)])
