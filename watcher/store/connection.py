@@ -8,6 +8,7 @@ import inspect
 import os
 import sqlite3
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import DatabaseLocked, DatabaseUnavailable, Interrupted, StoreError
@@ -136,3 +137,17 @@ def require_database(path: str | Path) -> None:
     """For the commands that only read: refuse, instead of creating an empty database."""
     if not Path(path).exists():
         raise no_database(path)
+
+
+@contextmanager
+def papers_triggers_aside(conn: sqlite3.Connection, schema: str = "main"):
+    """The triggers of ``schema``'s ``papers`` dropped for the block and made again after it
+    (not when it raised: its transaction is rolled back): a bulk rewrite of papers that
+    re-indexing each row would slow down, or whose index is built once at the end."""
+    triggers = [tuple(t) for t in conn.execute(f"SELECT name, sql FROM {schema}.sqlite_master "
+                                               "WHERE type = 'trigger' AND tbl_name = 'papers'")]
+    for name, _ in triggers:
+        conn.execute(f'DROP TRIGGER {schema}."{name}"')
+    yield
+    for _, sql in triggers:
+        conn.execute(sql)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..errors import NotAWatcherDatabase
 from ..matching.index import search_text
-from .connection import busy_timeout, connect_readonly, database_error
+from .connection import busy_timeout, connect_readonly, database_error, papers_triggers_aside
 from .seen import LEDGER_REFERENCES, RATING_REFERENCES
 
 
@@ -147,34 +147,29 @@ def _build_state(database: Path, out: Path, keep_ratings: bool, pending_day: str
         watermark = conn.execute("SELECT min(watermark) FROM src.channels").fetchone()[0]
         first = conn.execute("SELECT min(first_window) FROM src.channels WHERE watermark IS NULL").fetchone()[0]
         _kept_papers(conn, keep_ratings, watermark, min(filter(None, (first, pending_day))))
-        triggers = conn.execute("SELECT sql FROM main.sqlite_master WHERE type = 'trigger' "
-                                "AND tbl_name = 'papers'").fetchall()
-        for (sql,) in triggers:  # the full-text index is derived, made on restore: not filled here
-            conn.execute(f"DROP TRIGGER main.{sql.split()[2]}")
-        for table, columns, rows in STATE_TABLES + (RATING_TABLES if keep_ratings else ()):
-            names = [c if isinstance(c, str) else c[0] for c in columns]
-            values = [c if isinstance(c, str) else
-                      f"CASE WHEN {c[0]} IS NULL THEN NULL ELSE '{STATE_ERROR_NOT_KEPT}' END" if c[1] is ERROR
-                      else f"public_reasons({c[0]})" if not keep_ratings else c[0] for c in columns]
-            source = f"src.{table}{f' WHERE {rows}' if rows else ''}"
-            if table == "papers":  # each kept paper by its key, in storage order (search's order)
-                source = "temp.kept k JOIN src.papers t ON t.key = k.key ORDER BY t.rowid"
-                values = [f"t.{v}" for v in values]
-            if table == "message_papers":  # written once, as changes: no row rewritten, no page half empty
-                conn.create_function("sent_as_changes", 2, _sent_as_changes(conn))
-                values = ["sent_as_changes(rowid, paper_sent)" if v == "paper_sent" else v for v in values]
-            conn.execute(f"INSERT OR REPLACE INTO main.{table} ({', '.join(names)}) SELECT {', '.join(values)} "
-                         f"FROM {source}")
-        conn.execute("CREATE TEMP TABLE left_out AS SELECT key, version FROM src.papers "  # papers_key_version
-                     f"INDEXED BY papers_key_version WHERE key NOT IN ({KEPT})")
-        remember(conn, "temp.left_out", src="src")
-        pack_seen(conn)
-        # the papers' counts per source (m017), which the triggers set aside would have kept
-        conn.execute("DELETE FROM main.paper_counts")
-        conn.execute("INSERT INTO main.paper_counts (source, papers) "
-                     "SELECT coalesce(source, ''), count(*) FROM main.papers GROUP BY coalesce(source, '')")
-        for (sql,) in triggers:
-            conn.execute(sql)
+        with papers_triggers_aside(conn):  # the full-text index is derived, made on restore: not filled here
+            for table, columns, rows in STATE_TABLES + (RATING_TABLES if keep_ratings else ()):
+                names = [c if isinstance(c, str) else c[0] for c in columns]
+                values = [c if isinstance(c, str) else
+                          f"CASE WHEN {c[0]} IS NULL THEN NULL ELSE '{STATE_ERROR_NOT_KEPT}' END" if c[1] is ERROR
+                          else f"public_reasons({c[0]})" if not keep_ratings else c[0] for c in columns]
+                source = f"src.{table}{f' WHERE {rows}' if rows else ''}"
+                if table == "papers":  # each kept paper by its key, in storage order (search's order)
+                    source = "temp.kept k JOIN src.papers t ON t.key = k.key ORDER BY t.rowid"
+                    values = [f"t.{v}" for v in values]
+                if table == "message_papers":  # written once, as changes: no row rewritten, no page half empty
+                    conn.create_function("sent_as_changes", 2, _sent_as_changes(conn))
+                    values = ["sent_as_changes(rowid, paper_sent)" if v == "paper_sent" else v for v in values]
+                conn.execute(f"INSERT OR REPLACE INTO main.{table} ({', '.join(names)}) SELECT {', '.join(values)} "
+                             f"FROM {source}")
+            conn.execute("CREATE TEMP TABLE left_out AS SELECT key, version FROM src.papers "  # papers_key_version
+                         f"INDEXED BY papers_key_version WHERE key NOT IN ({KEPT})")
+            remember(conn, "temp.left_out", src="src")
+            pack_seen(conn)
+            # the papers' counts per source (m017), which the triggers set aside would have kept
+            conn.execute("DELETE FROM main.paper_counts")
+            conn.execute("INSERT INTO main.paper_counts (source, papers) "
+                         "SELECT coalesce(source, ''), count(*) FROM main.papers GROUP BY coalesce(source, '')")
         conn.execute("COMMIT")
         conn.execute("DETACH DATABASE src")
         conn.execute("VACUUM")  # the b-trees filled out of order (the seen-set, indexes) packed: 0.4 MB less once compressed
@@ -236,15 +231,10 @@ def _complete_state(path: Path) -> None:
             return
         conn.execute("BEGIN")
         unpack_seen(conn)
-        triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
-                                "AND tbl_name = 'papers'").fetchall()
-        for t in triggers:  # the index is built once at the end (as m011 does)
-            conn.execute(f'DROP TRIGGER "{t["name"]}"')
-        rows = conn.execute("SELECT rowid AS _rowid, * FROM papers WHERE search_title IS NULL").fetchall()
-        conn.executemany(f"UPDATE papers SET {', '.join(c + ' = ?' for c in SEARCH_COLUMNS)} WHERE rowid = ?",
-                         [[*search_text(row_to_paper(dict(r))).values(), r["_rowid"]] for r in rows])
-        for t in triggers:
-            conn.execute(t["sql"])
+        with papers_triggers_aside(conn):  # the index is built once at the end (as m011 does)
+            rows = conn.execute("SELECT rowid AS _rowid, * FROM papers WHERE search_title IS NULL").fetchall()
+            conn.executemany(f"UPDATE papers SET {', '.join(c + ' = ?' for c in SEARCH_COLUMNS)} WHERE rowid = ?",
+                             [[*search_text(row_to_paper(dict(r))).values(), r["_rowid"]] for r in rows])
         if rows:
             conn.execute("INSERT INTO papers_fts (papers_fts) VALUES ('rebuild')")
         sent = []

@@ -8,6 +8,7 @@ from sqlite_utils.migrations import Migrations
 
 from ..matching.index import search_text
 from ..models import normalize_doi
+from .connection import papers_triggers_aside
 from .papers import _short, rekey_references, row_to_paper
 
 
@@ -277,15 +278,10 @@ def m011_short_keys(db: sqlite_utils.Database) -> None:
     compiled into anything; re-indexing each row's text made this six times slower)."""
     db.execute("ALTER TABLE papers ADD COLUMN short TEXT")
     conn = db.conn
-    triggers = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' "
-                            "AND tbl_name = 'papers'").fetchall()
-    for name, _ in triggers:
-        conn.execute(f'DROP TRIGGER "{name}"')
-    rows = conn.execute("SELECT rowid, key FROM papers").fetchall()
-    conn.executemany("UPDATE papers SET short = ? WHERE rowid = ?",
-                     [(short, rowid) for rowid, key in rows if (short := _short(key))])
-    for _, sql in triggers:
-        conn.execute(sql)
+    with papers_triggers_aside(conn):
+        rows = conn.execute("SELECT rowid, key FROM papers").fetchall()
+        conn.executemany("UPDATE papers SET short = ? WHERE rowid = ?",
+                         [(short, rowid) for rowid, key in rows if (short := _short(key))])
     db.execute("CREATE INDEX papers_short ON papers(short, first_seen, key) WHERE short IS NOT NULL")
 
 
