@@ -91,6 +91,17 @@ def changed_since(sent: Paper, now: Paper) -> Paper | None:
     return None
 
 
+def stored_words(row: dict) -> dict:
+    """A paper row's stored search words (:func:`~watcher.matching.index.prepare`'s ``stored``:
+    what a scoring checks without normalising the text again)."""
+    return {"search_title": row.get("search_title"), "search_abstract": row.get("search_abstract")}
+
+
+def filed_row(row: dict) -> tuple[Paper, dict, date, int]:
+    """A paper row read by its filing day: ``(paper, its stored search words, day, rowid)``."""
+    return row_to_paper(row), stored_words(row), date.fromisoformat(row["day"]), row["rowid"]
+
+
 def _filed_paper(row: dict) -> Paper:
     """A row as the Paper a digest shows: one that no listing dated (an undated JSON listing)
     counts as announced on the day it was filed, so that its text entry has a date too."""
@@ -404,20 +415,17 @@ class PaperStore:
         if narrow is None:
             sql = ("SELECT rowid, * FROM papers WHERE rowid > ? AND rowid <= ? AND day >= ? AND day <= ? "
                    "ORDER BY rowid LIMIT ?")
-            args = days
         else:
             sql = ("SELECT p.rowid, p.* FROM papers_fts JOIN papers p ON p.rowid = papers_fts.rowid "
                    "WHERE papers_fts MATCH ? AND papers_fts.rowid > ? AND papers_fts.rowid <= ? "
                    "AND p.day >= ? AND p.day <= ? ORDER BY papers_fts.rowid LIMIT ?")
-            args = days
         last = low - 1
         while True:
             head = [narrow] if narrow is not None else []
-            rows = list(self.db.query(sql, [*head, last, high, *args, chunk]))
+            rows = list(self.db.query(sql, [*head, last, high, *days, chunk]))
             if not rows:
                 return
             last = rows[-1]["rowid"]
-            yield [(row_to_paper(r), {"search_title": r["search_title"], "search_abstract": r["search_abstract"]},
-                    date.fromisoformat(r["day"]), r["rowid"]) for r in rows]
+            yield [filed_row(r) for r in rows]
             if len(rows) < chunk:
                 return

@@ -11,7 +11,7 @@ from typing import Callable
 from ..matching.index import search_text
 from ..models import Paper
 from .connection import database_error
-from .papers import row_to_paper
+from .papers import row_to_paper, stored_words
 
 
 def _found(cursor, rows) -> list[tuple[Paper, dict]]:
@@ -21,8 +21,7 @@ def _found(cursor, rows) -> list[tuple[Paper, dict]]:
     out = []
     for r in rows:
         row = dict(zip(names, r))
-        out.append((row_to_paper(row), {"search_title": row.get("search_title"),
-                                        "search_abstract": row.get("search_abstract")}))
+        out.append((row_to_paper(row), stored_words(row)))
     return out
 
 

@@ -90,8 +90,7 @@ class SelectionStore:
             if not rows:
                 return
             last = rows[-1]["rowid"]
-            yield [(papers.row_to_paper(r), {"search_title": r["search_title"], "search_abstract": r["search_abstract"]},
-                    date.fromisoformat(r["day"]), r["rowid"]) for r in rows]
+            yield [papers.filed_row(r) for r in rows]
 
     def filed_on(self, day: date, keys: list[str]) -> set[str]:
         """Those of ``keys`` still stored as papers filed on ``day``."""
