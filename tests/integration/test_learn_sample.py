@@ -202,10 +202,10 @@ def test_what_ratings_changed_goes_on_beside_a_page_that_cannot_wait(site, monke
     and a reload shows it (QA: on 7,258 papers with 800 ratings the page was stopped at its
     deadline on every reload, as the work began again each time). No time is raced: the page
     is given none to wait, and the test waits for the thread."""
-    from watcher.web import profiles
+    from watcher.web import pages
 
     config, _ = rate_all(*site, now=datetime(2025, 4, 12, 20, tzinfo=timezone.utc))
-    monkeypatch.setattr(profiles, "time_left", lambda: 0.0)
+    monkeypatch.setattr(pages, "time_left", lambda: 0.0)
     app = app_for(config, site[1])
     with TestClient(app) as c:
         first = c.get(f"/profiles/{LEARNER}.json").json()
@@ -288,6 +288,35 @@ def test_a_papers_page_says_when_the_ratings_decided_it_as_explain_does(site):
                       if p["profile"] == name]
             assert twin["selected"] is selected
             assert twin["without_ratings"] is (None if without is None else without == "selected")
+
+
+def test_a_papers_page_never_waits_for_a_learners_fit_it_explains_without_the_ratings_meanwhile(site):
+    """A paper's page explains it for every profile, each with its matcher as compiled now;
+    a rated profile's fit takes seconds (2,000 ratings) and the page must answer within its
+    deadline on the first visit after ``serve`` starts (a year's store: 3.2 s, a 503). While
+    other work beside the pages holds their turn, so that no fit can run, the page still
+    answers: the rated profile explained without its ratings, said so on the page and as
+    ``ratings_pending`` in the twin; once the fit is done, a reload explains it with them."""
+    config, db = site
+    config, changes = rate_all(config, db)
+    key = next(c.match.paper.key for c in changes if c.added)  # the likes decide it: selected with them only
+    app = app_for(config, db)
+    with TestClient(app) as c:
+        web = app.state.web
+        web.query_timeout = 1.0  # its patience: 0.35 s
+        with web.background_turn:  # other work beside the pages has their turn
+            page = text(c.get(f"/papers/{key}"))
+            first = {p["profile"]: p for p in c.get(f"/papers/{key}.json").json()["profiles"]}
+        assert "Without its ratings: what it learns from them is still being worked out" in page
+        assert first[LEARNER]["ratings_pending"] is True and first[LEARNER]["selected"] is False
+        assert first[LEARNER]["without_ratings"] is None
+        assert first["llm-rl"]["ratings_pending"] is False  # no ratings: nothing to fit
+        web.background[("fit", LEARNER)].join()
+        then = {p["profile"]: p for p in c.get(f"/papers/{key}.json").json()["profiles"]}
+        page = text(c.get(f"/papers/{key}"))
+    assert then[LEARNER]["ratings_pending"] is False and then[LEARNER]["selected"] is True
+    assert then[LEARNER]["without_ratings"] is False
+    assert "still being worked out" not in page and "Your ratings decided it: without them, not selected." in page
 
 
 def test_explain_without_profile_explains_for_every_profile(site):

@@ -277,6 +277,21 @@ def _overdue() -> bool:
     return time.monotonic() > deadline or any(e is not None and e.is_set() for e in _local.events)
 
 
+PATIENCE = 0.35  # of its deadline, from its arrival: how long a page waits for work beside it, all told
+# (0.7 s of the 2 s a page has: it answers within about a second whatever that work costs, and a
+# reload shows what the work kept meanwhile)
+
+
+def wait_beside(st, thread) -> None:
+    """Wait for ``thread``, work beside the page (:meth:`~watcher.web.state.WebState.beside`),
+    until PATIENCE of the page's deadline has passed since it arrived: the whole of a page's
+    waits, however many works it waits for in turn. A static site's crawl waits until the work
+    is done. Meanwhile the page is not counted as served (the work pauses for the pages being
+    served, :meth:`~watcher.web.state.WebState.pause`, never for this one)."""
+    with st.waiting():
+        thread.join(None if st.static else max(0.0, time_left() - (1 - PATIENCE) * st.query_timeout))
+
+
 class _Overdue(Exception):
     """Raised by :func:`check_deadline` in Python work between statements; :func:`reading`
     answers it as it answers a statement the progress handler stopped."""
@@ -413,5 +428,5 @@ def page_number(request: Request, deepest: int = 10_000) -> int:
     return number
 
 
-__all__ = ["check_deadline", "wants_json", "unsuffixed", "json_page", "paper_ref", "match_ref", "state", "page", "url", "reading", "writing", "writable", "not_found", "tldrs", "page_number", "threaded", "in_thread",
+__all__ = ["check_deadline", "wait_beside", "PATIENCE", "wants_json", "unsuffixed", "json_page", "paper_ref", "match_ref", "state", "page", "url", "reading", "writing", "writable", "not_found", "tldrs", "page_number", "threaded", "in_thread",
            "database_state", "PageMemo", "StoreError"]

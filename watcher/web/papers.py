@@ -20,7 +20,7 @@ from ..services.search import similar_papers
 from ..present.links import issue_path
 from ..store import as_stored
 from .pages import (json_page, not_found, page, paper_ref, reading, state, threaded, tldrs, unsuffixed, url,
-                    wants_json)
+                    wait_beside, wants_json)
 from .ratings import marks
 
 MAX_AUTHORS = 100
@@ -32,6 +32,29 @@ def versions(paper) -> list[int | None]:
     last with a gap (None) between — a listing claiming ``v2000000`` makes a bounded page."""
     n = paper.version or 0
     return list(range(1, n + 1)) if n <= MAX_VERSIONS else [1, 2, None, n - 1, n]
+
+
+def _explained(st, store, found) -> list[dict]:
+    """Why each profile selects ``found`` now or not (:func:`~watcher.matching.compile.explain_paper`,
+    as ``watcher explain`` says it), with the profile's matcher as compiled now. A rated
+    profile's learner takes seconds to fit (at 2,000 ratings) and nothing is fitted on the
+    page's request: the fits not kept yet are done beside the page, which waits for them as
+    long as its patience allows (:func:`~watcher.web.pages.wait_beside`); a profile still being
+    fitted then is explained without its ratings and said so (``ratings_pending``; a reload
+    shows it with them)."""
+    rated = store.rating_counts()
+    fitting = [n for n in st.config.profiles if rated.get(n) and st.compiled(n, store) is None]
+    for name in fitting:  # one work each, the same as a search's buttons start (WebState.judging)
+        wait_beside(st, st.fitted_beside(name))
+    out = []
+    for name in st.config.profiles:
+        pending = name in fitting and st.compiled(name, store) is None
+        matchers = (lambda ratings, n=name: st.matcher(n, store, ratings=False)) if pending else partial(st.matcher, name, store)
+        m, selected, without = explain_paper(st.config, name, store, found, matchers)
+        out.append({"profile": name, "title": st.config.profiles[name].title, "score": m.score,
+                    "reasons": m.reasons, "selected": selected, "without_ratings": without,
+                    "ratings_pending": pending})
+    return out
 
 
 @threaded
@@ -52,12 +75,7 @@ def paper(request: Request):  # similar papers rank many candidates: a worker th
                 raise not_found(f"no paper {key!r} is stored")
         row = store.paper_times(found.key)
         deliveries = store.paper_deliveries(found.key)
-        explained = []
-        for name in st.config.profiles:
-            m, selected, without = explain_paper(st.config, name, store, found, partial(st.matcher, name, store))
-            explained.append({"profile": name, "title": st.config.profiles[name].title,
-                              "score": m.score, "reasons": m.reasons, "selected": selected,
-                              "without_ratings": without})
+        explained = _explained(st, store, found)
         similar = similar_papers(store, found, default_doc_freq().vector_weight)
         shown, marked = tldrs(store, [found]), marks(request, store, [found], owned=True)
     if wants_json(request):

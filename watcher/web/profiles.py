@@ -32,8 +32,8 @@ from ..errors import StoreError
 from ..cycle.selections import CHART_DAYS, bring_up_to_date, by_day, current
 from ..models import now_utc
 from ..store import DaySelection, Store
-from .pages import (json_page, match_ref, not_found, page, paper_ref, reading, state, threaded, time_left,
-                    tldrs, unsuffixed, wants_json, writable)
+from .pages import (json_page, match_ref, not_found, page, paper_ref, reading, state, threaded, tldrs,
+                    unsuffixed, wait_beside, wants_json, writable)
 from .ratings import marks
 
 log = logging.getLogger("watcher")
@@ -61,20 +61,6 @@ def _window_chunks(st, store, start: date, end: date):
         yield [paper for paper, _, _, _ in chunk]
 
 
-RESERVE = 0.75  # seconds of its deadline a page keeps for its own reading and rendering
-
-
-def _wait(st, thread) -> None:
-    """Wait for work beside the page: half the time the page has left, less RESERVE (a page
-    may wait for three such works in turn: the chart's days, what the ratings changed, a
-    draft's preview; under load, with the work beside it taking the interpreter's turns, its
-    own reading and rendering still finish within the deadline). A static site's crawl waits
-    until the work is done. Meanwhile the page is not counted as served (the work pauses for
-    the pages being served: :meth:`~watcher.web.state.WebState.pause`)."""
-    with st.waiting():  # the work waits for the pages being served, never for this one
-        thread.join(None if st.static else max(0.0, min(time_left() / 2, time_left() - RESERVE)))
-
-
 def _selected_per_day(st, store, name: str, start: date, end: date) -> tuple[dict[date, set[str]], dict]:
     """The papers of each filing day the profile selects, as recorded (the ``selections``
     table: the cycle records them, :mod:`watcher.cycle.selections`), and what the page must
@@ -83,8 +69,8 @@ def _selected_per_day(st, store, name: str, start: date, end: date) -> tuple[dic
     the days not recorded at all yet}``. The page reads one row per day, never the day's
     papers: a day whose record is outdated or missing is brought up to date beside the page
     (:func:`~watcher.cycle.selections.bring_up_to_date`, the cycle's function, on a
-    connection of its own, recorded as it goes), which the page waits for as long as half the
-    time it has left allows; what it has not finished by then is shown as recorded, said so.
+    connection of its own, recorded as it goes), which the page waits for as long as its patience allows
+    (:func:`~watcher.web.pages.wait_beside`); what it has not finished by then is shown as recorded, said so.
     What decides the profile is read without fitting its learner (:meth:`WebState.decided_by`);
     the fit, when the counting needs it, is done beside the page too."""
     decided = st.decided_by(name, store)
@@ -123,7 +109,7 @@ def _selected_per_day(st, store, name: str, start: date, end: date) -> tuple[dic
 
     shown, status = read()
     if any(status.values()):
-        _wait(st, st.beside(key, work))
+        wait_beside(st, st.beside(key, work))
         shown, status = read()
     return shown, status
 
@@ -135,7 +121,7 @@ def _preview(st, store, name: str, draft: str, selected: dict[date, set[str]], s
     is counted day by day beside the page (the profile's examples and ratings make it score
     every paper of those days: at 300,000 papers, seconds), the best PREVIEW_SHOWN matches and
     the count of each day kept until that day's papers or what decides the profile change; the
-    page shows the days counted within half the time it has left and says how many are still
+    page shows the days counted within its patience (:func:`~watcher.web.pages.wait_beside`) and says how many are still
     being counted (a reload shows more; a static site has no preview). The draft is compiled
     beside the page too (with the profile's ratings, a fit of seconds)."""
     days = store.day_signatures(start, end)
@@ -166,7 +152,7 @@ def _preview(st, store, name: str, draft: str, selected: dict[date, set[str]], s
 
     per_day = counted()
     if len(per_day) < len(days):
-        _wait(st, st.beside(("preview", name, query, start), work))
+        wait_beside(st, st.beside(("preview", name, query, start), work))
         per_day = counted()
     found = sorted((m for kept in per_day.values() for m in kept[2]), key=rank_key)[:PREVIEW_SHOWN]
     count = sum(kept[3] for kept in per_day.values())
@@ -182,7 +168,7 @@ def _rating_changes(st, store, name: str) -> tuple | None:
     the matcher is compiled again. None while it is still being worked out: over many papers
     and ratings that takes longer than a page may (its deadline would stop it at every
     reload, and nothing would ever be kept), so it is worked out beside the pages, on a
-    connection of its own, for half the time the page has left (a static site's crawl, for
+    connection of its own, for as long as the page's patience allows (a static site's crawl, for
     all of it); a reload shows it. The profile is compiled there too when it is not yet
     (its learner's fit takes seconds at 2,000 ratings)."""
     key = ("rating changes", name)
@@ -199,7 +185,7 @@ def _rating_changes(st, store, name: str) -> tuple | None:
 
     if (found := ready()) is not None:
         return found
-    _wait(st, st.beside(key, work))
+    wait_beside(st, st.beside(key, work))
     return ready()
 
 

@@ -268,13 +268,17 @@ class WebState:
         kept = self.compiled(name, store)
         if kept is not None:
             return kept
+        self.fitted_beside(name)
+        return self.matcher(name, store, ratings=False)
 
+    def fitted_beside(self, name: str) -> threading.Thread:
+        """The work beside the pages (:meth:`beside`) compiling profile ``name`` as the digests
+        do, its learner fitted, and keeping it (:meth:`compiled` has it once done)."""
         def fit():
             with Store.open(self.database, readonly=True) as own:
                 self.matcher(name, own)
 
-        self.beside(("fit", name), fit)
-        return self.matcher(name, store, ratings=False)
+        return self.beside(("fit", name), fit)
 
     def matcher(self, name: str, store, ratings: bool = True):
         """The compiled matcher of profile ``name``, as the digests compile it
