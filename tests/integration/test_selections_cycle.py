@@ -106,7 +106,7 @@ def test_a_cycle_after_a_restore_scores_its_new_papers_not_the_window_and_record
 
         # the page brings the other days up to date the same way: the whole record equals a recount
         for name in config.profiles:
-            selections.bring_up_to_date(store, name, compile_profile(config, name, store), *store.recent_days(
+            selections.bring_up_to_date(store, name, selections.judge(config, name, store), *store.recent_days(
                 selections.CHART_DAYS), lambda rows, name=name: store.record_selections(name, rows, later))
         assert all(len(days) >= DAYS + 4 for days in recorded(config, store).values())
         assert recorded(config, store) == full_recount(config, store)

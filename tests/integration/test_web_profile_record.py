@@ -78,8 +78,8 @@ def on_the_request(monkeypatch):
 
 def test_after_once_the_page_shows_the_record_which_is_what_the_matcher_selects(sample, on_the_request, monkeypatch):
     config, db = sample
-    counted, real = [], selections.by_day
-    monkeypatch.setattr(selections, "by_day", lambda *a, **kw: (counted.append(a), real(*a, **kw))[1])
+    counted, real = [], selections.judged_by_day
+    monkeypatch.setattr(selections, "judged_by_day", lambda *a, **kw: (counted.append(a), real(*a, **kw))[1])
     recorded = recorded_per_day(db, "llm-rl")
     assert recorded and sum(recorded.values()) > 0
     assert recorded == selected_per_day(config, db, "llm-rl")
@@ -123,13 +123,13 @@ def test_a_web_rating_shows_the_record_said_to_predate_it_then_the_new_counts(sa
     db = database_copy(db, tmp_path)
     monkeypatch.setenv("WATCHER_WEB_DEADLINE", "2")  # the page waits half of it for the counting
     before = recorded_per_day(db, "llm-rl")
-    held, real = threading.Event(), selections.by_day
+    held, real = threading.Event(), selections.judged_by_day
 
-    def by_day(store, matcher, todo, pause=None):  # the counting beside the page waits until the test lets it
+    def judged_by_day(store, judges, todo, pause=None):  # the counting beside the page waits until the test lets it
         held.wait(30)
-        yield from real(store, matcher, todo, pause)
+        yield from real(store, judges, todo, pause)
 
-    monkeypatch.setattr(selections, "by_day", by_day)
+    monkeypatch.setattr(selections, "judged_by_day", judged_by_day)
     import watcher.matching.compile as compile_module
 
     fits, matcher_class = [], compile_module.ProfileMatcher
@@ -233,3 +233,45 @@ def test_a_papers_rating_buttons_read_the_record_and_compile_no_recorded_profile
         asked.clear()
         assert owners_of(two, store, papers, lambda n: asked.append(n) or live[n]) == one_by_one
         assert asked == []  # every profile's record covers the papers' days
+
+
+def test_what_the_ratings_changed_is_recorded_by_the_run_and_read_by_the_page(sample, tmp_path, on_the_request):
+    """A run records, with each day's matches, what the profile's ratings changed there: the
+    same changes ``watcher explain --profile`` works out over the 30 days (with and without the
+    ratings), in the same order on the page. The page reads them from the record: no window of
+    papers read and no paper scored on its request (at 300,000 papers, scoring 30 days twice
+    kept every rated profile's page past a second, warm)."""
+    from test_learn_sample import DISLIKES, LIKES
+
+    from watcher.matching.compile import what_ratings_changed
+    from watcher.services.ratings import apply_rating
+
+    from watcher.config import load_config
+
+    config, db = sample
+    db = database_copy(db, tmp_path)
+    path = tmp_path / "config.toml"  # with a profile of ratings alone: no query, so they change what it selects
+    path.write_text(config.path.read_text() + '\n[profile.learner]\ntitle = "RL, as rated"\n')
+    config = load_config(path)
+    config = replace(config, settings=replace(config.settings, database=db))
+    with Store.open(db) as store:
+        for value, keys in (("up", LIKES), ("down", DISLIKES)):
+            for key in keys:
+                apply_rating(store, value, "learner", key, "cli", profiles=config.profiles)
+    cfg = sample_config(config)
+    cfg = replace(cfg, settings=replace(cfg.settings, database=db))
+    run_once(cfg, Cycle(now=sample_now(config)), Fetch(), Deliver())
+    with Store.open(db, readonly=True) as store:
+        _, _, live = what_ratings_changed(config, "learner", store)
+        recorded = [c for r in store.selections("learner", *store.recent_days(selections.CHART_DAYS)).values()
+                    for c in r.changes]
+    assert live and sorted((c.key, c.added, c.rating) for c in recorded) == sorted(
+        (c.match.paper.key, c.added, c.rating) for c in live)
+    on_the_request.update(papers=0, windows=0)
+    with TestClient(app_for(config, db)) as client:
+        twin = client.get("/profiles/learner.json").json()
+    assert twin["rating_changes_pending"] is False
+    assert [(p["key"], p["added"], p["rating"]) for p in twin["rating_changes"]] == [
+        (c.match.paper.key, c.added, c.rating) for c in live]
+    assert on_the_request["windows"] == 0
+    assert on_the_request["papers"] <= len(live) + len(LIKES) + len(DISLIKES) + 10, on_the_request

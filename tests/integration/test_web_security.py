@@ -437,7 +437,6 @@ def test_the_chart_and_preview_read_bounded_chunks_and_say_what_one_batch_would(
     scoring the whole window at once said."""
     from watcher.cycle import selections
     from watcher.store import Store
-    from watcher.web import profiles
 
     config, db = sample
     pages = {}
@@ -452,7 +451,6 @@ def test_the_chart_and_preview_read_bounded_chunks_and_say_what_one_batch_would(
     monkeypatch.setattr(Store, "window_papers", spy)
     for size in (100_000, 7):
         monkeypatch.setattr(selections, "STEP", size)
-        monkeypatch.setattr(profiles, "CHUNK", size)
         read.clear()
         with TestClient(app_for(config, unrecorded(db, tmp_path / str(size)))) as c:
             pages[size] = [c.get("/profiles/llm-rl.json").json(),
@@ -466,7 +464,7 @@ def test_the_chart_and_preview_read_bounded_chunks_and_say_what_one_batch_would(
 
 def counting_days(monkeypatch, counted: list, windows: list | None = None):
     """Spies on the counting of the profile page's days: every day
-    :func:`watcher.cycle.selections.by_day` counts for its chart (beside the page or in a
+    :func:`watcher.cycle.selections.judged_by_day` counts for its chart (beside the page or in a
     run), or :func:`~watcher.cycle.selections.counted_again` counts from its record and the papers
     added since, goes into ``counted``; every window of papers read (Store.window_papers) into
     ``windows`` as ``(start, end)``, and the papers a day's record had not seen
@@ -474,10 +472,10 @@ def counting_days(monkeypatch, counted: list, windows: list | None = None):
     from watcher.cycle import selections
     from watcher.store import Store
 
-    real, read, again, added = selections.by_day, Store.window_papers, selections.counted_again, Store.changed_papers
+    real, read, again, added = selections.judged_by_day, Store.window_papers, selections.counted_again, Store.changed_papers
 
-    def spy(store, matcher, todo, pause=None):
-        for day, matches in real(store, matcher, todo, pause):
+    def spy(store, judges, todo, pause=None):
+        for day, matches in real(store, judges, todo, pause):
             counted.append(day)
             yield day, matches
 
@@ -494,7 +492,7 @@ def counting_days(monkeypatch, counted: list, windows: list | None = None):
             windows.append(("changed", day, len(chunk)))
             yield chunk
 
-    monkeypatch.setattr(selections, "by_day", spy)
+    monkeypatch.setattr(selections, "judged_by_day", spy)
     monkeypatch.setattr(selections, "counted_again", counted_again)
     if windows is not None:
         monkeypatch.setattr(Store, "window_papers", window_papers)
@@ -538,21 +536,18 @@ def test_the_chart_is_counted_once_per_day_and_again_only_for_a_day_that_changed
 
 def test_a_rating_counts_the_chart_again_for_a_profile_without_examples(sample, tmp_path, monkeypatch):
     """The profile learns from a rating of a stored paper: its chart's days, as the run recorded
-    them, are counted again (the list of what the ratings changed, which reads the same days,
-    is left out here)."""
+    them, are counted again (and what the ratings changed with them, in the same reading)."""
     from webkit import database_copy
 
     from watcher.cycle.selections import CHART_DAYS
     from watcher.services.ratings import apply_rating
     from watcher.store import Store
-    from watcher.web import profiles
 
     config, db = sample
     assert not config.profiles["llm-rl"].examples
     db = database_copy(db, tmp_path)
     counted = []
     counting_days(monkeypatch, counted)
-    monkeypatch.setattr(profiles, "_rating_changes", lambda st, store, name: None)
     with Store.open(db) as store:
         recorded = sorted(store.selections("llm-rl", *store.recent_days(CHART_DAYS)))
     with TestClient(app_for(config, db)) as c:
@@ -576,14 +571,14 @@ def test_one_chart_computation_at_a_time_per_profile(sample, tmp_path, monkeypat
     db = unrecorded(db, tmp_path)
     running, most, counted = [0], [0], []
     lock = threading.Lock()
-    real = selections.by_day
+    real = selections.judged_by_day
 
-    def slow(store, matcher, todo, pause=None):
+    def slow(store, judges, todo, pause=None):
         with lock:
             running[0] += 1
             most[0] = max(most[0], running[0])
         try:
-            for day, matches in real(store, matcher, todo, pause):
+            for day, matches in real(store, judges, todo, pause):
                 time.sleep(0.01)  # time for another request to start counting, were it let
                 with lock:
                     counted.append(day)
@@ -592,7 +587,7 @@ def test_one_chart_computation_at_a_time_per_profile(sample, tmp_path, monkeypat
             with lock:
                 running[0] -= 1
 
-    monkeypatch.setattr(selections, "by_day", slow)
+    monkeypatch.setattr(selections, "judged_by_day", slow)
     with TestClient(app_for(config, db)) as c:
         threads = [threading.Thread(target=c.get, args=("/profiles/llm-rl",)) for _ in range(4)]
         for t in threads:

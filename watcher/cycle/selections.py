@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from dataclasses import dataclass
 import json
 import logging
 from datetime import date, datetime
@@ -24,21 +25,23 @@ from pathlib import PurePath
 from typing import Callable, Iterator
 
 from ..errors import WatcherError
-from ..matching.compile import compile_profile, made_from, profile_inputs
+from ..matching.compile import RATED_DAYS, compared_with, compile_profile, made_from, profile_inputs
 from ..matching.index import prepare
+from ..matching.learn import Change, change_order, rating_changes
+from ..models import Match
 from ..services.search import fts_expression
-from ..store import stamp
+from ..store import RecordedChange, stamp
 
 log = logging.getLogger("watcher")
 
-CHART_DAYS = 30  # the profile page's chart: the filing days recorded per profile
+CHART_DAYS = RATED_DAYS  # the profile page's chart, and what its ratings changed: the filing days recorded per profile
 STEP = 500  # papers read and scored at once: memory stays bounded whatever a window holds
 # (a step costs ~0.1 s of CPU at 300,000 papers); each day is kept as soon as it is read
 # what of a profile's config decides nothing it selects: where its config file is (the example
 # files are read into the examples), its title, its digests' cap, its Zotero library's place
 # (its items are among the examples) and where Save goes
 NOT_DECIDING = frozenset({"base_dir", "title", "max_papers", "zotero", "save_to_zotero"})
-RECORD_VERSION = 1  # part of every fingerprint: a change to how profiles score papers counts again
+RECORD_VERSION = 2  # part of every fingerprint: a change to how profiles score papers counts again
 
 
 def narrowing(matcher) -> str | None:
@@ -49,6 +52,63 @@ def narrowing(matcher) -> str | None:
     if matcher.query is None or matcher.authors or matcher.sees_every_paper():
         return None
     return fts_expression(matcher.query.root)
+
+
+@dataclass(frozen=True)
+class Judge:
+    """What decides a profile's record of a day: ``rated``, its matcher as the digests compile
+    it (what it selects), and ``compared``: what the changes its ratings made are measured
+    against (:func:`~watcher.matching.compile.compared_with`; None without ratings)."""
+
+    rated: object
+    compared: tuple | None = None
+
+    @property
+    def matchers(self) -> list:
+        """The matchers that score a day's papers for it: the profile's, then its comparisons."""
+        return [m for m in (self.rated, *(self.compared or ())) if m is not None]
+
+    def narrowing(self) -> str | None:
+        """:func:`narrowing` that holds for each of its matchers (None: every paper is scored)."""
+        found = {narrowing(m) for m in self.matchers}
+        return found.pop() if len(found) == 1 else None
+
+    def decide(self, found: list[dict[str, Match]]) -> tuple[list[str], list[RecordedChange]]:
+        """``(selected keys, changes)`` from the matches of each of :attr:`matchers` among some
+        papers (key -> match): what the profile selects, and what its ratings changed there
+        (:func:`~watcher.matching.learn.rating_changes`, on the papers the matchers disagree
+        on: the same rule as ``watcher explain``)."""
+        keys = sorted(found[0])
+        if self.compared is None:
+            return keys, []
+        plain, likes = self.compared
+        disputed = {k: m.paper for f in found for k, m in f.items() if not all(k in other for other in found)}
+        return keys, [recorded(c) for c in rating_changes(list(disputed.values()), plain, self.rated, likes)]
+
+
+def judge(config, name: str, store, matcher=None) -> Judge:
+    """The :class:`Judge` of profile ``name``: ``matcher`` (default: compiled here, as the
+    digests compile it) and, when it learnt from ratings, what they are compared with."""
+    rated = matcher if matcher is not None else compile_profile(config, name, store)
+    return Judge(rated, compared_with(config, name, store, rated))
+
+
+def recorded(change: Change) -> RecordedChange:
+    """``change`` as the record keeps it (:func:`changes_of` reads it back)."""
+    m = change.match
+    return RecordedChange(m.paper.key, change.added, m.score, tuple(m.reasons), change.rating, change.estimate)
+
+
+def changes_of(store, profile: str, changes) -> list[Change]:
+    """The recorded ``changes`` (:class:`~watcher.store.RecordedChange`) as the changes
+    ``watcher explain`` lists, each with its paper as stored now (one gone since is left
+    out), in its order (added first, best first)."""
+    out = []
+    for c in changes:
+        paper = store.get(c.key)
+        if paper is not None:
+            out.append(Change(Match(paper, c.score, list(c.reasons), profile), c.added, c.rating, c.estimate))
+    return sorted(out, key=change_order)
 
 
 def by_day(store, matcher, todo: dict[date, tuple],
@@ -62,6 +122,26 @@ def by_day(store, matcher, todo: dict[date, tuple],
     each step is scored (the web's work beside the pages lets the pages go first)."""
     for day, [matches] in _by_day_all(store, [matcher], todo, narrowing(matcher), pause):
         yield day, matches
+
+
+def judged_by_day(store, judges: list[Judge], todo: dict[date, tuple], pause=None):
+    """:func:`by_day` for the :class:`Judge` of each of several profiles, over one read of the
+    days' papers (narrowed only when every matcher of every judge is narrowed alike):
+    ``(day, [(selected keys, changes) of each judge])``."""
+    matchers = [m for j in judges for m in j.matchers]
+    narrow = {j.narrowing() for j in judges}
+    for day, found in _by_day_all(store, matchers, todo, narrow.pop() if len(narrow) == 1 else None, pause):
+        yield day, _decided(judges, [{m.paper.key: m for m in matches} for matches in found])
+
+
+def _decided(judges: list[Judge], found: list[dict]) -> list[tuple[list[str], list[RecordedChange]]]:
+    """Each judge's :meth:`Judge.decide` from ``found``, the matches of every judge's matchers in turn."""
+    out, at = [], 0
+    for j in judges:
+        n = len(j.matchers)
+        out.append(j.decide(found[at:at + n]))
+        at += n
+    return out
 
 
 def _by_day_all(store, matchers: list, todo: dict[date, tuple], narrow: str | None, pause=None):
@@ -166,47 +246,52 @@ def plan(recorded: dict, signatures: dict[date, tuple], decided: str,
     return whole, added
 
 
-def counted_again(store, day: date, records: list, matchers: list, pause=None) -> list[list[str]]:
-    """Each matcher's selection of ``day``'s papers now, from its record over the day's papers
-    as they were (``records``, all of the same signature; each made by that matcher): the keys
-    it kept that are still filed that day and unchanged, and those it selects of the papers
-    stored or changed since (one read, shared by every matcher), scored as a whole day's
-    would be. Exact because a matcher judges each paper by itself (its query, authors,
-    examples' centroid, ratings and ``min_score``; no cap or ranking within a day)."""
+def counted_again(store, day: date, records: list, judges: list[Judge],
+                  pause=None) -> list[tuple[list[str], list[RecordedChange]]]:
+    """Each judge's record of ``day``'s papers now, ``(selected keys, changes)``, from its
+    record over the day's papers as they were (``records``, all of the same signature; each
+    made by that judge): the keys it kept and the changes it recorded of papers still filed
+    that day and unchanged, and what it decides of the papers stored or changed since (one
+    read, shared by every judge), scored as a whole day's would be. Exact because a matcher
+    judges each paper by itself (its query, authors, examples' centroid, ratings and
+    ``min_score``; no cap or ranking within a day), and so does what the ratings changed."""
     _, after_row, since = records[0].signature
     rescored: set[str] = set()
-    chosen: list[set[str]] = [set() for _ in matchers]
+    matchers = [m for j in judges for m in j.matchers]
+    found: list[dict[str, Match]] = [{} for _ in matchers]
     for chunk in store.changed_papers(day, after_row, since, STEP):
         if pause is not None:
             pause()
         batch = prepare([p for p, _, _, _ in chunk], [words for _, words, _, _ in chunk])
         rescored.update(p.key for p, _, _, _ in chunk)
         for k, matcher in enumerate(matchers):
-            chosen[k].update(chunk[i][0].key for i in matcher.score_batch(batch))
+            found[k].update((chunk[i][0].key, m) for i, m in matcher.score_batch(batch).items())
     kept = [set(r.papers) - rescored for r in records]
-    there = store.filed_on(day, sorted(set().union(*kept)))
-    return [sorted((old & there) | new) for old, new in zip(kept, chosen)]
+    kept_changes = [[c for c in r.changes if c.key not in rescored] for r in records]
+    there = store.filed_on(day, sorted(set().union(*kept, (c.key for cs in kept_changes for c in cs))))
+    return [(sorted((old & there) | set(keys)), [c for c in old_changes if c.key in there] + changes)
+            for old, old_changes, (keys, changes) in zip(kept, kept_changes, _decided(judges, found))]
 
 
-def bring_up_to_date(store, name: str, matcher, start: date, end: date,
-                     write: Callable[[list[tuple[date, str, tuple, list[str]]]], None],
+def bring_up_to_date(store, name: str, judged: Judge, start: date, end: date,
+                     write: Callable[[list[tuple[date, str, tuple, list[str], list[RecordedChange]]]], None],
                      stop: Callable[[], bool] = lambda: False, pause: Callable[[], None] | None = None) -> int:
-    """Count the outdated days (:func:`outdated_days`) of profile ``name`` with ``matcher`` and
-    hand each to ``write([(day, fingerprint, signature, selected keys)])`` as soon as it is
-    counted (``stop()`` is asked between them; ``pause()``, when given, before each step of
-    papers is scored: :func:`by_day`); returns the days counted. A day the same
-    matcher recorded before papers were added to it scores only those (:func:`plan`)."""
-    decided = decided_by(matcher)
+    """Count the outdated days (:func:`outdated_days`) of profile ``name`` with its
+    :class:`Judge` and hand each to ``write([(day, fingerprint, signature, selected keys,
+    changes)])`` as soon as it is counted (``stop()`` is asked between them; ``pause()``, when
+    given, before each step of papers is scored: :func:`by_day`); returns the days counted. A
+    day the same matcher recorded before papers were added to it scores only those (:func:`plan`)."""
+    decided = decided_by(judged.rated)
     whole, added = plan(store.selections(name, start, end), store.day_signatures(start, end), decided)
     done = 0
     for day, (sig, record) in added.items():
-        [keys] = counted_again(store, day, [record], [matcher], pause)
-        write([(day, decided, sig, keys)])
+        [(keys, changes)] = counted_again(store, day, [record], [judged], pause)
+        write([(day, decided, sig, keys, changes)])
         done += 1
         if stop():
             return done
-    for day, matches in by_day(store, matcher, whole, pause=pause):
-        write([(day, decided, whole[day], [m.paper.key for m in matches])])
+    for day, [(keys, changes)] in judged_by_day(store, [judged], whole, pause=pause):
+        write([(day, decided, whole[day], keys, changes)])
         done += 1
         if stop():
             break
@@ -224,10 +309,11 @@ def record_cycle(config, store, now: datetime, stop: Callable[[], bool] = lambda
     state file leaves the record out) is left to the profile page, which counts the missing
     days beside itself, and to ``watcher site``; a day the same matcher recorded scores only
     its papers stored or changed since (:func:`counted_again`). ``now``: the cycle's time, the
-    ``last_changed`` of the papers it stored. The profiles that score every paper (examples,
-    ratings, followed authors: :func:`narrowing` is None) and lack the same whole days share
-    one read of those days' papers, and those whose record of a day has the same signature
-    one read of what was added to it. A profile that cannot be compiled (an example file
+    ``last_changed`` of the papers it stored. Each day's record holds what the profile's
+    ratings changed there too (:class:`Judge`: scored with and without them). The profiles that
+    score every paper (examples, ratings, followed authors: :func:`narrowing` is None) and lack
+    the same whole days share one read of those days' papers, and those whose record of a day
+    has the same signature one read of what was added to it. A profile that cannot be compiled (an example file
     gone) is logged and left as recorded. ``every_day``: the days lacking a record are counted
     too, whoever stored their papers (a database from before the record). Returns the days
     counted per profile."""
@@ -236,40 +322,41 @@ def record_cycle(config, store, now: datetime, stop: Callable[[], bool] = lambda
     touched = None if every_day else stamp(now)
     counted: dict[str, int] = {}
     shared: dict[tuple, list] = {}  # the whole days lacking -> the profiles scoring every paper that lack them
-    grown: dict[tuple, list] = {}  # (day, its record's signature) -> (profile, matcher, record) of each
+    grown: dict[tuple, list] = {}  # (day, its record's signature) -> (profile, judge, record) of each
+
+    def keep(name: str, judged: Judge, day: date, sig: tuple, decision: tuple) -> None:
+        store.record_selections(name, [(day, decided_by(judged.rated), sig, *decision)], now, before=start)
+
     for name in config.profiles:
         if stop():
             return counted
         try:
-            matcher = compile_profile(config, name, store)
+            judged = judge(config, name, store)
         except WatcherError as e:
             log.warning("profile %s: its record of matches per day is left as it was: %s", name, e)
             continue
-        whole, added = plan(store.selections(name, start, end), signatures, decided_by(matcher), touched)
+        whole, added = plan(store.selections(name, start, end), signatures, decided_by(judged.rated), touched)
         counted[name] = len(whole) + len(added)
         for day, (sig, record) in added.items():
-            grown.setdefault((day, tuple(sig), tuple(record.signature)), []).append((name, matcher, record))
-        if whole and narrowing(matcher) is None:
-            shared.setdefault(tuple(sorted(whole.items())), []).append((name, matcher))
+            grown.setdefault((day, tuple(sig), tuple(record.signature)), []).append((name, judged, record))
+        if whole and judged.narrowing() is None:
+            shared.setdefault(tuple(sorted(whole.items())), []).append((name, judged))
         elif whole:
-            decided = decided_by(matcher)
-            for day, matches in by_day(store, matcher, whole):
-                store.record_selections(name, [(day, decided, whole[day], [m.paper.key for m in matches])],
-                                        now, before=start)
+            for day, [decision] in judged_by_day(store, [judged], whole):
+                keep(name, judged, day, whole[day], decision)
                 if stop():
                     return counted
     for (day, sig, _), group in grown.items():
-        for (name, matcher, _), keys in zip(group, counted_again(store, day, [r for _, _, r in group],
-                                                                 [m for _, m, _ in group])):
-            store.record_selections(name, [(day, decided_by(matcher), sig, keys)], now, before=start)
+        for (name, judged, _), decision in zip(group, counted_again(store, day, [r for _, _, r in group],
+                                                                    [j for _, j, _ in group])):
+            keep(name, judged, day, sig, decision)
         if stop():
             return counted
     for whole, group in shared.items():
         whole = dict(whole)
-        for day, found in _by_day_all(store, [m for _, m in group], whole, None):
-            for (name, matcher), matches in zip(group, found):
-                store.record_selections(name, [(day, decided_by(matcher), whole[day], [m.paper.key for m in matches])],
-                                        now, before=start)
+        for day, decisions in judged_by_day(store, [j for _, j in group], whole):
+            for (name, judged), decision in zip(group, decisions):
+                keep(name, judged, day, whole[day], decision)
             if stop():
                 return counted
     if not stop():

@@ -203,16 +203,27 @@ def what_ratings_changed(config, name: str, store, days: int = RATED_DAYS, rated
     from .learn import change_order, rating_changes
 
     start, end = store.recent_days(days)
-    plain = compile_plain(config, name, store)
     rated = rated or compile_profile(config, name, store)
-    profile = config.profiles[name]
-    # a profile with no query or authors selects only by its likes (and examples): what the
-    # dislikes removed is measured against its likes alone, as against nothing it would be none
-    likes = (compile_profile(config, name, store, dislikes=False)
-             if not (profile.query or profile.authors) and rated.feedback and rated.feedback.disliked else None)
+    compared = compared_with(config, name, store, rated)
+    if compared is None:
+        return start, end, []
     parts = chunks(start, end) if chunks else [store.papers_between(start, end)]
-    return start, end, sorted((c for papers in parts for c in rating_changes(papers, plain, rated, likes)),
+    return start, end, sorted((c for papers in parts for c in rating_changes(papers, compared[0], rated, compared[1])),
                               key=change_order)
+
+
+def compared_with(config, name: str, store, rated) -> tuple | None:
+    """What the changes the ratings of profile ``name`` made (``rated``: its matcher with them)
+    are measured against: ``(plain, likes)``, the profile compiled without its ratings and, for
+    a profile with no query or authors, which selects only by its likes (and examples), with
+    its likes alone when it has dislikes: what the dislikes removed is measured against that,
+    as against nothing it would be none (else None). None when ``rated`` learnt from no rating."""
+    if not rated.feedback:
+        return None
+    profile = config.profiles[name]
+    likes = (compile_profile(config, name, store, dislikes=False)
+             if not (profile.query or profile.authors) and rated.feedback.disliked else None)
+    return compile_plain(config, name, store), likes
 
 
 def changes(store) -> tuple[int, int]:
@@ -273,5 +284,5 @@ class Compiled:
         return compiled
 
 
-__all__ = ["compile_profile", "compile_plain", "compile_profiles", "what_ratings_changed", "RATED_DAYS", "example_papers", "feedback", "changes",
+__all__ = ["compile_profile", "compile_plain", "compile_profiles", "what_ratings_changed", "compared_with", "RATED_DAYS", "example_papers", "feedback", "changes",
            "Compiled", "KEEP"]

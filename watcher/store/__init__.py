@@ -54,14 +54,14 @@ from .ratings import DELIVERED_UNDER, RatingStore
 from .rows import _equal, as_stored, iso, local, local_text, parse_time, stamp
 from .runs import RunStore
 from .search import SearchStore
-from .selections import DaySelection, SelectionStore
+from .selections import DaySelection, RecordedChange, SelectionStore
 from .seen import SeenStore
 from .sessions import SessionStore
 from .tldr import TldrStore
 from .zotero import ZoteroStore
 
 __all__ = [
-    "DELIVERED_UNDER", "DaySelection", "Interrupted", "as_stored", "NotAWatcherDatabase", "SHORT_LOOKUP", "SINCE_FIELDS", "STATE_ERROR_NOT_KEPT", "Store", "UpsertCounts", "build_state", "complete_state",
+    "DELIVERED_UNDER", "DaySelection", "RecordedChange", "Interrupted", "as_stored", "NotAWatcherDatabase", "SHORT_LOOKUP", "SINCE_FIELDS", "STATE_ERROR_NOT_KEPT", "Store", "UpsertCounts", "build_state", "complete_state",
     "busy_timeout", "changed_since", "connect_readonly", "database_error", "error_kind",
     "iso", "local", "local_text", "m001_initial", "m002_web_search", "m003_ratings", "m004_tldr_cache",
     "m005_change_counters", "m006_web_sessions", "m007_works", "m008_messages", "m009_search_text",

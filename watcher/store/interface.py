@@ -38,7 +38,7 @@ from .papers import UpsertCounts
 from .records import (ChannelRecord, ChannelRun, DigestRecord, IssueRecord, PaperDelivery, PaperMessage, PaperTimes,
                       SourceRecord, UpkeepRecord, ZoteroPlace)
 from .search import Candidates
-from .selections import DaySelection
+from .selections import DaySelection, RecordedChange
 
 
 class StoreInterface(Protocol):
@@ -347,9 +347,9 @@ class StoreInterface(Protocol):
     def selections(self, profile: str, start: date, end: date) -> dict[date, DaySelection]:
         """The recorded selections of ``profile`` for the filing days ``start`` to ``end``."""
 
-    def record_selections(self, profile: str, days: list[tuple[date, str, tuple, list[str]]], now: datetime,
-                          before: date | None = None) -> None:
-        """Record ``(day, decided_by, signature, selected keys)`` for each of ``days``."""
+    def record_selections(self, profile: str, days: list[tuple[date, str, tuple, list[str], list[RecordedChange]]],
+                          now: datetime, before: date | None = None) -> None:
+        """Record ``(day, decided_by, signature, selected keys, changes)`` for each of ``days``."""
 
     def recorded_owners(self, keys: list[str]) -> dict[str, dict[str, bool]]:
         """For each paper whose filing day a profile's record holds: profile -> selected there."""

@@ -15,11 +15,27 @@ from .rows import iso
 
 
 @dataclass(frozen=True)
+class RecordedChange:
+    """A paper a profile's ratings added to its selection of a day (``added``) or removed from
+    it, as decided with that selection: its ``score`` and ``reasons`` (with the ratings when
+    added, without them when removed), the ``rating`` that decided it and what the profile's
+    ratings held out by time said of such changes (``estimate``)."""
+
+    key: str
+    added: bool
+    score: float
+    reasons: tuple[str, ...]
+    rating: str
+    estimate: str = ""
+
+
+@dataclass(frozen=True)
 class DaySelection:
     """The papers profile ``profile`` selected of the papers filed on ``day``: ``papers`` (their
     keys), decided by the matcher whose fingerprint is ``decided_by`` over the day's papers as
     they were (``signature``: their number, last row and last change, as
-    :meth:`~watcher.store.Store.day_signatures` gives it), recorded at ``recorded_at``."""
+    :meth:`~watcher.store.Store.day_signatures` gives it), recorded at ``recorded_at``, with
+    what its ratings changed there (``changes``; none without ratings)."""
 
     profile: str
     day: date
@@ -27,6 +43,7 @@ class DaySelection:
     signature: tuple
     papers: tuple[str, ...]
     recorded_at: str
+    changes: tuple[RecordedChange, ...] = ()  # what the profile's ratings changed of the day
 
 
 class SelectionStore:
@@ -37,23 +54,24 @@ class SelectionStore:
         row per day, whatever the number of papers stored."""
         return {date.fromisoformat(day): DaySelection(profile, date.fromisoformat(day), decided_by,
                                                       tuple(json.loads(signature)), tuple(json.loads(papers)),
-                                                      recorded_at)
-                for day, decided_by, signature, papers, recorded_at in self.db.execute(
-                    "SELECT day, decided_by, signature, papers, recorded_at FROM selections "
+                                                      recorded_at, _changes(changes))
+                for day, decided_by, signature, papers, recorded_at, changes in self.db.execute(
+                    "SELECT day, decided_by, signature, papers, recorded_at, changes FROM selections "
                     "WHERE profile = ? AND day >= ? AND day <= ?", [profile, start.isoformat(), end.isoformat()])}
 
-    def record_selections(self, profile: str, days: list[tuple[date, str, tuple, list[str]]], now: datetime,
-                          before: date | None = None) -> None:
-        """Record ``(day, decided_by, signature, selected keys)`` for each of ``days`` (one
-        transaction), replacing what was recorded for those days; ``before``: the profile's
-        rows of earlier days go (a chart's window moved past them)."""
+    def record_selections(self, profile: str, days: list[tuple[date, str, tuple, list[str], list[RecordedChange]]],
+                          now: datetime, before: date | None = None) -> None:
+        """Record ``(day, decided_by, signature, selected keys, changes)`` for each of ``days``
+        (one transaction), replacing what was recorded for those days; ``before``: the
+        profile's rows of earlier days go (a chart's window moved past them)."""
         stamp = iso(now)
         with self.writing():
             self.db.conn.executemany(
-                "INSERT OR REPLACE INTO selections (profile, day, decided_by, signature, papers, recorded_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [(profile, day.isoformat(), decided_by, json.dumps(list(signature)), json.dumps(sorted(keys)), stamp)
-                 for day, decided_by, signature, keys in days])
+                "INSERT OR REPLACE INTO selections (profile, day, decided_by, signature, papers, recorded_at, changes) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(profile, day.isoformat(), decided_by, json.dumps(list(signature)), json.dumps(sorted(keys)), stamp,
+                  json.dumps([[c.key, c.added, c.score, list(c.reasons), c.rating, c.estimate] for c in changes]))
+                 for day, decided_by, signature, keys, changes in days])
             if before is not None:
                 self.db.execute("DELETE FROM selections WHERE profile = ? AND day < ?", [profile, before.isoformat()])
 
@@ -99,3 +117,10 @@ class SelectionStore:
         return {key for (key,) in self.db.execute(
             "SELECT key FROM papers WHERE day = ? AND key IN (SELECT value FROM json_each(?))",
             [day.isoformat(), json.dumps(keys)])}
+
+
+def _changes(text: str) -> tuple[RecordedChange, ...]:
+    """The ``changes`` column as :class:`RecordedChange`s."""
+    return tuple(RecordedChange(key, bool(added), float(score), tuple(reasons), rating, estimate)
+                 for key, added, score, reasons, rating, estimate in json.loads(text or "[]"))
+

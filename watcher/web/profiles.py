@@ -5,7 +5,8 @@ delivered (an SVG chart), and a query preview: what a draft query would select o
 "Delivered" is what the messages recorded when they were sent; "match now" is what the cycle
 recorded the profile selects of each filing day (:mod:`watcher.cycle.selections`: the profile
 as compiled with today's query, examples and ratings), brought up to date beside the page when a
-rating or an edit came since, and said so while it is not. The page says how many delivered
+rating or an edit came since, and said so while it is not; what its ratings changed is read from
+the same record, decided with each day's matches. The page says how many delivered
 papers would not be selected now, and how many selected now were never delivered, so the two
 never contradict each other unexplained."""
 
@@ -15,21 +16,20 @@ import json
 import logging
 import re
 from datetime import date, timedelta
-from functools import partial
 
 from starlette.requests import Request
 from starlette.routing import Route
 
 from ..categories import query_category_problems
 from ..errors import QuerySyntaxError
-from ..matching.compile import RATED_DAYS, compile_profile, what_ratings_changed
+from ..matching.compile import compile_profile
 from ..matching.query import parse_query
 from ..matching.learn import disliked_reason, liked_reason
 from ..matching.match import rank_key
 from ..services.ratings import ratings as profile_ratings
 from .chart import bar_chart
 from ..errors import StoreError
-from ..cycle.selections import CHART_DAYS, bring_up_to_date, by_day, current
+from ..cycle.selections import CHART_DAYS, bring_up_to_date, by_day, changes_of, current, judge
 from ..models import now_utc
 from ..store import DaySelection, Store
 from .pages import (json_page, match_ref, not_found, page, paper_ref, reading, state, threaded, tldrs,
@@ -50,23 +50,14 @@ def toml_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-CHUNK = 500  # papers read at once by what ratings changed: memory stays bounded whatever a window holds
-
-
-def _window_chunks(st, store, start: date, end: date):
-    """The papers filed from ``start`` to ``end``, CHUNK at a time (what ratings changed reads),
-    each after the pages being served (:meth:`~watcher.web.state.WebState.pause`)."""
-    for chunk in store.window_papers(start, end, CHUNK):
-        st.pause()
-        yield [paper for paper, _, _, _ in chunk]
-
-
-def _selected_per_day(st, store, name: str, start: date, end: date) -> tuple[dict[date, set[str]], dict]:
+def _selected_per_day(st, store, name: str, start: date, end: date) -> tuple[dict[date, set[str]], dict, list]:
     """The papers of each filing day the profile selects, as recorded (the ``selections``
     table: the cycle records them, :mod:`watcher.cycle.selections`), and what the page must
     say of that record: ``{"outdated": the days shown as decided before the profile's newest
     ratings or edit, "changed": those shown as counted before papers stored since, "counting":
-    the days not recorded at all yet}``. The page reads one row per day, never the day's
+    the days not recorded at all yet}``, and what the profile's ratings changed on the days
+    shown (the :class:`~watcher.store.RecordedChange` list of their records). The page reads one row
+    per day, never the day's
     papers: a day whose record is outdated or missing is brought up to date beside the page
     (:func:`~watcher.cycle.selections.bring_up_to_date`, the cycle's function, on a
     connection of its own, recorded as it goes), which the page waits for as long as its patience allows
@@ -80,17 +71,18 @@ def _selected_per_day(st, store, name: str, start: date, end: date) -> tuple[dic
         days = store.day_signatures(start, end)
         recorded = store.selections(name, start, end)
         worked = st.charts.get(key) or {}  # days worked out beside the page but not recorded (see work)
-        shown, status = {}, {"outdated": [], "changed": [], "counting": []}
+        shown, status, changes = {}, {"outdated": [], "changed": [], "counting": []}, []
         for day, signature in days.items():
             found = next((r for r in (recorded.get(day), worked.get(day)) if current(r, decided, signature)), None)
+            if found is None and day in recorded:
+                found = recorded[day]
+                status["outdated" if found.decided_by != decided else "changed"].append(day)
             if found is not None:
                 shown[day] = set(found.papers)
-            elif day in recorded:
-                shown[day] = set(recorded[day].papers)
-                status["outdated" if recorded[day].decided_by != decided else "changed"].append(day)
+                changes.extend(found.changes)
             else:
                 status["counting"].append(day)
-        return shown, status
+        return shown, status, changes
 
     def work():
         def write(rows):
@@ -100,18 +92,18 @@ def _selected_per_day(st, store, name: str, start: date, end: date) -> tuple[dic
             except StoreError as e:  # kept in memory for this process; the next cycle records it
                 log.warning("web: profile %s: the days counted could not be recorded: %s", name, e)
                 kept = st.charts.get(key) or st.charts.put(key, {})
-                kept.update({day: DaySelection(name, day, by, signature, tuple(keys), "")
-                             for day, by, signature, keys in rows})
+                kept.update({day: DaySelection(name, day, by, signature, tuple(keys), "", tuple(changes))
+                             for day, by, signature, keys, changes in rows})
 
         with Store.open(st.database, readonly=True) as own:
-            bring_up_to_date(own, name, st.matcher(name, own), start, end, write, stop=st.stopping.is_set,
-                             pause=st.pause)
+            bring_up_to_date(own, name, judge(st.config, name, own, st.matcher(name, own)), start, end, write,
+                             stop=st.stopping.is_set, pause=st.pause)
 
-    shown, status = read()
+    shown, status, changes = read()
     if any(status.values()):
         wait_beside(st, st.beside(key, work))
-        shown, status = read()
-    return shown, status
+        shown, status, changes = read()
+    return shown, status, changes
 
 
 def _preview(st, store, name: str, draft: str, selected: dict[date, set[str]], start: date, end: date) -> dict:
@@ -162,33 +154,6 @@ def _preview(st, store, name: str, draft: str, selected: dict[date, set[str]], s
             "all_stored": sum(sig[0] for sig in days.values())}
 
 
-def _rating_changes(st, store, name: str) -> tuple | None:
-    """What the profile's ratings added and removed over the last RATED_DAYS days
-    (:func:`~watcher.matching.compile.what_ratings_changed`, read CHUNK papers at a time); kept until
-    the matcher is compiled again. None while it is still being worked out: over many papers
-    and ratings that takes longer than a page may (its deadline would stop it at every
-    reload, and nothing would ever be kept), so it is worked out beside the pages, on a
-    connection of its own, for as long as the page's patience allows (a static site's crawl, for
-    all of it); a reload shows it. The profile is compiled there too when it is not yet
-    (its learner's fit takes seconds at 2,000 ratings)."""
-    key = ("rating changes", name)
-
-    def ready():
-        kept, matcher = st.charts.get(key), st.compiled(name, store)
-        return kept[1] if kept is not None and matcher is not None and kept[0] is matcher else None
-
-    def work():
-        with Store.open(st.database, readonly=True) as own:
-            matcher = st.matcher(name, own)
-            st.charts.put(key, (matcher, what_ratings_changed(st.config, name, own, rated=matcher,
-                                                              chunks=partial(_window_chunks, st, own))))
-
-    if (found := ready()) is not None:
-        return found
-    wait_beside(st, st.beside(key, work))
-    return ready()
-
-
 def _ratings_chart(rows: list[dict]) -> tuple[str | None, date | None, date | None]:
     """Ratings up and down per week (weeks start on Monday), up to the newest rating."""
     if not rows:
@@ -230,13 +195,17 @@ def profile(request: Request):
         rated_papers = {p.key: p for p in liked + disliked}
         # the rated paper each "like …" / "unlike …" reason of the changes names, to link it
         deciders = {**{liked_reason(p): p for p in liked}, **{disliked_reason(p): p for p in disliked}}
-        changed = _rating_changes(st, store, name) if rated else None
-        pending = bool(rated) and changed is None  # still being worked out (see _rating_changes)
-        compiled = st.compiled(name, store) if rated else None  # compiled beside the page, when done
+        start, end = store.recent_days(CHART_DAYS)
+        selected, record, recorded_changes = _selected_per_day(st, store, name, start, end)
+        if rated and st.compiled(name, store) is None:  # its learner's fit: beside the page, as long as it may wait
+            wait_beside(st, st.fitted_beside(name))
+        compiled = st.compiled(name, store) if rated else None
         feedback = compiled.feedback if compiled is not None else None
         checked = feedback.checked() if feedback else []  # what the ratings' check on themselves found
-        start, end = store.recent_days(CHART_DAYS)
-        selected, record = _selected_per_day(st, store, name, start, end)
+        # what the ratings changed, as recorded with each day's matches (None without ratings);
+        # pending while some days' record predates them (being brought up to date beside the page)
+        changed = (start, end, changes_of(store, name, recorded_changes)) if rated else None
+        pending = bool(rated) and bool(record["outdated"] or record["counting"])
         delivered = store.delivered_per_day(name, start, end)
         if draft is not None and not draft.strip():
             error = "the draft query is empty: write one to see what it would select"
@@ -300,7 +269,7 @@ def profile(request: Request):
                 caret=caret, preview=preview, digests=digests, preview_days=PREVIEW_DAYS, tldrs=shown,
                 rated=rated[::-1], rated_papers=rated_papers, ratings_chart=ratings_chart,
                 rated_first=rated_first, rated_last=rated_last, marks=marked, changed=changed,
-                deciders=deciders, rated_days=RATED_DAYS, checked=checked, pending=pending, record=record)
+                deciders=deciders, rated_days=CHART_DAYS, checked=checked, pending=pending, record=record)
 
 
 routes = [Route("/profiles/{name}", profile)]  # and its JSON twin, /profiles/{name}.json
