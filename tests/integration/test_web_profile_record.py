@@ -238,9 +238,10 @@ def test_a_papers_rating_buttons_read_the_record_and_compile_no_recorded_profile
 def test_what_the_ratings_changed_is_recorded_by_the_run_and_read_by_the_page(sample, tmp_path, on_the_request):
     """A run records, with each day's matches, what the profile's ratings changed there: the
     same changes ``watcher explain --profile`` works out over the 30 days (with and without the
-    ratings), in the same order on the page. The page reads them from the record: no window of
-    papers read and no paper scored on its request (at 300,000 papers, scoring 30 days twice
-    kept every rated profile's page past a second, warm)."""
+    ratings), in the same order on the page, and what their self-check found. The page reads
+    them from the record: no window of papers read and no paper scored on its request, and no
+    learner fitted for it (at 300,000 papers, scoring 30 days twice kept every rated profile's
+    page past a second, warm, and the fit for the check took a second, cold)."""
     from test_learn_sample import DISLIKES, LIKES
 
     from watcher.matching.compile import what_ratings_changed
@@ -265,11 +266,16 @@ def test_what_the_ratings_changed_is_recorded_by_the_run_and_read_by_the_page(sa
         _, _, live = what_ratings_changed(config, "learner", store)
         recorded = [c for r in store.selections("learner", *store.recent_days(selections.CHART_DAYS)).values()
                     for c in r.changes]
+        checked = compile_profile(config, "learner", store).feedback.checked()
     assert live and sorted((c.key, c.added, c.rating) for c in recorded) == sorted(
         (c.match.paper.key, c.added, c.rating) for c in live)
     on_the_request.update(papers=0, windows=0)
-    with TestClient(app_for(config, db)) as client:
-        twin = client.get("/profiles/learner.json").json()
+    app = app_for(config, db)
+    with TestClient(app) as client:
+        app.state.web.query_timeout = 1.0
+        with app.state.web.background_turn:  # no work beside the pages: no learner fitted for this page
+            twin = client.get("/profiles/learner.json").json()
+    assert checked and twin["ratings_checked"] == checked  # the ratings' check, as the run recorded it
     assert twin["rating_changes_pending"] is False
     assert [(p["key"], p["added"], p["rating"]) for p in twin["rating_changes"]] == [
         (c.match.paper.key, c.added, c.rating) for c in live]

@@ -68,6 +68,10 @@ class Judge:
         """The matchers that score a day's papers for it: the profile's, then its comparisons."""
         return [m for m in (self.rated, *(self.compared or ())) if m is not None]
 
+    def checked(self) -> list[str]:
+        """What the self-check of the profile's ratings found (none without ratings)."""
+        return self.rated.feedback.checked() if self.rated.feedback else []
+
     def narrowing(self) -> str | None:
         """:func:`narrowing` that holds for each of its matchers (None: every paper is scored)."""
         found = {narrowing(m) for m in self.matchers}
@@ -91,6 +95,23 @@ def judge(config, name: str, store, matcher=None) -> Judge:
     digests compile it) and, when it learnt from ratings, what they are compared with."""
     rated = matcher if matcher is not None else compile_profile(config, name, store)
     return Judge(rated, compared_with(config, name, store, rated))
+
+
+def record_check(store, name: str, judged: Judge) -> None:
+    """Record what the self-check of profile ``name``'s ratings found (:meth:`Judge.checked`),
+    unless it is recorded for the same matcher already: a profile page reads it without
+    fitting the learner (:func:`recorded_check`)."""
+    decided = decided_by(judged.rated)
+    kept = store.rating_check(name)
+    if judged.rated.feedback and (kept is None or kept[0] != decided):
+        store.record_rating_check(name, decided, judged.checked())
+
+
+def recorded_check(store, name: str, decided: str) -> list[str] | None:
+    """What the self-check of profile ``name``'s ratings found, as recorded for the matcher
+    fingerprinted ``decided`` (what decides the profile now); None when no such record is."""
+    kept = store.rating_check(name)
+    return kept[1] if kept is not None and kept[0] == decided else None
 
 
 def recorded(change: Change) -> RecordedChange:
@@ -310,7 +331,8 @@ def record_cycle(config, store, now: datetime, stop: Callable[[], bool] = lambda
     days beside itself, and to ``watcher site``; a day the same matcher recorded scores only
     its papers stored or changed since (:func:`counted_again`). ``now``: the cycle's time, the
     ``last_changed`` of the papers it stored. Each day's record holds what the profile's
-    ratings changed there too (:class:`Judge`: scored with and without them). The profiles that
+    ratings changed there too (:class:`Judge`: scored with and without them), and what their
+    self-check found is recorded per profile (:func:`record_check`). The profiles that
     score every paper (examples, ratings, followed authors: :func:`narrowing` is None) and lack
     the same whole days share one read of those days' papers, and those whose record of a day
     has the same signature one read of what was added to it. A profile that cannot be compiled (an example file
@@ -335,6 +357,7 @@ def record_cycle(config, store, now: datetime, stop: Callable[[], bool] = lambda
         except WatcherError as e:
             log.warning("profile %s: its record of matches per day is left as it was: %s", name, e)
             continue
+        record_check(store, name, judged)
         whole, added = plan(store.selections(name, start, end), signatures, decided_by(judged.rated), touched)
         counted[name] = len(whole) + len(added)
         for day, (sig, record) in added.items():

@@ -357,6 +357,12 @@ class StoreInterface(Protocol):
     def forget_selections(self, profiles: list[str]) -> None:
         """Drop the rows of every profile not named in ``profiles``."""
 
+    def rating_check(self, profile: str) -> tuple[str, list[str]] | None:
+        """``(decided_by, sentences)`` of the recorded self-check of ``profile``'s ratings."""
+
+    def record_rating_check(self, profile: str, decided_by: str, checked: list[str]) -> None:
+        """Record what the self-check of ``profile``'s ratings found."""
+
     def changed_papers(self, day: date, after_row: int, since: str, chunk: int
                        ) -> Iterator[list[tuple[Paper, dict, date, int]]]:
         """The papers of ``day`` stored after row ``after_row`` or changed after ``since``."""

@@ -1,4 +1,4 @@
-"""The schema: sqlite-utils migrations m001 to m020, applied in order when the database is
+"""The schema: sqlite-utils migrations m001 to m021, applied in order when the database is
 opened (:meth:`watcher.store.Store.open`). A new migration is the next number, at the end."""
 
 from __future__ import annotations
@@ -407,4 +407,14 @@ def m020_selection_changes(db: sqlite_utils.Database) -> None:
     recorded before it say no change; the fingerprints of the matchers changed with it, so the
     next cycle (or the page) counts each profile's days again, the changes with them."""
     db.execute("ALTER TABLE selections ADD COLUMN changes TEXT NOT NULL DEFAULT '[]'")
+
+
+@migrations()
+def m021_rating_checks(db: sqlite_utils.Database) -> None:
+    """``rating_checks``: what the self-check of a profile's ratings found (the sentences
+    ``watcher explain --profile`` prints), as the cycle decided it with the profile's matcher,
+    whose fingerprint it keeps (:mod:`watcher.cycle.selections`): a profile page reads them
+    where it fitted the profile's learner (seconds at 2,000 ratings) on its first visit."""
+    db.execute("CREATE TABLE rating_checks (profile TEXT PRIMARY KEY, decided_by TEXT NOT NULL, "
+               "checked TEXT NOT NULL) WITHOUT ROWID")
 

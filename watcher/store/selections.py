@@ -91,8 +91,22 @@ class SelectionStore:
     def forget_selections(self, profiles: list[str]) -> None:
         """Drop the rows of every profile not named in ``profiles`` (gone from the config)."""
         with self.writing():
-            self.db.execute(f"DELETE FROM selections WHERE profile NOT IN ({','.join('?' * len(profiles))})",
-                            profiles)
+            for table in ("selections", "rating_checks"):
+                self.db.execute(f"DELETE FROM {table} WHERE profile NOT IN ({','.join('?' * len(profiles))})",
+                                profiles)
+
+    def rating_check(self, profile: str) -> tuple[str, list[str]] | None:
+        """``(decided_by, sentences)``: what the self-check of ``profile``'s ratings found, as
+        recorded with the fingerprint of the matcher that found it; None when none is."""
+        row = self.db.execute("SELECT decided_by, checked FROM rating_checks WHERE profile = ?", [profile]).fetchone()
+        return (row[0], list(json.loads(row[1]))) if row else None
+
+    def record_rating_check(self, profile: str, decided_by: str, checked: list[str]) -> None:
+        """Record what the self-check of ``profile``'s ratings found (``checked``), decided by
+        the matcher fingerprinted ``decided_by``, replacing what was recorded."""
+        with self.writing():
+            self.db.execute("INSERT OR REPLACE INTO rating_checks (profile, decided_by, checked) VALUES (?, ?, ?)",
+                            [profile, decided_by, json.dumps(checked)])
 
     def changed_papers(self, day: date, after_row: int, since: str, chunk: int
                        ) -> Iterator[list[tuple[Paper, dict, date, int]]]:

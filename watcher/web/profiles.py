@@ -29,7 +29,8 @@ from ..matching.match import rank_key
 from ..services.ratings import ratings as profile_ratings
 from .chart import bar_chart
 from ..errors import StoreError
-from ..cycle.selections import CHART_DAYS, bring_up_to_date, by_day, changes_of, current, judge
+from ..cycle.selections import (CHART_DAYS, bring_up_to_date, by_day, changes_of, current, judge, record_check,
+                                recorded_check)
 from ..models import now_utc
 from ..store import DaySelection, Store
 from .pages import (json_page, match_ref, not_found, page, paper_ref, reading, state, threaded, tldrs,
@@ -96,8 +97,13 @@ def _selected_per_day(st, store, name: str, start: date, end: date) -> tuple[dic
                              for day, by, signature, keys, changes in rows})
 
         with Store.open(st.database, readonly=True) as own:
-            bring_up_to_date(own, name, judge(st.config, name, own, st.matcher(name, own)), start, end, write,
-                             stop=st.stopping.is_set, pause=st.pause)
+            judged = judge(st.config, name, own, st.matcher(name, own))
+            bring_up_to_date(own, name, judged, start, end, write, stop=st.stopping.is_set, pause=st.pause)
+        try:
+            with writable(st.database, st.write_timeout) as own:
+                record_check(own, name, judged)
+        except StoreError as e:  # the compiled matcher says it meanwhile; the next cycle records it
+            log.warning("web: profile %s: the ratings' check could not be recorded: %s", name, e)
 
     shown, status, changes = read()
     if any(status.values()):
@@ -197,11 +203,14 @@ def profile(request: Request):
         deciders = {**{liked_reason(p): p for p in liked}, **{disliked_reason(p): p for p in disliked}}
         start, end = store.recent_days(CHART_DAYS)
         selected, record, recorded_changes = _selected_per_day(st, store, name, start, end)
-        if rated and st.compiled(name, store) is None:  # its learner's fit: beside the page, as long as it may wait
-            wait_beside(st, st.fitted_beside(name))
-        compiled = st.compiled(name, store) if rated else None
-        feedback = compiled.feedback if compiled is not None else None
-        checked = feedback.checked() if feedback else []  # what the ratings' check on themselves found
+        # what the ratings' check on themselves found: as recorded for the profile as it is now,
+        # else from its matcher, whose fit (seconds at 2,000 ratings) goes beside the page
+        checked = recorded_check(store, name, st.decided_by(name, store)) if rated else []
+        if checked is None:
+            if st.compiled(name, store) is None:
+                wait_beside(st, st.fitted_beside(name))
+            compiled = st.compiled(name, store)
+            checked = compiled.feedback.checked() if compiled is not None and compiled.feedback else []
         # what the ratings changed, as recorded with each day's matches (None without ratings);
         # pending while some days' record predates them (being brought up to date beside the page)
         changed = (start, end, changes_of(store, name, recorded_changes)) if rated else None
