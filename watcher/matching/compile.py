@@ -193,13 +193,13 @@ def explain_paper(config, name: str, store, paper, matchers=None):
 RATED_DAYS = 30  # what ratings changed: over the stored papers of this many days
 
 
-def what_ratings_changed(config, name: str, store, days: int = RATED_DAYS, rated=None, chunks=None):
+def what_ratings_changed(config, name: str, store, days: int = RATED_DAYS, rated=None):
     """``(first day, last day, changes)``: the papers of the last ``days`` stored days that the
     ratings of profile ``name`` added to or removed from its selection, each with the rating
     that decided it (:func:`watcher.matching.learn.rating_changes`: the profile compiled with and
-    without its ratings, here). ``rated``: the profile's matcher with its ratings, when the
-    caller has it (the web's); ``chunks(start, end)``: the papers of those days in lists, when
-    the caller reads them in pieces (default: all at once)."""
+    without its ratings, here; a run records the same per day with its matches,
+    :mod:`watcher.cycle.selections`). ``rated``: the profile's matcher with its ratings, when
+    the caller has it."""
     from .learn import change_order, rating_changes
 
     start, end = store.recent_days(days)
@@ -207,8 +207,7 @@ def what_ratings_changed(config, name: str, store, days: int = RATED_DAYS, rated
     compared = compared_with(config, name, store, rated)
     if compared is None:
         return start, end, []
-    parts = chunks(start, end) if chunks else [store.papers_between(start, end)]
-    return start, end, sorted((c for papers in parts for c in rating_changes(papers, compared[0], rated, compared[1])),
+    return start, end, sorted(rating_changes(store.papers_between(start, end), compared[0], rated, compared[1]),
                               key=change_order)
 
 
