@@ -189,3 +189,44 @@ def test_a_cycle_that_only_stored_papers_reuses_the_fit_and_a_rating_refits(site
     with Store.open(db) as store:
         assert compile_profile(config, "llm-rl", store) is not first
     assert fits() == before + 1
+
+
+def test_a_new_process_takes_the_ratings_check_a_run_recorded_for_the_same_ratings(site, monkeypatch):
+    """The self-check of a profile's ratings (each later piece of ratings judged by the learner
+    fitted on the pieces before it) is most of a fit's seconds at 2,000 ratings, and every new
+    process (``watcher once`` in a scheduled job, ``serve`` started) ran it again. A run
+    records what it decided with the fingerprint of the profile, examples and ratings it was
+    decided from; a compilation in a new process with the same ones takes it instead of
+    checking again, and decides the same (the same estimates and sentences, the same papers
+    selected); a new rating is checked again."""
+    import watcher.matching.compile as compile_module
+    from watcher.cycle.selections import judge, record_check
+    from watcher.matching.learn import Feedback
+
+    config, db = site
+    with Store.open(db) as store:
+        keys = delivered(store)
+        for i, key in enumerate(keys[:16]):  # enough of each for the model (its cut is decided too)
+            apply_rating(store, "up" if i % 2 else "down", "llm-rl", key, "cli", profiles=config.profiles)
+    checks, real = [], Feedback._self_check
+    monkeypatch.setattr(Feedback, "_self_check", lambda self, *a: (checks.append(1), real(self, *a))[1])
+
+    def compiled(store):
+        monkeypatch.setattr(compile_module, "_fits", compile_module._Fits())  # a new process: no fit kept
+        checks.clear()
+        return compile_profile(config, "llm-rl", store)
+
+    with Store.open(db) as store:
+        papers = store.papers_between(*store.recent_days(30))
+        checked = compiled(store)
+        assert checks == [1] and checked.feedback.estimates and checked.feedback.model is not None  # no record yet
+        record_check(store, "llm-rl", judge(config, "llm-rl", store, checked))  # what a run records
+        taken = compiled(store)
+        assert checks == []  # taken from the record
+        assert taken.feedback.estimates == checked.feedback.estimates
+        assert taken.feedback.checked() == checked.feedback.checked()
+        assert (taken.feedback.remove, taken.feedback.model.cut) == (checked.feedback.remove, checked.feedback.model.cut)
+        assert taken.selects(papers) == checked.selects(papers) and any(checked.selects(papers))
+        apply_rating(store, "down", "llm-rl", keys[16], "cli", profiles=config.profiles)
+        compiled(store)
+        assert checks == [1]  # other ratings: the record is not theirs

@@ -15,19 +15,16 @@ paper in, only the candidates its terms find in the full-text index (:func:`narr
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 from dataclasses import dataclass
-import json
 import logging
 from datetime import date, datetime
-from pathlib import PurePath
 from typing import Callable, Iterator
 
 from ..errors import WatcherError
 from ..matching.compile import RATED_DAYS, compared_with, compile_profile, made_from, profile_inputs
+from ..matching.fingerprint import fingerprint
 from ..matching.index import prepare
-from ..matching.learn import Change, change_order, rating_changes
+from ..matching.learn import Change, change_order, estimates_data, rating_changes
 from ..models import Match
 from ..services.search import fts_expression
 from ..store import RecordedChange, stamp
@@ -37,11 +34,6 @@ log = logging.getLogger("watcher")
 CHART_DAYS = RATED_DAYS  # the profile page's chart, and what its ratings changed: the filing days recorded per profile
 STEP = 500  # papers read and scored at once: memory stays bounded whatever a window holds
 # (a step costs ~0.1 s of CPU at 300,000 papers); each day is kept as soon as it is read
-# what of a profile's config decides nothing it selects: where its config file is (the example
-# files are read into the examples), its title, its digests' cap, its Zotero library's place
-# (its items are among the examples) and where Save goes
-NOT_DECIDING = frozenset({"base_dir", "title", "max_papers", "zotero", "save_to_zotero"})
-RECORD_VERSION = 2  # part of every fingerprint: a change to how profiles score papers counts again
 
 
 def narrowing(matcher) -> str | None:
@@ -98,13 +90,16 @@ def judge(config, name: str, store, matcher=None) -> Judge:
 
 
 def record_check(store, name: str, judged: Judge) -> None:
-    """Record what the self-check of profile ``name``'s ratings found (:meth:`Judge.checked`),
-    unless it is recorded for the same matcher already: a profile page reads it without
-    fitting the learner (:func:`recorded_check`)."""
+    """Record what the self-check of profile ``name``'s ratings found (:meth:`Judge.checked`)
+    and decided (its estimates), unless it is recorded for the same matcher already: a profile
+    page reads the first without fitting the learner (:func:`recorded_check`), a compilation
+    of the same profile, examples and ratings the second instead of checking again
+    (:func:`~watcher.matching.compile.compile_profile`)."""
     decided = decided_by(judged.rated)
     kept = store.rating_check(name)
-    if judged.rated.feedback and (kept is None or kept[0] != decided):
-        store.record_rating_check(name, decided, judged.checked())
+    feedback = judged.rated.feedback
+    if feedback and (kept is None or kept[0] != decided):
+        store.record_rating_check(name, decided, judged.checked(), estimates_data(feedback.estimates))
 
 
 def recorded_check(store, name: str, decided: str) -> list[str] | None:
@@ -185,23 +180,6 @@ def _by_day_all(store, matchers: list, todo: dict[date, tuple], narrow: str | No
     yield from pending.items()
 
 
-def _plain(value):
-    """``value`` as JSON-able data, the same in every process (sets sorted, dataclasses by field)."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, dict):
-        return sorted([str(k), _plain(v)] for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (set, frozenset)):
-        return sorted((_plain(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True, default=str))
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, (PurePath, date, datetime)):
-        return str(value)
-    return repr(value)
-
-
 def decided_by(matcher) -> str:
     """A fingerprint of what decides ``matcher``'s selection: the profile's config (but
     :data:`NOT_DECIDING`), its example papers (Zotero's too) and what it learnt from its
@@ -212,15 +190,6 @@ def decided_by(matcher) -> str:
     if kept is None:
         kept = matcher.decided_by = fingerprint(matcher.made_from or (matcher.profile, (), None))
     return kept
-
-
-def fingerprint(made_from: tuple) -> str:
-    """:func:`decided_by` of a matcher fitted from ``made_from``
-    (:func:`~watcher.matching.compile.made_from`), without fitting it."""
-    profile, examples, learned = made_from
-    config = {k: v for k, v in _plain(profile).items() if k not in NOT_DECIDING}
-    text = json.dumps([RECORD_VERSION, config, _plain(examples), _plain(learned)], sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def decided_now(config, name: str, store) -> str:

@@ -34,6 +34,8 @@ from .. import formats
 from ..errors import InputError
 from ..models import parse_arxiv_id
 from ..present.bibtex import read as read_bib
+from .fingerprint import fingerprint
+from .learn import estimates_from
 from .libraries import examples as zotero_examples, read_state
 from .match import ProfileMatcher
 
@@ -97,10 +99,24 @@ def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP,
     kept = _fits.get(slot, inputs)
     if kept is not None:
         return kept
-    matcher = ProfileMatcher(profile, examples, feedback=rated)
+    decided, made = _recorded_check(name, store, inputs) if rated and query is KEEP and dislikes else (None, None)
+    matcher = ProfileMatcher(profile, examples, feedback=rated, decided=decided)
     matcher.made_from = inputs  # what its recorded selections were decided by (selections)
+    matcher.decided_by = made
     _fits.put(slot, inputs, matcher)
     return matcher
+
+
+def _recorded_check(name: str, store, inputs: tuple) -> tuple:
+    """``(estimates, fingerprint)``: what the self-check of profile ``name``'s ratings decided,
+    as a run recorded it for a matcher fitted from the same ``inputs``
+    (:func:`~watcher.cycle.selections.record_check`), else None, and the fingerprint of
+    ``inputs``. Without a store, ``(None, None)``."""
+    if store is None:
+        return None, None
+    made = fingerprint(inputs)
+    kept = store.rating_check(name)
+    return (estimates_from(kept[2]) if kept is not None and kept[0] == made and kept[2] else None), made
 
 
 def profile_inputs(config, name: str, store=None, *, lookup=None, query=KEEP, ratings: bool = True,

@@ -95,6 +95,8 @@ papers a profile would select: a few cosines each.
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import statistics
 import zlib
@@ -176,7 +178,7 @@ class Feedback:
 
     def attach(self, examples, doc_freq, title_boost: float, reach: bool,
                query_parts: Callable[[list[Paper]], list[list]] | None = None, check: "Check | None" = None,
-               max_loss: float | None = None):
+               max_loss: float | None = None, decided: "dict[str, Estimate] | None" = None):
         """Prepare the counter-examples under the word weights of the matcher's ``doc_freq``
         (:class:`~watcher.matching.docfreq.DocFreq`), against the matcher's ``examples`` (the
         liked papers and the profile's own examples, already merged; None without any).
@@ -189,7 +191,9 @@ class Feedback:
         self-check (None: no check, every change allowed; a profile with no other way in is not
         checked either: its likes are all it has). ``max_loss``: the profile's ``max_recall_loss``
         (default MAX_RECALL_LOSS), the most that removals may cost of what the reader likes at
-        the upper bound of :func:`decide_removals`."""
+        the upper bound of :func:`decide_removals`. ``decided``: the self-check's estimates as a
+        run recorded them for the same profile, examples and ratings (the check is not run again:
+        it is most of a fit's seconds)."""
         if max_loss is not None:
             self.max_loss = max_loss
         weight = doc_freq.vector_weight
@@ -212,7 +216,7 @@ class Feedback:
                 self.model = Model.fit(examples, neg_docs, [v for _, v in self._negatives], weight,
                                        title_boost, query_parts)
         if check is not None and not reach:
-            self._self_check(check, doc_freq, title_boost, query_parts)
+            self._apply(decided if decided is not None else self._self_check(check, doc_freq, title_boost, query_parts))
         return examples
 
     def _latest(self, liked: list[Doc], disliked: list[Doc]) -> tuple[list[Doc], list[Doc]]:
@@ -224,14 +228,14 @@ class Feedback:
         return ([d for d in liked if id(d) in keep or d.paper.key not in self.times],
                 [d for d in disliked if id(d) in keep or d.paper.key not in self.times])
 
-    def _self_check(self, check: "Check", doc_freq, title_boost: float, query_parts) -> None:
+    def _self_check(self, check: "Check", doc_freq, title_boost: float, query_parts) -> dict[str, "Estimate"]:
         """Decide what the ratings may change from the ratings themselves, held out by time:
         cut into TIME_FOLDS + 1 pieces (a day's ratings never split), each later piece is
         judged by the learner fitted on the pieces before it, as new papers would be. Papers
         the profile selects without its ratings tell what removals would cost (the model's
         rejections at each of QUANTILES); the others what the likes would add (their
         similarity to the likes held out, x the threshold). :func:`decide_additions` and
-        :func:`decide_removals` decide; the estimates stay in ``estimates``."""
+        :func:`decide_removals` decide: their estimates, by kind (:meth:`_apply` takes them)."""
         rated = sorted([(self.times.get(p.key, ""), p.key, p, 1) for p in self.liked]
                        + [(self.times.get(p.key, ""), p.key, p, 0) for p in self.disliked])
         papers = [r[2] for r in rated]
@@ -257,12 +261,10 @@ class Feedback:
                     ratio = cosine(vectors[i], examples.centroid) / examples.threshold
                     if ratio >= 1.0:
                         adds.append((ratio, rated[i][3]))
-        self.estimates["added"] = decide_additions(adds, *base)
-        self.add_floor = self.estimates["added"].setting
+        added = decide_additions(adds, *base)
         if self.model is None:  # the guarded rule decides until the model can be fitted
-            self.estimates["removed"] = Estimate("removed", None, 0, 0, 0, 0,
-                                                 rated=(self._liked_count(), len(self._negatives)))
-            return
+            return {"added": added, "removed": Estimate("removed", None, 0, 0, 0, 0,
+                                                        rated=(self._liked_count(), len(self._negatives)))}
         # Removals: a paper the model removed was never shown, so never rated, and the ratings
         # made after it began are only what it let through: they alone would say it removes
         # nothing. But the papers of the check sample (:func:`in_check_sample`) are shown even
@@ -283,10 +285,17 @@ class Feedback:
                     agrees = fold.model.agrees(vectors[i])
                     held.append(Held(rated[i][3], CHECK_SAMPLE if rated[i][1] in self.kept else 1,
                                      tuple(agrees and p < fold.model.cut_at(q) for q in QUANTILES)))
-        self.estimates["removed"] = decide_removals(held, self.max_loss)
-        quantile = self.estimates["removed"].setting
-        self.remove = quantile is not None
-        if self.remove:
+        return {"added": added, "removed": decide_removals(held, self.max_loss)}
+
+    def _apply(self, estimates: dict[str, "Estimate"]) -> None:
+        """Take what the self-check decided (``estimates``: :meth:`_self_check`'s, or as a run
+        recorded them for the same ratings): how far the likes reach beyond the profile's own
+        selection, and the model's cut, if the dislikes may remove anything."""
+        self.estimates = dict(estimates)
+        self.add_floor = estimates["added"].setting
+        quantile = estimates["removed"].setting
+        self.remove = self.model is None or quantile is not None  # no model: the guarded rule decides
+        if self.model is not None and quantile is not None:
             self.model.cut = self.model.cut_at(quantile)
 
     def _near(self, vector: dict) -> list[tuple[float, str]]:
@@ -464,6 +473,17 @@ class Estimate:
                 f"{percent(self.bound)} of what you like, with {percent(BOUND_CONFIDENCE)} confidence, {measured}, "
                 f"over your limit of {limit}; it needs about {self.more_ratings} more ratings ({self.more} more liked "
                 f"papers it selects itself) to show a cut within it ({counted})")
+
+
+def estimates_data(estimates: dict[str, Estimate]) -> dict:
+    """The self-check's ``estimates`` as JSON-able data (:func:`estimates_from` reads it back)."""
+    return {kind: dataclasses.asdict(e) for kind, e in estimates.items()}
+
+
+def estimates_from(data: dict) -> dict[str, Estimate]:
+    """The estimates :func:`estimates_data` wrote."""
+    return {kind: Estimate(**{**fields, "rated": tuple(fields["rated"]) if fields.get("rated") else None})
+            for kind, fields in data.items()}
 
 
 def percent(share: float) -> str:

@@ -81,7 +81,7 @@ class ProfileMatcher:
     """
 
     def __init__(self, profile, example_papers: Sequence[Paper] = (), doc_freq: DocFreq | None = None,
-                 feedback=None):
+                 feedback=None, decided=None):
         self.profile = profile
         self.doc_freq = doc_freq or default_doc_freq()
         self.query = parse_query(profile.query) if profile.query else None
@@ -110,7 +110,7 @@ class ProfileMatcher:
                 self.examples, self.doc_freq, TITLE_BOOST, reach=reach,
                 query_parts=self.query_parts if self.query else None,
                 check=None if reach else Check(self._plain.selects, partial(self._examples_with, example_papers)),
-                max_loss=getattr(profile, "max_recall_loss", None))
+                max_loss=getattr(profile, "max_recall_loss", None), decided=decided)
 
     def _examples_with(self, example_papers: Sequence[Paper], liked: Sequence[Paper]):
         """The examples this matcher would have with only ``liked`` as liked papers."""

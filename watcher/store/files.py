@@ -81,6 +81,7 @@ RATING_TABLES: tuple[tuple[str, tuple, str | None], ...] = (
     ("zotero_items", ("place", "item", "version", "paper"), None),
     ("zotero_saves", ("target", "paper", "token", "item", "state", "attempts", "queued_at", "done_at",
                       ("last_error", ERROR)), None),
+    ("rating_checks", ("profile", "decided_by", "checked", "estimates"), None),
 )
 
 

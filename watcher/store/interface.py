@@ -357,11 +357,11 @@ class StoreInterface(Protocol):
     def forget_selections(self, profiles: list[str]) -> None:
         """Drop the rows of every profile not named in ``profiles``."""
 
-    def rating_check(self, profile: str) -> tuple[str, list[str]] | None:
-        """``(decided_by, sentences)`` of the recorded self-check of ``profile``'s ratings."""
+    def rating_check(self, profile: str) -> tuple[str, list[str], dict] | None:
+        """``(decided_by, sentences, estimates)`` of the recorded self-check of ``profile``'s ratings."""
 
-    def record_rating_check(self, profile: str, decided_by: str, checked: list[str]) -> None:
-        """Record what the self-check of ``profile``'s ratings found."""
+    def record_rating_check(self, profile: str, decided_by: str, checked: list[str], estimates: dict) -> None:
+        """Record what the self-check of ``profile``'s ratings found and decided."""
 
     def changed_papers(self, day: date, after_row: int, since: str, chunk: int
                        ) -> Iterator[list[tuple[Paper, dict, date, int]]]:

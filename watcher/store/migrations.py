@@ -411,10 +411,12 @@ def m020_selection_changes(db: sqlite_utils.Database) -> None:
 
 @migrations()
 def m021_rating_checks(db: sqlite_utils.Database) -> None:
-    """``rating_checks``: what the self-check of a profile's ratings found (the sentences
-    ``watcher explain --profile`` prints), as the cycle decided it with the profile's matcher,
-    whose fingerprint it keeps (:mod:`watcher.cycle.selections`): a profile page reads them
-    where it fitted the profile's learner (seconds at 2,000 ratings) on its first visit."""
+    """``rating_checks``: what the self-check of a profile's ratings decided (its estimates)
+    and found (the sentences ``watcher explain --profile`` prints), as the cycle decided it
+    with the profile's matcher, whose fingerprint it keeps (:mod:`watcher.cycle.selections`): a
+    profile page reads the sentences where it fitted the profile's learner on its first visit,
+    and a compilation of the same profile, examples and ratings takes the estimates instead of
+    holding the ratings out by time again (most of a fit's seconds at 2,000 ratings)."""
     db.execute("CREATE TABLE rating_checks (profile TEXT PRIMARY KEY, decided_by TEXT NOT NULL, "
-               "checked TEXT NOT NULL) WITHOUT ROWID")
+               "checked TEXT NOT NULL, estimates TEXT NOT NULL DEFAULT '{}') WITHOUT ROWID")
 

@@ -5,6 +5,7 @@ page's "match now" reads these rows instead of scoring every paper of its days a
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Iterator
@@ -95,18 +96,24 @@ class SelectionStore:
                 self.db.execute(f"DELETE FROM {table} WHERE profile NOT IN ({','.join('?' * len(profiles))})",
                                 profiles)
 
-    def rating_check(self, profile: str) -> tuple[str, list[str]] | None:
-        """``(decided_by, sentences)``: what the self-check of ``profile``'s ratings found, as
-        recorded with the fingerprint of the matcher that found it; None when none is."""
-        row = self.db.execute("SELECT decided_by, checked FROM rating_checks WHERE profile = ?", [profile]).fetchone()
-        return (row[0], list(json.loads(row[1]))) if row else None
+    def rating_check(self, profile: str) -> tuple[str, list[str], dict] | None:
+        """``(decided_by, sentences, estimates)``: what the self-check of ``profile``'s ratings
+        found and decided, as recorded with the fingerprint of the matcher that found it; None
+        when none is (or the database, opened read-only, predates the record)."""
+        try:
+            row = self.db.execute("SELECT decided_by, checked, estimates FROM rating_checks WHERE profile = ?",
+                                  [profile]).fetchone()
+        except sqlite3.OperationalError:  # no such table: not migrated yet
+            return None
+        return (row[0], list(json.loads(row[1])), dict(json.loads(row[2]))) if row else None
 
-    def record_rating_check(self, profile: str, decided_by: str, checked: list[str]) -> None:
-        """Record what the self-check of ``profile``'s ratings found (``checked``), decided by
-        the matcher fingerprinted ``decided_by``, replacing what was recorded."""
+    def record_rating_check(self, profile: str, decided_by: str, checked: list[str], estimates: dict) -> None:
+        """Record what the self-check of ``profile``'s ratings found (``checked``) and decided
+        (``estimates``, as data), by the matcher fingerprinted ``decided_by``, replacing what
+        was recorded."""
         with self.writing():
-            self.db.execute("INSERT OR REPLACE INTO rating_checks (profile, decided_by, checked) VALUES (?, ?, ?)",
-                            [profile, decided_by, json.dumps(checked)])
+            self.db.execute("INSERT OR REPLACE INTO rating_checks (profile, decided_by, checked, estimates) "
+                            "VALUES (?, ?, ?, ?)", [profile, decided_by, json.dumps(checked), json.dumps(estimates)])
 
     def changed_papers(self, day: date, after_row: int, since: str, chunk: int
                        ) -> Iterator[list[tuple[Paper, dict, date, int]]]:
