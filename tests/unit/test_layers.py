@@ -89,8 +89,7 @@ LAZY: dict[tuple[str, str], str] = {
         "Zotero (test_status_loads_no_http_client)",
     ("watcher.store.files", "watcher.matching"):
         "start-up: every reader of the store imports store.files; the learner only when a state file "
-        "is saved (test_status_loads_no_kind_modules_or_matcher, xfail until config.py stops loading "
-        "every kind's module)",
+        "is saved (test_status_loads_no_matcher)",
     ("watcher.sources.common", "watcher.util"):
         "start-up: reading a config reads every source kind's options; httpx only at a source's first "
         "request (test_status_loads_no_http_client)",
