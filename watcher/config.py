@@ -788,7 +788,7 @@ def _digest(r, name, t, declared: dict[str, set], channels, tz) -> DigestConfig:
             raise r.fail(f"{where}.channels", f"no [channel.{c}] is defined")
     for f in v["formats"]:
         r.choice(f"{where}.formats", f, FORMATS)
-    from .matching.assemble import ORDERS
+    from .matching.order import ORDERS
     from .deliver import KINDS
 
     r.choice(f"{where}.order", v["order"], tuple(ORDERS))

@@ -17,12 +17,14 @@ names no kind. This module imports nothing of watcher's, so every layer may use 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import types
 import typing
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Callable
+from collections.abc import MutableMapping
+from typing import Callable, Iterator
 
 REQUIRED = object()  # marks a key without default
 
@@ -143,6 +145,44 @@ class Kind:
             object.__setattr__(self, "keys", keys_of(self.keys))
             # a channel's options say whether it writes the digest's own formats
             object.__setattr__(self, "writes_formats", getattr(self.options, "writes_formats", self.writes_formats))
+
+
+class Registry(MutableMapping):
+    """A family's kinds by ``type``, in the order error messages name them: each kind's module
+    is imported when its kind is first asked for, so reading a config loads the modules of the
+    kinds it names, not every kind's (their parsers and templates; docs/performance.md,
+    "watcher status"). The names are known without importing anything; iterating names
+    imports nothing, reading a kind imports its module."""
+
+    def __init__(self, package: str, modules: dict[str, str]):
+        self._package = package
+        self._modules = dict(modules)  # type -> the module (in ``package``) that declares it
+        self._kinds: dict[str, Kind] = {}
+
+    def __getitem__(self, name: str) -> Kind:
+        if name not in self._kinds:
+            kind = importlib.import_module(f"{self._package}.{self._modules[name]}").KIND
+            if kind.name != name:
+                raise LookupError(f"{self._package}.{self._modules[name]} declares {kind.name!r}, not {name!r}")
+            self._kinds[name] = kind
+        return self._kinds[name]
+
+    def __setitem__(self, name: str, kind: Kind) -> None:  # a test's stand-in for a kind
+        self._modules.setdefault(name, "")
+        self._kinds[name] = kind
+
+    def __delitem__(self, name: str) -> None:
+        del self._modules[name]
+        self._kinds.pop(name, None)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._modules
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
 
 
 @dataclass(frozen=True)

@@ -132,6 +132,38 @@ def test_status_shows_the_daemon_next_fire_and_missed_runs(tmp_path):
     assert "daemon: running, pid" in text and "next now (overdue)" in text
 
 
+
+def test_status_reads_the_digests_in_as_many_queries_for_twelve_as_for_one(tmp_path):
+    """Each digest's last run, last issue, channels and the runs' record are read for all the
+    digests at once (docs/performance.md, "watcher status"): no query per digest or channel."""
+    now = datetime(2025, 4, 16, 8, 0, tzinfo=UTC)
+    statements = {}
+    for n in (1, 12):
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        digests = "".join(f'[digest.d{i}]\nprofiles = ["p"]\nschedule = "30 21 * * *"\n'
+                          f'channels = ["archive", "copy"]\n\n' for i in range(n))
+        (folder / "config.toml").write_text(
+            '[watcher]\ndatabase = "watcher.db"\n\n[profile.p]\nquery = "GRPO"\n\n' + digests
+            + '[channel.archive]\ntype = "file"\npath = "a/{digest}-{date}.{ext}"\n\n'
+            + '[channel.copy]\ntype = "file"\npath = "b/{digest}-{date}.{ext}"\n')
+        config = load_config(folder / "config.toml")
+        with Store.open(config.settings.database) as store:
+            ran = datetime(2025, 4, 15, 19, 31, tzinfo=UTC)
+            run = store.start_run("once", ran)
+            store.finish_run(run, "ok", {"channels": [
+                {"digest": name, "channel": "archive", "empty": "nothing new"} for name in config.digests]}, ran)
+            for name in config.digests:
+                store.digest_ran(name, ran, True)
+                store.delivery_failed(name, "copy", "disk full", ran)
+            said = []
+            store.db.conn.set_trace_callback(said.append)
+            text = status_text(config, now, store)
+            store.db.conn.set_trace_callback(None)
+        assert text.count("FAILED at 2025-04-15T") == n and text.count("last run 2025-04-15T") == n
+        statements[n] = len(said)
+    assert statements[12] == statements[1], statements
+
 # --- deploy/ ---------------------------------------------------------------------------------
 
 UNITS = ["watcher.service", "watcher-once.service", "watcher.timer"]

@@ -86,14 +86,13 @@ LAZY: dict[tuple[str, str], str] = {
         "start-up: Jinja2 (render) and BibTeX only for 'watcher saved --to' (the same test)",
     ("watcher.zotero.client", "watcher.util"):
         "start-up: status reads each profile's Zotero state through zotsync; httpx only to talk to "
-        "Zotero (test_status_loads_no_http_client_templates_or_matcher, xfail until config.py stops "
-        "loading every kind's module)",
+        "Zotero (test_status_loads_no_http_client)",
     ("watcher.store.files", "watcher.matching"):
         "start-up: every reader of the store imports store.files; the learner only when a state file "
-        "is saved (the same xfail test)",
+        "is saved (test_status_loads_no_matcher)",
     ("watcher.sources.common", "watcher.util"):
         "start-up: reading a config reads every source kind's options; httpx only at a source's first "
-        "request (the same xfail test)",
+        "request (test_status_loads_no_http_client)",
 }
 MAX_LAZY = 6
 

@@ -59,6 +59,36 @@ def test_a_database_from_before_the_tldr_cache_migrates_forward_with_nothing_los
         assert s.tldr_calls("2025-04-12") == 3 and s.tldr_calls("2025-04-13") == 0
 
 
+def test_a_sqlite_utils_plugin_does_not_prepare_watchers_connections(tmp_path):
+    """watcher's connections are its own: a sqlite-utils plugin installed for another tool is
+    not run on them (and opening one does not read every installed package's entry points to
+    find such plugins, a cost of every command's first read)."""
+    import sqlite_utils
+    from sqlite_utils.plugins import pm
+
+    prepared = []
+
+    class Plugin:
+        @sqlite_utils.hookimpl
+        def prepare_connection(self, conn):
+            prepared.append(conn)
+
+    plugin = Plugin()
+    pm.register(plugin, name="a-plugin-of-another-tool")
+    try:
+        with Store.open(tmp_path / "watcher.db") as store:
+            store.count_papers()
+        with Store.open(tmp_path / "watcher.db", readonly=True), Store.open_current(tmp_path / "watcher.db"):
+            pass
+        with Store.open(None):
+            pass
+        assert prepared == []
+        sqlite_utils.Database(memory=True)  # the plugin is registered: sqlite-utils' own use runs it
+        assert len(prepared) == 1
+    finally:
+        pm.unregister(plugin)
+
+
 def test_a_new_paper_then_the_same_paper_again_is_unchanged(store):
     c1 = store.upsert([paper(arxiv_id="2504.07615", version=1)], NOW)
     c2 = store.upsert([paper(arxiv_id="2504.07615", version=1)], NOW)

@@ -14,7 +14,7 @@ from ..present.counts import NOTHING_MATCHED, counts_line, profile_counts
 from .sampledb import is_sample
 from ..util.schedule import due_digests, next_fire as _next_fire
 from ..store import Store, local, require_database
-from ..store.records import ChannelRun, SourceRecord
+from ..store.records import ChannelRecord, ChannelRun, SourceRecord
 from ..util.text import plural
 from ..zotero.sync import status_lines
 
@@ -85,10 +85,15 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
                              f"{_ago(r.last_error_at, tz)}: {r.last_error}")
         lines.append("digests:")
         sample = is_sample(config)  # ran once by 'once --sample': no schedule to miss
+        # each a query for all the digests, none per digest: what status shows, never the stored history
+        states = store.digest_states(config.digests)
         due = {} if sample else {d.name: d for d in due_digests(
-            config, store.last_successes(config.digests), now)}
+            config, {n: st.last_success for n, st in states.items()}, now)}
+        last_days = store.last_issue_days(config.digests)
+        last_channels = store.last_run_channels(config.digests)
+        channel_states = store.channel_states(config.digests)
         for name, d in config.digests.items():
-            st = store.digest_state(name)
+            st = states[name]
             missed = due[name].missed if name in due else None
             if sample:
                 when = "not scheduled (the sample: 'watcher once --sample' runs it)"
@@ -104,15 +109,15 @@ def status_text(config: Config, now: datetime, store: Store | None = None) -> st
             if missed is not None:
                 lines.append(f"    missed its run at {local(missed, tz)} "
                              f"(last success {_ago(st.last_success, tz)})")
-            days = store.issue_days(name)
-            if days:
-                counts = profile_counts(d, config.profiles, store.issue_profile_counts(name, days[0]))
-                lines.append(f"    last issue {days[0]}, per profile: {counts_line(counts, hint=True)}")
-            empty = _delivered_nothing(d, config, store.last_run_channels(name))
+            day = last_days.get(name)
+            if day:
+                counts = profile_counts(d, config.profiles, store.issue_profile_counts(name, day))
+                lines.append(f"    last issue {day}, per profile: {counts_line(counts, hint=True)}")
+            empty = _delivered_nothing(d, config, last_channels[name])
             if empty and not (st.last_error and st.last_error in empty):  # not said twice
                 lines.append(f"    last run delivered nothing: {empty}")
             for ch in d.channels:
-                c = store.channel_state(name, ch)
+                c = channel_states.get((name, ch)) or ChannelRecord(name, ch)
                 line = f"    -> {ch}: last delivery {_ago(c.last_success, tz)}"
                 if c.last_count is not None:
                     line += f" ({plural(c.last_count, 'paper')})"

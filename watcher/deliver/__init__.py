@@ -6,20 +6,20 @@ and returns only once the other side accepted the digest."""
 
 from __future__ import annotations
 
-from ..kinds import ChannelConfig, Kind
-from . import apprise_channel, email, feed, file, slack, stdout, webhook
+from ..kinds import ChannelConfig, Registry
 from .base import Channel, DeliveryContext, redact, secret_env
 from ..errors import ConfigError
 
-KINDS: dict[str, Kind] = {kind.name: kind for kind in (
-    email.KIND,
-    slack.KIND,
-    file.KIND,
-    webhook.KIND,
-    stdout.KIND,
-    apprise_channel.KIND,
-    feed.KIND,
-)}
+# type -> the module declaring it (its KIND), imported when the kind is first asked for
+KINDS = Registry(__name__, {
+    "email": "email",
+    "slack": "slack",
+    "file": "file",
+    "webhook": "webhook",
+    "stdout": "stdout",
+    "apprise": "apprise_channel",
+    "feed": "feed",
+})
 
 
 def channel_config(name: str, type: str, *, timeout: float = 30.0, **keys) -> ChannelConfig:

@@ -24,7 +24,7 @@ it twice. To keep services apart (one failing never repeats another), give each 
 ``[channel.NAME]``.
 
 **Answers.** A service's answer is read up to 1 MB, as the webhook's and the summarizer's are
-(:data:`watcher.util.http.ANSWER_BYTES`), each request and its answer take at most the channel's
+(:data:`watcher.util.wire.ANSWER_BYTES`), each request and its answer take at most the channel's
 ``timeout`` in all, and a redirect is never followed (the webhook's rules): apprise's services
 talk through ``requests``, whose exchanges follow these rules while this channel sends
 (:func:`_capped`); a longer or later answer, or a redirect, fails the URL (not retried).
@@ -43,7 +43,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ..errors import DeliveryError, RenderError
 from ..formats.text import one_line
-from ..util.http import ANSWER_BYTES, shut_down
+from ..util.wire import ANSWER_BYTES, shut_down
 from ..models import Digest, Match
 from ..present.render import call_macro, inert, plural
 from ..kinds import Kind, option, options

@@ -31,7 +31,7 @@ from email.policy import SMTP
 from email.utils import format_datetime, getaddresses, make_msgid, parseaddr
 
 from ..errors import DeliveryError, PartialDelivery
-from ..util.http import shut_down
+from ..util.wire import shut_down
 from ..present.counts import counts_line
 from ..models import Digest, Paper, Sent
 from ..present.render import plural, render

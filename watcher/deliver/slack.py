@@ -19,7 +19,6 @@ import json
 
 from ..errors import DeliveryError, PartialDelivery
 from ..models import Digest
-from . import httppost
 from ..kinds import Kind, option, options
 from .base import Channel, secret_env
 
@@ -130,6 +129,8 @@ class SlackChannel(Channel):
         except ValueError as e:
             raise DeliveryError(f"channel {name}: the slack template did not give Block Kit "
                                 f"JSON ({e})") from e
+        from . import httppost  # httpx at the first send, not when a config is read
+
         with httppost.client(self.cfg.timeout, self.ctx.user_agent) as http:
             for i, message in enumerate(messages, 1):
                 who = f"channel {name}: Slack" + (f" (part {i} of {len(messages)})" if len(messages) > 1 else "")

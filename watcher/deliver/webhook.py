@@ -18,7 +18,6 @@ import json
 from ..errors import DeliveryError
 from ..models import Digest
 from ..present.render import match_json
-from . import httppost
 from ..kinds import Kind, option, options
 from .base import Channel, secret_env
 
@@ -47,6 +46,8 @@ class WebhookChannel(Channel):
         if not url.startswith(("http://", "https://")):
             raise DeliveryError(f"channel {self.cfg.name}: the webhook URL is not http(s)")
         body = payload(digest, rendered["json"])
+        from . import httppost  # httpx at the first send, not when a config is read
+
         with httppost.client(self.cfg.timeout, self.ctx.user_agent) as http:
             httppost.post_json(http, url, body, who=f"channel {self.cfg.name}: webhook")
 

@@ -9,38 +9,19 @@ already delivered, and the reason when it is empty.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from ..present.counts import NOTHING_ANNOUNCED, NOTHING_MATCHED, SOURCES_FAILED
 from .match import prepare, select
-from ..models import Digest, Match, Paper
-
-_EPOCH = datetime.min
+from .order import ORDERS, newest_first
+from ..models import Digest, Paper
 
 
 def window_start(now: datetime, lookback: timedelta, tz: ZoneInfo) -> date:
     """The first day a channel's first digest reaches back to: ``lookback`` before now, as a
     local date."""
     return (now - lookback).astimezone(tz).date()
-
-
-def newest_first(m: Match) -> tuple:
-    """Sort key for digest order ``date``: newest first by the date an entry shows (the first
-    version's submission, else the announcement day), then the best match (papers of one
-    listing day share their date), then title."""
-    p = m.paper
-    when = p.entry_date
-    stamp = when.astimezone(timezone.utc).replace(tzinfo=None) if when else _EPOCH
-    return (-(stamp - _EPOCH).total_seconds(), -m.score, p.title)
-
-
-def best_first(m: Match) -> tuple:
-    """Sort key for digest order ``score``: the best match first, then newest first."""
-    return (-m.score, *newest_first(m))
-
-
-ORDERS = {"date": newest_first, "score": best_first}  # a digest's ``order``
 
 
 def assemble(name: str, title: str, day: date, candidates: list[Paper], matchers: list,

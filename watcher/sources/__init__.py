@@ -8,25 +8,30 @@ in the order error messages name them, and :mod:`watcher.config` reads it.
 
 from __future__ import annotations
 
-from ..kinds import Kind, SourceConfig
-from . import arxiv, arxiv_oai, arxiv_rss, biorxiv, crossref, feed, hf_daily, listing, openalex, pubmed
+from ..kinds import Registry, SourceConfig
 from .base import FetchResult, Source, SourceContext
 
-KINDS: dict[str, Kind] = {kind.name: kind for kind in (
-    arxiv.KIND,
-    arxiv_rss.KIND,
-    arxiv_oai.KIND,
-    hf_daily.KIND,
-    listing.KIND,
-    biorxiv.KIND,
-    pubmed.KIND,
-    feed.KIND,
-    openalex.KIND,
-    crossref.KIND,
-)}
+# type -> the module declaring it (its KIND), imported when the kind is first asked for
+KINDS = Registry(__name__, {
+    "arxiv": "arxiv",
+    "arxiv-rss": "arxiv_rss",
+    "arxiv-oai": "arxiv_oai",
+    "hf-daily": "hf_daily",
+    "listing": "listing",
+    "biorxiv": "biorxiv",
+    "pubmed": "pubmed",
+    "feed": "feed",
+    "openalex": "openalex",
+    "crossref": "crossref",
+})
 
-# Source types that cannot reach back to a given day (``watcher fetch --since``), and why.
-NO_BACKFILL: dict[str, str] = {name: kind.no_backfill for name, kind in KINDS.items() if kind.no_backfill}
+
+def __getattr__(name: str):
+    """``NO_BACKFILL``: the source types that cannot reach back to a given day (``watcher
+    fetch --since``), and why; read from every kind when first asked for."""
+    if name != "NO_BACKFILL":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return {name: kind.no_backfill for name, kind in KINDS.items() if kind.no_backfill}
 
 
 # Not a type a config file may name: ``--sample`` puts it in place of the configured sources.

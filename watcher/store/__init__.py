@@ -40,7 +40,7 @@ import sqlite_utils
 from ..errors import StoreError
 from ..util.folders import make_folder
 from ..models import now_utc
-from .connection import (Interrupted, _check_intact, busy_timeout, connect_readonly, database_error, error_kind,
+from .connection import (Interrupted, _check_intact, as_database, busy_timeout, connect_readonly, database_error, error_kind,
                          no_database, require_database, translated)
 from .files import STATE_ERROR_NOT_KEPT, NotAWatcherDatabase, build_state, complete_state, saved_database_intact
 from .ledger import LedgerStore
@@ -120,18 +120,18 @@ class Store(PaperStore, SearchStore, LedgerStore, RatingStore, RunStore, TldrSto
         (SQLite's ``mode=ro``: nothing is created, migrated or written; a write raises)."""
         try:
             if path is None:
-                db = sqlite_utils.Database(memory=True)
+                db = as_database()
             elif readonly:
                 path = Path(path)
                 if not path.exists():
                     raise no_database(path)
-                db = sqlite_utils.Database(connect_readonly(path, busy_timeout()))
+                db = as_database(connect_readonly(path, busy_timeout()))
             else:
                 path = Path(path)
                 existed = path.exists() and path.stat().st_size > 0
                 make_folder(path.parent, path)
                 conn = sqlite3.connect(str(path), timeout=busy_timeout(), isolation_level=None)
-                db = sqlite_utils.Database(conn)
+                db = as_database(conn)
                 try:
                     if existed and not _left_as_checked(path):  # refuse a damaged file before writing to it
                         _check_intact(conn)

@@ -133,6 +133,18 @@ def connect_readonly(path: Path, timeout: float) -> sqlite3.Connection:
     return conn
 
 
+def as_database(conn: sqlite3.Connection | None = None):
+    """sqlite-utils' Database over ``conn`` (None: a new one in memory), without sqlite-utils'
+    plugins: watcher's connections are watcher's (a plugin installed for another tool does not
+    prepare them), and opening one does not read every installed package's entry points to find
+    plugins (docs/performance.md, "watcher status")."""
+    import sqlite_utils
+
+    if conn is None:
+        return sqlite_utils.Database(memory=True, execute_plugins=False)
+    return sqlite_utils.Database(conn, execute_plugins=False)
+
+
 def require_database(path: str | Path) -> None:
     """For the commands that only read: refuse, instead of creating an empty database."""
     if not Path(path).exists():

@@ -9,21 +9,19 @@ from pathlib import Path
 
 from ..errors import NotAWatcherDatabase
 from ..matching.index import search_text
-from .connection import busy_timeout, connect_readonly, database_error, papers_triggers_aside
+from .connection import as_database, busy_timeout, connect_readonly, database_error, papers_triggers_aside
 from .seen import LEDGER_REFERENCES, RATING_REFERENCES
 
 
 def needs_migration(database: Path) -> bool:
     """Whether the database at ``database`` lacks a migration of this version (read only); True
     when it cannot be read (opening it to migrate then says why in words)."""
-    import sqlite_utils
-
     from .migrations import migrations
 
     try:
         conn = connect_readonly(database, busy_timeout())
         try:
-            return bool(migrations.pending(sqlite_utils.Database(conn)))
+            return bool(migrations.pending(as_database(conn)))
         finally:
             conn.close()
     except sqlite3.Error:
@@ -132,11 +130,10 @@ def _build_state(database: Path, out: Path, keep_ratings: bool, pending_day: str
     out."""
     from .migrations import migrations
     from .seen import pack_seen, remember
-    import sqlite_utils
 
     conn = sqlite3.connect(Path(out).resolve().as_uri(), uri=True, isolation_level=None)
     try:
-        migrations.apply(sqlite_utils.Database(conn))
+        migrations.apply(as_database(conn))
         conn.execute("PRAGMA journal_mode=OFF")  # a file built once: no journal to keep
         conn.execute("PRAGMA synchronous=OFF")
         conn.create_function("public_reasons", 1, _public_reasons, deterministic=True)

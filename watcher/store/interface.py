@@ -160,6 +160,9 @@ class StoreInterface(Protocol):
     def issue_days(self, digest: str) -> list[str]:
         """The dates ``digest`` was delivered on, newest first."""
 
+    def last_issue_days(self, digests) -> dict[str, str]:
+        """The date of each named digest's newest issue, in one query (absent: never delivered)."""
+
     def issue(self, digest: str, day: str, channel: str | None = None,
               number: int | None = None) -> IssueRecord | None:
         """One delivered issue with its messages and their papers as sent; None when there is none."""
@@ -219,6 +222,9 @@ class StoreInterface(Protocol):
     def channel_state(self, digest: str, channel: str) -> ChannelRecord:
         """The state of (digest, channel); every field None before its first run."""
 
+    def channel_states(self, digests) -> dict[tuple[str, str], ChannelRecord]:
+        """The state of every channel of the named digests that ran, by (digest, channel), in one query."""
+
     def delivery_failed(self, digest: str, channel: str, error: str, now: datetime,
                         first_window: date | None = None) -> None:
         """Record a failed delivery; nothing enters the ledger, the watermark stays."""
@@ -230,14 +236,17 @@ class StoreInterface(Protocol):
     def digest_state(self, name: str) -> DigestRecord:
         """The digest's last run; every field None before the first."""
 
+    def digest_states(self, names) -> dict[str, DigestRecord]:
+        """The last run of each named digest, in one query."""
+
     def last_runs(self, names) -> dict[str, datetime | None]:
         """When each named digest last ran, whatever the outcome."""
 
     def last_successes(self, names) -> dict[str, datetime | None]:
         """When each named digest last ran successfully."""
 
-    def last_run_channels(self, digest: str, limit: int = 50) -> list[ChannelRun]:
-        """What each channel of ``digest`` did in the newest run that delivered it."""
+    def last_run_channels(self, digests, limit: int = 50) -> dict[str, list[ChannelRun]]:
+        """For each named digest, what each of its channels did in the newest run that delivered it."""
 
     def start_run(self, kind: str, now: datetime) -> int:
         """A new run; its id."""

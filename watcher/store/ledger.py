@@ -129,6 +129,13 @@ class LedgerStore:
         return [r[0] for r in self.db.execute("SELECT day FROM issues WHERE digest = ? ORDER BY day DESC",
                                               [digest])]
 
+    def last_issue_days(self, digests) -> dict[str, str]:
+        """The date of each named digest's newest issue, in one query (a digest never delivered
+        is absent): the index of issues by (digest, day) answers it."""
+        names = list(digests)
+        return dict(self.db.execute(f"SELECT digest, max(day) FROM issues WHERE digest IN "
+                                    f"({', '.join('?' * len(names))}) GROUP BY digest", names))
+
     def issue(self, digest: str, day: str, channel: str | None = None,
               number: int | None = None) -> IssueRecord | None:
         """One delivered issue with its messages (of ``channel`` only, and only message

@@ -53,6 +53,13 @@ class RunStore:
         rows = list(self.db["channels"].rows_where("digest = ? AND channel = ?", [digest, channel]))
         return ChannelRecord.from_row(rows[0]) if rows else ChannelRecord(digest, channel)
 
+    def channel_states(self, digests) -> dict[tuple[str, str], ChannelRecord]:
+        """The state of every channel of the named digests that ran, by (digest, channel), in
+        one query (``watcher status``); a pair missing never ran."""
+        names = list(digests)
+        rows = self.db.query(f"SELECT * FROM channels WHERE digest IN ({', '.join('?' * len(names))})", names)
+        return {(r["digest"], r["channel"]): ChannelRecord.from_row(r) for r in rows}
+
     def delivery_failed(self, digest: str, channel: str, error: str, now: datetime,
                         first_window: date | None = None) -> None:
         """Record a failed delivery; nothing enters the ledger and the watermark stays. A first
@@ -80,32 +87,44 @@ class RunStore:
 
     def digest_state(self, name: str) -> DigestRecord:
         """The digest's last run; every field None before the first."""
-        rows = list(self.db["digests"].rows_where("name = ?", [name]))
-        return DigestRecord.from_row(rows[0]) if rows else DigestRecord(name)
+        return self.digest_states([name])[name]
+
+    def digest_states(self, names) -> dict[str, DigestRecord]:
+        """The last run of each named digest, in one query (every field None before its first)."""
+        names = list(names)
+        rows = self.db.query(f"SELECT * FROM digests WHERE name IN ({', '.join('?' * len(names))})", names)
+        found = {r["name"]: DigestRecord.from_row(r) for r in rows}
+        return {n: found.get(n) or DigestRecord(n) for n in names}
 
     def last_runs(self, names) -> dict[str, datetime | None]:
         """When each named digest last ran, whatever the outcome (None before its first run):
         what ``watcher once --due`` counts from."""
-        return {n: self.digest_state(n).last_run for n in names}
+        return {n: d.last_run for n, d in self.digest_states(names).items()}
 
     def last_successes(self, names) -> dict[str, datetime | None]:
         """When each named digest last ran successfully (None before): what the schedule and
         ``watcher status`` count from."""
-        return {n: self.digest_state(n).last_success for n in names}
+        return {n: d.last_success for n, d in self.digest_states(names).items()}
 
-    def last_run_channels(self, digest: str, limit: int = 50) -> list[ChannelRun]:
-        """What each channel of ``digest`` did in the newest of the last ``limit`` runs that
-        delivered it (as recorded: papers, sent, ``empty`` - why nothing was sent -,
-        ``profiles``: name -> papers brought); [] when none of them did."""
+    def last_run_channels(self, digests, limit: int = 50) -> dict[str, list[ChannelRun]]:
+        """For each named digest, what each of its channels did in the newest of the last
+        ``limit`` runs that delivered it (as recorded: papers, sent, ``empty`` - why nothing was
+        sent -, ``profiles``: name -> papers brought); [] when none of them did. The runs are
+        read once for all the digests."""
+        found: dict[str, list[ChannelRun]] = {d: [] for d in digests}
         for row in self.db.query("SELECT detail FROM runs WHERE detail IS NOT NULL ORDER BY id DESC LIMIT ?",
                                  [limit]):
             try:
-                channels = [c for c in json.loads(row["detail"]).get("channels", []) if c.get("digest") == digest]
-            except (ValueError, AttributeError):
+                channels = json.loads(row["detail"]).get("channels", [])
+                ran = {d for c in channels if isinstance(d := c.get("digest"), str)}
+            except (ValueError, AttributeError, TypeError):
                 continue
-            if channels:
-                return [ChannelRun.from_detail(c) for c in channels]
-        return []
+            for digest in ran:
+                if digest in found and not found[digest]:
+                    found[digest] = [ChannelRun.from_detail(c) for c in channels if c.get("digest") == digest]
+            if all(found.values()):
+                break
+        return found
 
     def start_run(self, kind: str, now: datetime) -> int:
         """A new row in runs; returns its id."""

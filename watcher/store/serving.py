@@ -13,10 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
-import sqlite_utils
-
 from ..errors import StoreError
-from .connection import Interrupted, connect_readonly, database_error, no_database
+from .connection import Interrupted, as_database, connect_readonly, database_error, no_database
 
 _local = threading.local()
 _serials = itertools.count(1)
@@ -66,7 +64,7 @@ def thread_reader(database: Path, timeout: float, stop: Callable[[], bool], ever
         _drop()
         raise database_error(database, e) from e
     conn.set_progress_handler(stop, every)
-    store = Store(sqlite_utils.Database(conn), database)
+    store = Store(as_database(conn), database)
     store.serial = serial
     broken = False
     try:
@@ -100,7 +98,7 @@ def writer(database: Path, timeout: float) -> Iterator:
     except sqlite3.Error as e:
         raise database_error(database, e) from e
     try:
-        yield Store(sqlite_utils.Database(conn), database)
+        yield Store(as_database(conn), database)
     except sqlite3.Error as e:
         raise database_error(database, e) from e
     finally:

@@ -46,6 +46,7 @@ import httpx
 from ..errors import HttpStatusError, InputError, SourceError, TooLarge
 from ..masking import remember_url
 from .text import plural
+from .wire import ANSWER_BYTES, shut_down
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -405,16 +406,6 @@ class HttpClient:
         return Response(url, 200, data)
 
 
-def shut_down(sock: socket.socket | None) -> None:
-    """Shut ``sock`` down both ways (a deadline passed): whatever read or write is blocked on
-    it returns at once, in any thread."""
-    if sock is not None:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-
 class _Deadline:
     """The total deadline of one exchange: a timer that, when ``seconds`` pass, shuts down the
     socket of the connection the exchange uses (learnt from httpcore's trace of the connect,
@@ -548,9 +539,6 @@ class _Guard:
         self.reach = address_reach(peer[0])
         if self.allowed is not None and self.reach > self.allowed:
             raise self.refuse(peer[0], self.reach)
-
-
-ANSWER_BYTES = 1024 * 1024  # the answers of the summarizer and of webhooks: a sentence, a word
 
 
 def post_capped(client: httpx.Client, url: str, *, limit: int = ANSWER_BYTES,
