@@ -37,13 +37,18 @@ _EMAIL = ('[channel.me]\ntype = "email"\nhost = "smtp.example.org"\nfrom = "me@e
 BAD = [
     # (what to change, expected key in message, expected words)
     (("[watcher]", "[watcher]\ncolour = 'red'"), "watcher.colour", "unknown key"),
-    (("[watcher]", "[wacher]\n[watcher]"), "wacher", "unknown section"),
+    (("[watcher]", "[wacher]\n[watcher]"), "wacher", "unknown section; did you mean watcher?"),
     (('title = "LLM-RL"', "title = 3"), "profile.llm-rl.title", "expected a string, got an integer"),
     (('title = "LLM-RL"', 'title = "LLM-RL"\nmax_papers = "ten"'), "profile.llm-rl.max_papers",
      "expected an integer"),
     (('title = "LLM-RL"', 'title = "LLM-RL"\nmin_score = true'), "profile.llm-rl.min_score", "expected a number"),
     (('profiles = ["llm-rl"]', 'profiles = ["nope"]'), "digest.daily.profiles", "no [profile.nope]"),
     (('channels = ["archive"]', 'channels = ["archive", "lab"]'), "digest.daily.channels", "no [channel.lab]"),
+    # a misspelt name gets the defined one it is closest to, as an unknown key does
+    (('profiles = ["llm-rl"]', 'profiles = ["llm_rl"]'), "digest.daily.profiles",
+     "no [profile.llm_rl] is defined; did you mean llm-rl?"),
+    (('channels = ["archive"]', 'channels = ["archiv"]'), "digest.daily.channels",
+     "no [channel.archiv] is defined; did you mean archive?"),
     (('schedule = "30 21 * * sun-thu"', 'schedule = "61 25 * * *"'), "digest.daily.schedule",
      "not a cron expression"),
     (('schedule = "30 21 * * sun-thu"', 'schedule = "30 21 * *"'), "digest.daily.schedule", "expected 5 fields"),
