@@ -185,7 +185,8 @@ def test_search_is_paginated_without_repeating_a_paper(client):
 
 @pytest.mark.parametrize("query, caret", [("ti:(foo", "ti:(foo\n   ^"), ("GRPO AND", None),
                                           ('"unclosed', None), ("nope:x", None), ("a OR OR b", None),
-                                          ("x*", None), (")", None)])
+                                          ("x*", None), (")", None),
+                                          ("GRPO -reward", "GRPO -reward\n     ^")])  # was: GRPO AND reward
 def test_a_malformed_search_is_shown_back_with_the_caret_never_a_500(client, query, caret):
     r = client.get("/search", params={"q": query})
     assert r.status_code == 400

@@ -125,6 +125,10 @@ def test_query_matches(query, expected):
     ("GRPO $$", "nothing to search for", 5),
     ("au:Lev*", "au: takes a name, not a wildcard", 6),
     ("cat:cs.C*", "cat: takes a category", 4),
+    # a web search's minus: folded, it searched for the word it meant to exclude
+    ("-survey", "a leading - does not exclude a word here: write NOT survey", 0),
+    ("diffusion -survey", "write NOT survey, or quote \"-survey\"", 10),
+    ("diffusion ti:-survey", "write NOT ti:survey", 13),
 ])
 def test_syntax_errors_point_at_the_problem(query, problem, position):
     with pytest.raises(QuerySyntaxError) as info:
