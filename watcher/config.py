@@ -812,8 +812,10 @@ def _digest(r, name, t, declared: dict[str, set], channels, tz) -> DigestConfig:
 
         try:
             trigger = crontab_trigger(v["schedule"], tz)
-        except ValueError as e:
-            raise r.fail(f"{where}.schedule", f"not a cron expression ({e})") from e
+        except ValueError as e:  # a single word was meant as the one keyword, "arxiv"
+            keyword = (f' nor "arxiv"{_did_you_mean(v["schedule"], ["arxiv"])}'
+                       if len(v["schedule"].split()) == 1 else "")
+            raise r.fail(f"{where}.schedule", f"not a cron expression ({e}){keyword}") from e
         now = datetime.now(timezone.utc)
         first = trigger.get_next_fire_time(None, now)
         if first is None or first > now + CRON_HORIZON:
