@@ -469,7 +469,8 @@ def parse_config(data: dict, path: Path) -> Config:
     sections = {"watcher", "source", "profile", "digest", "channel", "web", "summarizer"}
     for key in data:
         if key not in sections:
-            r.errors.append(r.fail(key, f"unknown section (known: {', '.join(sorted(sections))})"))
+            r.errors.append(r.fail(key, f"unknown section{_did_you_mean(key, sections)} "
+                                        f"(known: {', '.join(sorted(sections))})"))
     w = r.first(lambda: r.table("watcher", data.get("watcher", {}), _WATCHER_KEYS),
                 lambda: r.table("watcher", {}, _WATCHER_KEYS))
     tz = r.first(lambda: _timezone(r, w["timezone"]), lambda: timezone.utc)
@@ -780,12 +781,12 @@ def _digest(r, name, t, declared: dict[str, set], channels, tz) -> DigestConfig:
         raise r.fail(f"{where}.profiles", "needs at least one profile")
     for p in v["profiles"]:
         if p not in declared["profile"]:
-            raise r.fail(f"{where}.profiles", f"no [profile.{p}] is defined")
+            raise r.fail(f"{where}.profiles", f"no [profile.{p}] is defined{_did_you_mean(p, declared['profile'])}")
     if not v["channels"]:
         raise r.fail(f"{where}.channels", "needs at least one channel")
     for c in v["channels"]:
         if c not in declared["channel"]:
-            raise r.fail(f"{where}.channels", f"no [channel.{c}] is defined")
+            raise r.fail(f"{where}.channels", f"no [channel.{c}] is defined{_did_you_mean(c, declared['channel'])}")
     for f in v["formats"]:
         r.choice(f"{where}.formats", f, FORMATS)
     from .matching.order import ORDERS
@@ -811,8 +812,10 @@ def _digest(r, name, t, declared: dict[str, set], channels, tz) -> DigestConfig:
 
         try:
             trigger = crontab_trigger(v["schedule"], tz)
-        except ValueError as e:
-            raise r.fail(f"{where}.schedule", f"not a cron expression ({e})") from e
+        except ValueError as e:  # a single word was meant as the one keyword, "arxiv"
+            keyword = (f' nor "arxiv"{_did_you_mean(v["schedule"], ["arxiv"])}'
+                       if len(v["schedule"].split()) == 1 else "")
+            raise r.fail(f"{where}.schedule", f"not a cron expression ({e}){keyword}") from e
         now = datetime.now(timezone.utc)
         first = trigger.get_next_fire_time(None, now)
         if first is None or first > now + CRON_HORIZON:

@@ -98,12 +98,24 @@ class QuerySyntaxError(ConfigError):
 
     def caret(self) -> str:
         """The query's line that holds the problem and a caret under it, for display (a query
-        from a multi-line TOML string shows only its offending line, tabs as spaces)."""
+        from a multi-line TOML string shows only its offending line, tabs as spaces). A line
+        longer than :data:`CARET_WIDTH` shows the part around the problem, cut ends marked
+        ``…``, so that the caret stays in sight on a phone's error box and is not moved by a
+        terminal's wrapping."""
         start = self.query.rfind("\n", 0, self.position) + 1
         end = self.query.find("\n", self.position)
         line = self.query[start:end if end >= 0 else len(self.query)]
         line = "".join(" " if c.isspace() else c for c in line)
-        return f"{line}\n{' ' * (self.position - start)}^"
+        column = self.position - start
+        if len(line) > CARET_WIDTH:
+            left = max(0, column - CARET_WIDTH // 2)
+            right = left + CARET_WIDTH
+            line = ("…" if left else "") + line[left:right] + ("…" if right < len(line) else "")
+            column = column - left + (1 if left else 0)
+        return f"{line}\n{' ' * column}^"
+
+
+CARET_WIDTH = 60  # characters of a query's line QuerySyntaxError.caret shows at most (a phone shows ~36)
 
 
 class InputError(WatcherError):

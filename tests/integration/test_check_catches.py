@@ -177,3 +177,34 @@ def test_check_counts_in_words_that_agree(tmp_path):
     assert out.returncode == 0, out.stderr
     said = out.stdout.decode()
     assert "1 profile," in said and "1 profiles" not in said and "1 digest," in said, said
+
+
+@pytest.mark.parametrize("name, content, said", [
+    ("empty.bib", b"", "empty.bib: no BibTeX entry with a title"),
+    ("mine.bib", b"@article{x, title={Unclosed\n", "mine.bib: no BibTeX entry with a title"),
+    ("notes.txt", b"papers I liked, one day\n", "notes.txt: unknown format"),
+    ("papers.txt", bytes(range(256)) * 4, "papers.txt: binary data, not a listing"),
+])
+def test_check_reads_the_example_files_a_run_reads(write_config, tmp_path, name, content, said):
+    """An examples file that exists but cannot be read as papers passed `check` (the load only
+    asks that it exists), and then every run failed its digests on it."""
+    (tmp_path / name).write_bytes(content)
+    cfg = write_config(MINIMAL_CONFIG.replace('title = "LLM-RL"', f'title = "LLM-RL"\nexamples = ["{name}"]'))
+    r = run_cli("--config", str(cfg), "check", cwd=tmp_path)
+    err = r.stderr.decode()
+    assert r.returncode == 2, err
+    [line] = [l for l in err.splitlines() if "profile.llm-rl.examples" in l]
+    assert said in line and "Traceback" not in err, err
+    once = run_cli("--config", str(cfg), "once", "--sample", cwd=tmp_path)
+    assert once.returncode == 1 and said in once.stderr.decode()  # what it spares: a failed digest
+
+
+def test_check_accepts_readable_example_files_and_arxiv_ids(write_config, tmp_path):
+    from conftest import REPO
+
+    (tmp_path / "liked.txt").write_bytes((REPO / "watcher/samples/llm-rl-2025-04-12.txt").read_bytes())
+    (tmp_path / "liked.bib").write_text("@misc{k, title={Kimi-VL Technical Report}, eprint={2504.07491}}\n")
+    cfg = write_config(MINIMAL_CONFIG.replace(
+        'title = "LLM-RL"', 'title = "LLM-RL"\nexamples = ["liked.txt", "liked.bib", "2504.07615"]'))
+    r = run_cli("--config", str(cfg), "check", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr.decode()

@@ -128,7 +128,7 @@ def test_explain_lists_what_ratings_added_and_removed_with_the_deciding_rating(s
     assert not any(c.added for c in changes)
     assert any("too little evidence" in why for why in checked), checked
     explained_changes(r, lambda a, d: f"profile llm-rl: 9 ratings; over {start} to {end} they added "
-                                      f"{a} papers and removed {d}", changes, checked)
+                                      f"{a} papers and removed {d}, besides the rated papers", changes, checked)
     assert ODF not in r.stdout.decode()  # the on-topic paper stays
     r = run_cli(*cfg, "explain", ODF, "--profile", "llm-rl", "--sample")
     assert "(selected)" in r.stdout.decode() and "without the ratings" not in r.stdout.decode()
@@ -156,7 +156,7 @@ def test_explain_lists_what_ratings_added_and_removed_with_the_deciding_rating(s
     removed = [c for c in changes if not c.added]
     assert removed and all(c.rating.endswith("(you disliked)") for c in removed)
     explained_changes(r, lambda a, d: f"profile {LEARNER}: 9 ratings; over {start} to {end} they added "
-                                      f"{a} papers and removed {d}", changes, checked)
+                                      f"{a} papers and removed {d}, besides the rated papers", changes, checked)
 
 
 def test_the_profile_page_lists_what_ratings_changed(site):
@@ -173,7 +173,7 @@ def test_the_profile_page_lists_what_ratings_changed(site):
         assert checked and all(why in page for why in checked)
         # ratings that change nothing say so, not "0 added, 0 removed"
         assert "0 added, 0 removed" not in page
-        assert "no paper added or removed: the same papers are selected with and without your ratings" in page
+        assert "no other paper added or removed: besides the papers you rated, the same papers are selected" in page
         assert c.get("/profiles/llm-rl.json").json()["ratings_checked"] == checked
     config, changes = rate_all(config, db, now=datetime(2025, 4, 12, 20, tzinfo=timezone.utc))
     with Store.open(db) as store:

@@ -185,7 +185,8 @@ def test_search_is_paginated_without_repeating_a_paper(client):
 
 @pytest.mark.parametrize("query, caret", [("ti:(foo", "ti:(foo\n   ^"), ("GRPO AND", None),
                                           ('"unclosed', None), ("nope:x", None), ("a OR OR b", None),
-                                          ("x*", None), (")", None)])
+                                          ("x*", None), (")", None),
+                                          ("GRPO -reward", "GRPO -reward\n     ^")])  # was: GRPO AND reward
 def test_a_malformed_search_is_shown_back_with_the_caret_never_a_500(client, query, caret):
     r = client.get("/search", params={"q": query})
     assert r.status_code == 400
@@ -232,6 +233,23 @@ def test_a_malformed_preview_is_shown_back_with_the_caret(client):
     empty = client.get("/profiles/llm-rl", params={"preview": "  ", "days": "7"})
     assert empty.status_code == 400 and "the draft query is empty" in text(empty)
     assert "paste" not in text(empty).lower()  # no TOML of an empty query to paste
+
+
+@pytest.mark.parametrize("tail", [" OR RLHF", " OR (x AND y)"])
+def test_a_query_past_the_bound_is_said_never_cut(client, tail):
+    """A draft (or search) longer than the page reads was cut at the bound and the cut query
+    used: a valid one was then refused for a problem it does not have ('OR needs a term after
+    it', the cut landing after an OR), or another query was previewed and offered to paste."""
+    from watcher.web.profiles import MAX_QUERY as PREVIEW_MAX
+    from watcher.web.search import MAX_QUERY as SEARCH_MAX
+
+    for path, key, bound in (("/profiles/llm-rl", "preview", PREVIEW_MAX), ("/search", "q", SEARCH_MAX)):
+        query = "GRPO" + " OR GRPO" * (bound // 8) + tail  # valid, and a cut at the bound is not it
+        assert len(query) > bound
+        r = client.get(path, params={key: query, "days": "7"})
+        assert r.status_code == 400, (path, text(r)[:300])
+        assert f"{len(query)} characters, more than the {bound}" in text(r), (path, text(r)[:300])
+        assert "needs a term" not in text(r) and "paste" not in text(r).lower() and "<pre class=\"caret\">" not in r.text
 
 
 def test_a_misspelt_category_is_refused_as_watcher_check_refuses_it(client):

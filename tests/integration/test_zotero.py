@@ -186,11 +186,31 @@ def test_zotero_unreachable_keeps_the_last_examples_and_status_says_so(tmp_path,
     assert error and "Zotero" in error
     assert [p.arxiv_id for p in zotsync.examples(store, config.profiles["mine"])] == ["1306.4664"]
     text = status_text(config, NOW, store)
-    [line] = [l for l in text.splitlines() if "UNREACHABLE" in l]
+    [line] = [l for l in text.splitlines() if "FAILING" in l]
     assert f"collection {READS}" in line and "examples of the last sync kept" in line and "(1 items)" in line
     zotero.down = False
     zotsync.sync(config, store, NOW)
-    assert "UNREACHABLE" not in status_text(config, NOW, store)
+    assert "FAILING" not in status_text(config, NOW, store)
+
+
+def test_an_unset_key_variable_is_named_not_a_bare_403(tmp_path, zotero, store, papers, monkeypatch):
+    """A new user who forgot `export ZOTERO_KEY=...`: `watcher once` and `watcher status` name
+    the variable (as `watcher check` does), Zotero is not asked without the key (it would
+    answer a bare 403), and the examples of the last sync are kept."""
+    from watcher.cycle.status import status_text
+
+    monkeypatch.setenv("ZOTERO_TEST_KEY", "read-key-0123")
+    zotero.add(translator_item(papers["1306.4664"]), [READS])
+    config = make_config(tmp_path, zotero, extra="")
+    zotsync.sync(config, store, NOW)
+    monkeypatch.delenv("ZOTERO_TEST_KEY")
+    asked = len(zotero.requests)
+    [error] = zotsync.sync(config, store, NOW).values()
+    assert error and "environment variable ZOTERO_TEST_KEY" in error and "is not set" in error, error
+    assert len(zotero.requests) == asked
+    assert [p.arxiv_id for p in zotsync.examples(store, config.profiles["mine"])] == ["1306.4664"]
+    [line] = [l for l in status_text(config, NOW, store).splitlines() if f"collection {READS}" in l]
+    assert "FAILING (1 in a row" in line and "ZOTERO_TEST_KEY" in line and "UNREACHABLE" not in line, line
 
 
 # --- write -----------------------------------------------------------------------------------

@@ -117,3 +117,22 @@ def test_papers_known_only_from_listings_have_a_year():
     assert paper_year(Paper(title="x", arxiv_id="math.GT/0309136")) == 2003
     assert paper_year(Paper(title="x", announced=date(2026, 1, 2))) == 2026
     assert paper_year(Paper(title="x")) is None
+
+
+def test_unparsable_blocks_are_said_once_by_watcher_with_their_line(caplog):
+    """A .bib with a broken entry: bibtexparser logged its own multi-line warning (``Parsing
+    of `@article` block (line 0) aborted …``) beside watcher's one line; now watcher alone says
+    it, naming the first such block's line, and keeps the entries it could read."""
+    import logging
+
+    from watcher.errors import InputError
+
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(InputError) as info:
+        read(b"@article{x, title={Unclosed\n", "mine.bib")
+    assert str(info.value) == ("mine.bib: no BibTeX entry with a title; "
+                               "1 block not readable as BibTeX (the first at line 1)")
+    partial = b"@article{a, title={Good one}}\n@article{b, title={Bad\n\n@misc{c, title={Fine too}}\n"
+    assert [p.title for p in read(partial, "mine.bib")] == ["Good one", "Fine too"]
+    said = [(r.name, r.getMessage()) for r in caplog.records]
+    assert said == [("watcher", "mine.bib: 1 block not readable as BibTeX (the first at line 2), skipped")], said

@@ -9,7 +9,7 @@ import pytest
 from conftest import MINIMAL_CONFIG
 from helpers import run_cli
 
-from watcher.errors import ConfigError, QuerySyntaxError
+from watcher.errors import CARET_WIDTH, ConfigError, QuerySyntaxError
 from watcher.matching.index import Batch
 from watcher.models import Paper
 from watcher.matching.query import And, Not, Or, Term, parse_query
@@ -125,6 +125,10 @@ def test_query_matches(query, expected):
     ("GRPO $$", "nothing to search for", 5),
     ("au:Lev*", "au: takes a name, not a wildcard", 6),
     ("cat:cs.C*", "cat: takes a category", 4),
+    # a web search's minus: folded, it searched for the word it meant to exclude
+    ("-survey", "a leading - does not exclude a word here: write NOT survey", 0),
+    ("diffusion -survey", "write NOT survey, or quote \"-survey\"", 10),
+    ("diffusion ti:-survey", "write NOT ti:survey", 13),
 ])
 def test_syntax_errors_point_at_the_problem(query, problem, position):
     with pytest.raises(QuerySyntaxError) as info:
@@ -135,6 +139,27 @@ def test_syntax_errors_point_at_the_problem(query, problem, position):
     assert err.query == query
     assert isinstance(err, ConfigError)
     assert err.caret().splitlines()[1] == " " * position + "^"
+
+
+@pytest.mark.parametrize("where", ["end", "middle", "start"])
+def test_the_caret_of_a_long_one_line_query_stays_in_sight(where):
+    """A one-line query (`query = '...'` in config.toml, the web's draft box) of 400 characters
+    with the problem at its end: the caret was 400 columns out, past a phone's error box and
+    wrapped away from its line on a terminal; now the line is cut around the problem, the caret
+    under the character it names."""
+    terms = " OR ".join(f'"term number {i}"' for i in range(24))
+    query = {"end": terms + " AND (x OR", "middle": terms + " AND (x OR) AND " + terms,
+             "start": "(x OR) AND " + terms}[where]
+    with pytest.raises(QuerySyntaxError) as info:
+        parse_query(query)
+    err = info.value
+    shown, caret = err.caret().split("\n")
+    column = len(caret) - 1
+    assert caret == " " * column + "^" and column <= CARET_WIDTH // 2 + 1, caret
+    assert len(shown) <= CARET_WIDTH + 2 and len(query) > 2 * CARET_WIDTH
+    if err.position < len(query):  # else the caret is just past the line's end, as it was
+        assert shown[column] == query[err.position], (shown, caret)
+    assert shown.startswith("…") == (where != "start") and shown.endswith("…") == (where != "end")
 
 
 def test_tree_shape_and_positive_terms():
@@ -233,10 +258,11 @@ def test_check_refuses_a_too_deep_profile_query_with_the_caret(write_config, tmp
     err = r.stderr.decode()
     assert r.returncode == 2, err
     assert "nested too deeply" in err and "profile.llm-rl.query" in err
-    assert err.splitlines()[-1] == " " * 200 + "^" and "Traceback" not in err
+    shown, caret = err.splitlines()[-2:]  # the 2,800-character line, cut around the problem (column 200)
+    assert shown.startswith("…T NOT NOT") and shown.endswith("…") and caret == " " * 31 + "^" and "Traceback" not in err
 
 
-@pytest.mark.parametrize("query", ["(" * 250 + "GRPO" + ")" * 250, "NOT " * 700 + "GRPO",
+@pytest.mark.parametrize("query", ["(" * 250 + "GRPO" + ")" * 250, "NOT " * 400 + "GRPO",  # within the 2,000 characters
                                    "x " + "(a OR b ANDNOT " * 10 + "GRPO" + ")" * 10,
                                    "x " + "(a OR b ANDNOT " * 50 + "GRPO" + ")" * 50])
 def test_the_web_search_answers_any_depth_without_a_500(tmp_path, query):

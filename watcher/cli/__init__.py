@@ -461,7 +461,7 @@ def ratings_changed_text(profile: str, start, end, changed, rated: int, checked=
 
     added = sum(1 for c in changed if c.added)
     head = (f"profile {profile}: {plural(rated, 'rating')}; over {start} to {end}"
-            f" they added {plural(added, 'paper')} and removed {len(changed) - added}")
+            f" they added {plural(added, 'paper')} and removed {len(changed) - added}, besides the rated papers")
     lines = [head, *(f"  why: {why}" for why in checked)]
     for c in changed:
         paper = c.match.paper

@@ -36,6 +36,7 @@ def check_config(config: Config) -> tuple[list[str], str]:
     problems += web_password_problems(config)
     problems += placeholder_lines(config)[0]
     problems += category_problems(config)
+    problems += example_file_problems(config)
     from ..deliver import KINDS
 
     for ch in config.channels.values():  # what each channel's kind adds, from its module
@@ -53,6 +54,27 @@ def check_config(config: Config) -> tuple[list[str], str]:
                f"{plural(len(config.profiles), 'profile')}, {plural(len(config.digests), 'digest')}, "
                f"{plural(len(config.channels), 'channel')}")
     return problems, summary
+
+
+def example_file_problems(config: Config) -> list[str]:
+    """Each profile's ``examples`` files read as a run reads them (an empty or broken .bib, a
+    file of no known format): the load only asks that they exist, and a run then fails its
+    digests on every cycle. arXiv ids are looked up by the run, not here."""
+    import dataclasses
+
+    from ..errors import InputError
+    from ..matching.compile import example_papers
+
+    out = []
+    for p in config.profiles.values():
+        files = tuple(e for e in p.examples if (p.base_dir / e).is_file())
+        if not files:
+            continue
+        try:
+            example_papers(dataclasses.replace(p, examples=files), lambda _ident: None)
+        except InputError as e:
+            out.append(f"{config.path}: profile.{p.name}.examples: {e}")
+    return out
 
 
 def unloaded_category_errors(path: Path) -> list:

@@ -219,6 +219,7 @@ class DigestPlan:
     links: object = None  # the rating links digests carry (watcher.present.links), or None
     sources_failed: bool = False  # the last fetch of every source failed
     tz: object = timezone.utc  # [watcher].timezone: the times its reasons show
+    sample: bool = False  # the sample database's (watcher once --sample): its commands take --sample
 
     @classmethod
     def make(cls, config: Config, store: Store, dcfg: DigestConfig, now: datetime) -> "DigestPlan":
@@ -229,7 +230,7 @@ class DigestPlan:
                    # rating links expire counting from the wall clock, not from ``now``: a
                    # --sample run's "today" is the sample's day, months ago
                    Summarizer(config.summarizer, store, now), links_for(config),
-                   store.all_sources_failed(list(config.sources)), config.settings.timezone)
+                   store.all_sources_failed(list(config.sources)), config.settings.timezone, is_sample(config))
 
     def build(self, candidates: list, revised: list, older: tuple | None = None,
               last: datetime | None = None, ran_empty: bool = False) -> Digest:
@@ -242,7 +243,8 @@ class DigestPlan:
         if not digest.matches and not candidates and not self.sources_failed:
             digest.empty_reason = quiet_day_reason(self.dcfg, self.now) or digest.empty_reason
             if last is not None and digest.empty_reason == NOTHING_ANNOUNCED:
-                digest.empty_reason = nothing_since(last, self.tz, self.dcfg.name if ran_empty else None)
+                digest.empty_reason = nothing_since(last, self.tz, self.dcfg.name if ran_empty else None,
+                                                    self.sample)
         digest.profiles = profile_counts(self.dcfg, self.profiles, brought_by(digest.matches))
         digest.title = digest_title(self.dcfg, self.profiles, digest.profiles)
         self.summarizer.fill(digest)  # the TL;DRs, before rendering; never fails a delivery

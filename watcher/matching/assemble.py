@@ -42,17 +42,19 @@ def assemble(name: str, title: str, day: date, candidates: list[Paper], matchers
                   empty_reason=empty)
 
 
-def nothing_since(last: datetime, tz: ZoneInfo, digest: str | None = None) -> str:
+def nothing_since(last: datetime, tz: ZoneInfo, digest: str | None = None, sample: bool = False) -> str:
     """Why a channel that ran before gets nothing now: nothing was stored since ``last``, its
     last delivery (whatever was announced then went out then; not "nothing announced"). With
     ``digest``, that last run sent nothing (no profile took a paper): the papers stored before
     it were matched then and are not again, unless asked (``watcher digest NAME --since``) -
-    what a profile just edited needs to be tried on them."""
+    what a profile just edited needs to be tried on them (``sample``: on the sample database,
+    with ``--sample``, as a run without it reads the configured database)."""
     when = f"{last.astimezone(tz):%Y-%m-%d %H:%M}"
     if digest is None:
         return f"nothing new since the last delivery ({when})"
     return (f"nothing stored since the last run ({when}), which matched every paper before it; to "
-            f"match those again (a profile just edited): 'watcher digest {digest} --since DAY'")
+            f"match those again (a profile just edited): "
+            f"'watcher digest {digest}{' --sample' if sample else ''} --since DAY'")
 
 
 def empty_reason(had_candidates: bool, sources_failed: bool = False,

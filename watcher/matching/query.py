@@ -22,7 +22,8 @@ case and punctuation do not matter) or its start (``jr:nature*``); ``doi:`` a DO
 preprint). ``cites:`` takes a followed work (``cites:10.1038/s41586-021-03819-2``,
 ``cites:arxiv:2106.09685``, ``cites:W2741809807``) or ``cites:*``, any followed work; ``by:``
 (or ``orcid:``) a followed author (``by:0000-0002-1825-0097``, ``by:A5023888391``) or ``by:*``.
-Both match what an ``openalex`` source recorded of a paper (docs/openalex.md).
+Both match what an ``openalex`` source recorded of a paper (docs/openalex.md). A bare word
+starting with ``-`` is refused: ``NOT`` excludes, a minus does not.
 
 Parentheses and NOTs nest at most :data:`MAX_DEPTH` deep (``((((x))))`` is 4, ``NOT NOT x`` is
 2); deeper queries are refused, so that no query can exhaust the stack of the parser or of
@@ -188,10 +189,19 @@ class _Parser:
                     raise self.fail(f"unknown field {field}: (known: {', '.join(FIELDS)})", start)
                 out.append(("field", field.lower(), start))
                 if rest:
-                    out.append(("word", rest, start + len(field) + 1))
+                    out.append(("word", self._word(rest, start + len(field) + 1, field + ":"),
+                                start + len(field) + 1))
             else:
-                out.append(("word", value, start))
+                out.append(("word", self._word(value, start), start))
         return out
+
+    def _word(self, value: str, start: int, field: str = "") -> str:
+        """A bare word; one that starts with ``-`` is refused: folded, ``-survey`` would search
+        for ``survey``, the opposite of what a web search's minus asks for."""
+        if len(value) > 1 and value[0] == "-" and value[1].isalnum():
+            raise self.fail(f"a leading - does not exclude a word here: write NOT {field}{value[1:]}, or quote "
+                            f'"{value}" to search for it', start)
+        return value
 
     def peek(self) -> tuple[str, str, int] | None:
         return self.tokens[self.i] if self.i < len(self.tokens) else None

@@ -122,8 +122,14 @@ def read(data: bytes, origin: str) -> list[Paper]:
         papers.append(Paper(title=title, arxiv_id=ident, authors=authors,
                             abstract=" ".join(f.get("abstract", "").split()),
                             doi=f.get("doi") or None))
+    failed = library.failed_blocks  # bibtexparser's own warnings are quieted: said here, once
+    lines = sorted(b.start_line + 1 for b in failed if b.start_line is not None)
+    skipped = (f"{len(failed)} block{'s' if len(failed) != 1 else ''} not readable as BibTeX"
+               + (f" (the first at line {lines[0]})" if lines else "")) if failed else ""
     if not papers:
-        raise InputError(f"{origin}: no BibTeX entry with a title")
+        raise InputError(f"{origin}: no BibTeX entry with a title" + (f"; {skipped}" if skipped else ""))
+    if skipped:
+        logging.getLogger("watcher").warning("%s: %s, skipped", origin, skipped)
     return papers
 
 
@@ -170,6 +176,7 @@ class _Quiet(logging.Filter):
 
 
 logging.getLogger("pylatexenc.latexencode._unicode_to_latex_encoder").addFilter(_Quiet())
+logging.getLogger("bibtexparser.splitter").addFilter(_Quiet())  # read() says what it could not parse
 
 
 def _url(url: str) -> str:

@@ -218,8 +218,9 @@ def profile(request: Request):
         delivered = store.delivered_per_day(name, start, end)
         if draft is not None and not draft.strip():
             error = "the draft query is empty: write one to see what it would select"
+        elif draft is not None and len(draft) > MAX_QUERY:  # said, never cut: a cut query is another query
+            error = f"the draft query is {len(draft)} characters, more than the {MAX_QUERY} a preview reads"
         elif draft is not None:
-            draft = draft[:MAX_QUERY]
             try:
                 parse_query(draft.strip())  # as compiling it would (the compiling is beside the page)
             except QuerySyntaxError as e:

@@ -38,7 +38,8 @@ def _search(request: Request):
     """The search page (HTML, or its JSON twin)."""
     st = state(request)
     params = request.query_params
-    q = params.get("q", "")[:MAX_QUERY]
+    asked = params.get("q", "")
+    q = asked[:MAX_QUERY]  # shown back; a longer one is said, never searched cut (another query)
     form = {k: params.get(k, "") for k in ("from", "to", "cat", "profile", "order")}
     form["q"] = q
     problems: list[str] = []
@@ -60,11 +61,15 @@ def _search(request: Request):
         problems.append(f"no profile named {form['profile']!r}")
     if filters.category and (problem := category_problem(filters.category)):
         problems.append(f"category: {problem}")  # in the words of `watcher check`
-    problems += query_category_problems(q)
-    try:
-        query = parse_search(q)
-    except QuerySyntaxError as e:
-        error, caret, query = str(e), e.caret(), None
+    query = None
+    if len(asked) > MAX_QUERY:
+        problems.append(f"the query is {len(asked)} characters, more than the {MAX_QUERY} a search reads")
+    else:
+        problems += query_category_problems(q)
+        try:
+            query = parse_search(q)
+        except QuerySyntaxError as e:
+            error, caret = str(e), e.caret()
     if error is None and not problems:
         with reading(request) as store:
             if form["profile"]:

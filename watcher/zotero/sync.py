@@ -70,6 +70,10 @@ def sync(config, store, now, *, http=None) -> dict[str, str | None]:
     out = {}
     for key, lib in places(config).items():
         try:
+            if lib.api_key_env and not lib.local and lib.api_key() is None:
+                # named but unset: asked without it, Zotero would answer a bare 403
+                raise ZoteroError(f"environment variable {lib.api_key_env} (zotero.api_key_env) is not set; "
+                                  "Zotero was not asked")
             with Client(lib, user_agent=config.settings.user_agent, http=http) as client:
                 n, skipped = _sync_one(store, client, key, iso(now))
             out[key] = None
@@ -290,7 +294,7 @@ def status_lines(config, store) -> list[str]:
         if r.items is not None:
             line += f" ({r.items} items)"
         if r.failures:
-            line += (f"; UNREACHABLE ({r.failures} failed in a row, the last at "
+            line += (f"; FAILING ({r.failures} in a row, the last at "
                      f"{local(r.last_error_at, tz) if r.last_error_at else ''}): {r.last_error}; "
                      "examples of the last sync kept")
         elif r.last_error:  # a good read's note: the items it skipped

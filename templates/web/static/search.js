@@ -8,7 +8,7 @@
   var results = document.getElementById("results");
   if (!results) return;
 
-  // The query language (OR, AND, NOT, "phrases", parentheses, -word, field:, word*) is read by
+  // The query language (OR, AND, NOT, "phrases", parentheses, field:, word*) is read by
   // `watcher serve` only: a query using it is answered with a sentence, never with a guess.
   // Its operators come from the page (watcher.query.OPERATORS); the rest is the look of a token.
   var operators = (results.getAttribute("data-operators") || "").split(" ").filter(Boolean);
@@ -66,7 +66,7 @@
   if (usesSyntax(q)) {
     var note = el("p", "meta", "This static copy searches plain words only (every word must appear in a " +
       "paper's title, abstract or authors). The query language (OR, AND, NOT, \"phrases\", " +
-      "parentheses, -word, ti: au: cat: and the other fields, word*) needs the server: run watcher serve.");
+      "parentheses, ti: au: cat: and the other fields, word*) needs the server: run watcher serve.");
     note.setAttribute("role", "status");
     results.appendChild(note);
     return;
