@@ -297,17 +297,20 @@ def test_a_papers_page_never_waits_for_a_learners_fit_it_explains_without_the_ra
     deadline on the first visit after ``serve`` starts (a year's store: 3.2 s, a 503). While
     other work beside the pages holds their turn, so that no fit can run, the page still
     answers: the rated profile explained without its ratings, said so on the page and as
-    ``ratings_pending`` in the twin; once the fit is done, a reload explains it with them."""
+    ``ratings_pending`` in the twin; once the fit is done (started when the server started), a
+    reload explains it with them."""
     config, db = site
     config, changes = rate_all(config, db)
     key = next(c.match.paper.key for c in changes if c.added)  # the likes decide it: selected with them only
     app = app_for(config, db)
+    web = app.state.web
+    web.background_turn.acquire()  # other work beside the pages has their turn, from the server's start
     with TestClient(app) as c:
-        web = app.state.web
-        web.query_timeout = 1.0  # its patience: 0.35 s
-        with web.background_turn:  # other work beside the pages has their turn
-            page = text(c.get(f"/papers/{key}"))
-            first = {p["profile"]: p for p in c.get(f"/papers/{key}.json").json()["profiles"]}
+        web.query_timeout = 1.0  # its patience: 0.25 s
+        assert ("fit", LEARNER) in web.background  # started with the server, waiting its turn
+        page = text(c.get(f"/papers/{key}"))
+        first = {p["profile"]: p for p in c.get(f"/papers/{key}.json").json()["profiles"]}
+        web.background_turn.release()
         assert "Without its ratings: what it learns from them is still being worked out" in page
         assert first[LEARNER]["ratings_pending"] is True and first[LEARNER]["selected"] is False
         assert first[LEARNER]["without_ratings"] is None

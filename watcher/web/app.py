@@ -106,10 +106,14 @@ def warm_up() -> None:
 async def lifespan(app):
     """At start: at most THREADS pages at once (each holds a connection and its own memory
     arena; past a few, the interpreter lock serialises them anyway); the templates compiled
-    (:func:`warm_up`); with a password, a new one ends every session made with the old one."""
+    (:func:`warm_up`); the rated profiles' learners fitted beside the pages
+    (:meth:`~watcher.web.state.WebState.fit_rated_beside`); with a password, a new one ends every
+    session made with the old one."""
     anyio.to_thread.current_default_thread_limiter().total_tokens = THREADS
     web = app.state.web
     await anyio.to_thread.run_sync(warm_up)
+    if not web.static and web.database.exists():
+        await anyio.to_thread.run_sync(web.fit_rated_beside)
     if web.password is not None and web.database.exists():
         try:
             await anyio.to_thread.run_sync(sessions.password_check, web.database, web.password,

@@ -277,9 +277,9 @@ def _overdue() -> bool:
     return time.monotonic() > deadline or any(e is not None and e.is_set() for e in _local.events)
 
 
-PATIENCE = 0.35  # of its deadline, from its arrival: how long a page waits for work beside it, all told
-# (0.7 s of the 2 s a page has: it answers within about a second whatever that work costs, and a
-# reload shows what the work kept meanwhile)
+PATIENCE = 0.25  # of its deadline, from its arrival: how long a page waits for work beside it, all told
+# (0.5 s of the 2 s a page has: it answers within about a second whatever that work costs, under
+# load too, and a reload shows what the work kept meanwhile)
 
 
 def wait_beside(st, thread) -> None:

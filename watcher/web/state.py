@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 
 from ..matching.compile import Compiled
 from ..config import Config, load_config
-from ..errors import ConfigError
+from ..errors import ConfigError, StoreError
 from ..cycle.selections import decided_by, decided_now
 from ..store import Store
 
@@ -270,6 +270,20 @@ class WebState:
             return kept
         self.fitted_beside(name)
         return self.matcher(name, store, ratings=False)
+
+    def fit_rated_beside(self) -> None:
+        """Start fitting every rated profile's learner beside the pages (:meth:`fitted_beside`,
+        one at a time, the pages first): when ``serve`` starts, so that a paper's page and the
+        rating buttons find them fitted (a fit takes a second or more at 2,000 ratings). A
+        database not there yet, or unreadable, leaves it to the pages."""
+        try:
+            with Store.open(self.database, readonly=True) as store:
+                rated = store.rating_counts()
+        except StoreError:
+            return
+        for name in self.config.profiles:
+            if rated.get(name):
+                self.fitted_beside(name)
 
     def fitted_beside(self, name: str) -> threading.Thread:
         """The work beside the pages (:meth:`beside`) compiling profile ``name`` as the digests
