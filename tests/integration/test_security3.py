@@ -146,16 +146,16 @@ class DripServer(RawServer):
 def test_a_dripping_server_costs_about_timeout_per_try_not_per_byte(where):
     """With no Content-Length too: the body cut at the deadline is a timeout, never a short
     body taken as whole (QA: 12 of 30 papers stored, the last abstract cut mid-sentence)."""
-    drip = DripServer(where)  # 60+ bytes, one every 0.3 s: 18 s or more to the end
+    drip = DripServer(where, every=0.15)  # 60+ bytes, one every 0.15 s: 9 s or more to the end
     try:
-        client = fast_client(timeout=1.0, retries=1)
+        client = fast_client(timeout=0.5, retries=1)
         started = time.monotonic()
         with pytest.raises(SourceError, match="timed out .*2 tries"):
             client.get(f"http://127.0.0.1:{drip.port}/feed")
         took = time.monotonic() - started
     finally:
         drip.close()
-    assert took < 9, took  # two tries of about 1 s each, well before the 18 s drip
+    assert took < 9, took  # two tries of about 0.5 s each; read to its end, one try alone takes 9 s
     assert drip.sent < 40  # the server was cut off, not read to its end
 
 
@@ -566,9 +566,9 @@ def test_saved_bib_never_keeps_a_javascript_url(tmp_path):
 def test_a_webhook_dripping_its_answer_fails_after_about_its_timeout():
     from watcher.deliver import httppost
 
-    drip = DripServer("body")  # 60 bytes, one every 0.3 s: 18 s to the end
+    drip = DripServer("body", every=0.15)  # 60 bytes, one every 0.15 s: 9 s to the end
     try:
-        with httppost.client(1.0, "watcher-test") as http, pytest.raises(
+        with httppost.client(0.5, "watcher-test") as http, pytest.raises(
                 DeliveryError, match="timed out waiting for an answer"):
             httppost.post_json(http, f"http://127.0.0.1:{drip.port}/hook", {"x": 1}, who="channel hook: webhook")
     finally:
