@@ -162,6 +162,7 @@ def delivered_titles(folder: Path) -> list[str]:
     return titles
 
 
+@pytest.mark.slow  # a real daemon waited on for three firings a second apart
 def test_fires_repeatedly_logs_for_journald_and_stops_on_sigterm(tmp_path, daemons):
     write_config(tmp_path)
     log_path = tmp_path / "daemon.log"
@@ -178,6 +179,7 @@ def test_fires_repeatedly_logs_for_journald_and_stops_on_sigterm(tmp_path, daemo
     assert lines[-1] == "<6>stopped"
 
 
+@pytest.mark.slow  # a real daemon waited on for four firings around two reloads
 def test_sighup_reloads_and_an_invalid_config_keeps_the_old_one(tmp_path, daemons):
     config = write_config(tmp_path)
     notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)

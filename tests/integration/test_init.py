@@ -10,6 +10,8 @@ import re
 import sqlite3
 import tomllib
 
+import pytest
+
 from conftest import REPO
 from helpers import run_cli
 from watcher.cli.init_files import scheduled_config, shipped_config_path, starter_config
@@ -56,6 +58,7 @@ def test_init_github_writes_nothing_when_any_file_exists(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md"]  # not half a repository
 
 
+@pytest.mark.slow  # a git workflow: init, add, commit and status in the folder init --github wrote
 def test_init_github_ignores_what_its_readme_makes_in_the_folder(tmp_path):
     """The README sets up .venv and restores watcher.db in the clone: `git add -A` must commit
     neither (QA); the wheel the workflow installs is committed."""

@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from starlette.testclient import TestClient
 
-from conftest import run_watcher
+from helpers import run_cli as run_watcher  # in process: the surfaces are what is checked, not the process
 from httpserver import Reply, server  # noqa: F401
 from test_echoed_secrets import EchoingSmtp
 

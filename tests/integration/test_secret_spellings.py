@@ -16,7 +16,8 @@ from urllib.parse import quote
 
 from starlette.testclient import TestClient
 
-from conftest import run_watcher
+from conftest import run_watcher  # a real process, for the log as `python -m watcher` writes it
+from helpers import run_cli  # in process, where what is checked is the surfaces, not the process
 from httpserver import Reply, server  # noqa: F401
 from test_zotero import make_config
 from zoteroserver import zotero  # noqa: F401
@@ -47,7 +48,7 @@ def test_a_key_ending_in_a_carriage_return_is_refused_in_one_line_naming_its_var
     make_config(tmp_path, zotero, extra="")
     env = {"ZOTERO_TEST_KEY": "read-key-0123\r"}
     for command in (["check"], ["once"], ["status"]):
-        r = run_watcher(*command, cwd=tmp_path, env=env)
+        r = run_cli(*command, cwd=tmp_path, env=env)
         [line] = r.stderr.decode().splitlines()
         assert r.returncode == 2 and line.startswith("watcher: "), (command, r.stderr)
         assert ("profile.mine.zotero.api_key_env: environment variable ZOTERO_TEST_KEY holds a carriage "
@@ -57,7 +58,7 @@ def test_a_key_ending_in_a_carriage_return_is_refused_in_one_line_naming_its_var
     assert not (tmp_path / "watcher.db").exists()
     # a tab or a NUL anywhere is refused too; a list of apprise URLs may be split across lines
     for value, says in (("read\tkey-0123", "control character U+0009"), ("read-key\n", "a line break (\\n)")):
-        r = run_watcher("check", cwd=tmp_path, env={"ZOTERO_TEST_KEY": value})
+        r = run_cli("check", cwd=tmp_path, env={"ZOTERO_TEST_KEY": value})
         assert r.returncode == 2 and says in r.stderr.decode() and b"read" not in r.stderr.replace(b"watcher", b""), r.stderr
 
 
@@ -89,12 +90,12 @@ def test_a_key_echoed_in_every_spelling_stays_off_every_surface(tmp_path, zotero
     zotero.script("GET", (403, {}, ("Invalid key " + " ".join(spelt)).encode()))
     make_config(tmp_path, zotero, extra="")
     env = {"ZOTERO_TEST_KEY": KEY}
-    once = run_watcher("--log-level", "debug", "once", cwd=tmp_path, env=env)
+    once = run_cli("--log-level", "debug", "once", cwd=tmp_path, env=env)
     assert [h["zotero-api-key"] for _, _, h in zotero.requests][:1] == [KEY]  # planted: it was sent
-    status = run_watcher("status", cwd=tmp_path, env=env)
+    status = run_cli("status", cwd=tmp_path, env=env)
     assert b"HTTP 403: Invalid key ***" in status.stdout, status.stdout + status.stderr
-    site = run_watcher("site", str(tmp_path / "site"), cwd=tmp_path, env=env)
-    saved = run_watcher("state", "save", str(tmp_path / "state.db.gz"), cwd=tmp_path, env=env)
+    site = run_cli("site", str(tmp_path / "site"), cwd=tmp_path, env=env)
+    saved = run_cli("state", "save", str(tmp_path / "state.db.gz"), cwd=tmp_path, env=env)
     assert site.returncode == 0 and saved.returncode == 0, site.stderr + saved.stderr
     app = create_app(load_config(tmp_path / "config.toml"), tmp_path / "watcher.db")
     with TestClient(app, base_url="http://127.0.0.1") as web:
@@ -147,7 +148,7 @@ urls_env = "T_APPRISE"
 ''')
     env = {"T_SMTP_PW": "correct horse battery staple\r", "T_HOOK_URL": "https://hooks.example.org/T0/B0/XYZ\r",
            "T_APPRISE": "json://127.0.0.1:9/a\r\njson://127.0.0.1:9/b\r\n"}
-    r = run_watcher("check", cwd=tmp_path, env=env)
+    r = run_cli("check", cwd=tmp_path, env=env)
     lines = r.stderr.decode().splitlines()
     assert r.returncode == 2 and len(lines) == 2, lines
     assert "channel.mail.password_env: environment variable T_SMTP_PW holds a carriage return" in lines[0] + lines[1]

@@ -68,6 +68,7 @@ def peak_run(args, cwd, env=None):
     return line[2], r.stderr.decode(), int(line[1]) / 1024
 
 
+@pytest.mark.slow  # four real processes each unpacking a 1 GB gzip bomb to its bound, their memory peaks measured
 def test_a_gzip_bomb_fails_convert_and_a_source_in_one_line_under_200_mb(server, tmp_path):  # noqa: F811
     bomb = gzip_bomb()
     server.route("/bomb.txt.gz", Reply(body=bomb))
@@ -145,16 +146,16 @@ class DripServer(RawServer):
 def test_a_dripping_server_costs_about_timeout_per_try_not_per_byte(where):
     """With no Content-Length too: the body cut at the deadline is a timeout, never a short
     body taken as whole (QA: 12 of 30 papers stored, the last abstract cut mid-sentence)."""
-    drip = DripServer(where)  # 60+ bytes, one every 0.3 s: 18 s or more to the end
+    drip = DripServer(where, every=0.15)  # 60+ bytes, one every 0.15 s: 9 s or more to the end
     try:
-        client = fast_client(timeout=1.0, retries=1)
+        client = fast_client(timeout=0.5, retries=1)
         started = time.monotonic()
         with pytest.raises(SourceError, match="timed out .*2 tries"):
             client.get(f"http://127.0.0.1:{drip.port}/feed")
         took = time.monotonic() - started
     finally:
         drip.close()
-    assert took < 9, took  # two tries of about 1 s each, well before the 18 s drip
+    assert took < 9, took  # two tries of about 0.5 s each; read to its end, one try alone takes 9 s
     assert drip.sent < 40  # the server was cut off, not read to its end
 
 
@@ -424,14 +425,13 @@ def test_every_unit_raises_its_file_handle_limit():
 # --- 3. the state file holds only what a run needs ----------------------------------------------
 
 def test_the_state_file_keeps_no_ratings_sessions_password_or_errors_unless_asked(tmp_path):
-    import shutil
     import sqlite3
 
-    from conftest import run_watcher
+    from helpers import run_cli as run_watcher  # in process: what is checked is the file, not the process
     from test_site import SAVED
+    from webkit import sample_setup
 
-    shutil.copy(REPO / "config.toml", tmp_path / "config.toml")
-    assert run_watcher("once", "--sample", cwd=tmp_path).returncode == 0
+    sample_setup(tmp_path)  # the shipped config.toml and `watcher once --sample`'s database
     assert run_watcher("rate", "save", SAVED, "--sample", cwd=tmp_path).returncode == 0
     assert run_watcher("rate", "up", SAVED, "--profile", "llm-rl", "--sample", cwd=tmp_path).returncode == 0
     db = tmp_path / "watcher-sample.db"
@@ -566,9 +566,9 @@ def test_saved_bib_never_keeps_a_javascript_url(tmp_path):
 def test_a_webhook_dripping_its_answer_fails_after_about_its_timeout():
     from watcher.deliver import httppost
 
-    drip = DripServer("body")  # 60 bytes, one every 0.3 s: 18 s to the end
+    drip = DripServer("body", every=0.15)  # 60 bytes, one every 0.15 s: 9 s to the end
     try:
-        with httppost.client(1.0, "watcher-test") as http, pytest.raises(
+        with httppost.client(0.5, "watcher-test") as http, pytest.raises(
                 DeliveryError, match="timed out waiting for an answer"):
             httppost.post_json(http, f"http://127.0.0.1:{drip.port}/hook", {"x": 1}, who="channel hook: webhook")
     finally:
@@ -585,9 +585,10 @@ def test_a_state_file_that_unpacks_without_end_is_not_restored(tmp_path, opener)
     from watcher.cli import statefile
 
     packed = tmp_path / "bomb.db.gz"
-    with {"bz2": bz2.open, "gzip": gzip.open, "lzma": lzma.open}[opener](packed, "wb") as z:
-        for _ in range(300):  # 300 MB of zeros in a few hundred KB
-            z.write(b"\0" * (1 << 20))
+    # 304 MB of zeros in a few hundred KB: 19 streams of 16 MB each, one after the other (each
+    # format reads a file of joined streams as one, so packing one stream is enough)
+    packed.write_bytes({"bz2": bz2.compress, "gzip": gzip.compress, "lzma": lzma.compress}[opener](
+        b"\0" * (16 << 20)) * 19)
     with pytest.raises(InputError, match="unpacks to more than 268,435,456 bytes"):
         statefile.restore(packed, tmp_path / "watcher.db")
     assert not (tmp_path / "watcher.db").exists()
@@ -624,6 +625,7 @@ def test_numbers_of_thousands_of_digits_are_no_internal_error():
     assert read and all((p.author_count or 0) < 10**9 for p in read)
 
 
+@pytest.mark.slow  # parses two million elements under tracemalloc
 def test_xml_is_bounded_by_what_it_parses_into():
     """Not only bytes: elements outside any record are dropped as they end (15 million empty
     ones took 1.4 GB), nesting stops at 100 deep, and a feed for feedparser (which builds the

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import warnings
 
-from conftest import run_watcher
+from helpers import run_cli as run_watcher  # in process: the pages and the log are what is checked
 from httpserver import Reply, server  # noqa: F401
 from webkit import app_for, hostile_setup
 

@@ -10,7 +10,7 @@ import warnings
 from html import unescape
 
 from arxivserver import PagedFeed
-from conftest import run_watcher
+from helpers import run_cli as run_watcher  # in process: the digest, the items and the status are what is checked
 from deliverkit import MailServer
 from helpers import data
 from httpserver import server  # noqa: F401

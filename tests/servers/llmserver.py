@@ -109,7 +109,7 @@ class LlmServer:
         self.httpd = QuietHTTPServer(("127.0.0.1", port), Handler)
         self.port = self.httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.02,), daemon=True)  # shutdown() waits one poll
 
     def __enter__(self) -> "LlmServer":
         self.thread.start()

@@ -44,6 +44,7 @@ def test_every_source_and_channel_type_is_documented(kind):
     assert f"| `{kind}` |" in DOCS
 
 
+@pytest.mark.slow  # runs a benchmark script (benchmarks/eval_profile.py) over the 7,258-paper corpus
 def test_the_readmes_reproduce_with_the_corpus_commands_work_as_written():
     """The commands under "Reproduce from the repository's root" run as printed and give the
     figures the README states."""

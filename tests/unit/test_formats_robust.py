@@ -82,6 +82,7 @@ def test_every_truncation_point(reader, name, ids):
 # Splices found by the random search, kept so that every run (random or derandomized) tries
 # them: one space at byte 76 lands inside the OAI root's namespace URI; an "a" at byte 30 makes
 # the prolog's encoding "aUTF-8", which the XML parser does not know (a LookupError, not ParseError).
+@pytest.mark.slow  # 60 generated splices into each of the real documents
 @pytest.mark.parametrize("reader,name,raw", DOCUMENTS, ids=[n for _, n, _ in DOCUMENTS])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(junk=st.binary(max_size=200), at=st.integers(0, 1 << 20))

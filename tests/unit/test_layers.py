@@ -21,6 +21,7 @@ and is not counted. test_no_import_circles.py checks the module graph; this chec
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,8 +166,16 @@ def imports_of(mod: str, path: Path, modules: dict[str, Path]) -> list[Import]:
 
 
 def all_imports(root: Path = ROOT) -> list[Import]:
+    if root == ROOT:  # watcher/ does not change while the tests run: read once per test process
+        return list(_watcher_imports())
     modules = module_names(root)
     return [i for mod, path in modules.items() for i in imports_of(mod, path, modules)]
+
+
+@functools.cache
+def _watcher_imports() -> tuple[Import, ...]:
+    modules = module_names(ROOT)
+    return tuple(i for mod, path in modules.items() for i in imports_of(mod, path, modules))
 
 
 def crossing(imports: list[Import]) -> list[Import]:

@@ -259,6 +259,7 @@ def test_a_paper_that_is_itself_an_example_is_never_its_own_reason():
     assert ProfileMatcher(profile(examples=("2504.07615",)), [EXAMPLE]).score(EXAMPLE).reasons == [OWN_EXAMPLE]
 
 
+@pytest.mark.slow  # scores the 7,258-paper benchmark corpus (benchmarks/data) twice
 def test_examples_only_profile_keeps_an_on_topic_set():
     """The seed digest as the only example, over the 7,258-paper corpus of benchmarks/data/:
     a few hundred kept, most of them also kept by the shipped llm-rl query profile."""

@@ -17,6 +17,7 @@ module (Tarjan's algorithm), with the edges inside it.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent / "watcher"
@@ -73,8 +74,16 @@ def edges_of(mod: str, path: Path, modules: dict[str, Path]) -> set[str]:
 
 
 def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    if root == ROOT:  # watcher/ does not change while the tests run: read once per test process
+        return {mod: set(edges) for mod, edges in _watcher_graph().items()}
     modules = module_names(root)
     return {mod: edges_of(mod, path, modules) for mod, path in modules.items()}
+
+
+@functools.cache
+def _watcher_graph() -> dict[str, frozenset[str]]:
+    modules = module_names(ROOT)
+    return {mod: frozenset(edges_of(mod, path, modules)) for mod, path in modules.items()}
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:

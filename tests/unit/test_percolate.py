@@ -69,6 +69,7 @@ def corpus_case():
     return papers, matchers
 
 
+@pytest.mark.slow  # a thousand generated profiles evaluated on every corpus paper, twice
 def test_indexed_matching_equals_every_profile_on_every_paper(corpus_case):
     """On real corpus papers, with a thousand generated profiles and hand-written edge cases:
     each profile's matches (papers, scores, reasons) are those of evaluating it on the whole

@@ -99,12 +99,13 @@ PAPER_FIELDS = re.compile(r"\.(?:title|tldr|reasons|abstract|authors)\b|tldr_of\
 def card_builders(path: Path) -> list[str]:
     """The string literals of ``path`` that hold markup in a function that also reads a paper's
     fields: ``function: literal`` for each."""
-    tree = ast.parse(path.read_text())
+    text = path.read_text()
+    tree, lines = ast.parse(text), text.splitlines(keepends=True)
     found = []
     for fn in ast.walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        source = ast.get_source_segment(path.read_text(), fn) or ""
+        source = "".join(lines[fn.lineno - 1:fn.end_lineno])  # its lines (the file split once, not per function)
         if not PAPER_FIELDS.search(source):
             continue
         for node in ast.walk(fn):

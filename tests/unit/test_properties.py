@@ -18,6 +18,7 @@ import os
 from dataclasses import fields
 from datetime import date, datetime, timezone
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -136,6 +137,7 @@ record = st.dictionaries(RECORD_KEYS, json_value, max_size=10).map(
     lambda d: {**d, "title": d.get("title") if len(d) % 3 else "A title"})
 
 
+@pytest.mark.slow  # 200 generated documents through each of the JSON readers
 @FAST
 @given(st.lists(record | json_value, max_size=4), st.sampled_from(["array", "lines", "hf", "hf-data"]))
 @example([{"title": "T", "authors": [{}]}], "array")

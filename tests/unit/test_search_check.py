@@ -9,6 +9,8 @@ from dataclasses import replace
 from datetime import date, datetime, timezone
 from pathlib import Path
 
+import pytest
+
 from watcher import formats
 from watcher.matching.index import prepare
 from watcher.matching.query import parse_query
@@ -35,6 +37,7 @@ def corpus():
     return papers
 
 
+@pytest.mark.slow  # pages through every match of 25 queries over the two-day corpus, 4 and 25 at a time
 def test_checked_pages_are_the_query_languages_matches_newest_first(tmp_path):
     """Newest first walks the order papers were stored in, which is their days' order within a
     fetch whatever order its listing gave them in: here the days are scattered over the
@@ -106,6 +109,7 @@ def test_every_search_runs_in_a_worker_thread_never_on_the_event_loop(tmp_path, 
     assert loop_threads and not loop_threads & set(search_threads)
 
 
+@pytest.mark.slow  # looks up thousands of words, prefixes and categories of the corpus one fresh batch at a time
 def test_a_small_batch_reads_a_word_from_its_papers_as_its_index_finds_it():
     """A search's chunk of candidates looks its few words up by reading each paper's field
     (index.SCANS words a field) instead of indexing every word of every paper: the same

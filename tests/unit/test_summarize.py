@@ -214,6 +214,7 @@ def test_once_sample_with_the_stand_in_then_with_it_killed(tmp_path):
     assert KEY.encode() not in first.stderr + second.stderr
 
 
+@pytest.mark.slow  # a real process read by a stand-in streaming 200 MB, its memory peak measured
 def test_a_200_mb_answer_is_cut_at_1_mb_and_once_stays_under_300_mb(tmp_path):
     """The summarizer reads at most 1 MB of an answer: a stand-in streaming 200 MB leaves
     `watcher once` under 300 MB of memory (its peak, measured by a parent of its own), and the
