@@ -281,3 +281,34 @@ def test_what_the_ratings_changed_is_recorded_by_the_run_and_read_by_the_page(sa
         (c.match.paper.key, c.added, c.rating) for c in live]
     assert on_the_request["windows"] == 0
     assert on_the_request["papers"] <= len(live) + len(LIKES) + len(DISLIKES) + 10, on_the_request
+
+
+def test_a_profile_page_lists_its_newest_ratings_and_says_where_the_rest_are(sample, tmp_path, on_the_request):
+    """Every rating listed, each with its buttons, made the page of a profile with 2,000 ratings
+    a megabyte, and reading every rated paper a tenth of a second: the page and its twin list
+    the newest 100 (the chart and its counts are of all of them) and say where all are; only
+    the papers listed are read."""
+    from datetime import timedelta
+
+    from watcher.services.ratings import apply_rating
+
+    config, db = sample
+    db = database_copy(db, tmp_path)
+    with Store.open(db) as store:
+        keys = [r[0] for r in store.db.execute("SELECT key FROM papers ORDER BY key LIMIT 130")]
+        when = sample_now(config) - timedelta(days=1)
+        for i, key in enumerate(keys):
+            apply_rating(store, "up" if i % 2 else "down", "llm-rl", key, "cli", profiles=config.profiles,
+                         now=when + timedelta(minutes=i))
+    on_the_request.update(papers=0, windows=0)
+    with TestClient(app_for(config, db)) as client:
+        html = client.get("/profiles/llm-rl")
+        read = on_the_request["papers"]
+        twin = client.get("/profiles/llm-rl.json").json()
+    page = text(html)
+    assert "65 rated up and 65 rated down" in page
+    assert "The newest 100 of 130 ratings; all of them: watcher ratings --profile llm-rl" in page
+    listed = re.findall(r'<li id="p-([^"]+)"><span class="value', html.text.split('<ul class="rated">')[1].split("</ul>")[0])
+    assert listed == keys[30:][::-1]  # newest first
+    assert twin["ratings_total"] == 130 and [r["key"] for r in twin["ratings"]] == keys[30:]
+    assert read <= 110, read  # the listed papers (100), not every rated one (130)

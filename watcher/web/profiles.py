@@ -41,6 +41,7 @@ log = logging.getLogger("watcher")
 RATING_WEEKS = 26  # the ratings chart: up to this many weeks, to the latest rating
 PREVIEW_DAYS = (7, 30)  # none past CHART_DAYS: the preview counts the profile as it is from the chart's days
 PREVIEW_SHOWN = 50
+SHOWN = 100  # the newest ratings, and the changes they made, listed on the page (all: watcher ratings / explain)
 MAX_QUERY = 4000
 
 
@@ -160,6 +161,21 @@ def _preview(st, store, name: str, draft: str, selected: dict[date, set[str]], s
             "all_stored": sum(sig[0] for sig in days.values())}
 
 
+def _rated_shown(store, shown: list[dict], rated: list[dict], changes: list) -> tuple[dict, dict]:
+    """``(rated papers, deciders)``: the papers of the ratings ``shown`` (key -> paper, those
+    still stored), and the rated paper each "like …" / "unlike …" reason of ``changes`` names
+    (reason -> paper, to link it), read for those alone (the profile's 2,000 rated papers
+    made a page of a megabyte and a tenth of a second of reading). A reason names a paper by
+    its arXiv id, else by its title: the ratings of those ids, and of papers without one, are
+    the candidates."""
+    named = {c.rating.split(" ", 2)[1] for c in changes if " " in c.rating}
+    wanted = {r["paper"] for r in shown} | {r["paper"] for r in rated if not r["arxiv_id"] or r["arxiv_id"] in named}
+    papers = {key: p for key in sorted(wanted) if (p := store.get(key)) is not None}
+    deciders = {(liked_reason if r["value"] == "up" else disliked_reason)(papers[r["paper"]]): papers[r["paper"]]
+                for r in rated if r["paper"] in papers}
+    return {r["paper"]: papers[r["paper"]] for r in shown if r["paper"] in papers}, deciders
+
+
 def _ratings_chart(rows: list[dict]) -> tuple[str | None, date | None, date | None]:
     """Ratings up and down per week (weeks start on Monday), up to the newest rating."""
     if not rows:
@@ -196,11 +212,7 @@ def profile(request: Request):
     preview = None
     shown: dict[str, str] = {}
     with reading(request) as store:
-        rated = profile_ratings(store, name)
-        liked, disliked = store.rated_papers(name)  # one query, not one per rating
-        rated_papers = {p.key: p for p in liked + disliked}
-        # the rated paper each "like …" / "unlike …" reason of the changes names, to link it
-        deciders = {**{liked_reason(p): p for p in liked}, **{disliked_reason(p): p for p in disliked}}
+        rated = profile_ratings(store, name)  # every rating, oldest first: the chart counts them all
         start, end = store.recent_days(CHART_DAYS)
         selected, record, recorded_changes = _selected_per_day(st, store, name, start, end)
         # what the ratings' check on themselves found: as recorded for the profile as it is now,
@@ -215,6 +227,7 @@ def profile(request: Request):
         # pending while some days' record predates them (being brought up to date beside the page)
         changed = (start, end, changes_of(store, name, recorded_changes)) if rated else None
         pending = bool(rated) and bool(record["outdated"] or record["counting"])
+        rated_papers, deciders = _rated_shown(store, rated[-SHOWN:], rated, changed[2][:SHOWN] if changed else [])
         delivered = store.delivered_per_day(name, start, end)
         if draft is not None and not draft.strip():
             error = "the draft query is empty: write one to see what it would select"
@@ -232,7 +245,7 @@ def profile(request: Request):
                 preview["toml"] = f"[profile.{name}]\nquery = {toml_string(draft.strip())}"
                 shown = tldrs(store, [m.paper for m in preview["matches"]])
         marked = marks(request, store, list(rated_papers.values())
-                       + ([c.match.paper for c in changed[2]] if changed else [])
+                       + ([c.match.paper for c in changed[2][:SHOWN]] if changed else [])
                        + ([m.paper for m in preview["matches"]] if preview else []))
         now_keys = set().union(*selected.values())
         sent_keys = set().union(*delivered.values())
@@ -258,14 +271,17 @@ def profile(request: Request):
             "selected_now_not_delivered": len(now_keys - sent_keys),
             "ratings": [dict(paper_ref(request, rated_papers[r["paper"]]), value=r["value"], rated_at=r["rated_at"],
                              source=r["source"]) if r["paper"] in rated_papers
-                        else dict(r, id=r["arxiv_id"] or r["paper"]) for r in rated],
+                        else dict(r, id=r["arxiv_id"] or r["paper"]) for r in rated[-SHOWN:]],
+            "ratings_total": len(rated),
             "error": error,
             "ratings_checked": checked,
             "rating_changes_pending": pending,
             "rating_changes": None if changed is None else [
                 dict(paper_ref(request, c.match.paper), added=c.added, rating=c.rating,
                      decided_by=paper_ref(request, deciders[c.rating]) if c.rating in deciders else None)
-                for c in changed[2]],
+                for c in changed[2][:SHOWN]],
+            "rating_changes_total": None if changed is None else {
+                "added": sum(c.added for c in changed[2]), "removed": sum(not c.added for c in changed[2])},
             "preview": None if preview is None else {
                 "start": preview["start"].isoformat(), "end": preview["end"].isoformat(),
                 "count": preview["count"], "current": preview["current"], "stored": preview["stored"],
@@ -277,7 +293,8 @@ def profile(request: Request):
                 chart=chart, start=start, end=end, total=len(now_keys), delivered_total=len(sent_keys),
                 not_now=len(sent_keys - now_keys), not_sent=len(now_keys - sent_keys), draft=draft, days=days, error=error,
                 caret=caret, preview=preview, digests=digests, preview_days=PREVIEW_DAYS, tldrs=shown,
-                rated=rated[::-1], rated_papers=rated_papers, ratings_chart=ratings_chart,
+                rated=rated[-SHOWN:][::-1], rated_all=rated, rated_papers=rated_papers, ratings_chart=ratings_chart,
+                shown_most=SHOWN,
                 rated_first=rated_first, rated_last=rated_last, marks=marked, changed=changed,
                 deciders=deciders, rated_days=CHART_DAYS, checked=checked, pending=pending, record=record)
 
