@@ -40,15 +40,15 @@ def test_a_later_rating_replaces_rating_twice_is_one_and_clear_removes(store):
     apply_rating(store, "up", "rag", "2504.00001", "cli", profiles=PROFILES, now=NOW)
     again = apply_rating(store, "up", "rag", "2504.00001v2", "link", profiles=PROFILES, now=NOW)
     assert not again.changed and len(ratings(store)) == 1
-    assert ratings(store)[0]["source"] == "cli"  # the first of two equal ratings stays
+    assert ratings(store)[0].source == "cli"  # the first of two equal ratings stays
     apply_rating(store, "down", "rag", "2504.00001", "web", profiles=PROFILES, now=NOW)
     [row] = ratings(store)
-    assert (row["value"], row["source"], row["profile"]) == ("down", "web", "rag")
+    assert (row.value, row.source, row.profile) == ("down", "web", "rag")
     apply_rating(store, "up", "vision", "2504.00001", "cli", profiles=PROFILES, now=NOW)
     assert [len(x) for x in store.rated_papers("rag")] == [0, 1]
     assert [len(x) for x in store.rated_papers("vision")] == [1, 0]
     assert apply_rating(store, "clear", "rag", "2504.00001", "cli", profiles=PROFILES).changed
-    assert [r["profile"] for r in ratings(store)] == ["vision"]
+    assert [r.profile for r in ratings(store)] == ["vision"]
 
 
 def test_save_and_unsave_are_global(store):
@@ -77,7 +77,7 @@ def test_ratings_follow_a_paper_that_gets_its_arxiv_id(store):
     apply_rating(store, "up", "rag", idless.key, "cli", profiles=PROFILES, now=NOW)
     apply_rating(store, "save", None, idless.key, "cli", profiles=PROFILES, now=NOW)
     store.upsert([paper(arxiv_id="2504.00003", title="A paper first seen without its id")], NOW)
-    assert [r["paper"] for r in ratings(store)] == ["2504.00003"]
+    assert [r.paper for r in ratings(store)] == ["2504.00003"]
     assert [p.key for p, _ in saved(store)] == ["2504.00003"]
 
 

@@ -33,6 +33,7 @@ from ..cycle.selections import (CHART_DAYS, bring_up_to_date, by_day, changes_of
                                 recorded_check)
 from ..models import now_utc
 from ..store import DaySelection, Store
+from ..store.records import RatingRow
 from .pages import (json_page, match_ref, not_found, page, paper_ref, reading, state, threaded, tldrs,
                     unsuffixed, wait_beside, wants_json, writable)
 from .ratings import marks
@@ -160,15 +161,15 @@ def _preview(st, store, name: str, draft: str, selected: dict[date, set[str]], s
             "all_stored": sum(sig[0] for sig in days.values())}
 
 
-def _ratings_chart(rows: list[dict]) -> tuple[str | None, date | None, date | None]:
+def _ratings_chart(rows: list[RatingRow]) -> tuple[str | None, date | None, date | None]:
     """Ratings up and down per week (weeks start on Monday), up to the newest rating."""
     if not rows:
         return None, None, None
     weeks = {"up": {}, "down": {}}
     for r in rows:
-        day = date.fromisoformat(r["rated_at"][:10])
+        day = r.rated_at.date()  # its day as stored (UTC)
         week = day - timedelta(days=day.weekday())
-        weeks[r["value"]][week] = weeks[r["value"]].get(week, 0) + 1
+        weeks[r.value][week] = weeks[r.value].get(week, 0) + 1
     first = min(min(w) for w in weeks.values() if w)
     last = max(max(w) for w in weeks.values() if w)
     first = max(first, last - timedelta(weeks=RATING_WEEKS - 1))
@@ -256,9 +257,9 @@ def profile(request: Request):
                           "about": "papers the messages of each issue date showed, as recorded when sent"},
             "delivered_not_selected_now": [paper_ref(request, p) for p in gone if p is not None],
             "selected_now_not_delivered": len(now_keys - sent_keys),
-            "ratings": [dict(paper_ref(request, rated_papers[r["paper"]]), value=r["value"], rated_at=r["rated_at"],
-                             source=r["source"]) if r["paper"] in rated_papers
-                        else dict(r, id=r["arxiv_id"] or r["paper"]) for r in rated],
+            "ratings": [dict(paper_ref(request, rated_papers[r.paper]), value=r.value, rated_at=r.rated_text,
+                             source=r.source) if r.paper in rated_papers
+                        else dict(r.to_json(), id=r.arxiv_id or r.paper) for r in rated],
             "error": error,
             "ratings_checked": checked,
             "rating_changes_pending": pending,
