@@ -173,7 +173,7 @@ def rated_frontier(judged: dict, papers, day, matrices, test) -> str:
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
     from eval_feedback import simulate
-    from watcher.store import Store, iso
+    from watcher.store import Store
 
     days = day_papers()
     seen: set = set()
@@ -183,9 +183,9 @@ def rated_frontier(judged: dict, papers, day, matrices, test) -> str:
         simulate(days, judged, None, True, liked, Path(tmp))
         with Store.open(Path(tmp) / "eval.db") as store:
             rows = store.rating_rows("topic")
-    before = iso(datetime.combine(days[FIRST][0], datetime.min.time(), timezone.utc))
+    before = datetime.combine(days[FIRST][0], datetime.min.time(), timezone.utc)
     index = {p.key: i for i, p in enumerate(papers)}
-    rated = [(index[r["paper"]], int(r["value"] == "up")) for r in rows if r["rated_at"] < before]
+    rated = [(index[r.paper], int(r.value == "up")) for r in rows if r.rated_at < before]
     train, labels = np.array([i for i, _ in rated]), np.array([t for _, t in rated])
     y = np.array([judged.get(p.key, 0) for p in papers])[test]
     answers, held = [], []

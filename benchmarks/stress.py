@@ -197,7 +197,7 @@ def run_stress(folder: Path, seconds: float, day: Path, more: Path) -> Outcome:
         if ident:
             out.expected_papers.add(ident[0])
     with Store.open(db, readonly=True) as store:
-        out.recorded_ratings = [(x["profile"], x["paper"], x["value"]) for x in ratings(store)]
+        out.recorded_ratings = [(x.profile, x.paper, x.value) for x in ratings(store)]
         out.stored_ids = [i for (i,) in store.db.execute("SELECT arxiv_id FROM papers")]
         out.runs = [s for (s,) in store.db.execute("SELECT status FROM runs WHERE kind = 'run'")]
     return out

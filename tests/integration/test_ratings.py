@@ -15,6 +15,7 @@ from helpers import built_once, copy_folder, run_cli
 from watcher.models import Paper
 from watcher.services.ratings import RatingError, apply_rating, orphaned, ratings, saved
 from watcher.store import Store
+from watcher.store.records import RatingRow
 
 NOW = datetime(2025, 4, 9, 21, tzinfo=timezone.utc)
 PROFILES = ("rag", "vision")
@@ -40,15 +41,31 @@ def test_a_later_rating_replaces_rating_twice_is_one_and_clear_removes(store):
     apply_rating(store, "up", "rag", "2504.00001", "cli", profiles=PROFILES, now=NOW)
     again = apply_rating(store, "up", "rag", "2504.00001v2", "link", profiles=PROFILES, now=NOW)
     assert not again.changed and len(ratings(store)) == 1
-    assert ratings(store)[0]["source"] == "cli"  # the first of two equal ratings stays
+    assert ratings(store)[0].source == "cli"  # the first of two equal ratings stays
     apply_rating(store, "down", "rag", "2504.00001", "web", profiles=PROFILES, now=NOW)
     [row] = ratings(store)
-    assert (row["value"], row["source"], row["profile"]) == ("down", "web", "rag")
+    assert (row.value, row.source, row.profile) == ("down", "web", "rag")
     apply_rating(store, "up", "vision", "2504.00001", "cli", profiles=PROFILES, now=NOW)
     assert [len(x) for x in store.rated_papers("rag")] == [0, 1]
     assert [len(x) for x in store.rated_papers("vision")] == [1, 0]
     assert apply_rating(store, "clear", "rag", "2504.00001", "cli", profiles=PROFILES).changed
-    assert [r["profile"] for r in ratings(store)] == ["vision"]
+    assert [r.profile for r in ratings(store)] == ["vision"]
+
+
+def test_ratings_are_records_whose_export_gives_each_time_back_as_stored(store):
+    apply_rating(store, "up", "rag", "2504.00001", "cli", profiles=PROFILES, now=NOW)
+    # a rating of a paper no longer stored, its time kept without an offset
+    store.db.execute("INSERT INTO ratings (profile, paper, value, rated_at, source) "
+                     "VALUES ('rag', 'title:gone', 'down', '2025-04-10T08:00:00', 'web')")
+    rated, gone = ratings(store)
+    assert isinstance(rated, RatingRow) and rated.rated_at == NOW and rated.title == paper().title
+    assert (gone.arxiv_id, gone.title, gone.rated_at) == (None, None, datetime(2025, 4, 10, 8))
+    assert [r.to_json() for r in (rated, gone)] == [
+        {"profile": "rag", "paper": "2504.00001", "arxiv_id": "2504.00001", "title": paper().title,
+         "value": "up", "rated_at": "2025-04-09T21:00:00+00:00", "source": "cli"},
+        {"profile": "rag", "paper": "title:gone", "arxiv_id": None, "title": None,
+         "value": "down", "rated_at": "2025-04-10T08:00:00", "source": "web"}]
+    assert list(gone.to_json()) == ["profile", "paper", "arxiv_id", "title", "value", "rated_at", "source"]
 
 
 def test_save_and_unsave_are_global(store):
@@ -77,7 +94,7 @@ def test_ratings_follow_a_paper_that_gets_its_arxiv_id(store):
     apply_rating(store, "up", "rag", idless.key, "cli", profiles=PROFILES, now=NOW)
     apply_rating(store, "save", None, idless.key, "cli", profiles=PROFILES, now=NOW)
     store.upsert([paper(arxiv_id="2504.00003", title="A paper first seen without its id")], NOW)
-    assert [r["paper"] for r in ratings(store)] == ["2504.00003"]
+    assert [r.paper for r in ratings(store)] == ["2504.00003"]
     assert [p.key for p, _ in saved(store)] == ["2504.00003"]
 
 

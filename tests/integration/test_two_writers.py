@@ -111,7 +111,7 @@ def test_a_web_rating_waits_for_a_fetch_being_stored_and_both_are_recorded(sampl
     assert r.status_code == 303, r.text
     assert answered >= committed_at(proc)  # it waited for the other writer, then wrote
     with Store.open(db, readonly=True) as store:
-        assert [(x["paper"], x["value"]) for x in ratings(store)] == [(PAPER, "up")]
+        assert [(x.paper, x.value) for x in ratings(store)] == [(PAPER, "up")]
     assert count > 0 and papers_in(db) == before + count
 
 
@@ -146,7 +146,7 @@ def test_watcher_rate_waits_for_another_process_that_holds_the_write_lock(folder
     assert r.returncode == 0, r.stderr
     assert finished >= committed_at(proc)
     with Store.open(db, readonly=True) as store:
-        assert [(x["profile"], x["paper"]) for x in ratings(store)] == [("rag", RAG_ONLY)]
+        assert [(x.profile, x.paper) for x in ratings(store)] == [("rag", RAG_ONLY)]
 
 
 def test_watcher_once_beside_a_loop_of_ratings_records_every_one(folder):
@@ -178,7 +178,7 @@ def test_watcher_once_beside_a_loop_of_ratings_records_every_one(folder):
     assert r.returncode == 0, r.stderr
     assert failed == [] and done  # the loop ran beside the cycle, never refused
     with Store.open(db, readonly=True) as store:
-        got = [x["paper"] for x in ratings(store)]
+        got = [x.paper for x in ratings(store)]
         runs = [row["status"] for row in store.db.query("SELECT status FROM runs WHERE kind = 'once'")]
     assert sorted(got) == sorted(done) and len(set(got)) == len(got)
     assert runs == ["ok"]

@@ -54,7 +54,7 @@ def client_for(config, db, **kw):
 def recorded(db) -> tuple[list[tuple], list[str]]:
     """The ratings (profile, paper, value, source) and saved keys in ``db``."""
     with Store.open(db, readonly=True) as store:
-        return ([(r["profile"], r["paper"], r["value"], r["source"]) for r in ratings(store)],
+        return ([(r.profile, r.paper, r.value, r.source) for r in ratings(store)],
                 [p.key for p, _ in saved(store)])
 
 

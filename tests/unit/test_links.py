@@ -129,7 +129,7 @@ def test_a_click_in_the_mail_teaches_the_next_digest(tmp_path):
         assert ratings(store) == []
         for c in clicked:  # the link's page asks; the reader chooses "more like this"
             apply_rating(store, "up", c.profile, c.paper, "link", profiles=["mine"])
-        assert sorted((r["paper"], r["value"], r["source"]) for r in ratings(store)) == sorted(
+        assert sorted((r.paper, r.value, r.source) for r in ratings(store)) == sorted(
             (c.paper, "up", "link") for c in clicked)
     shutil.copy(DATA / "corpus-2025-04-10.jsonl.gz", tmp_path / "day.jsonl.gz")
     (tmp_path / "config.toml").write_text(mailed_links_config(1))

@@ -110,7 +110,7 @@ def ratings(ctx: Context, profile, fmt, sample) -> None:
             raise ConfigError(unknown_name("profile", profile, config.profiles) + " and no ratings for it",
                               path=str(config.path))
     if fmt == "json":
-        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        click.echo(json.dumps([r.to_json() for r in rows], ensure_ascii=False, indent=2))
         return
     from ..formats.text import one_line
     from ..store import local_text
@@ -120,9 +120,9 @@ def ratings(ctx: Context, profile, fmt, sample) -> None:
         click.echo(f"no ratings yet{whose} (rate with 'watcher rate up|down PAPER' or a digest's "
                    "rating links)", err=True)
     for r in rows:  # the time in the config's time zone, as status shows times
-        gone = "" if r["profile"] in config.profiles else " (profile no longer in the config)"
-        click.echo(f"{local_text(r['rated_at'], config.settings.timezone)}  {r['value']:<4}  {r['profile']}  {r['arxiv_id'] or r['paper']}  "
-                   f"{one_line(r['title'] or '')}  [{r['source']}]{gone}")
+        gone = "" if r.profile in config.profiles else " (profile no longer in the config)"
+        click.echo(f"{local_text(r.rated_at, config.settings.timezone)}  {r.value:<4}  {r.profile}  "
+                   f"{r.arxiv_id or r.paper}  {one_line(r.title or '')}  [{r.source}]{gone}")
 
 
 @click.command()

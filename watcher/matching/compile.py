@@ -78,7 +78,8 @@ def feedback(store, profile: str, dislikes: bool = True):
     removed them: the record says so)."""
     from .learn import CHECKED, Feedback
 
-    times = {r["paper"]: r["rated_at"] for r in store.rating_rows(profile)}
+    # the learner orders by the time as stored: the text its fingerprint records with each check
+    times = {r.paper: r.rated_text for r in store.rating_rows(profile)}
     liked, disliked = store.rated_papers(profile)
     return Feedback(liked, disliked if dislikes else [], times=times,
                     kept=store.rated_sent_with(profile, CHECKED))

@@ -24,6 +24,7 @@ from ..util.text import shorten
 if TYPE_CHECKING:  # the store (sqlite-utils) is imported when used: `watcher --help` stays quick
     from ..models import Paper
     from ..store import Store
+    from ..store.records import RatingRow
 
 ACTIONS = ("up", "down", "save", "unsave", "clear")
 PROFILE_ACTIONS = ("up", "down", "clear")  # the ones that belong to a profile
@@ -105,9 +106,9 @@ def apply_rating(store: Store, action: str, profile: str | None, paper: str, sou
     return Applied(action, found, profile if action in PROFILE_ACTIONS else None, changed)
 
 
-def ratings(store: Store, profile: str | None = None) -> list[dict]:
-    """Every rating (of ``profile``, or all), oldest first: ``profile``, ``paper`` (the key),
-    ``arxiv_id``, ``title``, ``value``, ``rated_at``, ``source``."""
+def ratings(store: Store, profile: str | None = None) -> list[RatingRow]:
+    """Every rating (of ``profile``, or all), oldest first (the arXiv id and title None for a
+    paper no longer stored)."""
     return store.rating_rows(profile)
 
 

@@ -36,7 +36,7 @@ from typing import Callable, Iterator, Protocol
 from ..models import Digest, Paper, Sent
 from .papers import UpsertCounts
 from .records import (ChannelRecord, ChannelRun, DigestRecord, IssueRecord, PaperDelivery, PaperMessage, PaperTimes,
-                      SourceRecord, UpkeepRecord, ZoteroPlace)
+                      RatingRow, SourceRecord, UpkeepRecord, ZoteroPlace)
 from .search import Candidates
 from .selections import DaySelection, RecordedChange
 
@@ -187,7 +187,7 @@ class StoreInterface(Protocol):
     def record_rating(self, action: str, profile: str | None, key: str, when: str, source: str) -> bool:
         """Apply one rating action to paper ``key`` in one transaction: whether anything changed."""
 
-    def rating_rows(self, profile: str | None = None) -> list[dict]:
+    def rating_rows(self, profile: str | None = None) -> list[RatingRow]:
         """Every rating (of ``profile``, or all), oldest first."""
 
     def delivered_under(self, keys: list[str]) -> list[tuple]:

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from ..models import Paper
 from .papers import row_to_paper
+from .records import RatingRow
 from .rows import parse_time
 
 
@@ -64,16 +65,16 @@ class RatingStore:
                                        [key, when, source]).rowcount > 0
             return self.db.execute("DELETE FROM saved WHERE paper = ?", [key]).rowcount > 0
 
-    def rating_rows(self, profile: str | None = None) -> list[dict]:
-        """Every rating (of ``profile``, or all), oldest first: ``profile``, ``paper`` (the key),
-        ``arxiv_id``, ``title``, ``value``, ``rated_at``, ``source``."""
+    def rating_rows(self, profile: str | None = None) -> list[RatingRow]:
+        """Every rating (of ``profile``, or all), oldest first (the arXiv id and title None for a
+        paper no longer stored)."""
         sql = """SELECT r.profile, r.paper, p.arxiv_id, p.title, r.value, r.rated_at, r.source
                  FROM ratings r LEFT JOIN papers p ON p.key = r.paper"""
         args = []
         if profile is not None:
             sql += " WHERE r.profile = ?"
             args.append(profile)
-        return [dict(r) for r in self.db.query(sql + " ORDER BY r.rated_at, r.profile, r.paper", args)]
+        return [RatingRow.from_row(r) for r in self.db.query(sql + " ORDER BY r.rated_at, r.profile, r.paper", args)]
 
     def delivered_under(self, keys: list[str]) -> list[tuple]:
         """For the papers ``keys``: ``(paper, digest, channel, profile)`` of each delivery, with

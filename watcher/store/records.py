@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import cast
 
-from .rows import parse_time
+from .rows import as_stored, parse_time
 
 
 def _json(text, default):
@@ -153,6 +154,40 @@ class ZoteroPlace:
         return cls(place=row["place"], version=row.get("version"), items=row.get("items"),
                    last_success=parse_time(row.get("last_success")), last_error=row.get("last_error"),
                    last_error_at=parse_time(row.get("last_error_at")), failures=row.get("failures") or 0)
+
+
+# --- ratings --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RatingRow:
+    """One rating (docs/ratings.md): the profile, the paper's key (with its arXiv id and title
+    when the paper is still stored, else None), ``up`` or ``down``, when it was made and from
+    where (``cli``, ``link``, ``web``)."""
+
+    profile: str
+    paper: str
+    arxiv_id: str | None
+    title: str | None
+    value: str
+    rated_at: datetime
+    source: str
+
+    @classmethod
+    def from_row(cls, row: dict) -> "RatingRow":
+        return cls(profile=row["profile"], paper=row["paper"], arxiv_id=row.get("arxiv_id"), title=row.get("title"),
+                   value=row["value"], rated_at=cast(datetime, parse_time(row["rated_at"])),  # NOT NULL (m003)
+                   source=row["source"])
+
+    @property
+    def rated_text(self) -> str:
+        """When it was made as the store keeps it (:func:`~watcher.store.as_stored`): what an
+        export shows, and the learner's order (its fingerprint too, recorded with each check)."""
+        return as_stored(self.rated_at)
+
+    def to_json(self) -> dict:
+        """As ``watcher ratings --to json`` and the profile page's JSON twin show it."""
+        return {"profile": self.profile, "paper": self.paper, "arxiv_id": self.arxiv_id, "title": self.title,
+                "value": self.value, "rated_at": self.rated_text, "source": self.source}
 
 
 # --- a paper's record: when it was stored, where it went ---------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
+from typing import overload
 
 from ..models import utc
 
@@ -23,6 +24,10 @@ def stamp(dt: datetime) -> str:
     return utc(dt).isoformat(timespec="microseconds")
 
 
+@overload
+def as_stored(dt: datetime, stamped: bool = False) -> str: ...
+@overload
+def as_stored(dt: datetime | None, stamped: bool = False) -> str | None: ...
 def as_stored(dt: datetime | None, stamped: bool = False) -> str | None:
     """A record's time as text again, as the store keeps it (:func:`iso`'s seconds, or with
     ``stamped`` :func:`stamp`'s microseconds; with its UTC offset when the stored text had

@@ -33,6 +33,7 @@ from ..cycle.selections import (CHART_DAYS, bring_up_to_date, by_day, changes_of
                                 recorded_check)
 from ..models import now_utc
 from ..store import DaySelection, Store
+from ..store.records import RatingRow
 from .pages import (json_page, match_ref, not_found, page, paper_ref, reading, state, threaded, tldrs,
                     unsuffixed, wait_beside, wants_json, writable)
 from .ratings import marks
@@ -161,7 +162,7 @@ def _preview(st, store, name: str, draft: str, selected: dict[date, set[str]], s
             "all_stored": sum(sig[0] for sig in days.values())}
 
 
-def _rated_shown(store, shown: list[dict], rated: list[dict], changes: list) -> tuple[dict, dict]:
+def _rated_shown(store, shown: list[RatingRow], rated: list[RatingRow], changes: list) -> tuple[dict, dict]:
     """``(rated papers, deciders)``: the papers of the ratings ``shown`` (key -> paper, those
     still stored), and the rated paper each "like …" / "unlike …" reason of ``changes`` names
     (reason -> paper, to link it), read for those alone (the profile's 2,000 rated papers
@@ -169,22 +170,22 @@ def _rated_shown(store, shown: list[dict], rated: list[dict], changes: list) -> 
     its arXiv id, else by its title: the ratings of those ids, and of papers without one, are
     the candidates."""
     named = {c.rating.split(" ", 2)[1] for c in changes if " " in c.rating}
-    wanted = {r["paper"] for r in shown} | {r["paper"] for r in rated if not r["arxiv_id"] or r["arxiv_id"] in named}
+    wanted = {r.paper for r in shown} | {r.paper for r in rated if not r.arxiv_id or r.arxiv_id in named}
     papers = {key: p for key in sorted(wanted) if (p := store.get(key)) is not None}
-    deciders = {(liked_reason if r["value"] == "up" else disliked_reason)(papers[r["paper"]]): papers[r["paper"]]
-                for r in rated if r["paper"] in papers}
-    return {r["paper"]: papers[r["paper"]] for r in shown if r["paper"] in papers}, deciders
+    deciders = {(liked_reason if r.value == "up" else disliked_reason)(papers[r.paper]): papers[r.paper]
+                for r in rated if r.paper in papers}
+    return {r.paper: papers[r.paper] for r in shown if r.paper in papers}, deciders
 
 
-def _ratings_chart(rows: list[dict]) -> tuple[str | None, date | None, date | None]:
+def _ratings_chart(rows: list[RatingRow]) -> tuple[str | None, date | None, date | None]:
     """Ratings up and down per week (weeks start on Monday), up to the newest rating."""
     if not rows:
         return None, None, None
     weeks = {"up": {}, "down": {}}
     for r in rows:
-        day = date.fromisoformat(r["rated_at"][:10])
+        day = r.rated_at.date()  # its day as stored (UTC)
         week = day - timedelta(days=day.weekday())
-        weeks[r["value"]][week] = weeks[r["value"]].get(week, 0) + 1
+        weeks[r.value][week] = weeks[r.value].get(week, 0) + 1
     first = min(min(w) for w in weeks.values() if w)
     last = max(max(w) for w in weeks.values() if w)
     first = max(first, last - timedelta(weeks=RATING_WEEKS - 1))
@@ -269,9 +270,9 @@ def profile(request: Request):
                           "about": "papers the messages of each issue date showed, as recorded when sent"},
             "delivered_not_selected_now": [paper_ref(request, p) for p in gone if p is not None],
             "selected_now_not_delivered": len(now_keys - sent_keys),
-            "ratings": [dict(paper_ref(request, rated_papers[r["paper"]]), value=r["value"], rated_at=r["rated_at"],
-                             source=r["source"]) if r["paper"] in rated_papers
-                        else dict(r, id=r["arxiv_id"] or r["paper"]) for r in rated[-SHOWN:]],
+            "ratings": [dict(paper_ref(request, rated_papers[r.paper]), value=r.value, rated_at=r.rated_text,
+                             source=r.source) if r.paper in rated_papers
+                        else dict(r.to_json(), id=r.arxiv_id or r.paper) for r in rated[-SHOWN:]],
             "ratings_total": len(rated),
             "error": error,
             "ratings_checked": checked,
