@@ -117,3 +117,62 @@ def test_a_search_page_fits_no_learner_on_its_request(tmp_path, monkeypatch):
         for thread in list(client.app.state.web.background.values()):
             thread.join(30)
     assert fits and all(name.startswith("watcher-") for name in fits), fits  # fitted beside, not on the request
+
+
+def test_a_learners_fit_beside_the_pages_gives_them_its_turns(sample, tmp_path, monkeypatch):
+    """A fit is seconds of Python at 2,000 ratings: beside the pages it shared the interpreter
+    with them step for step (a page of 0.1 s took 0.3-0.5 s, and a preview's first request
+    2.1 s, a 503, while fits ran at 300,000 papers). It now takes its turns between its small
+    steps (each paper prepared, each step of its regression): once a page is being served it
+    goes no further until the page is answered, then finishes."""
+    import watcher.matching.index as index
+
+    from watcher.services.ratings import apply_rating
+    from watcher.store import Store
+
+    config, db = sample
+    db = database_copy(db, tmp_path)
+    with Store.open(db) as store:
+        keys = [r[0] for r in store.db.execute("SELECT paper FROM message_papers ORDER BY message, position")]
+        for i, key in enumerate(keys[:16]):
+            apply_rating(store, "up" if i % 2 else "down", "llm-rl", key, "cli", profiles=config.profiles)
+    started, go = threading.Event(), threading.Event()
+    steps: list[str] = []  # the papers the fit prepared, in turn
+    real_prepare = index.prepare_doc
+
+    def prepare_doc(*args):
+        if threading.current_thread().name.startswith("watcher-"):
+            steps.append("step")
+            if not started.is_set():
+                started.set()
+                go.wait(30)
+        return real_prepare(*args)
+
+    monkeypatch.setattr(index, "prepare_doc", prepare_doc)
+    entered, release = threading.Event(), threading.Event()
+    real_search = search_module.run_search
+
+    def held_search(*args, **kw):
+        entered.set()
+        release.wait(30)
+        return real_search(*args, **kw)
+
+    monkeypatch.setattr(search_module, "run_search", held_search)
+    app = app_for(config, db)
+    with TestClient(app) as client:
+        web = app.state.web
+        fit = web.background.get(("fit", "llm-rl")) or web.fitted_beside("llm-rl")  # started with the server
+        assert started.wait(30)  # the fit is under way, in its first step
+        searching = threading.Thread(target=lambda: client.get("/search", params={"q": "agent"}))
+        searching.start()
+        assert entered.wait(30)  # a page is being served
+        go.set()
+        fit.join(1.0)  # time it would have to go on, were it let
+        during = len(steps)
+        release.set()
+        searching.join(30)
+        fit.join(60)
+        with Store.open(db, readonly=True) as store:
+            assert web.compiled("llm-rl", store) is not None
+    assert during <= 2, f"the fit went on while a page was being served: {during} steps"
+    assert len(steps) > during + 10 and not fit.is_alive()

@@ -16,6 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from ..util.turns import take_turn
 from ..models import Paper, title_fingerprint
 from .query import Not, Or, Term
 from ..util.text import field_text, name_key, same_person
@@ -107,7 +108,10 @@ class Batch:
 
     def __init__(self, papers: Iterable[Paper], stored: Sequence[dict | None] | None = None):
         papers = list(papers)
-        self.docs = [prepare_doc(p, w) for p, w in zip(papers, stored or [None] * len(papers), strict=True)]
+        self.docs = []
+        for p, w in zip(papers, stored or [None] * len(papers), strict=True):
+            take_turn()  # beside a server's pages: they go first (util.turns)
+            self.docs.append(prepare_doc(p, w))
         self.all = frozenset(range(len(self.docs)))
         self._index: dict[str, dict[str, list[int]]] = {}
         self._hits: dict[tuple, dict[int, Hit]] = {}
@@ -326,6 +330,7 @@ def paper_vector(doc: Doc, weight, title_boost: float = 0.0) -> dict[str, float]
     """How :func:`similarity` sees a paper: each distinct word of title and abstract weighs
     ``weight(word)`` (0 drops it), times ``1 + title_boost`` when it is in the title; unit
     length (empty without a weighted word)."""
+    take_turn()
     title = set(doc.title.split())
     out = {}
     for word in title | set(doc.abstract.split()):
@@ -338,6 +343,7 @@ def example_vector(doc: Doc, weight, title_boost: float = 0.0) -> dict[str, floa
     """An example paper as a query vector: like :func:`paper_vector`, but a word repeated in
     the abstract weighs more (``1 + ln(count)``), as it says more about what the example is
     about; unit length."""
+    take_turn()
     title = set(doc.title.split())
     counts: dict[str, int] = defaultdict(int)
     for word in doc.abstract.split():
@@ -366,6 +372,7 @@ def vector_sum(vectors: list[dict[str, float]]) -> dict[str, float]:
 
 def top_words(vector: dict[str, float], size: int) -> dict[str, float]:
     """The ``size`` heaviest words of ``vector`` (ties by word), as a unit vector."""
+    take_turn()
     return _unit(dict(heapq.nlargest(size, vector.items(), key=lambda kv: (kv[1], kv[0]))))
 
 

@@ -106,6 +106,7 @@ from typing import Callable, NamedTuple, Sequence
 from .index import (CENTROID_WORDS, SIMILAR_ONE, Doc, Nearest, cosine, example_vector, paper_vector,
                     prepare, top_words, vector_sum)
 from ..models import Match, Paper, reason_label as label, unique_papers
+from ..util.turns import take_turn
 from .words import WordModel, held_out, terms
 
 DISLIKE_SCORE = 4.0  # what a paper as close to a disliked one as the threshold loses beyond its score
@@ -878,6 +879,7 @@ def _logistic(x: list[list[float]], y: list[int], steps: int = 25, start: list[f
     w = list(start) if start is not None else [0.0] * n
     rows = [[1.0, *r] for r in x]
     for _ in range(steps):
+        take_turn()  # beside a server's pages: they go first (util.turns)
         grad = [RIDGE * w[k] if k else 0.0 for k in range(n)]
         hess = [[(RIDGE if i == j and i else 0.0) for j in range(n)] for i in range(n)]
         for r, t in zip(rows, y):

@@ -20,6 +20,7 @@ from ..config import Config, load_config
 from ..errors import ConfigError, StoreError
 from ..cycle.selections import decided_by, decided_now
 from ..store import Store
+from ..util.turns import taking_turns
 
 log = logging.getLogger("watcher")
 
@@ -192,7 +193,7 @@ class WebState:
 
             def run():
                 try:
-                    with self.background_turn:
+                    with self.background_turn, taking_turns(self.pause):
                         try:
                             self.pause()
                             work()
