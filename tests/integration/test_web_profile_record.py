@@ -180,6 +180,8 @@ def test_a_draft_preview_of_a_rated_profile_shows_the_days_counted_and_counts_th
             held.wait(30)  # the first day counted, the others when the test lets them
 
     monkeypatch.setattr(profiles, "by_day", by_day)
+    waited, real_wait = [], profiles.wait_beside
+    monkeypatch.setattr(profiles, "wait_beside", lambda st, thread: (waited.append(thread), real_wait(st, thread))[1])
     draft = "GRPO OR ti:agent"
     with TestClient(app_for(config, db)) as client:
         token = csrf_of(client.get("/"))
@@ -190,6 +192,12 @@ def test_a_draft_preview_of_a_rated_profile_shows_the_days_counted_and_counts_th
         assert page.status_code == 200
         assert re.search(r"\d+ days of the 3 \(\d+ papers\) are still being counted", text(page)), text(page)
         assert on_the_request["windows"] == 0  # the request scored no paper itself
+        [counting] = [t for key, t in client.app.state.web.background.items() if key[:3] == ("preview", "llm-rl", draft)]
+        assert counting in waited  # the request that started the counting waited for it, within its patience
+        waited.clear()
+        again = client.get("/profiles/llm-rl", params={"preview": draft, "days": "30"})  # a reload meanwhile
+        assert re.search(r"\d+ days? of the 3 \(\d+ papers\) (is|are) still being counted", text(again)), text(again)
+        assert counting not in waited  # answered at once, with the days counted so far
         held.set()
         for thread in list(client.app.state.web.background.values()):
             thread.join(30)

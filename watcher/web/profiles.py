@@ -121,8 +121,8 @@ def _preview(st, store, name: str, draft: str, selected: dict[date, set[str]], s
     is counted day by day beside the page (the profile's examples and ratings make it score
     every paper of those days: at 300,000 papers, seconds), the best PREVIEW_SHOWN matches and
     the count of each day kept until that day's papers or what decides the profile change; the
-    page shows the days counted within its patience (:func:`~watcher.web.pages.wait_beside`) and says how many are still
-    being counted (a reload shows more; a static site has no preview). The draft is compiled
+    request that starts the counting shows the days counted within its patience (:func:`~watcher.web.pages.wait_beside`) and says how many are still
+    being counted (a reload shows more, at once; a static site has no preview). The draft is compiled
     beside the page too (with the profile's ratings, a fit of seconds)."""
     days = store.day_signatures(start, end)
     made_of = st.decided_by(name, store)
@@ -152,7 +152,10 @@ def _preview(st, store, name: str, draft: str, selected: dict[date, set[str]], s
 
     per_day = counted()
     if len(per_day) < len(days):
-        wait_beside(st, st.beside(("preview", name, query, start), work))
+        running = st.running(("preview", name, query, start))
+        thread = st.beside(("preview", name, query, start), work)
+        if not running:  # a reload while the draft is counted answers at once, with the days counted so far
+            wait_beside(st, thread)
         per_day = counted()
     found = sorted((m for kept in per_day.values() for m in kept[2]), key=rank_key)[:PREVIEW_SHOWN]
     count = sum(kept[3] for kept in per_day.values())

@@ -176,6 +176,12 @@ class WebState:
     def https(self) -> bool:
         return bool(self.config.web.base_url and self.config.web.base_url.startswith("https://"))
 
+    def running(self, key) -> bool:
+        """Whether work beside the pages for ``key`` is under way (:meth:`beside`)."""
+        with self.flights_lock:
+            thread = self.background.get(key)
+        return thread is not None and thread.is_alive()
+
     def beside(self, key, work) -> threading.Thread:
         """The thread working out ``key``: ``work()`` started in a thread of its own unless one
         for ``key`` still runs (a page waits for it as long as it may, and a reload finds what
