@@ -32,6 +32,7 @@ def body_of(request) -> str:
     return data.get("message") or data.get("text") or ""
 
 
+@pytest.mark.slow  # 27 papers through four apprise services, each in many messages apprise sends in turn
 def test_every_paper_reaches_every_service_within_its_limits(monkeypatch):
     digest = sample_digest(25, updated=2)
     with HookServer(path="/") as sink, HookServer(path="/") as ntfy, HookServer(path="/") as mm, \

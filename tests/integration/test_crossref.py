@@ -140,6 +140,7 @@ def test_the_window_leaves_out_old_works_indexed_again_and_prefixes_are_asked_ap
     assert api.requests[0].query["filter"].endswith("from-index-date:2024-07-31,from-created-date:2024-07-01")
 
 
+@pytest.mark.slow  # 100 pages read to the page cap
 def test_a_server_that_pages_forever_stops_at_the_bound_in_one_line(server):
     work = json.loads(data(SALMON))
     calls = []

@@ -3,6 +3,8 @@ terminal, a log line at most every ``interval`` seconds otherwise, never anythin
 
 from __future__ import annotations
 
+import pytest
+
 import fcntl
 import io
 import logging
@@ -221,6 +223,7 @@ def test_backfill_on_a_terminal_shows_a_bar_with_counts_and_time_left(server, tm
     assert b"\r" not in piped.stderr and b"%|" not in piped.stderr  # no bar off a terminal
 
 
+@pytest.mark.slow  # a large convert in a real pseudo-terminal (the backfill's bar on one stays in the inner loop)
 def test_large_convert_on_a_terminal_shows_a_bar_and_stdout_stays_the_data(server, tmp_path):
     seed = SEED_DIGEST.read_bytes()
     server.route("/seed.txt", Reply(body=seed, delay=0.35))

@@ -228,6 +228,7 @@ def _guesses(base: str, waves: int, every: float, size: int = 20, rotate: bool =
 
 
 
+@pytest.mark.slow  # waits out the login's deliberate delays, 30 of them
 def test_parallel_guesses_from_rotated_addresses_get_at_most_5_checks_in_30_base_delays(sample, monkeypatch):
     """With [web].proxy the client is what X-Forwarded-For says, so an attacker can claim a
     new address per guess; the checks are still one at a time with a doubling wait, counted
@@ -249,6 +250,7 @@ def test_parallel_guesses_from_rotated_addresses_get_at_most_5_checks_in_30_base
     assert {status for _, status in answers} <= {401, 429}
 
 
+@pytest.mark.slow  # waits out the login's deliberate delays
 def test_without_proxy_a_forwarded_for_header_does_not_make_another_client(sample, monkeypatch):
     from webkit import live_server
 
