@@ -423,6 +423,7 @@ def similarity(batch: Batch, vector: dict[str, float], weight, floor: float = 0.
     vector_norm = math.sqrt(sum(w * w for w in vector.values())) or 1.0
     acc: dict[int, float] = defaultdict(float)
     for word, v in vector.items():
+        take_turn()
         w = weight(word)
         if not w:
             continue

@@ -45,6 +45,7 @@ from functools import partial
 from typing import Iterable, Sequence
 
 from .docfreq import DocFreq, default_doc_freq
+from ..util.turns import take_turn
 from ..formats.xmlsafe import gc_paused
 from .index import (CENTROID_WORDS, SIMILAR_ONE, Batch, Nearest, cosine, example_vector, paper_vector,
                     prepare, similarity, top_words, vector_sum)
@@ -176,6 +177,7 @@ class ProfileMatcher:
         hits = self._term_hits(batch) if matched else None
         out: dict[int, Match] = {}
         for i in candidates:
+            take_turn()  # beside a server's pages: they go first (util.turns)
             doc = batch.docs[i]
             scored: list[tuple[float, str]] = []
             if i in matched:
