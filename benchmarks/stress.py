@@ -158,7 +158,9 @@ def run_stress(folder: Path, seconds: float, day: Path, more: Path) -> Outcome:
             while not stop.is_set():
                 page = c.get("/") if i % 2 else c.get("/search", params={"q": "retrieval"})
                 if page.status_code != 200:
-                    problem(f"web read {page.status_code}: {page.text[:200]}")
+                    said = re.search(r'<p class="error">(.*?)</p>', page.text, re.S)
+                    problem(f"web read {page.request.url.path} {page.status_code}: "
+                            f"{said.group(1) if said else page.text[:200]}")
                 out.web_reads += 1
                 if token is None:
                     found = re.search(r'name="csrf" value="([^"]+)"', page.text)
