@@ -21,7 +21,8 @@ from datetime import date, datetime
 from typing import Callable, Iterator
 
 from ..errors import WatcherError
-from ..matching.compile import RATED_DAYS, compared_with, compile_profile, made_from, profile_inputs
+from ..matching.compile import (RATED_DAYS, compared_with, compile_profile, made_from, profile_inputs,
+                                recorded_check)
 from ..matching.fingerprint import fingerprint
 from ..matching.index import prepare
 from ..matching.learn import Change, change_order, estimates_data, rating_changes
@@ -92,21 +93,13 @@ def judge(config, name: str, store, matcher=None) -> Judge:
 def record_check(store, name: str, judged: Judge) -> None:
     """Record what the self-check of profile ``name``'s ratings found (:meth:`Judge.checked`)
     and decided (its estimates), unless it is recorded for the same matcher already: a profile
-    page reads the first without fitting the learner (:func:`recorded_check`), a compilation
-    of the same profile, examples and ratings the second instead of checking again
-    (:func:`~watcher.matching.compile.compile_profile`)."""
+    page reads the first without fitting the learner, a compilation of the same profile,
+    examples and ratings the second instead of checking again
+    (:func:`~watcher.matching.compile.recorded_check`)."""
     decided = decided_by(judged.rated)
-    kept = store.rating_check(name)
     feedback = judged.rated.feedback
-    if feedback and (kept is None or kept[0] != decided):
+    if feedback and recorded_check(store, name, decided) is None:
         store.record_rating_check(name, decided, judged.checked(), estimates_data(feedback.estimates))
-
-
-def recorded_check(store, name: str, decided: str) -> list[str] | None:
-    """What the self-check of profile ``name``'s ratings found, as recorded for the matcher
-    fingerprinted ``decided`` (what decides the profile now); None when no such record is."""
-    kept = store.rating_check(name)
-    return kept[1] if kept is not None and kept[0] == decided else None
 
 
 def recorded(change: Change) -> RecordedChange:

@@ -110,14 +110,21 @@ def compile_profile(config, name: str, store=None, *, lookup=None, query=KEEP,
 
 def _recorded_check(name: str, store, inputs: tuple) -> tuple:
     """``(estimates, fingerprint)``: what the self-check of profile ``name``'s ratings decided,
-    as a run recorded it for a matcher fitted from the same ``inputs``
-    (:func:`~watcher.cycle.selections.record_check`), else None, and the fingerprint of
-    ``inputs``. Without a store, ``(None, None)``."""
+    as a run recorded it for a matcher fitted from the same ``inputs`` (:func:`recorded_check`),
+    else None, and the fingerprint of ``inputs``. Without a store, ``(None, None)``."""
     if store is None:
         return None, None
     made = fingerprint(inputs)
+    kept = recorded_check(store, name, made)
+    return (estimates_from(kept[1]) if kept is not None and kept[1] else None), made
+
+
+def recorded_check(store, name: str, decided: str) -> tuple[list[str], dict] | None:
+    """``(sentences, estimates as data)``: what the self-check of profile ``name``'s ratings
+    found and decided, as recorded (:func:`watcher.cycle.selections.record_check`) for the
+    matcher fingerprinted ``decided``; None when no record is that matcher's."""
     kept = store.rating_check(name)
-    return (estimates_from(kept[2]) if kept is not None and kept[0] == made and kept[2] else None), made
+    return (kept[1], kept[2]) if kept is not None and kept[0] == decided else None
 
 
 def profile_inputs(config, name: str, store=None, *, lookup=None, query=KEEP, ratings: bool = True,
@@ -300,5 +307,5 @@ class Compiled:
         return compiled
 
 
-__all__ = ["compile_profile", "compile_plain", "compile_profiles", "what_ratings_changed", "compared_with", "RATED_DAYS", "example_papers", "feedback", "changes",
+__all__ = ["compile_profile", "compile_plain", "compile_profiles", "what_ratings_changed", "compared_with", "recorded_check", "RATED_DAYS", "example_papers", "feedback", "changes",
            "Compiled", "KEEP"]

@@ -22,15 +22,14 @@ from starlette.routing import Route
 
 from ..categories import query_category_problems
 from ..errors import QuerySyntaxError
-from ..matching.compile import compile_profile
+from ..matching.compile import compile_profile, recorded_check
 from ..matching.query import parse_query
 from ..matching.learn import disliked_reason, liked_reason
 from ..matching.match import rank_key
 from ..services.ratings import ratings as profile_ratings
 from .chart import bar_chart
 from ..errors import StoreError
-from ..cycle.selections import (CHART_DAYS, bring_up_to_date, by_day, changes_of, current, judge, record_check,
-                                recorded_check)
+from ..cycle.selections import CHART_DAYS, bring_up_to_date, by_day, changes_of, current, judge, record_check
 from ..models import now_utc
 from ..store import DaySelection, Store
 from ..store.records import RatingRow
@@ -221,7 +220,8 @@ def profile(request: Request):
         selected, record, recorded_changes = _selected_per_day(st, store, name, start, end)
         # what the ratings' check on themselves found: as recorded for the profile as it is now,
         # else from its matcher, whose fit (seconds at 2,000 ratings) goes beside the page
-        checked = recorded_check(store, name, st.decided_by(name, store)) if rated else []
+        kept = recorded_check(store, name, st.decided_by(name, store)) if rated else ([], {})
+        checked = kept[0] if kept is not None else None
         if checked is None:
             if st.compiled(name, store) is None:
                 wait_beside(st, st.fitted_beside(name))
