@@ -118,7 +118,7 @@ class WebState:
     matchers: Compiled = field(default_factory=Compiled)
     # caches, one per purpose, each bounded and locked (pages run in several worker threads)
     inbox_pages: "Bounded" = field(default_factory=lambda: Bounded(16))  # rendered inbox pages
-    charts: "Bounded" = field(default_factory=lambda: Bounded(64))  # what ratings changed; days counted, not recorded
+    charts: "Bounded" = field(default_factory=lambda: Bounded(64))  # days counted beside a page, not recorded
     previews: "Bounded" = field(default_factory=lambda: Bounded(128))  # a draft's best matches of a day
     fingerprints: "Bounded" = field(default_factory=lambda: Bounded(64))  # what decides a profile (decided_by)
     flights_lock: threading.Lock = field(default_factory=threading.Lock)  # guards background
@@ -242,10 +242,14 @@ class WebState:
                 self.served_all.notify_all()
 
     def pause(self) -> None:
-        """Between two steps of work beside the pages (each a few hundred papers, ~0.1 s): wait
+        """Between two steps of work beside the pages (a step of papers read, and within a
+        learner's fit or a batch's scoring each small step: :mod:`watcher.util.turns`): wait
         while pages are being served, up to a page's deadline each time: the pages' threads
         have the interpreter (one thread of Python code beside them takes it 5 ms at a time).
-        The pages go first; a stream of pages slows the work, never stops it."""
+        The pages go first; a stream of pages slows the work, never stops it. Called for every
+        paper scored: with no page being served it returns without taking the lock."""
+        if self.serving_now <= 0 and not self.stopping.is_set():
+            return
         with self.served_all:
             self.served_all.wait_for(lambda: self.serving_now <= 0 or self.stopping.is_set(), page_deadline())
 
