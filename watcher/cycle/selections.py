@@ -25,7 +25,7 @@ from ..matching.compile import (RATED_DAYS, compared_with, compile_profile, made
                                 recorded_check)
 from ..matching.fingerprint import fingerprint
 from ..matching.index import prepare
-from ..matching.learn import Change, change_order, estimates_data, rating_changes
+from ..matching.learn import Change, change_rank, estimates_data, rating_changes
 from ..models import Match
 from ..services.search import fts_expression
 from ..store import RecordedChange, stamp
@@ -108,16 +108,18 @@ def recorded(change: Change) -> RecordedChange:
     return RecordedChange(m.paper.key, change.added, m.score, tuple(m.reasons), change.rating, change.estimate)
 
 
-def changes_of(store, profile: str, changes) -> list[Change]:
-    """The recorded ``changes`` (:class:`~watcher.store.RecordedChange`) as the changes
-    ``watcher explain`` lists, each with its paper as stored now (one gone since is left
-    out), in its order (added first, best first)."""
+def changes_of(store, profile: str, changes, limit: int | None = None) -> list[Change]:
+    """The first ``limit`` (default: all) of the recorded ``changes``
+    (:class:`~watcher.store.RecordedChange`) in their order (added first, best first), as the
+    changes ``watcher explain`` lists, each with its paper as stored now (one gone since is
+    left out): only those papers are read."""
+    first = sorted(changes, key=lambda c: change_rank(c.added, c.score, c.key))[:limit]
     out = []
-    for c in changes:
+    for c in first:
         paper = store.get(c.key)
         if paper is not None:
             out.append(Change(Match(paper, c.score, list(c.reasons), profile), c.added, c.rating, c.estimate))
-    return sorted(out, key=change_order)
+    return out
 
 
 def by_day(store, matcher, todo: dict[date, tuple],

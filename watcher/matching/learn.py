@@ -712,7 +712,12 @@ def rating_changes(papers: Sequence[Paper], plain, rated, likes=None) -> list[Ch
 
 def change_order(change: Change) -> tuple:
     """Added first, then best first."""
-    return (not change.added, -change.match.score, change.match.paper.key)
+    return change_rank(change.added, change.match.score, change.match.paper.key)
+
+
+def change_rank(added: bool, score: float, key: str) -> tuple:
+    """:func:`change_order` of a change that ``added`` (or removed) the paper ``key`` at ``score``."""
+    return (not added, -score, key)
 
 
 def _deciding(reasons: list[str], mark: str) -> str:
@@ -923,4 +928,4 @@ def _dot(a, b) -> float:
     return sum(x * y for x, y in zip(a, b))
 
 
-__all__ = ["Feedback", "Model", "Change", "Check", "Estimate", "decide_additions", "decide_removals", "time_pieces", "rating_changes", "change_order", "liked_reason", "disliked_reason", "label"]
+__all__ = ["Feedback", "Model", "Change", "Check", "Estimate", "decide_additions", "decide_removals", "time_pieces", "rating_changes", "change_order", "change_rank", "liked_reason", "disliked_reason", "label"]

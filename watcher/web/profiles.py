@@ -229,9 +229,11 @@ def profile(request: Request):
             checked = compiled.feedback.checked() if compiled is not None and compiled.feedback else []
         # what the ratings changed, as recorded with each day's matches (None without ratings);
         # pending while some days' record predates them (being brought up to date beside the page)
-        changed = (start, end, changes_of(store, name, recorded_changes)) if rated else None
+        changed = (start, end, changes_of(store, name, recorded_changes, SHOWN)) if rated else None
+        changes_total = {"added": sum(c.added for c in recorded_changes),
+                         "removed": sum(not c.added for c in recorded_changes)}
         pending = bool(rated) and bool(record["outdated"] or record["counting"])
-        rated_papers, deciders = _rated_shown(store, rated[-SHOWN:], rated, changed[2][:SHOWN] if changed else [])
+        rated_papers, deciders = _rated_shown(store, rated[-SHOWN:], rated, changed[2] if changed else [])
         delivered = store.delivered_per_day(name, start, end)
         if draft is not None and not draft.strip():
             error = "the draft query is empty: write one to see what it would select"
@@ -249,7 +251,7 @@ def profile(request: Request):
                 preview["toml"] = f"[profile.{name}]\nquery = {toml_string(draft.strip())}"
                 shown = tldrs(store, [m.paper for m in preview["matches"]])
         marked = marks(request, store, list(rated_papers.values())
-                       + ([c.match.paper for c in changed[2][:SHOWN]] if changed else [])
+                       + ([c.match.paper for c in changed[2]] if changed else [])
                        + ([m.paper for m in preview["matches"]] if preview else []))
         now_keys = set().union(*selected.values())
         sent_keys = set().union(*delivered.values())
@@ -283,9 +285,8 @@ def profile(request: Request):
             "rating_changes": None if changed is None else [
                 dict(paper_ref(request, c.match.paper), added=c.added, rating=c.rating,
                      decided_by=paper_ref(request, deciders[c.rating]) if c.rating in deciders else None)
-                for c in changed[2][:SHOWN]],
-            "rating_changes_total": None if changed is None else {
-                "added": sum(c.added for c in changed[2]), "removed": sum(not c.added for c in changed[2])},
+                for c in changed[2]],
+            "rating_changes_total": None if changed is None else changes_total,
             "preview": None if preview is None else {
                 "start": preview["start"].isoformat(), "end": preview["end"].isoformat(),
                 "count": preview["count"], "current": preview["current"], "stored": preview["stored"],
@@ -300,7 +301,7 @@ def profile(request: Request):
                 rated=rated[-SHOWN:][::-1], rated_all=rated, rated_papers=rated_papers, ratings_chart=ratings_chart,
                 shown_most=SHOWN,
                 rated_first=rated_first, rated_last=rated_last, marks=marked, changed=changed,
-                deciders=deciders, rated_days=CHART_DAYS, checked=checked, pending=pending, record=record)
+                deciders=deciders, changes_total=changes_total, rated_days=CHART_DAYS, checked=checked, pending=pending, record=record)
 
 
 routes = [Route("/profiles/{name}", profile)]  # and its JSON twin, /profiles/{name}.json
